@@ -1,0 +1,77 @@
+// Package benchmark defines what hoh needs from a benchmark: tasks with their
+// public specification, an initial workspace A_0, public runtime checks that
+// roles may see, and an evaluation of a frozen artifact that only the records
+// see. Adapters live in subpackages (builtin, gamecraft, programbench, harbor).
+package benchmark
+
+import (
+	"context"
+	"time"
+)
+
+// Task is one benchmark task. Spec is the public specification S and the only
+// task text a role prompt may contain.
+type Task struct {
+	Benchmark string `json:"benchmark"`
+	ID        string `json:"id"`
+	Name      string `json:"name,omitempty"`
+	Family    string `json:"family,omitempty"`
+	Group     string `json:"group,omitempty"`
+	Category  string `json:"category,omitempty"`
+	Spec      string `json:"-"`
+	// Dir is the task's folder on the host. It may hold evaluator-only files
+	// (tests, rubrics, solutions) and is never shown to an agent.
+	Dir    string `json:"dir,omitempty"`
+	Limits Limits `json:"limits"`
+}
+
+// Limits are the task's resource and time limits (zero means unset).
+type Limits struct {
+	CPUs            float64       `json:"cpus,omitempty"`
+	MemoryMB        int64         `json:"memory_mb,omitempty"`
+	StorageMB       int64         `json:"storage_mb,omitempty"`
+	GPUs            int           `json:"gpus,omitempty"`
+	AllowInternet   bool          `json:"allow_internet"`
+	AgentTimeout    time.Duration `json:"agent_timeout_ns,omitempty"`
+	VerifierTimeout time.Duration `json:"verifier_timeout_ns,omitempty"`
+	Image           string        `json:"image,omitempty"` // prebuilt image; empty: build environment/
+}
+
+// CheckResult is one public, deterministic runtime check of an artifact
+// (a build, a smoke run). Its output may be shown to the QA Tester.
+type CheckResult struct {
+	Name     string `json:"name"`
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	Passed   bool   `json:"passed"`
+	Output   string `json:"output,omitempty"`
+	// Unavailable is set when the check could not run at all (for example no
+	// Godot binary); Output says why.
+	Unavailable bool `json:"unavailable,omitempty"`
+}
+
+// Evaluation is the evaluator's verdict on a frozen artifact. It goes to the
+// run records only, never back to a role.
+type Evaluation struct {
+	// Metrics maps a record-format metric name (overall, reward, pass_rate,
+	// mechanics, ...) to its value on the benchmark's reporting scale.
+	Metrics map[string]float64 `json:"metrics"`
+	// Details is the evaluator's raw output kept whole (reward.json,
+	// breakdown.json, eval.json, test logs).
+	Details map[string]any `json:"details,omitempty"`
+	// Error is set when evaluation itself failed; Metrics then holds the
+	// benchmark's rule for that case (usually a zero score).
+	Error string `json:"error,omitempty"`
+}
+
+// Benchmark is a set of tasks and how to start, check and score them.
+type Benchmark interface {
+	Name() string
+	Tasks(ctx context.Context) ([]Task, error)
+	// InitialWorkspace writes A_0 for the task into dir, which exists and is empty.
+	InitialWorkspace(ctx context.Context, t Task, dir string) error
+	// Check runs the public runtime checks on the artifact in dir.
+	Check(ctx context.Context, t Task, dir string) ([]CheckResult, error)
+	// Evaluate scores the frozen artifact in dir (a fresh copy the caller owns).
+	Evaluate(ctx context.Context, t Task, dir string) (Evaluation, error)
+}

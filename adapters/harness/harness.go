@@ -1,0 +1,132 @@
+// Package harness defines one role invocation of a coding-agent CLI and the
+// outcome hoh records for it. Each CLI adapter (codex, claude, opencode, pi,
+// command) lives in a subpackage and implements Harness.
+package harness
+
+import (
+	"context"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
+
+// Role is the HoH role an invocation plays.
+type Role string
+
+const (
+	RolePlanner   Role = "planner"
+	RoleDeveloper Role = "developer"
+	RoleQA        Role = "qa"
+)
+
+// Access is what an invocation may do to its working directory.
+type Access string
+
+const (
+	// AccessReadOnly: may read files, no write tools, no shell (Planner).
+	AccessReadOnly Access = "read-only"
+	// AccessWrite: the single writer (Developer, Vanilla).
+	AccessWrite Access = "write"
+	// AccessExec: may run commands and write scratch files, but only in a
+	// disposable copy of the frozen candidate (QA Tester).
+	AccessExec Access = "exec"
+)
+
+// Provider is the model endpoint a CLI talks to. The key itself is never part
+// of a Provider: KeyEnv names the environment variable that holds it.
+type Provider struct {
+	Name            string `yaml:"name" json:"name"`         // provider id inside the CLI's config
+	API             string `yaml:"api" json:"api"`           // "responses", "chat" or "anthropic"
+	BaseURL         string `yaml:"base_url" json:"base_url"` // e.g. http://127.0.0.1:PORT/v1
+	KeyEnv          string `yaml:"key_env" json:"key_env"`
+	Model           string `yaml:"model" json:"model"`
+	ReasoningEffort string `yaml:"reasoning_effort,omitempty" json:"reasoning_effort,omitempty"`
+}
+
+// Invocation is one run of a CLI in one role.
+type Invocation struct {
+	Role    Role
+	Access  Access
+	Prompt  string
+	WorkDir string // the directory the agent works in
+	// StateDir is a fresh directory for the CLI's own state (CODEX_HOME, HOME,
+	// config dirs). Reusing a previous invocation's StateDir together with
+	// Session continues that session.
+	StateDir string
+	// LogDir receives raw stdout/stderr and parsed events.
+	LogDir string
+	// Session continues an earlier session of the same CLI when non-empty.
+	Session     string
+	WallTimeout time.Duration
+	IdleTimeout time.Duration
+	// Env holds extra KEY=VALUE pairs; Secrets are values that must be
+	// redacted from everything written to LogDir.
+	Env     []string
+	Secrets []string
+	Exec    sandbox.Executor
+}
+
+// Outcome classifies how an invocation ended.
+type Outcome string
+
+const (
+	OutcomeCompleted    Outcome = "completed"
+	OutcomeAgentFailure Outcome = "agent_failure"
+	OutcomeTimeout      Outcome = "timeout"
+	OutcomeInfraFailure Outcome = "infra_failure" // transport, provider 5xx, auth, container
+)
+
+// Usage is token usage in one convention for all CLIs: Input counts every
+// input token sent (cached reads included), CachedInput is the cached part of
+// Input, Output counts every generated token, Reasoning is the reasoning part
+// of Output, Total = Input + Output.
+type Usage struct {
+	Input       int64 `json:"input"`
+	CachedInput int64 `json:"cached_input"`
+	Output      int64 `json:"output"`
+	Reasoning   int64 `json:"reasoning"`
+	Total       int64 `json:"total"`
+}
+
+// Add returns the element-wise sum.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		Input:       u.Input + v.Input,
+		CachedInput: u.CachedInput + v.CachedInput,
+		Output:      u.Output + v.Output,
+		Reasoning:   u.Reasoning + v.Reasoning,
+		Total:       u.Total + v.Total,
+	}
+}
+
+// ToolCall is one tool the agent used, as reported by the CLI's event stream.
+type ToolCall struct {
+	Name     string `json:"name"`
+	Input    string `json:"input,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+}
+
+// Result is what hoh records about one invocation.
+type Result struct {
+	Outcome      Outcome       `json:"outcome"`
+	Evidence     string        `json:"evidence,omitempty"` // why it was classified so
+	ExitCode     int           `json:"exit_code"`
+	FinalMessage string        `json:"final_message"`
+	Usage        Usage         `json:"usage"`
+	SessionID    string        `json:"session_id,omitempty"`
+	Tools        []ToolCall    `json:"tools,omitempty"`
+	Command      []string      `json:"command"` // argv with secrets redacted
+	Duration     time.Duration `json:"duration_ns"`
+}
+
+// Harness is one coding-agent CLI configured with a provider.
+type Harness interface {
+	// Name is the adapter kind, e.g. "codex".
+	Name() string
+	// Version is the pinned CLI version the adapter expects.
+	Version() string
+	// Run performs one invocation. The error is for failures of hoh itself
+	// (cannot create the state dir, cannot start the executor); everything the
+	// CLI or the model did wrong is a Result with its Outcome.
+	Run(ctx context.Context, inv Invocation) (Result, error)
+}

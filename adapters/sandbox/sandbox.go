@@ -1,0 +1,41 @@
+// Package sandbox says where a process runs: on the host (Local) or inside a
+// task container (the docker subpackage). Harness adapters and benchmark checks
+// run commands through an Executor so they do not care which.
+package sandbox
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Command is one process to run. Paths are as seen by the process: host paths
+// for Local, container paths for a container executor.
+type Command struct {
+	Args   []string
+	Dir    string
+	Env    []string // KEY=VALUE; nothing is inherited unless the executor says so
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// WallTimeout bounds the whole run; IdleTimeout bounds the time without any
+	// output on stdout or stderr. Zero disables either.
+	WallTimeout time.Duration
+	IdleTimeout time.Duration
+}
+
+// Exit is how a process ended.
+type Exit struct {
+	Code     int  // exit code; -1 when killed by a signal or never started
+	TimedOut bool // killed by WallTimeout
+	Idle     bool // killed by IdleTimeout
+	OOM      bool // killed by the kernel's OOM killer (containers)
+	Duration time.Duration
+	Detail   string // human-readable evidence, e.g. "killed after 30s without output"
+}
+
+// Executor runs commands somewhere. Run returns an error only when the command
+// could not be run at all (infrastructure failure), never for a non-zero exit.
+type Executor interface {
+	Run(ctx context.Context, cmd Command) (Exit, error)
+}
