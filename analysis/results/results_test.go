@@ -39,12 +39,12 @@ func TestDecodeAndRoundTrip(t *testing.T) {
 
 func TestDecodeErrorsNameTheLine(t *testing.T) {
 	cases := map[string]string{
-		"unknown column":        "benchmark,config,condition,checkpoint,task,metric,value,colour\n",
-		"missing column":        "benchmark,config,condition,checkpoint,task,metric\n",
-		"line 3: value":         "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,1\nb,c,hoh,1,t2,m,abc\n",
-		"line 2: checkp":        "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,0,t,m,1\n",
-		"line 2: empty t":       "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,,m,1\n",
-		"line 2: value \"NaN\"": "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,NaN\n",
+		"unknown column \"colour\"":         "benchmark,config,condition,checkpoint,task,metric,value,colour\n",
+		"missing required column \"value\"": "benchmark,config,condition,checkpoint,task,metric\n",
+		"line 3: value":                     "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,1\nb,c,hoh,1,t2,m,abc\n",
+		"line 2: checkp":                    "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,0,t,m,1\n",
+		"line 2: empty t":                   "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,,m,1\n",
+		"line 2: value \"NaN\"":             "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,NaN\n",
 	}
 	for want, in := range cases {
 		_, err := Decode(strings.NewReader(in))
