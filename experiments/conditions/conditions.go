@@ -1,0 +1,100 @@
+// Package conditions describes the experimental conditions of the paper as
+// data (Table 13 and B.5-B.6): which roles run, which information channels
+// cross the iteration boundary, and where the Developer starts.
+package conditions
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// Planning says how development documents are produced.
+type Planning int
+
+const (
+	NoPlan       Planning = iota // Vanilla, Vanilla Continuation
+	PlanEachLoop                 // D_t = Plan(S, E_{t-1})
+	PlanOnce                     // D_t = D_1 for t > 1 (w/o Plan Update)
+)
+
+// Condition is one experimental condition.
+type Condition struct {
+	Name string // record-format condition name
+	// Label is the display name used in tables, e.g. "w/o Plan Update".
+	Label    string
+	Planning Planning
+	// EvidenceToPlanner: the Planner of loop t sees E_{t-1}.
+	EvidenceToPlanner bool
+	// QA: a QA Tester runs after each Developer pass.
+	QA bool
+	// WarmStart: the Developer of loop t starts from A_{t-1}; otherwise from A_0.
+	WarmStart bool
+	// ContinueSession: passes after the first continue the same harness
+	// session with a fixed continuation instruction (Vanilla Continuation).
+	ContinueSession bool
+	// MaxSteps bounds T or k; 1 for Vanilla.
+	MaxSteps int
+}
+
+var all = []Condition{
+	{Name: results.Vanilla, Label: "Vanilla", Planning: NoPlan, WarmStart: true, MaxSteps: 1},
+	{Name: results.VanillaContinuation, Label: "Vanilla Cont.", Planning: NoPlan, WarmStart: true, ContinueSession: true},
+	{Name: results.HoH, Label: "HoH", Planning: PlanEachLoop, EvidenceToPlanner: true, QA: true, WarmStart: true},
+	{Name: results.WithoutPlanUpdate, Label: "w/o Plan Update", Planning: PlanOnce, QA: true, WarmStart: true},
+	{Name: results.WithoutEvidence, Label: "w/o Evidence Feedback", Planning: PlanEachLoop, QA: true, WarmStart: true},
+	{Name: results.WithoutWarmStart, Label: "w/o Warm-Start", Planning: PlanEachLoop, EvidenceToPlanner: true, QA: true, WarmStart: false},
+}
+
+// Lookup returns the condition with the given record-format name.
+func Lookup(name string) (Condition, error) {
+	for _, c := range all {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return Condition{}, fmt.Errorf("unknown condition %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the known condition names.
+func Names() []string {
+	var out []string
+	for _, c := range all {
+		out = append(out, c.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Arm is a condition run for a number of steps (T loops or k passes).
+type Arm struct {
+	Condition Condition
+	Steps     int
+}
+
+// ParseArm reads "hoh@3", "vanilla", "vanilla-continuation@3". Vanilla has
+// exactly one step; every other condition needs an explicit step count.
+func ParseArm(s string) (Arm, error) {
+	a, err := results.ParseArm(s)
+	if err != nil {
+		return Arm{}, err
+	}
+	c, err := Lookup(a.Condition)
+	if err != nil {
+		return Arm{}, err
+	}
+	if c.MaxSteps != 0 && a.Checkpoint > c.MaxSteps {
+		return Arm{}, fmt.Errorf("condition %q runs at most %d step(s), got %q", c.Name, c.MaxSteps, s)
+	}
+	if c.MaxSteps == 0 && !strings.Contains(s, "@") {
+		return Arm{}, fmt.Errorf("condition %q needs a step count, e.g. %s@3", c.Name, c.Name)
+	}
+	return Arm{Condition: c, Steps: a.Checkpoint}, nil
+}
+
+// String renders the arm in the ParseArm syntax.
+func (a Arm) String() string {
+	return results.Arm{Condition: a.Condition.Name, Checkpoint: a.Steps}.String()
+}

@@ -1,0 +1,49 @@
+package conditions
+
+import "testing"
+
+func TestTable13Channels(t *testing.T) {
+	// Table 13 of the paper: development document, coding start, evidence for next plan.
+	type channels struct {
+		planning  Planning
+		warm, evi bool
+		qa        bool
+	}
+	want := map[string]channels{
+		"hoh":                  {PlanEachLoop, true, true, true},
+		"wo-plan-update":       {PlanOnce, true, false, true},
+		"wo-evidence-feedback": {PlanEachLoop, true, false, true},
+		"wo-warm-start":        {PlanEachLoop, false, true, true},
+		"vanilla":              {NoPlan, true, false, false},
+		"vanilla-continuation": {NoPlan, true, false, false},
+	}
+	for name, w := range want {
+		c, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := channels{c.Planning, c.WarmStart, c.EvidenceToPlanner, c.QA}
+		if got != w {
+			t.Errorf("%s: got %+v, want %+v", name, got, w)
+		}
+	}
+	vc, _ := Lookup("vanilla-continuation")
+	if !vc.ContinueSession {
+		t.Error("vanilla continuation must continue the harness session")
+	}
+}
+
+func TestParseArm(t *testing.T) {
+	a, err := ParseArm("hoh@3")
+	if err != nil || a.Steps != 3 || a.Condition.Name != "hoh" {
+		t.Fatalf("hoh@3: %+v %v", a, err)
+	}
+	if v, err := ParseArm("vanilla"); err != nil || v.Steps != 1 {
+		t.Fatalf("vanilla: %+v %v", v, err)
+	}
+	for _, bad := range []string{"vanilla@2", "hoh", "magic@2", "hoh@0"} {
+		if _, err := ParseArm(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

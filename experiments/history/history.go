@@ -1,0 +1,251 @@
+// Package history keeps the versioned history of a trial's workspace: a git
+// repository whose .git lives outside the workspace (so the agent never sees
+// it), one commit per role stage and a tag per checkpoint, so any checkpoint
+// can be restored, diffed and evaluated. It also computes content digests
+// that identify a candidate artifact.
+package history
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Repo is a workspace plus its out-of-tree git directory.
+type Repo struct {
+	GitDir string
+	Work   string
+}
+
+// Open initialises the git directory if needed and returns the repository.
+func Open(gitDir, work string) (*Repo, error) {
+	r := &Repo{GitDir: gitDir, Work: work}
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err == nil {
+		return r, nil
+	}
+	if err := os.MkdirAll(gitDir, 0o755); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("git", "init", "--quiet")
+	cmd.Env = append(os.Environ(), "GIT_DIR="+gitDir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("git init %s: %v: %s", gitDir, err, out)
+	}
+	return r, nil
+}
+
+func (r *Repo) git(env []string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{
+		"-c", "core.excludesFile=", "-c", "core.autocrlf=false", "-c", "core.fileMode=true",
+		"-c", "commit.gpgSign=false", "-c", "gc.auto=0",
+	}, args...)...)
+	cmd.Env = append(os.Environ(),
+		"GIT_DIR="+r.GitDir, "GIT_WORK_TREE="+r.Work,
+		"GIT_AUTHOR_NAME=hoh", "GIT_AUTHOR_EMAIL=hoh@localhost",
+		"GIT_COMMITTER_NAME=hoh", "GIT_COMMITTER_EMAIL=hoh@localhost",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Dir = r.Work
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// Commit records the current workspace (ignored files included: a
+// .gitignore written by the agent must not hide part of the artifact) and
+// returns the commit id. Empty commits are allowed: every stage leaves one.
+func (r *Repo) Commit(message string) (string, error) {
+	if _, err := r.git(nil, "add", "--all", "--force", "."); err != nil {
+		return "", err
+	}
+	if _, err := r.git(nil, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", message); err != nil {
+		return "", err
+	}
+	return r.git(nil, "rev-parse", "HEAD")
+}
+
+// Tag points name at commit, replacing an earlier tag of that name (a resumed
+// stage re-tags its checkpoint).
+func (r *Repo) Tag(name, commit string) error {
+	_, err := r.git(nil, "tag", "--force", name, commit)
+	return err
+}
+
+// Head returns the current commit, or "" before the first commit.
+func (r *Repo) Head() string {
+	h, err := r.git(nil, "rev-parse", "--verify", "--quiet", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// Export writes the tree of ref into dir (which must exist), without
+// touching the workspace or its index.
+func (r *Repo) Export(ref, dir string) error {
+	idx, err := os.CreateTemp("", "hoh-index-*")
+	if err != nil {
+		return err
+	}
+	idx.Close()
+	os.Remove(idx.Name())
+	defer os.Remove(idx.Name())
+	x := &Repo{GitDir: r.GitDir, Work: dir}
+	_, err = x.git([]string{"GIT_INDEX_FILE=" + idx.Name()}, "checkout", "--force", ref, "--", ".")
+	if err != nil && strings.Contains(err.Error(), "did not match any file") {
+		return nil // an empty tree
+	}
+	return err
+}
+
+// Restore makes the workspace equal to ref exactly (untracked files removed)
+// without moving HEAD, so the history stays linear: the next commit records
+// the restore as a change.
+func (r *Repo) Restore(ref string) error {
+	if _, err := r.git(nil, "read-tree", "-u", "--reset", ref); err != nil {
+		return err
+	}
+	_, err := r.git(nil, "clean", "--quiet", "-d", "--force", "--force", "-x")
+	return err
+}
+
+// Entry is one commit of the history.
+type Entry struct {
+	Commit  string
+	Subject string
+	Tags    []string
+}
+
+// Log returns the history, oldest first.
+func (r *Repo) Log() ([]Entry, error) {
+	if r.Head() == "" {
+		return nil, nil
+	}
+	out, err := r.git(nil, "log", "--reverse", "--format=%H%x1f%s%x1f%D")
+	if err != nil {
+		return nil, err
+	}
+	var entries []Entry
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\x1f")
+		if len(f) < 3 {
+			continue
+		}
+		e := Entry{Commit: f[0], Subject: f[1]}
+		for _, ref := range strings.Split(f[2], ", ") {
+			if t, ok := strings.CutPrefix(ref, "tag: "); ok {
+				e.Tags = append(e.Tags, t)
+			}
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// DiffStat summarises the change between two refs.
+func (r *Repo) DiffStat(from, to string) (string, error) {
+	return r.git(nil, "diff", "--stat", from, to)
+}
+
+// Digest is a content digest of a directory tree: paths, executable bits,
+// symlink targets and file contents, independent of timestamps. Two trees
+// have the same digest exactly when they hold the same artifact.
+func Digest(dir string) (string, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, "l %s %s\n", rel, target)
+		case info.IsDir():
+			fmt.Fprintf(h, "d %s\n", rel)
+		default:
+			f, err := os.Open(p)
+			if err != nil {
+				return "", err
+			}
+			fh := sha256.New()
+			_, err = io.Copy(fh, f)
+			f.Close()
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, "f %s %o %x\n", rel, info.Mode().Perm()&0o111, fh.Sum(nil))
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CopyTree copies src into dst (created if missing), keeping modes and
+// symlinks. It is how roles get disposable copies of a candidate.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case info.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		default:
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, in); err != nil {
+				out.Close()
+				return err
+			}
+			return out.Close()
+		}
+	})
+}

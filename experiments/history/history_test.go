@@ -1,0 +1,95 @@
+package history
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCommitTagExportRestore(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	os.MkdirAll(work, 0o755)
+	r, err := Open(filepath.Join(root, "history.git"), work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, work, "a.txt", "one")
+	// A .gitignore written by the agent must not hide files from the history.
+	write(t, work, ".gitignore", "*.log\n")
+	write(t, work, "build.log", "kept")
+	c1, err := r.Commit("developer t=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Tag("cp-1", c1); err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := Digest(work)
+	write(t, work, "a.txt", "two")
+	write(t, work, "new/b.txt", "b")
+	c2, _ := r.Commit("developer t=2")
+	r.Tag("cp-2", c2)
+
+	out := filepath.Join(root, "export")
+	os.MkdirAll(out, 0o755)
+	if err := r.Export("cp-1", out); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := Digest(out); d != d1 {
+		t.Fatalf("exported cp-1 digest %s, want %s", d, d1)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "build.log")); string(b) != "kept" {
+		t.Fatalf("ignored file lost from history: %q", b)
+	}
+	write(t, work, "stray.txt", "x")
+	if err := r.Restore("cp-1"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := Digest(work); d != d1 {
+		t.Fatal("restore did not bring the workspace back to cp-1")
+	}
+	log, err := r.Log()
+	if err != nil || len(log) != 2 || log[0].Subject != "developer t=1" || len(log[1].Tags) != 1 || log[1].Tags[0] != "cp-2" {
+		t.Fatalf("log %+v %v", log, err)
+	}
+	if _, err := os.Stat(filepath.Join(work, ".git")); !os.IsNotExist(err) {
+		t.Fatal("the git directory must live outside the workspace")
+	}
+}
+
+func TestDigestSeesContentModeAndNames(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	write(t, a, "x/y.txt", "same")
+	write(t, b, "x/y.txt", "same")
+	da, _ := Digest(a)
+	db, _ := Digest(b)
+	if da != db {
+		t.Fatal("identical trees must have identical digests")
+	}
+	os.Chmod(filepath.Join(b, "x/y.txt"), 0o755)
+	if db2, _ := Digest(b); db2 == da {
+		t.Fatal("executable bit change not seen")
+	}
+	os.Chmod(filepath.Join(b, "x/y.txt"), 0o644)
+	write(t, b, "x/y.txt", "diff")
+	if db3, _ := Digest(b); db3 == da {
+		t.Fatal("content change not seen")
+	}
+	c := t.TempDir()
+	CopyTree(a, c)
+	if dc, _ := Digest(c); dc != da {
+		t.Fatal("CopyTree must preserve the digest")
+	}
+}
