@@ -1,0 +1,159 @@
+// Package metrics turns result records into the paper's per-task values and
+// aggregates (appendix B.7): per-task selection, unweighted task means
+// (Eq. 10), the GameCraft Overall (Eq. 9), deltas against Vanilla, mean
+// cumulative tokens (Eq. 11) and token efficiency eta (Eq. 12).
+//
+// Assumptions, stated once:
+//   - A task's value is the mean of its repetitions; repetitions are averaged
+//     per task before any task-level statistic, so a task with more
+//     repetitions never weighs more than one with fewer.
+//   - Every aggregate is an unweighted mean over tasks (each task counts once).
+//   - Standard errors treat tasks as an i.i.d. sample: sample standard
+//     deviation (n-1) over tasks divided by sqrt(n). They describe spread over
+//     tasks, not judge or run-to-run noise.
+package metrics
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// Selector names one series of per-task values: a metric of one arm of one
+// configuration on one benchmark.
+type Selector struct {
+	Benchmark string
+	Config    string
+	Arm       results.Arm
+	Metric    string
+}
+
+func (s Selector) String() string {
+	return fmt.Sprintf("%s/%s/%s/%s", s.Benchmark, s.Config, s.Arm, s.Metric)
+}
+
+// matches ignores the metric, so token selection can read any metric row.
+func (s Selector) matchesTrial(r results.Row) bool {
+	return r.Benchmark == s.Benchmark && r.Config == s.Config && r.Arm() == s.Arm
+}
+
+// TaskValues returns task -> value for the selector, averaging repetitions
+// per task. It is an error if no row matches.
+func TaskValues(rows []results.Row, sel Selector) (map[string]float64, error) {
+	sum := map[string]float64{}
+	count := map[string]int{}
+	for _, r := range rows {
+		if r.Metric != sel.Metric || !sel.matchesTrial(r) {
+			continue
+		}
+		sum[r.Task] += r.Value
+		count[r.Task]++
+	}
+	if len(sum) == 0 {
+		return nil, fmt.Errorf("metrics: no rows for %s", sel)
+	}
+	for t := range sum {
+		sum[t] /= float64(count[t])
+	}
+	return sum, nil
+}
+
+// Tasks returns the keys of a per-task map in sorted order.
+func Tasks(values map[string]float64) []string {
+	out := make([]string, 0, len(values))
+	for t := range values {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Align pairs two per-task series on the same tasks (sorted). A task present
+// in one series but not the other is an error naming it, because every
+// paired statistic needs both values of a task.
+func Align(a, b map[string]float64) (tasks []string, av, bv []float64, err error) {
+	var onlyA, onlyB []string
+	for t := range a {
+		if _, ok := b[t]; !ok {
+			onlyA = append(onlyA, t)
+		}
+	}
+	for t := range b {
+		if _, ok := a[t]; !ok {
+			onlyB = append(onlyB, t)
+		}
+	}
+	if len(onlyA)+len(onlyB) > 0 {
+		sort.Strings(onlyA)
+		sort.Strings(onlyB)
+		var parts []string
+		if len(onlyA) > 0 {
+			parts = append(parts, "only in the first: "+strings.Join(onlyA, ", "))
+		}
+		if len(onlyB) > 0 {
+			parts = append(parts, "only in the second: "+strings.Join(onlyB, ", "))
+		}
+		return nil, nil, nil, fmt.Errorf("metrics: series do not cover the same tasks (%s)", strings.Join(parts, "; "))
+	}
+	tasks = Tasks(a)
+	av = make([]float64, len(tasks))
+	bv = make([]float64, len(tasks))
+	for i, t := range tasks {
+		av[i], bv[i] = a[t], b[t]
+	}
+	return tasks, av, bv, nil
+}
+
+// Grouping is a task attribute used to report subsets of a benchmark.
+type Grouping string
+
+// Groupings carried by the record format.
+const (
+	Family   Grouping = "family"
+	Group    Grouping = "group"
+	Category Grouping = "category"
+)
+
+func (g Grouping) of(r results.Row) (string, error) {
+	switch g {
+	case Family:
+		return r.Family, nil
+	case Group:
+		return r.Group, nil
+	case Category:
+		return r.Category, nil
+	}
+	return "", fmt.Errorf("metrics: unknown grouping %q (want family, group or category)", string(g))
+}
+
+// Labels returns task -> label of the grouping for one benchmark, read from
+// every row of that benchmark that carries the label. A task labelled two
+// different ways is an error naming both sources.
+func Labels(rows []results.Row, benchmark string, g Grouping) (map[string]string, error) {
+	out := map[string]string{}
+	from := map[string]string{}
+	for _, r := range rows {
+		if r.Benchmark != benchmark {
+			continue
+		}
+		l, err := g.of(r)
+		if err != nil {
+			return nil, err
+		}
+		if l == "" {
+			continue
+		}
+		if prev, ok := out[r.Task]; ok && prev != l {
+			return nil, fmt.Errorf("metrics: %s task %s has %s %q (%s) and %q (%s)",
+				benchmark, r.Task, g, prev, from[r.Task], l, r.Source)
+		}
+		out[r.Task] = l
+		from[r.Task] = r.Source
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("metrics: no %s labels for benchmark %s", g, benchmark)
+	}
+	return out, nil
+}
