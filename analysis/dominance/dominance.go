@@ -1,0 +1,151 @@
+// Package dominance implements FrontierSWE's official Dominance (paper
+// appendix B.7, Eq. 13-16).
+//
+// For each pool member a and task t, the task-level dominance is the mean,
+// over the other |pool|-1 members j, of s(r_a,t, r_j,t) with s = 1 for a win,
+// 0.5 for a tie and 0 for a loss. Domain dominance averages the tasks of a
+// domain equally; overall dominance averages domains equally (Macro, the
+// paper's Eq. 16) or tasks equally (Micro).
+//
+// Assumptions: rewards are compared exactly as given — no rounding, so
+// 0.30 and 0.3000001 are not a tie; round before calling if the benchmark
+// reports rounded rewards. Every member has a finite reward on every task;
+// the pool is whatever the caller names (12 configurations in the paper's
+// Table 1, 11 checkpoints in its Figure 5).
+package dominance
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Aggregation chooses how domains combine into the overall value.
+type Aggregation int
+
+const (
+	// Macro weighs every domain equally (Eq. 16).
+	Macro Aggregation = iota
+	// Micro weighs every task equally.
+	Micro
+)
+
+// Result holds dominance values in [0, 1], keyed by pool label.
+type Result struct {
+	Overall map[string]float64            // label -> overall dominance
+	Domain  map[string]map[string]float64 // label -> domain -> dominance (Eq. 15)
+	Task    map[string]map[string]float64 // label -> task -> dominance (Eq. 14)
+}
+
+// Compute returns the dominance of every member of pool (label -> task ->
+// reward). domainOf maps every task of the comparison to its domain; the
+// tasks compared are exactly its keys. A member lacking a task, a task
+// without a domain, a non-finite reward, or a pool smaller than two is an
+// error naming the member and task.
+func Compute(pool map[string]map[string]float64, domainOf map[string]string, agg Aggregation) (*Result, error) {
+	if len(pool) < 2 {
+		return nil, fmt.Errorf("dominance: pool has %d members, need at least 2", len(pool))
+	}
+	if len(domainOf) == 0 {
+		return nil, fmt.Errorf("dominance: no tasks")
+	}
+	if agg != Macro && agg != Micro {
+		return nil, fmt.Errorf("dominance: unknown aggregation %d", agg)
+	}
+	labels := make([]string, 0, len(pool))
+	for l := range pool {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	tasks := make([]string, 0, len(domainOf))
+	for t, d := range domainOf {
+		if d == "" {
+			return nil, fmt.Errorf("dominance: task %s has an empty domain", t)
+		}
+		tasks = append(tasks, t)
+	}
+	sort.Strings(tasks)
+
+	// Rewards as a dense label x task matrix, validated once.
+	r := make([][]float64, len(labels))
+	for i, l := range labels {
+		r[i] = make([]float64, len(tasks))
+		for k, t := range tasks {
+			v, ok := pool[l][t]
+			if !ok {
+				return nil, fmt.Errorf("dominance: pool member %s has no reward for task %s", l, t)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("dominance: pool member %s has non-finite reward %v on task %s", l, v, t)
+			}
+			r[i][k] = v
+		}
+		for t := range pool[l] {
+			if _, ok := domainOf[t]; !ok {
+				return nil, fmt.Errorf("dominance: pool member %s has task %s, which has no domain", l, t)
+			}
+		}
+	}
+
+	res := &Result{
+		Overall: make(map[string]float64, len(labels)),
+		Domain:  make(map[string]map[string]float64, len(labels)),
+		Task:    make(map[string]map[string]float64, len(labels)),
+	}
+	opponents := float64(len(labels) - 1)
+	for i, l := range labels {
+		taskDom := make(map[string]float64, len(tasks))
+		domSum := map[string]float64{}
+		domN := map[string]int{}
+		total := 0.0
+		for k, t := range tasks {
+			score := 0.0
+			for j := range labels {
+				if j == i {
+					continue
+				}
+				score += compare(r[i][k], r[j][k])
+			}
+			v := score / opponents
+			taskDom[t] = v
+			domSum[domainOf[t]] += v
+			domN[domainOf[t]]++
+			total += v
+		}
+		dom := make(map[string]float64, len(domSum))
+		macro := 0.0
+		for d, s := range domSum {
+			dom[d] = s / float64(domN[d])
+		}
+		for _, d := range sortedKeys(dom) { // fixed order: same float sum every run
+			macro += dom[d]
+		}
+		res.Task[l], res.Domain[l] = taskDom, dom
+		if agg == Macro {
+			res.Overall[l] = macro / float64(len(dom))
+		} else {
+			res.Overall[l] = total / float64(len(tasks))
+		}
+	}
+	return res, nil
+}
+
+// compare is Eq. 13.
+func compare(x, y float64) float64 {
+	switch {
+	case x > y:
+		return 1
+	case x == y:
+		return 0.5
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
