@@ -1,0 +1,200 @@
+package roles
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Plan is the development document D_t.
+type Plan struct {
+	Objective  string       `json:"objective"`
+	Tasks      []PlanTask   `json:"tasks"`
+	Preserve   []string     `json:"preserve"`
+	Acceptance []Acceptance `json:"acceptance"`
+}
+
+type PlanTask struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+}
+
+type Acceptance struct {
+	ID          string `json:"id"`
+	Requirement string `json:"requirement"`
+	Observation string `json:"observation"`
+}
+
+// DevReport is what the Developer (and Vanilla) returns besides the artifact.
+type DevReport struct {
+	Summary   string     `json:"summary"`
+	SelfTests []SelfTest `json:"self_tests"`
+}
+
+type SelfTest struct {
+	Command string `json:"command"`
+	Outcome string `json:"outcome"`
+}
+
+// QAReport is the QA Tester's claim-evidence report (paper Listing 1).
+type QAReport struct {
+	Iteration       int      `json:"iteration"`
+	QAStatus        string   `json:"qa_status"`
+	VerifiedRecords []Claim  `json:"verified_records"`
+	GapRecords      []Claim  `json:"gap_records"`
+	PlannerHandoff  *Handoff `json:"planner_handoff,omitempty"`
+}
+
+type Claim struct {
+	ClaimID           string            `json:"claim_id"`
+	Claim             string            `json:"claim"`
+	ExecutionRecords  []ExecutionRecord `json:"execution_records"`
+	Status            string            `json:"status"`
+	PlayerImpact      string            `json:"player_impact,omitempty"`
+	RecommendedUpdate string            `json:"recommended_update,omitempty"`
+}
+
+type ExecutionRecord struct {
+	Type        string `json:"type"`
+	Command     string `json:"command,omitempty"`
+	Path        string `json:"path,omitempty"`
+	Observation string `json:"observation"`
+}
+
+type Handoff struct {
+	PreservationConstraints []string `json:"preservation_constraints"`
+	UpdateTargets           []string `json:"update_targets"`
+	ValidationRequirements  []string `json:"validation_requirements"`
+}
+
+// ExtractJSON finds the JSON object in a final message: a ```json fenced
+// block if there is one, else the first balanced {...} that parses.
+func ExtractJSON(msg string) ([]byte, error) {
+	if i := strings.Index(msg, "```json"); i >= 0 {
+		rest := msg[i+len("```json"):]
+		if j := strings.Index(rest, "```"); j >= 0 {
+			return []byte(strings.TrimSpace(rest[:j])), nil
+		}
+	}
+	for start := strings.IndexByte(msg, '{'); start >= 0; {
+		dec := json.NewDecoder(strings.NewReader(msg[start:]))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == nil {
+			return raw, nil
+		}
+		next := strings.IndexByte(msg[start+1:], '{')
+		if next < 0 {
+			break
+		}
+		start += 1 + next
+	}
+	return nil, fmt.Errorf("the reply contains no JSON object")
+}
+
+// decodeReply reads the reply's JSON object into v. Extra fields are allowed:
+// the contract fixes what must be there, not what may not.
+func decodeReply(msg string, v any) []string {
+	raw, err := ExtractJSON(msg)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(v); err != nil {
+		return []string{"the JSON object does not match the contract: " + err.Error()}
+	}
+	return nil
+}
+
+// ParsePlan validates a Planner reply. The returned errors are shown to the
+// Planner on retry.
+func ParsePlan(msg string) (Plan, []string) {
+	var p Plan
+	if errs := decodeReply(msg, &p); errs != nil {
+		return p, errs
+	}
+	var errs []string
+	if strings.TrimSpace(p.Objective) == "" {
+		errs = append(errs, "objective is empty")
+	}
+	if len(p.Tasks) == 0 {
+		errs = append(errs, "tasks is empty: give at least one task")
+	}
+	for i, t := range p.Tasks {
+		if strings.TrimSpace(t.Description) == "" {
+			errs = append(errs, fmt.Sprintf("tasks[%d].description is empty", i))
+		}
+	}
+	if len(p.Acceptance) == 0 {
+		errs = append(errs, "acceptance is empty: give at least one observable requirement")
+	}
+	for i, a := range p.Acceptance {
+		if strings.TrimSpace(a.Requirement) == "" {
+			errs = append(errs, fmt.Sprintf("acceptance[%d].requirement is empty", i))
+		}
+	}
+	return p, errs
+}
+
+// ParseDevReport validates a Developer or Vanilla reply.
+func ParseDevReport(msg string) (DevReport, []string) {
+	var r DevReport
+	if errs := decodeReply(msg, &r); errs != nil {
+		return r, errs
+	}
+	if strings.TrimSpace(r.Summary) == "" {
+		return r, []string{"summary is empty"}
+	}
+	return r, nil
+}
+
+// ParseQAReport validates a QA reply's shape; Normalise then builds E_t.
+func ParseQAReport(msg string) (QAReport, []string) {
+	var r QAReport
+	if errs := decodeReply(msg, &r); errs != nil {
+		return r, errs
+	}
+	var errs []string
+	switch r.QAStatus {
+	case "pass", "partial", "fail":
+	default:
+		errs = append(errs, fmt.Sprintf("qa_status %q must be pass, partial or fail", r.QAStatus))
+	}
+	if len(r.VerifiedRecords)+len(r.GapRecords) == 0 {
+		errs = append(errs, "no claims: give at least one verified or gap record")
+	}
+	check := func(kind string, cs []Claim) {
+		for i, c := range cs {
+			if strings.TrimSpace(c.ClaimID) == "" || strings.TrimSpace(c.Claim) == "" {
+				errs = append(errs, fmt.Sprintf("%s[%d] needs claim_id and claim", kind, i))
+			}
+		}
+	}
+	check("verified_records", r.VerifiedRecords)
+	check("gap_records", r.GapRecords)
+	return r, errs
+}
+
+// Render writes a plan as Markdown for the Developer and QA Tester.
+func (p Plan) Markdown(iteration int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Development document D_%d\n\n## Objective\n%s\n\n## Tasks\n", iteration, p.Objective)
+	for _, t := range p.Tasks {
+		fmt.Fprintf(&b, "- %s: %s\n", t.ID, t.Description)
+	}
+	b.WriteString("\n## Functionality to preserve\n")
+	if len(p.Preserve) == 0 {
+		b.WriteString("- (none yet)\n")
+	}
+	for _, s := range p.Preserve {
+		fmt.Fprintf(&b, "- %s\n", s)
+	}
+	b.WriteString("\n## Acceptance requirements\n")
+	for _, a := range p.Acceptance {
+		fmt.Fprintf(&b, "- %s: %s", a.ID, a.Requirement)
+		if a.Observation != "" {
+			fmt.Fprintf(&b, " (observe: %s)", a.Observation)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

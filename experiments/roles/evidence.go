@@ -1,0 +1,113 @@
+package roles
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Evidence is the normalised evidence bundle E_t (paper Eq. 4-6): a disjoint
+// partition of claims into verified and gap records, bound to one candidate
+// digest, plus the planner handoff derived from them.
+type Evidence struct {
+	Iteration       int      `json:"iteration"`
+	CandidateDigest string   `json:"candidate_digest"`
+	QAStatus        string   `json:"qa_status"`
+	Verified        []Claim  `json:"verified_records"`
+	Gaps            []Claim  `json:"gap_records"`
+	Handoff         Handoff  `json:"planner_handoff"`
+	Notes           []string `json:"normalisation_notes,omitempty"`
+}
+
+// Normalise turns a QA report into E_t deterministically:
+//   - a "verified" claim without an execution record carrying an observation
+//     is refused and becomes a gap;
+//   - a claim id that appears as both verified and gap is a gap (the
+//     conservative reading), so the two sets stay disjoint;
+//   - repeated claim ids within a set are merged;
+//   - the handoff is derived from the records: verified claims become
+//     preservation constraints, gaps become update targets (their
+//     recommended update when given) and validation requirements.
+func Normalise(r QAReport, digest string) Evidence {
+	e := Evidence{Iteration: r.Iteration, CandidateDigest: digest, QAStatus: r.QAStatus}
+	gapIDs := map[string]bool{}
+	var gaps []Claim
+	addGap := func(c Claim) {
+		c.Status = "gap"
+		if gapIDs[c.ClaimID] {
+			for i := range gaps {
+				if gaps[i].ClaimID == c.ClaimID {
+					gaps[i].ExecutionRecords = append(gaps[i].ExecutionRecords, c.ExecutionRecords...)
+				}
+			}
+			return
+		}
+		gapIDs[c.ClaimID] = true
+		gaps = append(gaps, c)
+	}
+	for _, c := range r.GapRecords {
+		addGap(c)
+	}
+	verIDs := map[string]int{}
+	for _, c := range r.VerifiedRecords {
+		switch {
+		case gapIDs[c.ClaimID]:
+			e.Notes = append(e.Notes, fmt.Sprintf("claim %q was reported both verified and gap: kept as gap", c.ClaimID))
+		case !hasObservation(c):
+			e.Notes = append(e.Notes, fmt.Sprintf("claim %q reported verified without an execution record: recorded as gap", c.ClaimID))
+			if c.RecommendedUpdate == "" {
+				c.RecommendedUpdate = "Provide execution evidence for: " + c.Claim
+			}
+			addGap(c)
+		default:
+			c.Status = "verified"
+			if i, dup := verIDs[c.ClaimID]; dup {
+				e.Verified[i].ExecutionRecords = append(e.Verified[i].ExecutionRecords, c.ExecutionRecords...)
+				continue
+			}
+			verIDs[c.ClaimID] = len(e.Verified)
+			e.Verified = append(e.Verified, c)
+		}
+	}
+	// A claim demoted after being accepted as verified must leave the verified set.
+	kept := e.Verified[:0]
+	for _, c := range e.Verified {
+		if !gapIDs[c.ClaimID] {
+			kept = append(kept, c)
+		}
+	}
+	e.Verified = kept
+	e.Gaps = gaps
+	for _, c := range e.Verified {
+		e.Handoff.PreservationConstraints = append(e.Handoff.PreservationConstraints, "Preserve verified behaviour: "+c.Claim)
+	}
+	for _, c := range e.Gaps {
+		target := c.RecommendedUpdate
+		if strings.TrimSpace(target) == "" {
+			target = "Address gap: " + c.Claim
+		}
+		e.Handoff.UpdateTargets = append(e.Handoff.UpdateTargets, target)
+		e.Handoff.ValidationRequirements = append(e.Handoff.ValidationRequirements, "Demonstrate with an execution record: "+c.Claim)
+	}
+	return e
+}
+
+func hasObservation(c Claim) bool {
+	for _, r := range c.ExecutionRecords {
+		if strings.TrimSpace(r.Observation) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is the one-line categorised description used in prompt indexes.
+func (e Evidence) Summary() string {
+	return fmt.Sprintf("QA status %s for candidate %s: %d verified claims, %d gaps", e.QAStatus, short(e.CandidateDigest), len(e.Verified), len(e.Gaps))
+}
+
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	return d
+}

@@ -1,0 +1,86 @@
+package roles
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRenderInsertsSpecVerbatimAndIndex(t *testing.T) {
+	spec := "Build a calculator.\n\n* with {{braces}} kept as is"
+	p, err := Render(Planner, Slots{Iteration: 2, Total: 3, Spec: spec, Access: "read-only",
+		Materials: []Material{{Category: "Evidence", Path: "/ctx/evidence-1.json", About: "2 verified, 1 gap"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{spec, "Role: Project Planner (HoH iteration 2 of 3)", "- Evidence:", "`/ctx/evidence-1.json`: 2 verified, 1 gap", "must not create, modify or delete"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("planner prompt lacks %q:\n%s", want, p)
+		}
+	}
+	for _, k := range []Kind{Developer, QA, Vanilla, Continuation} {
+		if _, err := Render(k, Slots{Iteration: 1, Total: 1, Spec: spec, Access: "write"}); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+}
+
+func TestParsePlan(t *testing.T) {
+	good := "Here it is:\n```json\n{\"objective\":\"o\",\"tasks\":[{\"id\":\"T1\",\"description\":\"d\"}],\"preserve\":[],\"acceptance\":[{\"id\":\"R1\",\"requirement\":\"r\"}]}\n```"
+	if _, errs := ParsePlan(good); errs != nil {
+		t.Fatalf("good plan refused: %v", errs)
+	}
+	if _, errs := ParsePlan(`{"objective":"","tasks":[],"acceptance":[]}`); len(errs) != 3 {
+		t.Fatalf("want 3 errors, got %v", errs)
+	}
+	if _, errs := ParsePlan("no json at all"); len(errs) != 1 || !strings.Contains(errs[0], "no JSON") {
+		t.Fatalf("got %v", errs)
+	}
+	// A bare object after prose with a stray brace before it.
+	if p, errs := ParsePlan(`I think {this} is it: {"objective":"x","tasks":[{"id":"a","description":"b"}],"acceptance":[{"id":"r","requirement":"q"}]}`); errs != nil || p.Objective != "x" {
+		t.Fatalf("got %+v %v", p, errs)
+	}
+}
+
+func TestNormaliseKeepsSetsDisjointAndRefusesUnsupportedVerification(t *testing.T) {
+	rec := []ExecutionRecord{{Type: "command", Command: "sh calc.sh 1 2", Observation: "prints 3"}}
+	r := QAReport{Iteration: 2, QAStatus: "partial",
+		VerifiedRecords: []Claim{
+			{ClaimID: "add", Claim: "adds", ExecutionRecords: rec, Status: "verified"},
+			{ClaimID: "sub", Claim: "subtracts", Status: "verified"},                         // no execution record
+			{ClaimID: "mul", Claim: "multiplies", ExecutionRecords: rec, Status: "verified"}, // also a gap below
+		},
+		GapRecords: []Claim{{ClaimID: "mul", Claim: "multiplies", ExecutionRecords: rec, Status: "gap", RecommendedUpdate: "Fix multiply"}},
+	}
+	e := Normalise(r, "sha256:abc")
+	ids := func(cs []Claim) string {
+		var s []string
+		for _, c := range cs {
+			s = append(s, c.ClaimID+"="+c.Status)
+		}
+		return strings.Join(s, ",")
+	}
+	if got := ids(e.Verified); got != "add=verified" {
+		t.Fatalf("verified = %s", got)
+	}
+	if got := ids(e.Gaps); got != "mul=gap,sub=gap" {
+		t.Fatalf("gaps = %s", got)
+	}
+	if len(e.Notes) != 2 {
+		t.Fatalf("notes %v", e.Notes)
+	}
+	h := e.Handoff
+	if len(h.PreservationConstraints) != 1 || !strings.Contains(h.PreservationConstraints[0], "adds") ||
+		len(h.UpdateTargets) != 2 || h.UpdateTargets[0] != "Fix multiply" || len(h.ValidationRequirements) != 2 {
+		t.Fatalf("handoff %+v", h)
+	}
+	if e.CandidateDigest != "sha256:abc" {
+		t.Fatal("evidence must be bound to the candidate digest")
+	}
+}
+
+func TestParseQAReport(t *testing.T) {
+	_, errs := ParseQAReport(`{"iteration":1,"qa_status":"done","verified_records":[],"gap_records":[]}`)
+	if len(errs) != 2 {
+		t.Fatalf("want bad status and no claims, got %v", errs)
+	}
+}
