@@ -1,0 +1,257 @@
+// Package gamecraft adapts GameCraft-Bench (Harbor tasks that ask for a
+// Godot 4 game) to hoh: it loads a checkout, gives each task's public
+// instruction as its Spec, runs the public Godot build check, and scores the
+// verifier's breakdown.json with the task's own rubric formula. The rubric
+// (tests/) is evaluator-only and is never returned in a Spec, a workspace or a
+// CheckResult.
+package gamecraft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+)
+
+// Name is the benchmark name used in Task.Benchmark and records.
+const Name = "gamecraft"
+
+// Groups maps each of the 15 families to the paper's reporting group
+// (appendix B.4.1, Table 10).
+var Groups = map[string]string{
+	"platformer": "Action", "shooter": "Action", "roguelike": "Action",
+	"racing": "Timing", "rhythm": "Timing", "sports": "Timing",
+	"strategy": "Strategy", "cardgame": "Strategy", "puzzle": "Strategy",
+	"tycoon": "Simulation", "idle": "Simulation", "simulation": "Simulation",
+	"horror": "Adventure", "openworld": "Adventure", "visualnovel": "Adventure",
+}
+
+// Family is the slug prefix before the first "-".
+func Family(slug string) string {
+	f, _, _ := strings.Cut(slug, "-")
+	return f
+}
+
+// Weights are a formula's weights on the category means M, D, V, A.
+type Weights struct{ M, D, V, A float64 }
+
+// PaperWeights are the weights the paper states for GameCraft-Bench.
+var PaperWeights = Weights{M: 0.15, D: 0.35, V: 0.15, A: 0.35}
+
+// Equal compares weights up to floating-point rounding.
+func (w Weights) Equal(o Weights) bool {
+	const eps = 1e-9
+	return math.Abs(w.M-o.M) < eps && math.Abs(w.D-o.D) < eps &&
+		math.Abs(w.V-o.V) < eps && math.Abs(w.A-o.A) < eps
+}
+
+func (w Weights) String() string {
+	return fmt.Sprintf("M=%.4g D=%.4g V=%.4g A=%.4g", w.M, w.D, w.V, w.A)
+}
+
+// TaskData is everything loaded for one task, including evaluator-only parts.
+type TaskData struct {
+	Task    benchmark.Task
+	File    *TaskFile
+	Rubric  *Rubric // evaluator-only
+	Formula *Formula
+	Weights Weights
+}
+
+// Options configure the adapter.
+type Options struct {
+	// GodotBin is the Godot 4 binary for the public build check; empty means
+	// "godot" looked up in PATH.
+	GodotBin string
+	// BuildTimeout bounds the build check (default 60 s, the verifier's gate).
+	BuildTimeout time.Duration
+	// VerifierOutput returns the folder holding the verifier's breakdown.json
+	// for a trial. It must lie outside the agent's workspace, so that an
+	// agent cannot plant its own score. Nil: no verifier output is available.
+	VerifierOutput func(t benchmark.Task, artifactDir string) string
+}
+
+// Benchmark is a loaded GameCraft-Bench checkout.
+type Benchmark struct {
+	Root  string
+	Opts  Options
+	tasks []*TaskData
+	byID  map[string]*TaskData
+}
+
+var _ benchmark.Benchmark = (*Benchmark)(nil)
+
+// Load reads every task of the checkout at root; any problem is an error
+// naming the file.
+func Load(root string) (*Benchmark, error) {
+	b, errs := Scan(root)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return b, nil
+}
+
+// Scan reads the checkout like Load but keeps the tasks that load and returns
+// every problem found (for conformance reports). A nil Benchmark means the
+// root itself is unusable.
+func Scan(root string) (*Benchmark, []error) {
+	dirs, err := taskDirs(root)
+	if err != nil {
+		return nil, []error{err}
+	}
+	b := &Benchmark{Root: root, byID: map[string]*TaskData{}}
+	var errs []error
+	for _, dir := range dirs {
+		td, err := loadTask(dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b.tasks = append(b.tasks, td)
+		b.byID[td.Task.ID] = td
+	}
+	return b, errs
+}
+
+func loadTask(dir string) (*TaskData, error) {
+	slug := filepath.Base(dir)
+	family := Family(slug)
+	group, ok := Groups[family]
+	if !ok {
+		return nil, fileErr(dir, 0, "family %q (slug prefix) is not one of the 15 GameCraft-Bench families", family)
+	}
+	tf, err := decodeTaskFile(filepath.Join(dir, "task.toml"))
+	if err != nil {
+		return nil, err
+	}
+	spec, title, err := readInstruction(filepath.Join(dir, "instruction.md"))
+	if err != nil {
+		return nil, err
+	}
+	rubricPath := filepath.Join(dir, "tests", "rubric.json")
+	rubric, formula, err := decodeRubric(rubricPath)
+	if err != nil {
+		return nil, err
+	}
+	w, err := CategoryWeights(formula, rubric)
+	if err != nil {
+		return nil, fileErr(rubricPath, 0, "%v", err)
+	}
+	name := title
+	if name == "" {
+		name = tf.Task.Name
+	}
+	env := tf.Environment
+	allowInternet := env.AllowInternet == nil || *env.AllowInternet
+	t := benchmark.Task{
+		Benchmark: Name,
+		ID:        slug,
+		Name:      name,
+		Family:    family,
+		Group:     group,
+		Spec:      spec,
+		Dir:       dir,
+		Limits: benchmark.Limits{
+			CPUs:            env.CPUs,
+			MemoryMB:        env.MemoryMB,
+			StorageMB:       env.StorageMB,
+			GPUs:            env.GPUs,
+			AllowInternet:   allowInternet,
+			AgentTimeout:    seconds(tf.Agent.TimeoutSec, 600),
+			VerifierTimeout: seconds(tf.Verifier.TimeoutSec, 600),
+			Image:           env.DockerImage,
+		},
+	}
+	return &TaskData{Task: t, File: tf, Rubric: rubric, Formula: formula, Weights: w}, nil
+}
+
+func seconds(s, def float64) time.Duration {
+	if s <= 0 {
+		s = def
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// CategoryWeights derives a formula's weights on M, D, V, A by evaluating it
+// with BUILD=1 and unit inputs for one category at a time. It also checks
+// the formula is linear in the category means (zero inputs give 0, half
+// inputs give half), which the weight view assumes.
+func CategoryWeights(f *Formula, r *Rubric) (Weights, error) {
+	letters := []string{"M", "D", "V", "A"}
+	eval := func(values map[string]float64) (float64, error) {
+		vars := map[string]float64{"BUILD": 1}
+		for _, q := range r.Requirements {
+			l, err := categoryLetter(q.ID)
+			if err != nil {
+				return 0, err
+			}
+			vars[q.ID] = values[l]
+		}
+		return f.Eval(vars)
+	}
+	var w [4]float64
+	for i, l := range letters {
+		v, err := eval(map[string]float64{l: 1})
+		if err != nil {
+			return Weights{}, err
+		}
+		w[i] = v
+	}
+	probe := map[string]float64{"M": 0.5, "D": 0.25, "V": 0.75, "A": 0.125}
+	got, err := eval(probe)
+	if err != nil {
+		return Weights{}, err
+	}
+	want := 0.5*w[0] + 0.25*w[1] + 0.75*w[2] + 0.125*w[3]
+	zero, err := eval(nil)
+	if err != nil {
+		return Weights{}, err
+	}
+	if math.Abs(got-want) > 1e-9 || math.Abs(zero) > 1e-12 {
+		return Weights{}, fmt.Errorf("score_formula is not a weighted sum of the category means")
+	}
+	return Weights{M: w[0], D: w[1], V: w[2], A: w[3]}, nil
+}
+
+// Name implements benchmark.Benchmark.
+func (b *Benchmark) Name() string { return Name }
+
+// Tasks implements benchmark.Benchmark; tasks are sorted by id.
+func (b *Benchmark) Tasks(context.Context) ([]benchmark.Task, error) {
+	out := make([]benchmark.Task, len(b.tasks))
+	for i, td := range b.tasks {
+		out[i] = td.Task
+	}
+	return out, nil
+}
+
+// Task returns the loaded data of one task, including its rubric.
+func (b *Benchmark) Task(id string) (*TaskData, bool) {
+	td, ok := b.byID[id]
+	return td, ok
+}
+
+func (b *Benchmark) lookup(t benchmark.Task) (*TaskData, error) {
+	td, ok := b.byID[t.ID]
+	if !ok {
+		return nil, fmt.Errorf("gamecraft: unknown task %q", t.ID)
+	}
+	return td, nil
+}
+
+// GameDir is the Godot project folder inside a workspace.
+const GameDir = "game"
+
+// InitialWorkspace writes A_0: an empty game/ project folder.
+func (b *Benchmark) InitialWorkspace(_ context.Context, t benchmark.Task, dir string) error {
+	if _, err := b.lookup(t); err != nil {
+		return err
+	}
+	return os.MkdirAll(filepath.Join(dir, GameDir), 0o755)
+}
