@@ -1,0 +1,221 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Local runs commands on the host, each in its own process group so that a
+// timeout, a cancel, or the end of the run kills every process it started.
+// The environment is exactly Command.Env, plus the host PATH when Env has none.
+type Local struct {
+	// KillGrace is how long the group gets between SIGTERM and SIGKILL
+	// (default 2s).
+	KillGrace time.Duration
+}
+
+const defaultKillGrace = 2 * time.Second
+
+// Run implements Executor.
+func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
+	if len(cmd.Args) == 0 {
+		return Exit{Code: -1}, errors.New("sandbox: empty command")
+	}
+	grace := l.KillGrace
+	if grace <= 0 {
+		grace = defaultKillGrace
+	}
+	c := exec.Command(cmd.Args[0], cmd.Args[1:]...)
+	c.Dir = cmd.Dir
+	c.Env = withPath(cmd.Env)
+	c.Stdin = cmd.Stdin
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	// Own pipes (not exec's) so that Wait returns when the leader exits even
+	// if a grandchild still holds the pipe open.
+	var lastOutput atomic.Int64
+	start := time.Now()
+	lastOutput.Store(start.UnixNano())
+	var copiers sync.WaitGroup
+	var readEnds, writeEnds []*os.File
+	for _, dst := range []io.Writer{cmd.Stdout, cmd.Stderr} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range append(readEnds, writeEnds...) {
+				f.Close()
+			}
+			return Exit{Code: -1}, fmt.Errorf("sandbox: pipe: %w", err)
+		}
+		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
+		if dst == nil {
+			dst = io.Discard
+		}
+		copiers.Add(1)
+		go func() {
+			defer copiers.Done()
+			copyTracking(dst, r, &lastOutput)
+		}()
+	}
+	c.Stdout, c.Stderr = writeEnds[0], writeEnds[1]
+	closeWriteEnds := func() {
+		for _, w := range writeEnds {
+			w.Close()
+		}
+	}
+	if err := c.Start(); err != nil {
+		closeWriteEnds()
+		for _, r := range readEnds {
+			r.Close()
+		}
+		copiers.Wait()
+		return Exit{Code: -1, Detail: "could not start: " + err.Error()}, fmt.Errorf("sandbox: start %s: %w", cmd.Args[0], err)
+	}
+	closeWriteEnds()
+	pgid := c.Process.Pid
+
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+
+	var wall <-chan time.Time
+	if cmd.WallTimeout > 0 {
+		t := time.NewTimer(cmd.WallTimeout)
+		defer t.Stop()
+		wall = t.C
+	}
+	idleCheck := time.NewTimer(time.Hour)
+	if cmd.IdleTimeout > 0 {
+		idleCheck.Reset(cmd.IdleTimeout)
+	} else {
+		idleCheck.Stop()
+	}
+	defer idleCheck.Stop()
+
+	ex := Exit{Code: -1}
+	var waitErr error
+	killed := false
+	kill := func() {
+		killed = true
+		waitErr = killGroup(pgid, grace, waited)
+	}
+loop:
+	for {
+		select {
+		case waitErr = <-waited:
+			break loop
+		case <-ctx.Done():
+			ex.Detail = "cancelled: " + ctx.Err().Error()
+			kill()
+			break loop
+		case <-wall:
+			ex.TimedOut = true
+			ex.Detail = fmt.Sprintf("killed after wall timeout %s", cmd.WallTimeout)
+			kill()
+			break loop
+		case <-idleCheck.C:
+			quiet := time.Since(time.Unix(0, lastOutput.Load()))
+			if quiet >= cmd.IdleTimeout {
+				ex.Idle = true
+				ex.Detail = fmt.Sprintf("killed after %s without output (idle timeout %s)", quiet.Round(time.Millisecond), cmd.IdleTimeout)
+				kill()
+				break loop
+			}
+			idleCheck.Reset(cmd.IdleTimeout - quiet)
+		}
+	}
+	if !killed {
+		// The leader is gone; its leftovers (background jobs) go with it.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	ex.Duration = time.Since(start)
+
+	// Output still buffered in the pipes is drained; a process outside the
+	// group holding a pipe open must not block us for long.
+	drained := make(chan struct{})
+	go func() { copiers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+		for _, r := range readEnds {
+			r.Close()
+		}
+		<-drained
+	}
+	for _, r := range readEnds {
+		r.Close()
+	}
+
+	if ps := c.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ex.Code = -1
+			if ex.Detail == "" {
+				ex.Detail = "killed by signal " + ws.Signal().String()
+			}
+		} else {
+			ex.Code = ps.ExitCode()
+		}
+	} else if waitErr != nil && ex.Detail == "" {
+		ex.Detail = "wait: " + waitErr.Error()
+	}
+	return ex, nil
+}
+
+// killGroup sends SIGTERM to the group, waits up to grace for the leader,
+// then SIGKILLs whatever is left of the group (children may ignore SIGTERM).
+func killGroup(pgid int, grace time.Duration, waited <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	var err error
+	select {
+	case err = <-waited:
+		// The leader left; give the rest of the group the remaining grace.
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) && groupAlive(pgid) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	case <-time.After(grace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		err = <-waited
+	}
+	return err
+}
+
+func groupAlive(pgid int) bool {
+	return syscall.Kill(-pgid, 0) == nil
+}
+
+func copyTracking(dst io.Writer, src io.Reader, last *atomic.Int64) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			last.Store(time.Now().UnixNano())
+			_, _ = dst.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// withPath returns env plus the host PATH when env does not set one.
+func withPath(env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			return env
+		}
+	}
+	out := append([]string(nil), env...)
+	if env == nil {
+		out = []string{} // a nil Env would make exec inherit everything
+	}
+	return append(out, "PATH="+os.Getenv("PATH"))
+}
