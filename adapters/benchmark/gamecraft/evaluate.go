@@ -253,4 +253,3 @@ func inside(dir, path string) bool {
 	rel, err := filepath.Rel(d, p)
 	return err == nil && (rel == "." || !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "..")
 }
-
