@@ -1,0 +1,203 @@
+// Package bootstrap computes percentile-bootstrap confidence intervals over
+// tasks (paper appendix B.7: 20,000 task resamples, seed 20260729) and paired
+// comparisons between arms.
+//
+// Assumptions: tasks are exchangeable draws from a population of tasks, so
+// resampling tasks with replacement mimics drawing a new task sample; the
+// interval describes task-sampling uncertainty only (not judge noise or
+// run-to-run variation, which a per-task mean of repetitions already folds
+// in). The percentile interval assumes the bootstrap distribution of the mean
+// is roughly symmetric and unbiased; with few tasks (say under 10) it is too
+// narrow and should be read as descriptive.
+//
+// Resampling: every resample draws n task indices with replacement once and
+// recomputes the mean of every column from that one draw, so the columns of
+// a task (components, arms) stay together and arms are paired. The draws are
+// a function of (seed, number of tasks, resamples) only: two calls with the
+// same seed on the same number of tasks see the same resamples whatever
+// their columns, so intervals computed in separate calls are still paired.
+// Random numbers come from math/rand/v2's PCG seeded with (seed, seed);
+// index i is rng.IntN(n).
+//
+// Percentile rule: with R resamples and alpha = 1 - level, Lo and Hi are the
+// k-th smallest resampled means for k = ceil(R*alpha/2) and
+// k = ceil(R*(1-alpha/2)) (1-based, clamped to [1, R]). This is the inverse
+// empirical CDF, the rule of gonum's stat.Quantile with stat.Empirical, except
+// that R*p is snapped to the integer when float rounding leaves it within
+// 1e-9 of one (0.95 would otherwise give the 501st, not the 500th, of 20000).
+package bootstrap
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Defaults follow the paper's appendix B.7.
+const (
+	DefaultResamples        = 20000
+	DefaultSeed      uint64 = 20260729
+	DefaultLevel            = 0.95
+)
+
+// Options configure a bootstrap; zero fields take the defaults (so seed 0
+// cannot be chosen).
+type Options struct {
+	Resamples int
+	Seed      uint64
+	Level     float64
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Resamples == 0 {
+		o.Resamples = DefaultResamples
+	}
+	if o.Seed == 0 {
+		o.Seed = DefaultSeed
+	}
+	if o.Level == 0 {
+		o.Level = DefaultLevel
+	}
+	if o.Resamples < 1 {
+		return o, fmt.Errorf("bootstrap: resamples %d, need at least 1", o.Resamples)
+	}
+	if !(o.Level > 0 && o.Level < 1) {
+		return o, fmt.Errorf("bootstrap: level %v outside (0, 1)", o.Level)
+	}
+	return o, nil
+}
+
+// Interval is a sample mean with its percentile-bootstrap interval.
+type Interval struct {
+	Mean, Lo, Hi float64
+}
+
+// Percentile bootstraps the mean of every column of data, where data[i][j]
+// is task i's value in column j (e.g. 4 components x 4 arms = 16 columns).
+// It returns one Interval per column. Ragged or non-finite input is an error
+// naming the task row and column.
+func Percentile(data [][]float64, opt Options) ([]Interval, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	n := len(data)
+	if n == 0 {
+		return nil, fmt.Errorf("bootstrap: no tasks")
+	}
+	cols := len(data[0])
+	if cols == 0 {
+		return nil, fmt.Errorf("bootstrap: task row 0 has no columns")
+	}
+	flat := make([]float64, 0, n*cols) // row-major: one drawn task is one contiguous row
+	for i, row := range data {
+		if len(row) != cols {
+			return nil, fmt.Errorf("bootstrap: task row %d has %d columns, row 0 has %d", i, len(row), cols)
+		}
+		for j, v := range row {
+			if !finite(v) {
+				return nil, fmt.Errorf("bootstrap: task row %d column %d is not finite (%v)", i, j, v)
+			}
+		}
+		flat = append(flat, row...)
+	}
+
+	R := opt.Resamples
+	means := make([]float64, cols*R) // column-major, so each column sorts in place
+	sums := make([]float64, cols)
+	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed))
+	inv := 1 / float64(n)
+	for r := range R {
+		clear(sums)
+		for range n {
+			i := rng.IntN(n)
+			row := flat[i*cols : i*cols+cols]
+			for j, v := range row {
+				sums[j] += v
+			}
+		}
+		for j, s := range sums {
+			means[j*R+r] = s * inv
+		}
+	}
+
+	alpha := 1 - opt.Level
+	kLo, kHi := orderStat(R, alpha/2), orderStat(R, 1-alpha/2)
+	out := make([]Interval, cols)
+	col := make([]float64, n)
+	for j := range cols {
+		for i := range n {
+			col[i] = flat[i*cols+j]
+		}
+		m := means[j*R : (j+1)*R]
+		slices.Sort(m)
+		out[j] = Interval{Mean: stat.Mean(col, nil), Lo: m[kLo-1], Hi: m[kHi-1]}
+	}
+	return out, nil
+}
+
+// orderStat is the 1-based rank of the inverse empirical CDF at p.
+func orderStat(R int, p float64) int {
+	x := p * float64(R)
+	if r := math.Round(x); math.Abs(x-r) < 1e-9 {
+		x = r
+	}
+	k := int(math.Ceil(x))
+	return min(max(k, 1), R)
+}
+
+// PairedDifference bootstraps mean(a) - mean(b) over the same tasks: a[i] and
+// b[i] belong to task i and are always drawn together. Its draws equal those
+// of Percentile with the same options on the same number of tasks.
+func PairedDifference(a, b []float64, opt Options) (Interval, error) {
+	if len(a) != len(b) {
+		return Interval{}, fmt.Errorf("bootstrap: paired arms have %d and %d tasks", len(a), len(b))
+	}
+	d := make([][]float64, len(a))
+	for i := range a {
+		d[i] = []float64{a[i] - b[i]}
+	}
+	iv, err := Percentile(d, opt)
+	if err != nil {
+		return Interval{}, err
+	}
+	return iv[0], nil
+}
+
+// Record counts per-task outcomes of arm a against arm b.
+type Record struct {
+	Wins, Ties, Losses int
+}
+
+// WinTieLoss compares a[i] with b[i] task by task: a tie when
+// |a[i]-b[i]| <= tolerance (0 means exact equality), else a win for the
+// larger. Use a tolerance of half the reporting precision to count values
+// that round to the same reported number as ties.
+func WinTieLoss(a, b []float64, tolerance float64) (Record, error) {
+	var rec Record
+	if len(a) != len(b) {
+		return rec, fmt.Errorf("bootstrap: paired arms have %d and %d tasks", len(a), len(b))
+	}
+	if !(tolerance >= 0) {
+		return rec, fmt.Errorf("bootstrap: tolerance %v must be >= 0", tolerance)
+	}
+	for i := range a {
+		if !finite(a[i]) || !finite(b[i]) {
+			return rec, fmt.Errorf("bootstrap: task %d has a non-finite value (%v, %v)", i, a[i], b[i])
+		}
+		switch d := a[i] - b[i]; {
+		case math.Abs(d) <= tolerance:
+			rec.Ties++
+		case d > 0:
+			rec.Wins++
+		default:
+			rec.Losses++
+		}
+	}
+	return rec, nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
