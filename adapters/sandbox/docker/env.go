@@ -1,0 +1,316 @@
+package docker
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+)
+
+// Mount is a host path bind-mounted into the container.
+type Mount struct {
+	Host      string
+	Container string
+	ReadOnly  bool
+}
+
+// Spec describes one task container.
+type Spec struct {
+	// Image is a local image name or id. When empty, BuildDir is built.
+	Image      string
+	BuildDir   string
+	Dockerfile string // relative to BuildDir; default Dockerfile
+
+	CPUs          float64
+	MemoryMB      int64
+	StorageMB     int64 // only where the storage driver supports a size quota
+	GPUs          int
+	AllowInternet bool
+
+	// Workspace is a host directory bind-mounted read-write at
+	// WorkspacePath (default /workspace), so snapshots stay on the host.
+	Workspace     string
+	WorkspacePath string
+	Mounts        []Mount
+	Env           []string
+	Name          string // container name; empty lets the engine choose
+	Labels        map[string]string
+	// Relay, when set, makes the model endpoint reachable inside the
+	// container on 127.0.0.1:Relay.Port (see relay.go).
+	Relay *RelaySpec
+}
+
+// Environment is one running task container.
+type Environment struct {
+	c         *Client
+	ID        string
+	ImageID   string
+	builtHere bool
+	spec      Spec
+	relay     *hostRelay
+	// Notes records limits that could not be applied (e.g. storage quota).
+	Notes []string
+}
+
+// Start builds the image if needed, then creates and starts the container.
+func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
+	env := &Environment{c: c, spec: spec}
+	img := spec.Image
+	if img == "" {
+		if spec.BuildDir == "" {
+			return nil, errors.New("docker: spec has neither Image nor BuildDir")
+		}
+		id, err := c.BuildImage(ctx, spec.BuildDir, spec.Dockerfile, "")
+		if err != nil {
+			return nil, &InfraError{Stage: "build", Err: err}
+		}
+		img, env.builtHere = id, true
+	}
+	env.ImageID = img
+	if spec.WorkspacePath == "" {
+		spec.WorkspacePath = "/workspace"
+		env.spec.WorkspacePath = spec.WorkspacePath
+	}
+	if err := env.create(ctx, img, spec, true); err != nil {
+		env.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if spec.Relay != nil {
+		if err := env.startRelay(ctx); err != nil {
+			env.Close(context.WithoutCancel(ctx))
+			return nil, &InfraError{Stage: "relay", Err: err}
+		}
+	}
+	return env, nil
+}
+
+func (env *Environment) create(ctx context.Context, img string, spec Spec, withStorage bool) error {
+	c := env.c
+	cfg := &container.Config{
+		Image:  img,
+		Env:    spec.Env,
+		Labels: c.Labels(spec.Labels),
+		// Keep the container alive; work happens through exec.
+		Entrypoint: []string{"/bin/sh", "-c"},
+		Cmd:        []string{"trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"},
+	}
+	hc := &container.HostConfig{}
+	if !spec.AllowInternet {
+		hc.NetworkMode = "none"
+	}
+	if spec.CPUs > 0 {
+		hc.NanoCPUs = int64(spec.CPUs * 1e9)
+	}
+	if spec.MemoryMB > 0 {
+		hc.Memory = spec.MemoryMB << 20
+		hc.MemorySwap = hc.Memory // no swap beyond the limit
+	}
+	if spec.StorageMB > 0 && withStorage {
+		hc.StorageOpt = map[string]string{"size": fmt.Sprintf("%dM", spec.StorageMB)}
+	}
+	if spec.GPUs > 0 {
+		hc.DeviceRequests = []container.DeviceRequest{{Count: spec.GPUs, Capabilities: [][]string{{"gpu"}}}}
+	}
+	if spec.Workspace != "" {
+		abs, err := filepath.Abs(spec.Workspace)
+		if err != nil {
+			return err
+		}
+		hc.Mounts = append(hc.Mounts, bindMount(abs, spec.WorkspacePath, false))
+	}
+	for _, m := range spec.Mounts {
+		hc.Mounts = append(hc.Mounts, bindMount(m.Host, m.Container, m.ReadOnly))
+	}
+	if spec.Relay != nil {
+		rm, err := env.relayMounts()
+		if err != nil {
+			return &InfraError{Stage: "relay", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, rm...)
+	}
+	resp, err := c.API.ContainerCreate(ctx, cfg, hc, nil, nil, spec.Name)
+	if err != nil {
+		// overlay2 on ext4 has no size quota: run without it and say so.
+		if withStorage && hc.StorageOpt != nil && strings.Contains(err.Error(), "storage-opt") {
+			env.Notes = append(env.Notes, fmt.Sprintf("storage limit %d MB not enforced: %v", spec.StorageMB, err))
+			return env.create(ctx, img, spec, false)
+		}
+		return &InfraError{Stage: "create", Err: err}
+	}
+	env.ID = resp.ID
+	c.trackContainer(resp.ID, true)
+	if err := c.API.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		return &InfraError{Stage: "start", Err: err}
+	}
+	return nil
+}
+
+// WorkspacePath is the container path of the bind-mounted workspace.
+func (env *Environment) WorkspacePath() string { return env.spec.WorkspacePath }
+
+// State reports the container's current state.
+func (env *Environment) State(ctx context.Context) (*container.State, error) {
+	ins, err := env.c.API.ContainerInspect(ctx, env.ID)
+	if err != nil {
+		return nil, err
+	}
+	return ins.State, nil
+}
+
+// Kill stops the container at once (used when a process tree cannot be
+// killed any other way, and by tests simulating a dying container).
+func (env *Environment) Kill(ctx context.Context) error {
+	return env.c.API.ContainerKill(ctx, env.ID, "KILL")
+}
+
+// Close removes the container, stops the relay, and removes the image if
+// this environment built it (unless the client keeps images).
+func (env *Environment) Close(ctx context.Context) error {
+	var first error
+	if env.relay != nil {
+		env.relay.Close()
+	}
+	if env.ID != "" {
+		err := env.c.API.ContainerRemove(ctx, env.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !client.IsErrNotFound(err) {
+			first = err
+		}
+		env.c.trackContainer(env.ID, false)
+	}
+	if env.builtHere && !env.c.keepImages {
+		_, err := env.c.API.ImageRemove(ctx, env.ImageID, image.RemoveOptions{Force: true, PruneChildren: true})
+		if err != nil && !client.IsErrNotFound(err) && first == nil {
+			first = err
+		}
+		env.c.trackImage(env.ImageID, false)
+	}
+	return first
+}
+
+// CopyIn copies the host file or directory src into the container directory
+// dstDir (created if missing), keeping src's base name.
+func (env *Environment) CopyIn(ctx context.Context, src, dstDir string) error {
+	if _, err := env.Executor().Run(ctx, simple("mkdir", "-p", dstDir)); err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(tarDir(pw, src, filepath.Base(src)))
+	}()
+	err := env.c.API.CopyToContainer(ctx, env.ID, dstDir, pr, container.CopyToContainerOptions{})
+	pr.CloseWithError(err)
+	if err != nil {
+		return fmt.Errorf("copy %s into container %s:%s: %w", src, short(env.ID), dstDir, err)
+	}
+	return nil
+}
+
+// CopyOut copies the container file or directory src into the host
+// directory dstDir, keeping src's base name. Symlinks are recreated;
+// special files are skipped.
+func (env *Environment) CopyOut(ctx context.Context, src, dstDir string) error {
+	rc, _, err := env.c.API.CopyFromContainer(ctx, env.ID, src)
+	if err != nil {
+		return fmt.Errorf("copy %s out of container %s: %w", src, short(env.ID), err)
+	}
+	defer rc.Close()
+	return untar(rc, dstDir)
+}
+
+// ReadFile returns a file's contents from the container; os.ErrNotExist
+// (wrapped) when it does not exist.
+func (env *Environment) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	rc, st, err := env.c.API.CopyFromContainer(ctx, env.ID, p)
+	if err != nil {
+		if client.IsErrNotFound(err) || strings.Contains(err.Error(), "No such") {
+			return nil, fmt.Errorf("%s: %w", p, os.ErrNotExist)
+		}
+		return nil, err
+	}
+	defer rc.Close()
+	if st.Mode.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", p)
+	}
+	tr := tar.NewReader(rc)
+	if _, err := tr.Next(); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(tr)
+}
+
+func untar(r io.Reader, dstDir string) error {
+	tr := tar.NewReader(r)
+	root, err := filepath.Abs(dstDir)
+	if err != nil {
+		return err
+	}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := path.Clean("/" + hdr.Name)
+		target := filepath.Join(root, filepath.FromSlash(name))
+		if !strings.HasPrefix(target, root) {
+			return fmt.Errorf("tar entry %q escapes %s", hdr.Name, dstDir)
+		}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(hdr.Mode)&0o777|0o600)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			_ = os.Remove(target)
+			if err := os.Symlink(hdr.Linkname, target); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func simple(args ...string) sandboxCommand {
+	return sandboxCommand{Args: args, WallTimeout: time.Minute}
+}
+
+type mountSpec = mount.Mount
+
+func bindMount(host, ctr string, ro bool) mount.Mount {
+	return mount.Mount{Type: mount.TypeBind, Source: host, Target: ctr, ReadOnly: ro}
+}

@@ -1,0 +1,253 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
+
+type sandboxCommand = sandbox.Command
+
+// pidDir holds one pid file per running exec inside the container.
+const pidDir = "/tmp/.hoh-exec"
+
+// Every command runs under this wrapper: it records its pid (then execs the
+// command, keeping the pid) so a timeout can kill the command's whole process
+// tree. The kill walks /proc for descendants because exec'd processes are not
+// reliably process-group leaders and images may lack setsid/pkill.
+const wrapper = `mkdir -p ` + pidDir + ` && echo $$ > "$0" && exec "$@"`
+
+const killTree = `
+kids() { for s in /proc/[0-9]*/stat; do
+  st=$(cat "$s" 2>/dev/null) || continue
+  rest=${st##*) }; set -- $rest
+  [ "$2" = "$PARENT" ] && echo "${st%% *}"
+done; }
+all=""; todo="$0"
+while [ -n "$todo" ]; do
+  set -- $todo; PARENT=$1; shift; todo="$* $(kids)"; todo=$(echo $todo)
+  all="$all $PARENT"
+done
+kill -STOP $all 2>/dev/null; kill -KILL $all 2>/dev/null; exit 0`
+
+// Executor runs commands in the environment's container.
+func (env *Environment) Executor() sandbox.Executor { return &executor{env: env} }
+
+type executor struct {
+	env *Environment
+	seq atomic.Int64
+}
+
+// activityWriter forwards writes and records when output was last seen.
+type activityWriter struct {
+	w    io.Writer
+	last *atomic.Int64
+}
+
+func (a activityWriter) Write(p []byte) (int, error) {
+	a.last.Store(time.Now().UnixNano())
+	if a.w == nil {
+		return len(p), nil
+	}
+	return a.w.Write(p)
+}
+
+func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, error) {
+	env := x.env
+	api := env.c.API
+	start := time.Now()
+	if len(cmd.Args) == 0 {
+		return sandbox.Exit{Code: -1}, fmt.Errorf("docker exec: empty command")
+	}
+	pidFile := fmt.Sprintf("%s/%d-%d", pidDir, time.Now().UnixNano(), x.seq.Add(1))
+	args := append([]string{"/bin/sh", "-c", wrapper, pidFile}, cmd.Args...)
+	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{
+		Cmd: args, Env: cmd.Env, WorkingDir: cmd.Dir,
+		AttachStdin: cmd.Stdin != nil, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return sandbox.Exit{Code: -1, Detail: err.Error()}, &InfraError{Stage: "exec", Err: err}
+	}
+	hj, err := api.ContainerExecAttach(ctx, ec.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return sandbox.Exit{Code: -1, Detail: err.Error()}, &InfraError{Stage: "exec attach", Err: err}
+	}
+	defer hj.Close()
+	if cmd.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(hj.Conn, cmd.Stdin)
+			_ = hj.CloseWrite()
+		}()
+	}
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
+	copied := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(activityWriter{cmd.Stdout, &last}, activityWriter{cmd.Stderr, &last}, hj.Reader)
+		copied <- err
+	}()
+
+	var wall <-chan time.Time
+	if cmd.WallTimeout > 0 {
+		t := time.NewTimer(cmd.WallTimeout)
+		defer t.Stop()
+		wall = t.C
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	exit := sandbox.Exit{}
+	var killOnce sync.Once
+	kill := func(why string) {
+		killOnce.Do(func() {
+			exit.Detail = why
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+			defer cancel()
+			if err := env.killExec(kctx, pidFile); err != nil {
+				// Last resort: the container goes, and with it the tree.
+				exit.Detail += fmt.Sprintf("; tree kill failed (%v), container killed", err)
+				_ = env.Kill(kctx)
+			}
+		})
+	}
+	var copyErr error
+loop:
+	for {
+		select {
+		case copyErr = <-copied:
+			break loop
+		case <-wall:
+			exit.TimedOut = true
+			kill(fmt.Sprintf("killed after wall timeout %s", cmd.WallTimeout))
+		case <-ctx.Done():
+			kill("cancelled: " + ctx.Err().Error())
+		case <-tick.C:
+			if cmd.IdleTimeout > 0 && !exit.TimedOut && !exit.Idle &&
+				time.Since(time.Unix(0, last.Load())) > cmd.IdleTimeout {
+				exit.Idle = true
+				kill(fmt.Sprintf("killed after %s without output", cmd.IdleTimeout))
+			}
+		}
+	}
+	exit.Duration = time.Since(start)
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	var ins container.ExecInspect
+	for i := 0; i < 50; i++ {
+		ins, err = api.ContainerExecInspect(ictx, ec.ID)
+		if err != nil || !ins.Running {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		exit.Code = -1
+		return exit, &InfraError{Stage: "exec inspect", Err: err}
+	}
+	exit.Code = ins.ExitCode
+	if exit.TimedOut || exit.Idle {
+		exit.Code = -1
+	}
+	st, serr := env.State(ictx)
+	// A process killed by a signal may be the first sign of a dying
+	// container: give the engine a moment to report the container's end.
+	for i := 0; serr == nil && st.Running && ins.ExitCode >= 128 && i < 20; i++ {
+		time.Sleep(100 * time.Millisecond)
+		st, serr = env.State(ictx)
+	}
+	if serr != nil {
+		return exit, &InfraError{Stage: "inspect", Err: serr}
+	}
+	if !st.Running {
+		ev := fmt.Sprintf("container %s stopped during command (status %s, exit %d, OOMKilled %v, error %q)",
+			short(env.ID), st.Status, st.ExitCode, st.OOMKilled, st.Error)
+		if exit.Detail != "" && strings.Contains(exit.Detail, "container killed") {
+			return exit, nil // we killed it ourselves on timeout
+		}
+		exit.Code = -1
+		exit.OOM = st.OOMKilled
+		exit.Detail = ev
+		return exit, &InfraError{Stage: "run", Err: fmt.Errorf("%s", ev), OOM: st.OOMKilled}
+	}
+	if copyErr != nil && exit.Detail == "" {
+		exit.Detail = "output stream: " + copyErr.Error()
+	}
+	if exit.Code == 137 && !exit.TimedOut && !exit.Idle {
+		if n, ok := env.oomKills(ictx); ok && n > 0 {
+			exit.OOM = true
+			exit.Detail = fmt.Sprintf("killed by the OOM killer (memory limit %d MB; %d OOM kill(s) in the container cgroup)", env.spec.MemoryMB, n)
+		}
+	}
+	_, _ = env.quickExec(ictx, "rm", "-f", pidFile)
+	return exit, nil
+}
+
+// killExec kills the process tree rooted at the pid recorded in pidFile.
+func (env *Environment) killExec(ctx context.Context, pidFile string) error {
+	out, err := env.quickExec(ctx, "cat", pidFile)
+	if err != nil {
+		return err
+	}
+	pid, perr := strconv.Atoi(strings.TrimSpace(out))
+	if perr != nil {
+		return fmt.Errorf("pid file %s: %q", pidFile, out)
+	}
+	_, err = env.quickExec(ctx, "/bin/sh", "-c", killTree, strconv.Itoa(pid))
+	return err
+}
+
+// quickExec runs a short helper command directly (no wrapper, no timeouts
+// beyond ctx) and returns its stdout; a non-zero exit is an error.
+func (env *Environment) quickExec(ctx context.Context, args ...string) (string, error) {
+	api := env.c.API
+	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{Cmd: args, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return "", err
+	}
+	hj, err := api.ContainerExecAttach(ctx, ec.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return "", err
+	}
+	defer hj.Close()
+	var out, errb bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &errb, hj.Reader); err != nil {
+		return "", err
+	}
+	ins, err := api.ContainerExecInspect(ctx, ec.ID)
+	if err != nil {
+		return "", err
+	}
+	if ins.ExitCode != 0 {
+		return out.String(), fmt.Errorf("%s: exit %d: %s", strings.Join(args, " "), ins.ExitCode, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// oomKills reads the container's memory cgroup OOM-kill counter (cgroup v1
+// memory.oom_control or v2 memory.events, as seen from inside).
+func (env *Environment) oomKills(ctx context.Context) (int, bool) {
+	for _, f := range []string{"/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"} {
+		out, err := env.quickExec(ctx, "cat", f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			fs := strings.Fields(line)
+			if len(fs) == 2 && fs[0] == "oom_kill" {
+				n, err := strconv.Atoi(fs[1])
+				return n, err == nil
+			}
+		}
+	}
+	return 0, false
+}

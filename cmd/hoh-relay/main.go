@@ -1,0 +1,59 @@
+// Command hoh-relay runs inside a no-network task container. It listens on a
+// loopback TCP port and forwards every connection to a unix socket that hoh
+// serves from a bind-mounted host directory; hoh forwards that socket to the
+// model endpoint and nowhere else. Build it static (CGO_ENABLED=0) so it runs
+// in any image.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:18080", "loopback address to listen on")
+	socket := flag.String("unix", "/run/hoh-relay/model.sock", "unix socket to forward to")
+	probe := flag.String("probe", "", "only check that this TCP address accepts connections, then exit")
+	flag.Parse()
+	if *probe != "" {
+		c, err := net.DialTimeout("tcp", *probe, 2*time.Second)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hoh-relay probe:", err)
+			os.Exit(1)
+		}
+		c.Close()
+		return
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hoh-relay:", err)
+		os.Exit(1)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hoh-relay accept:", err)
+			os.Exit(1)
+		}
+		go forward(c, *socket)
+	}
+}
+
+func forward(c net.Conn, socket string) {
+	defer c.Close()
+	u, err := net.Dial("unix", socket)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hoh-relay dial:", err)
+		return
+	}
+	defer u.Close()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite(); done <- struct{}{} }()
+	go func() { io.Copy(c, u); c.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
+	<-done
+	<-done
+}
