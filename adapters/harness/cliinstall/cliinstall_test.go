@@ -1,0 +1,37 @@
+package cliinstall
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFindPrefersHOHToolsAndReadsVersion(t *testing.T) {
+	tools := t.TempDir()
+	pkg := filepath.Join(tools, "node_modules", "fake-cli")
+	bin := filepath.Join(tools, "node_modules", ".bin")
+	os.MkdirAll(filepath.Join(pkg, "bin"), 0o755)
+	os.MkdirAll(bin, 0o755)
+	os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"fake-cli","version":"1.2.3"}`), 0o644)
+	os.WriteFile(filepath.Join(pkg, "bin", "fake.js"), []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink("../fake-cli/bin/fake.js", filepath.Join(bin, "hoh-fake-cli"))
+	t.Setenv("HOH_TOOLS", tools)
+	p, err := Find("hoh-fake-cli")
+	if err != nil || p != filepath.Join(bin, "hoh-fake-cli") {
+		t.Fatalf("Find: %q %v", p, err)
+	}
+	v, err := InstalledVersion(p)
+	if err != nil || v != "1.2.3" {
+		t.Errorf("version %q %v", v, err)
+	}
+}
+
+func TestFindMissingSaysHowToInstall(t *testing.T) {
+	t.Setenv("HOH_TOOLS", t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	_, err := Find("hoh-no-such-cli")
+	if err == nil || !strings.Contains(err.Error(), "scripts/install-harnesses.sh") {
+		t.Fatalf("want install hint, got %v", err)
+	}
+}
