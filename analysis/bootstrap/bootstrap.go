@@ -31,8 +31,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -114,10 +114,8 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 		clear(sums)
 		for range n {
 			i := rng.IntN(n)
-			row := flat[i*cols : i*cols+cols]
-			for j, v := range row {
-				sums[j] += v
-			}
+			floats.Add(sums, flat[i*cols:i*cols+cols]) // gonum's assembly AXPY kernel
+
 		}
 		for j, s := range sums {
 			means[j*R+r] = s * inv
@@ -133,10 +131,56 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 			col[i] = flat[i*cols+j]
 		}
 		m := means[j*R : (j+1)*R]
-		slices.Sort(m)
+		// Two selections instead of a sort: only two order statistics are needed.
+		selectKth(m, kLo-1)
+		selectKth(m[kLo-1:], kHi-kLo)
 		out[j] = Interval{Mean: stat.Mean(col, nil), Lo: m[kLo-1], Hi: m[kHi-1]}
 	}
 	return out, nil
+}
+
+// selectKth reorders x so that x[k] holds the value it would hold if x were
+// sorted, with nothing larger before it and nothing smaller after it
+// (Hoare's selection with a median-of-three pivot; expected linear time).
+func selectKth(x []float64, k int) {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		pivot := median3(x[lo], x[mid], x[hi])
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < pivot {
+				i++
+			}
+			for x[j] > pivot {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		// Now x[lo..j] <= pivot, x[i..hi] >= pivot and x[j+1..i-1] == pivot.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+func median3(a, b, c float64) float64 {
+	if a > b {
+		a, b = b, a
+	}
+	if b > c {
+		b = c
+	}
+	return max(a, b)
 }
 
 // orderStat is the 1-based rank of the inverse empirical CDF at p.

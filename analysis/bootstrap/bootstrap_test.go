@@ -275,6 +275,31 @@ func TestOrderStatistics(t *testing.T) {
 	}
 }
 
+func TestSelectKthAgreesWithSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, n := range []int{1, 2, 3, 5, 17, 100, 1000} {
+		for _, distinct := range []int{1, 2, 5, 1 << 30} {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = float64(rng.IntN(distinct))
+			}
+			sorted := slices.Sorted(slices.Values(x))
+			for _, k := range []int{0, n / 40, n / 2, n - 1 - n/40, n - 1} {
+				y := slices.Clone(x)
+				selectKth(y, k)
+				if y[k] != sorted[k] {
+					t.Fatalf("n=%d distinct=%d k=%d: got %v want %v", n, distinct, k, y[k], sorted[k])
+				}
+				for i := range y {
+					if (i < k && y[i] > y[k]) || (i > k && y[i] < y[k]) {
+						t.Fatalf("n=%d k=%d: not partitioned at %d", n, k, i)
+					}
+				}
+			}
+		}
+	}
+}
+
 // The paper's component analysis: 20000 resamples over 45 tasks x
 // 4 components x 4 conditions.
 func BenchmarkPercentile45x16x20000(b *testing.B) {
