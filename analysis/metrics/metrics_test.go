@@ -300,3 +300,18 @@ func TestTokensAndEta(t *testing.T) {
 		t.Fatalf("eta %v %v", got, err)
 	}
 }
+
+func TestMatrixAlignsSeries(t *testing.T) {
+	rows := load(t, recs)
+	tasks, data, err := Matrix(rows, sel("vanilla", 1), sel("hoh", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tasks, ",") != "t1,t2,t3" || data[0][0] != 45 || data[0][1] != 70 || data[2][1] != 80 {
+		t.Fatalf("matrix %v %v", tasks, data)
+	}
+	_, _, err = Matrix(rows, sel("vanilla", 1), sel("hoh", 1))
+	if err == nil || !strings.Contains(err.Error(), "task t3 is missing from gc/c1/hoh@1/overall") {
+		t.Fatalf("missing task error: %v", err)
+	}
+}

@@ -157,3 +157,36 @@ func Labels(rows []results.Row, benchmark string, g Grouping) (map[string]string
 	}
 	return out, nil
 }
+
+// Matrix aligns several series on their common task set for a paired
+// computation such as the bootstrap: data[i][j] is task tasks[i] (sorted)
+// under sels[j]. Every selector must cover the same tasks; a task missing
+// from some series is an error naming the task and the series.
+func Matrix(rows []results.Row, sels ...Selector) (tasks []string, data [][]float64, err error) {
+	if len(sels) == 0 {
+		return nil, nil, fmt.Errorf("metrics: no series for the matrix")
+	}
+	series := make([]map[string]float64, len(sels))
+	all := map[string]float64{}
+	for j, s := range sels {
+		if series[j], err = TaskValues(rows, s); err != nil {
+			return nil, nil, err
+		}
+		for t := range series[j] {
+			all[t] = 0
+		}
+	}
+	tasks = Tasks(all)
+	data = make([][]float64, len(tasks))
+	for i, t := range tasks {
+		data[i] = make([]float64, len(sels))
+		for j, s := range series {
+			v, ok := s[t]
+			if !ok {
+				return nil, nil, fmt.Errorf("metrics: task %s is missing from %s but present in other series", t, sels[j])
+			}
+			data[i][j] = v
+		}
+	}
+	return tasks, data, nil
+}
