@@ -1,0 +1,81 @@
+package builtin
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Reference solutions, written here to prove the hidden cases are satisfiable.
+var solutions = map[string]string{
+	"greet.sh": "#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n",
+	"fizzbuzz.sh": "#!/bin/sh\ncase \"$1\" in ''|*[!0-9]*) echo 'usage: fizzbuzz.sh N' >&2; exit 2;; esac\n" +
+		"i=1; while [ $i -le $1 ]; do\n if [ $((i%15)) -eq 0 ]; then echo FizzBuzz; elif [ $((i%3)) -eq 0 ]; then echo Fizz;\n" +
+		" elif [ $((i%5)) -eq 0 ]; then echo Buzz; else echo $i; fi; i=$((i+1)); done\n",
+	"calc.sh": "#!/bin/sh\ncase \"$2\" in\n+) echo $(($1+$3));; -) echo $(($1-$3));; x) echo $(($1*$3));;\n" +
+		"/) if [ \"$3\" -eq 0 ]; then echo 'error: division by zero' >&2; exit 1; fi; echo $(($1/$3));;\n*) exit 2;; esac\n",
+}
+
+func TestReferenceSolutionsScore100AndEmptyScores0(t *testing.T) {
+	ctx := context.Background()
+	b := Benchmark{}
+	ts, _ := b.Tasks(ctx)
+	if len(ts) != 3 {
+		t.Fatalf("want 3 tasks, got %d", len(ts))
+	}
+	for _, bt := range ts {
+		task, _ := lookup(bt.ID)
+		dir := t.TempDir()
+		if err := b.InitialWorkspace(ctx, bt, dir); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := b.Evaluate(ctx, bt, dir)
+		if err != nil || ev.Metrics["pass_rate"] != 0 {
+			t.Fatalf("%s: empty workspace scored %v (%v)", bt.ID, ev.Metrics, err)
+		}
+		checks, _ := b.Check(ctx, bt, dir)
+		if len(checks) != 1 || checks[0].Passed {
+			t.Fatalf("%s: checks on empty workspace %+v", bt.ID, checks)
+		}
+		os.WriteFile(filepath.Join(dir, task.script), []byte(solutions[task.script]), 0o755)
+		ev, err = b.Evaluate(ctx, bt, dir)
+		if err != nil || ev.Metrics["pass_rate"] != 100 {
+			t.Fatalf("%s: reference solution scored %v %v", bt.ID, ev.Metrics, ev.Details)
+		}
+		checks, _ = b.Check(ctx, bt, dir)
+		for _, c := range checks {
+			if !c.Passed {
+				t.Fatalf("%s: check %s failed: %s", bt.ID, c.Name, c.Output)
+			}
+		}
+	}
+}
+
+func TestHiddenCasesNeverReachSpecOrWorkspace(t *testing.T) {
+	ctx := context.Background()
+	b := Benchmark{}
+	ts, _ := b.Tasks(ctx)
+	for _, bt := range ts {
+		task, _ := lookup(bt.ID)
+		dir := t.TempDir()
+		b.InitialWorkspace(ctx, bt, dir)
+		var workspace strings.Builder
+		filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() {
+				data, _ := os.ReadFile(p)
+				workspace.Write(data)
+			}
+			return nil
+		})
+		for _, c := range task.hidden {
+			if c.want == "" || strings.Contains(task.spec, c.want) && len(c.want) < 16 {
+				continue // short outputs the spec states publicly (e.g. "Hello, World!")
+			}
+			if strings.Contains(bt.Spec, c.want) || strings.Contains(workspace.String(), c.want) {
+				t.Errorf("%s: hidden expected output %q is visible", bt.ID, c.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,551 @@
+package trial
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/experiments/conditions"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/roles"
+)
+
+// Invocation is one token-ledger entry: one harness run of one role.
+type Invocation struct {
+	Iteration int             `json:"iteration"`
+	Role      string          `json:"role"`
+	Attempt   int             `json:"attempt"`
+	Outcome   harness.Outcome `json:"outcome"`
+	Evidence  string          `json:"evidence,omitempty"`
+	Usage     harness.Usage   `json:"usage"`
+	Duration  time.Duration   `json:"duration_ns"`
+	Session   string          `json:"session,omitempty"`
+	Dir       string          `json:"dir"` // attempt directory, relative to the trial
+}
+
+// StageRecord is one committed role stage (a line of stages.jsonl).
+type StageRecord struct {
+	Iteration     int          `json:"iteration"`
+	Role          string       `json:"role"`
+	Commit        string       `json:"commit"`
+	Digest        string       `json:"digest"` // workspace digest after the stage
+	Invocations   []Invocation `json:"invocations,omitempty"`
+	Session       string       `json:"session,omitempty"`
+	ReusedFrom    int          `json:"reused_from,omitempty"` // w/o Plan Update: D_t copied from D_1
+	StartedFrom   string       `json:"started_from,omitempty"`
+	Violations    []string     `json:"violations,omitempty"`
+	Failure       string       `json:"failure,omitempty"` // ends the trial
+	FailureStatus Status       `json:"failure_status,omitempty"`
+	Finished      time.Time    `json:"finished"`
+}
+
+type state struct {
+	stages []StageRecord
+}
+
+func loadState(l Layout) (*state, error) {
+	st := &state{}
+	_, err := records.ReadLines(l.Stages(), func(b []byte) error {
+		var s StageRecord
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		st.stages = append(st.stages, s)
+		return nil
+	})
+	return st, err
+}
+
+func (s *state) find(t int, role string) *StageRecord {
+	for i := range s.stages {
+		if s.stages[i].Iteration == t && s.stages[i].Role == role {
+			return &s.stages[i]
+		}
+	}
+	return nil
+}
+
+func (s *state) failed() *StageRecord {
+	for i := range s.stages {
+		if s.stages[i].Failure != "" {
+			return &s.stages[i]
+		}
+	}
+	return nil
+}
+
+func (s *state) invocations() []Invocation {
+	var out []Invocation
+	for _, st := range s.stages {
+		out = append(out, st.Invocations...)
+	}
+	return out
+}
+
+type runner struct {
+	l    Layout
+	spec Spec
+	env  Env
+	arm  conditions.Arm
+	repo *history.Repo
+	st   *state
+}
+
+// restore brings the workspace back to the last committed stage, dropping
+// whatever an interrupted stage left behind.
+func (r *runner) restore() error {
+	ref := "cp-0"
+	if n := len(r.st.stages); n > 0 {
+		ref = r.st.stages[n-1].Commit
+	}
+	return r.repo.Restore(ref)
+}
+
+func (r *runner) commitStage(rec StageRecord) error {
+	msg := fmt.Sprintf("iter %d: %s", rec.Iteration, rec.Role)
+	if rec.Failure != "" {
+		msg += " (failed: " + rec.Failure + ")"
+	}
+	c, err := r.repo.Commit(msg)
+	if err != nil {
+		return err
+	}
+	rec.Commit = c
+	if rec.Digest == "" {
+		if rec.Digest, err = history.Digest(r.l.Workspace()); err != nil {
+			return err
+		}
+	}
+	if rec.Role == "developer" {
+		if err := r.repo.Tag(fmt.Sprintf("cp-%d", rec.Iteration), c); err != nil {
+			return err
+		}
+	}
+	rec.Finished = time.Now().UTC()
+	if err := records.Append(r.l.Stages(), rec); err != nil {
+		return err
+	}
+	r.st.stages = append(r.st.stages, rec)
+	return r.writeLedger()
+}
+
+// writeLedger rewrites usage.jsonl from the committed stages, so the ledger
+// never counts an interrupted stage twice.
+func (r *runner) writeLedger() error {
+	var b strings.Builder
+	for _, inv := range r.st.invocations() {
+		line, _ := json.Marshal(inv)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return records.WriteFile(r.l.Usage(), []byte(b.String()))
+}
+
+func (r *runner) loop(ctx context.Context) error {
+	c := r.arm.Condition
+	for t := 1; t <= r.arm.Steps; t++ {
+		if r.st.failed() != nil {
+			return nil
+		}
+		if c.Planning != conditions.NoPlan && r.st.find(t, "planner") == nil {
+			if err := r.planStage(ctx, t); err != nil {
+				return err
+			}
+			if r.st.failed() != nil {
+				return nil
+			}
+		}
+		if r.st.find(t, "developer") == nil {
+			if err := r.developStage(ctx, t); err != nil {
+				return err
+			}
+			if r.st.failed() != nil {
+				return nil
+			}
+		}
+		if c.QA && r.st.find(t, "qa") == nil {
+			if err := r.qaStage(ctx, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runner) stageDir(t int, role string) string { return r.l.Stage(t, role) }
+
+func (r *runner) rel(p string) string {
+	rel, err := filepath.Rel(r.l.Dir, p)
+	if err != nil {
+		return p
+	}
+	return rel
+}
+
+func (r *runner) writeSpec(dir string) (string, error) {
+	p := filepath.Join(dir, "context", "specification.md")
+	return p, records.WriteFile(p, []byte(r.env.Task.Spec))
+}
+
+// call runs one role invocation with contract retries. parse validates the
+// final message; it returns the validation errors. Infrastructure failures
+// abort the stage.
+type reply struct {
+	result  harness.Result
+	invs    []Invocation
+	valid   bool
+	errs    []string
+	session string
+}
+
+func (r *runner) call(ctx context.Context, t int, role harness.Role, access harness.Access, workDir, prompt string,
+	timeout time.Duration, session, stateDir string, parse func(string) []string) (reply, error) {
+	dir := r.stageDir(t, string(role))
+	var out reply
+	attemptPrompt := prompt
+	for retry := 0; ; retry++ {
+		attempt := nextAttempt(dir)
+		adir := filepath.Join(dir, fmt.Sprintf("attempt-%d", attempt))
+		if err := records.WriteFile(filepath.Join(adir, "prompt.md"), []byte(attemptPrompt)); err != nil {
+			return out, err
+		}
+		sd := stateDir
+		if sd == "" {
+			sd = filepath.Join(adir, "state")
+		}
+		if err := os.MkdirAll(sd, 0o755); err != nil {
+			return out, err
+		}
+		inv := harness.Invocation{
+			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: workDir,
+			StateDir: sd, LogDir: filepath.Join(adir, "logs"), Session: session,
+			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
+			Env: r.env.Env, Secrets: r.env.Secrets, Exec: r.env.Exec,
+		}
+		r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
+		res, err := r.env.Harness.Run(ctx, inv)
+		if err != nil {
+			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
+		}
+		if err := records.WriteJSON(filepath.Join(adir, "result.json"), res); err != nil {
+			return out, err
+		}
+		out.invs = append(out.invs, Invocation{Iteration: t, Role: string(role), Attempt: attempt,
+			Outcome: res.Outcome, Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration,
+			Session: res.SessionID, Dir: r.rel(adir)})
+		out.result = res
+		if res.SessionID != "" {
+			out.session = res.SessionID
+		}
+		if res.Outcome == harness.OutcomeInfraFailure {
+			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence}
+		}
+		if res.Outcome != harness.OutcomeCompleted {
+			return out, nil // agent failure or timeout: a result, not retried
+		}
+		out.errs = parse(res.FinalMessage)
+		if len(out.errs) == 0 {
+			out.valid = true
+			return out, nil
+		}
+		if retry >= r.env.ContractRetries {
+			return out, nil
+		}
+		// Retry in the same session when the CLI has one: cheaper, and the
+		// work already done stays in context. Otherwise re-ask in full.
+		if res.SessionID != "" {
+			session, stateDir = res.SessionID, sd
+			attemptPrompt = roles.WithRetry("", out.errs)
+		} else {
+			attemptPrompt = roles.WithRetry(prompt, out.errs)
+		}
+	}
+}
+
+func nextAttempt(dir string) int {
+	n := 1
+	for {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("attempt-%d", n))); os.IsNotExist(err) {
+			return n
+		}
+		n++
+	}
+}
+
+func (r *runner) timeout(role harness.Role) time.Duration {
+	d := map[harness.Role]time.Duration{harness.RolePlanner: r.env.Timeouts.Planner,
+		harness.RoleDeveloper: r.env.Timeouts.Developer, harness.RoleQA: r.env.Timeouts.QA}[role]
+	if d == 0 {
+		d = map[harness.Role]time.Duration{harness.RolePlanner: 30 * time.Minute,
+			harness.RoleDeveloper: 2 * time.Hour, harness.RoleQA: time.Hour}[role]
+	}
+	return d
+}
+
+// checkUnchanged enforces the single-writer boundary after a Planner or QA
+// stage: a changed workspace is a protocol violation and is undone.
+func (r *runner) checkUnchanged(before, role string, t int) ([]string, error) {
+	after, err := history.Digest(r.l.Workspace())
+	if err != nil {
+		return nil, err
+	}
+	if after == before {
+		return nil, nil
+	}
+	v := fmt.Sprintf("iteration %d: the %s changed the candidate (digest %s -> %s); the change was undone", t, role, before, after)
+	r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+	if err := r.repo.Restore("HEAD"); err != nil {
+		return nil, err
+	}
+	return []string{v}, nil
+}
+
+func (r *runner) planStage(ctx context.Context, t int) error {
+	c := r.arm.Condition
+	dir := r.stageDir(t, "planner")
+	if c.Planning == conditions.PlanOnce && t > 1 {
+		// w/o Plan Update: D_t = D_1 byte for byte, no planner invocation.
+		for _, f := range []string{"plan.json", "plan.md"} {
+			data, err := os.ReadFile(filepath.Join(r.stageDir(1, "planner"), f))
+			if err != nil {
+				return err
+			}
+			if err := records.WriteFile(filepath.Join(dir, f), data); err != nil {
+				return err
+			}
+		}
+		return r.commitStage(StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1})
+	}
+	before, err := history.Digest(r.l.Workspace())
+	if err != nil {
+		return err
+	}
+	view := filepath.Join(dir, "artifact")
+	os.RemoveAll(view)
+	if err := history.CopyTree(r.l.Workspace(), view); err != nil {
+		return err
+	}
+	defer os.RemoveAll(view)
+	specPath, err := r.writeSpec(dir)
+	if err != nil {
+		return err
+	}
+	mats := []roles.Material{
+		{Category: "Current artifact (read-only copy; your working directory)", Path: view},
+		{Category: "Specification", Path: specPath, About: "the public task specification, as above"},
+	}
+	if c.EvidenceToPlanner && t > 1 {
+		ev, err := r.evidence(t - 1)
+		if err != nil {
+			return err
+		}
+		if ev != nil {
+			p := filepath.Join(dir, "context", fmt.Sprintf("evidence-%d.json", t-1))
+			if err := records.WriteJSON(p, ev); err != nil {
+				return err
+			}
+			mats = append(mats, roles.Material{Category: "Evidence from the previous iteration", Path: p, About: ev.Summary()})
+		}
+	}
+	prompt, err := roles.Render(roles.Planner, roles.Slots{Iteration: t, Total: r.arm.Steps,
+		Spec: r.env.Task.Spec, Access: string(harness.AccessReadOnly), Materials: mats})
+	if err != nil {
+		return err
+	}
+	var plan roles.Plan
+	rep, err := r.call(ctx, t, harness.RolePlanner, harness.AccessReadOnly, view, prompt, r.timeout(harness.RolePlanner), "", "",
+		func(msg string) []string { p, errs := roles.ParsePlan(msg); plan = p; return errs })
+	if err != nil {
+		return err
+	}
+	rec := StageRecord{Iteration: t, Role: "planner", Invocations: rep.invs}
+	if rec.Violations, err = r.checkUnchanged(before, "Planner", t); err != nil {
+		return err
+	}
+	switch {
+	case rep.result.Outcome != harness.OutcomeCompleted:
+		rec.Failure = fmt.Sprintf("planner %s: %s", rep.result.Outcome, rep.result.Evidence)
+		rec.FailureStatus = Status(rep.result.Outcome)
+	case !rep.valid:
+		rec.Failure = "planner output violated its contract after retries: " + strings.Join(rep.errs, "; ")
+		rec.FailureStatus = StatusProtocolFailure
+	default:
+		if err := records.WriteJSON(filepath.Join(dir, "plan.json"), plan); err != nil {
+			return err
+		}
+		if err := records.WriteFile(filepath.Join(dir, "plan.md"), []byte(plan.Markdown(t))); err != nil {
+			return err
+		}
+	}
+	return r.commitStage(rec)
+}
+
+// evidence loads E_t, or nil when the QA stage of t produced none.
+func (r *runner) evidence(t int) (*roles.Evidence, error) {
+	p := filepath.Join(r.stageDir(t, "qa"), "evidence.json")
+	var ev roles.Evidence
+	if err := records.ReadJSON(p, &ev); err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &ev, nil
+}
+
+func (r *runner) developStage(ctx context.Context, t int) error {
+	c := r.arm.Condition
+	dir := r.stageDir(t, "developer")
+	rec := StageRecord{Iteration: t, Role: "developer"}
+	if !c.WarmStart && t > 1 {
+		// w/o Warm-Start: every Developer pass starts from A_0.
+		if err := r.repo.Restore("cp-0"); err != nil {
+			return err
+		}
+		rec.StartedFrom = "cp-0"
+	}
+	var kind roles.Kind
+	var mats []roles.Material
+	var session, stateDir string
+	switch {
+	case c.Planning == conditions.NoPlan && t == 1:
+		kind = roles.Vanilla
+	case c.Planning == conditions.NoPlan:
+		kind = roles.Continuation
+		prev := r.st.find(t-1, "developer")
+		if prev == nil || prev.Session == "" {
+			rec.Failure = fmt.Sprintf("pass %d cannot continue: pass %d left no harness session", t, t-1)
+			rec.FailureStatus = StatusProtocolFailure
+			return r.commitStage(rec)
+		}
+		session = prev.Session
+	default:
+		kind = roles.Developer
+		specPath, err := r.writeSpec(dir)
+		if err != nil {
+			return err
+		}
+		pdir := r.stageDir(t, "planner")
+		mats = []roles.Material{
+			{Category: "Development document D_" + fmt.Sprint(t), Path: filepath.Join(pdir, "plan.md"), About: "objective, tasks, functionality to preserve, acceptance requirements"},
+			{Category: "Development document D_" + fmt.Sprint(t), Path: filepath.Join(pdir, "plan.json"), About: "the same, structured"},
+			{Category: "Specification", Path: specPath, About: "the public task specification, as above"},
+		}
+	}
+	if c.ContinueSession {
+		stateDir = r.l.SessionState()
+	}
+	prompt, err := roles.Render(kind, roles.Slots{Iteration: t, Total: r.arm.Steps, Spec: r.env.Task.Spec,
+		Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "", Materials: mats})
+	if err != nil {
+		return err
+	}
+	var report roles.DevReport
+	rep, err := r.call(ctx, t, harness.RoleDeveloper, harness.AccessWrite, r.l.Workspace(), prompt,
+		r.timeout(harness.RoleDeveloper), session, stateDir,
+		func(msg string) []string { d, errs := roles.ParseDevReport(msg); report = d; return errs })
+	if err != nil {
+		return err
+	}
+	rec.Invocations, rec.Session = rep.invs, rep.session
+	switch {
+	case rep.result.Outcome != harness.OutcomeCompleted:
+		// An agent failure or timeout is a result: the workspace as left is A_t.
+		rec.Violations = append(rec.Violations, fmt.Sprintf("developer %s: %s", rep.result.Outcome, rep.result.Evidence))
+	case !rep.valid:
+		rec.Failure = "developer report violated its contract after retries: " + strings.Join(rep.errs, "; ")
+		rec.FailureStatus = StatusProtocolFailure
+	default:
+		if err := records.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
+			return err
+		}
+	}
+	// The artifact exists even when the report failed: tag it as A_t.
+	return r.commitStage(rec)
+}
+
+func (r *runner) qaStage(ctx context.Context, t int) error {
+	dir := r.stageDir(t, "qa")
+	digest, err := history.Digest(r.l.Workspace())
+	if err != nil {
+		return err
+	}
+	// Public runtime checks run on their own throw-away copy.
+	checksCopy := filepath.Join(dir, "checks-copy")
+	os.RemoveAll(checksCopy)
+	if err := history.CopyTree(r.l.Workspace(), checksCopy); err != nil {
+		return err
+	}
+	checks, err := r.env.Bench.Check(ctx, r.env.Task, checksCopy)
+	os.RemoveAll(checksCopy)
+	if err != nil {
+		return fmt.Errorf("trial %s iteration %d runtime checks: %w", r.spec.Key, t, err)
+	}
+	checksPath := filepath.Join(dir, "context", "runtime-checks.json")
+	if err := records.WriteJSON(checksPath, checks); err != nil {
+		return err
+	}
+	candidate := filepath.Join(dir, "candidate")
+	os.RemoveAll(candidate)
+	if err := history.CopyTree(r.l.Workspace(), candidate); err != nil {
+		return err
+	}
+	specPath, err := r.writeSpec(dir)
+	if err != nil {
+		return err
+	}
+	passed := 0
+	for _, c := range checks {
+		if c.Passed {
+			passed++
+		}
+	}
+	pdir := r.stageDir(t, "planner")
+	mats := []roles.Material{
+		{Category: "Candidate (disposable copy; your working directory)", Path: candidate, About: "frozen candidate " + digest},
+		{Category: "Development document D_" + fmt.Sprint(t), Path: filepath.Join(pdir, "plan.md")},
+		{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
+		{Category: "Specification", Path: specPath},
+	}
+	prompt, err := roles.Render(roles.QA, roles.Slots{Iteration: t, Total: r.arm.Steps, Spec: r.env.Task.Spec,
+		Access: string(harness.AccessExec), Digest: digest, Materials: mats})
+	if err != nil {
+		return err
+	}
+	var report roles.QAReport
+	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, candidate, prompt, r.timeout(harness.RoleQA), "", "",
+		func(msg string) []string { q, errs := roles.ParseQAReport(msg); report = q; return errs })
+	if err != nil {
+		return err
+	}
+	rec := StageRecord{Iteration: t, Role: "qa", Invocations: rep.invs, Digest: digest}
+	if rec.Violations, err = r.checkUnchanged(digest, "QA Tester", t); err != nil {
+		return err
+	}
+	var ev roles.Evidence
+	switch {
+	case rep.result.Outcome != harness.OutcomeCompleted:
+		ev = roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
+			Notes: []string{fmt.Sprintf("the QA Tester did not complete (%s): no claims were assessed", rep.result.Outcome)}}
+	case !rep.valid:
+		rec.Failure = "QA report violated its contract after retries: " + strings.Join(rep.errs, "; ")
+		rec.FailureStatus = StatusProtocolFailure
+		return r.commitStage(rec)
+	default:
+		report.Iteration = t
+		if err := records.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
+			return err
+		}
+		ev = roles.Normalise(report, digest)
+	}
+	if err := records.WriteJSON(filepath.Join(dir, "evidence.json"), ev); err != nil {
+		return err
+	}
+	return r.commitStage(rec)
+}

@@ -1,0 +1,201 @@
+// Package trial runs one trial: one task under one harness-model
+// configuration and one condition (Vanilla, Vanilla Continuation, HoH@T or an
+// ablation), following Algorithm 1 of the paper. Every role stage is committed
+// (workspace commit + a line in stages.jsonl) before the next starts, so a
+// killed trial resumes from its last committed stage. Checkpoints are
+// evaluated only after the loop has ended, and scores go to the records only.
+package trial
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/experiments/conditions"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/records"
+)
+
+// Spec identifies a trial.
+type Spec struct {
+	Key       string `json:"key"`
+	Benchmark string `json:"benchmark"`
+	Task      string `json:"task"`
+	Config    string `json:"config"` // harness-model configuration label
+	Arm       string `json:"arm"`    // e.g. "hoh@3"
+	Rep       int    `json:"rep"`
+}
+
+// Timeouts per role; Idle bounds the time a CLI may go without output.
+type Timeouts struct {
+	Planner   time.Duration `json:"planner"`
+	Developer time.Duration `json:"developer"`
+	QA        time.Duration `json:"qa"`
+	Idle      time.Duration `json:"idle"`
+}
+
+// Env is what a trial runs with.
+type Env struct {
+	Bench   benchmark.Benchmark
+	Task    benchmark.Task
+	Harness harness.Harness
+	Exec    sandbox.Executor
+	// ContractRetries is how often a reply that violates its role's output
+	// contract is retried with the validation errors (default 2).
+	ContractRetries int
+	Timeouts        Timeouts
+	// Env and Secrets are passed to every invocation (the provider key).
+	Env     []string
+	Secrets []string
+	// Logf receives progress lines; may be nil.
+	Logf func(format string, args ...any)
+}
+
+// Status of a finished trial.
+type Status string
+
+const (
+	StatusCompleted        Status = "completed"
+	StatusProtocolFailure  Status = "protocol_failure"
+	StatusEvaluationFailed Status = "evaluation_failed"
+)
+
+// InfraError is an infrastructure failure of an invocation (transport,
+// provider 5xx, auth, container): the stage was not committed and the
+// attempt should be replaced, not counted as a result (paper B.2).
+type InfraError struct {
+	Stage    string
+	Evidence string
+}
+
+func (e *InfraError) Error() string {
+	return fmt.Sprintf("infrastructure failure in %s: %s", e.Stage, e.Evidence)
+}
+
+// IsInfra reports whether err is an infrastructure failure.
+func IsInfra(err error) bool {
+	var ie *InfraError
+	return errors.As(err, &ie)
+}
+
+// Checkpoint is one evaluated artifact A_t.
+type Checkpoint struct {
+	Step      int                `json:"step"`
+	Commit    string             `json:"commit"`
+	Digest    string             `json:"digest"`
+	Tokens    int64              `json:"cumulative_tokens"`
+	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	EvalError string             `json:"evaluation_error,omitempty"`
+}
+
+// Summary is the trial's final record (summary.json).
+type Summary struct {
+	Spec        Spec                     `json:"spec"`
+	Status      Status                   `json:"status"`
+	Reason      string                   `json:"reason,omitempty"`
+	Checkpoints []Checkpoint             `json:"checkpoints"`
+	Usage       harness.Usage            `json:"usage"`
+	ByRole      map[string]harness.Usage `json:"usage_by_role"`
+	ByIteration map[int]harness.Usage    `json:"usage_by_iteration"`
+	Violations  []string                 `json:"protocol_violations,omitempty"`
+	Harness     string                   `json:"harness"`
+	Version     string                   `json:"harness_version"`
+	Finished    time.Time                `json:"finished"`
+}
+
+// Layout names the files of a trial directory.
+type Layout struct{ Dir string }
+
+func (l Layout) Spec() string         { return filepath.Join(l.Dir, "trial.json") }
+func (l Layout) GitDir() string       { return filepath.Join(l.Dir, "history.git") }
+func (l Layout) Workspace() string    { return filepath.Join(l.Dir, "workspace") }
+func (l Layout) Stages() string       { return filepath.Join(l.Dir, "stages.jsonl") }
+func (l Layout) Usage() string        { return filepath.Join(l.Dir, "usage.jsonl") }
+func (l Layout) Summary() string      { return filepath.Join(l.Dir, "summary.json") }
+func (l Layout) Scores() string       { return filepath.Join(l.Dir, "scores.csv") }
+func (l Layout) Evaluation() string   { return filepath.Join(l.Dir, "evaluation") }
+func (l Layout) SessionState() string { return filepath.Join(l.Dir, "session-state") }
+func (l Layout) Stage(t int, role string) string {
+	return filepath.Join(l.Dir, fmt.Sprintf("iter-%02d", t), role)
+}
+
+// Run executes (or resumes) the trial in dir and returns its summary. A
+// returned *InfraError means the last stage must be replaced: call Run again
+// (after a back-off) and it resumes from the last committed stage.
+func Run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) {
+	arm, err := conditions.ParseArm(spec.Arm)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
+	}
+	if env.ContractRetries == 0 {
+		env.ContractRetries = 2
+	}
+	if env.Logf == nil {
+		env.Logf = func(string, ...any) {}
+	}
+	l := Layout{dir}
+	if err := prepare(ctx, l, spec, env); err != nil {
+		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
+	}
+	repo, err := history.Open(l.GitDir(), l.Workspace())
+	if err != nil {
+		return nil, err
+	}
+	st, err := loadState(l)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
+	}
+	r := &runner{l: l, spec: spec, env: env, arm: arm, repo: repo, st: st}
+	if err := r.restore(); err != nil {
+		return nil, err
+	}
+	if err := r.loop(ctx); err != nil {
+		return nil, err
+	}
+	return r.finish(ctx)
+}
+
+// prepare writes the trial spec and A_0 the first time.
+func prepare(ctx context.Context, l Layout, spec Spec, env Env) error {
+	var old Spec
+	if err := records.ReadJSON(l.Spec(), &old); err == nil {
+		if old != spec {
+			return fmt.Errorf("%s holds a different trial (%+v)", l.Dir, old)
+		}
+		return nil
+	} else if !os.IsNotExist(err) {
+		return err
+	}
+	ws := l.Workspace()
+	if err := os.RemoveAll(ws); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(l.GitDir()); err != nil {
+		return err
+	}
+	if err := env.Bench.InitialWorkspace(ctx, env.Task, ws); err != nil {
+		return fmt.Errorf("initial workspace: %w", err)
+	}
+	repo, err := history.Open(l.GitDir(), ws)
+	if err != nil {
+		return err
+	}
+	c, err := repo.Commit("A_0: initial workspace")
+	if err != nil {
+		return err
+	}
+	if err := repo.Tag("cp-0", c); err != nil {
+		return err
+	}
+	// The spec is written last: its presence means A_0 is committed.
+	return records.WriteJSON(l.Spec(), spec)
+}

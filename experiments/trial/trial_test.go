@@ -1,0 +1,343 @@
+package trial
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/history"
+)
+
+// fakeHarness is an in-process test double for a coding-agent CLI: it reads
+// the role from the prompt and acts like a well-behaved agent, unless told
+// to misbehave. Real CLIs are exercised by the integration tests.
+type fakeHarness struct {
+	mu       sync.Mutex
+	calls    []call
+	sessions int
+	// badPlans: the first n planner replies violate the contract.
+	badPlans int
+	// qaWritesTo: the QA Tester writes into this directory (the authoritative workspace).
+	qaWritesTo string
+	// infraAt: fail with an infrastructure error on this call number (1-based), once.
+	infraAt int
+}
+
+type call struct {
+	inv          harness.Invocation
+	startDigest  string
+	usage        harness.Usage
+	responseText string
+}
+
+const greet = "#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n"
+
+func (f *fakeHarness) Name() string    { return "fake" }
+func (f *fakeHarness) Version() string { return "0" }
+
+func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, _ := history.Digest(inv.WorkDir)
+	n := len(f.calls) + 1
+	u := harness.Usage{Input: int64(100 * n), CachedInput: 10, Output: int64(7 * n), Total: int64(107 * n)}
+	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: u, Duration: time.Millisecond}
+	if n == f.infraAt {
+		f.infraAt = 0
+		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "HTTP 503 from provider"
+		f.calls = append(f.calls, call{inv: inv, startDigest: d, usage: u})
+		return res, nil
+	}
+	if inv.Session != "" {
+		res.SessionID = inv.Session
+	} else {
+		f.sessions++
+		res.SessionID = fmt.Sprintf("session-%d", f.sessions)
+	}
+	p := inv.Prompt
+	switch {
+	case strings.Contains(p, "Role: Project Planner") || inv.Role == harness.RolePlanner:
+		if f.badPlans > 0 {
+			f.badPlans--
+			res.FinalMessage = `{"objective": ""}`
+		} else {
+			res.FinalMessage = fmt.Sprintf(`{"objective":"increment %d","tasks":[{"id":"T1","description":"write greet.sh"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"greets","observation":"run it"}]}`, n)
+		}
+	case inv.Role == harness.RoleQA:
+		if f.qaWritesTo != "" {
+			os.WriteFile(filepath.Join(f.qaWritesTo, "greet.sh"), []byte("echo tampered\n"), 0o755)
+		}
+		res.FinalMessage = `{"iteration":1,"qa_status":"partial","verified_records":[{"claim_id":"c1","claim":"greets Ada","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"Hello, Ada!"}]}],"gap_records":[{"claim_id":"c2","claim":"no styling","status":"gap","recommended_update":"QA-EVIDENCE-MARKER"}]}`
+	default: // developer, vanilla, continuation
+		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte(greet), 0o755)
+		os.WriteFile(filepath.Join(inv.WorkDir, fmt.Sprintf("pass-%d.txt", n)), []byte("x"), 0o644)
+		res.FinalMessage = `{"summary":"wrote greet.sh","self_tests":[{"command":"sh greet.sh","outcome":"ok"}]}`
+	}
+	f.calls = append(f.calls, call{inv: inv, startDigest: d, usage: u, responseText: res.FinalMessage})
+	return res, nil
+}
+
+func (f *fakeHarness) byRole(r harness.Role) []call {
+	var out []call
+	for _, c := range f.calls {
+		if c.inv.Role == r {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func runTrial(t *testing.T, arm string, h harness.Harness) (*Summary, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := runIn(dir, arm, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
+func runIn(dir, arm string, h harness.Harness) (*Summary, error) {
+	b := builtin.Benchmark{}
+	ts, _ := b.Tasks(context.Background())
+	spec := Spec{Key: "builtin/greet/" + arm, Benchmark: "builtin", Task: "greet", Config: "fake", Arm: arm, Rep: 1}
+	return Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h})
+}
+
+func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
+	h := &fakeHarness{}
+	s, dir := runTrial(t, "hoh@3", h)
+	if s.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", s.Status, s.Reason)
+	}
+	for _, r := range []harness.Role{harness.RolePlanner, harness.RoleDeveloper, harness.RoleQA} {
+		if n := len(h.byRole(r)); n != 3 {
+			t.Errorf("%s invoked %d times, want 3", r, n)
+		}
+	}
+	if len(s.Checkpoints) != 3 || s.Checkpoints[2].Metrics["pass_rate"] != 100 {
+		t.Fatalf("checkpoints %+v", s.Checkpoints)
+	}
+	// Planner t>1 sees E_{t-1}: its index names the evidence file.
+	if p := h.byRole(harness.RolePlanner)[1].inv.Prompt; !strings.Contains(p, "evidence-1.json") {
+		t.Errorf("planner 2 prompt lacks the evidence index:\n%s", p)
+	}
+	// Scores are in the record format, with cumulative tokens growing per checkpoint.
+	set, err := results.Load(filepath.Join(dir, "scores.csv"))
+	if err != nil || len(set.Rows) != 3 {
+		t.Fatalf("scores: %v %+v", err, set)
+	}
+	var want int64
+	for i, c := range h.calls {
+		if c.inv.Role == harness.RoleQA && len(h.byRole(harness.RoleQA)) > 0 {
+			_ = i
+		}
+		want += c.usage.Input + c.usage.Output
+	}
+	if got := set.Rows[2].Tokens; int64(got) != want {
+		t.Errorf("HoH@3 cumulative tokens %v, want %d", got, want)
+	}
+	if s.Usage.Total != sumTotal(h) {
+		t.Errorf("ledger total %d, harness served %d", s.Usage.Total, sumTotal(h))
+	}
+	// Every checkpoint is tagged and restorable.
+	repo, _ := history.Open(Layout{dir}.GitDir(), Layout{dir}.Workspace())
+	log, _ := repo.Log()
+	tags := 0
+	for _, e := range log {
+		tags += len(e.Tags)
+	}
+	if tags != 4 { // cp-0..cp-3
+		t.Errorf("want 4 checkpoint tags, got %d in %+v", tags, log)
+	}
+}
+
+func sumTotal(h *fakeHarness) int64 {
+	var n int64
+	for _, c := range h.calls {
+		n += c.usage.Total
+	}
+	return n
+}
+
+func TestWithoutPlanUpdateReusesD1ByteForByte(t *testing.T) {
+	h := &fakeHarness{}
+	_, dir := runTrial(t, "wo-plan-update@3", h)
+	if n := len(h.byRole(harness.RolePlanner)); n != 1 {
+		t.Fatalf("planner invoked %d times, want 1", n)
+	}
+	l := Layout{dir}
+	d1, _ := os.ReadFile(filepath.Join(l.Stage(1, "planner"), "plan.json"))
+	for _, it := range []int{2, 3} {
+		dt, err := os.ReadFile(filepath.Join(l.Stage(it, "planner"), "plan.json"))
+		if err != nil || !bytes.Equal(d1, dt) {
+			t.Fatalf("D_%d differs from D_1 (%v)", it, err)
+		}
+	}
+	if n := len(h.byRole(harness.RoleQA)); n != 3 {
+		t.Fatalf("QA must still run every iteration, ran %d", n)
+	}
+}
+
+func TestWithoutEvidenceFeedbackWithholdsEvidence(t *testing.T) {
+	h := &fakeHarness{}
+	_, dir := runTrial(t, "wo-evidence-feedback@3", h)
+	planners := h.byRole(harness.RolePlanner)
+	if len(planners) != 3 || len(h.byRole(harness.RoleQA)) != 3 {
+		t.Fatalf("planner %d, qa %d", len(planners), len(h.byRole(harness.RoleQA)))
+	}
+	for i, c := range planners {
+		for _, bad := range []string{"QA-EVIDENCE-MARKER", "evidence-", "Evidence from"} {
+			if strings.Contains(c.inv.Prompt, bad) {
+				t.Errorf("planner %d prompt contains %q", i+1, bad)
+			}
+		}
+	}
+	// Nor may the planner's context directories hold evidence files.
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if strings.Contains(p, "/planner/") && strings.Contains(filepath.Base(p), "evidence") {
+			t.Errorf("evidence file in planner context: %s", p)
+		}
+		return nil
+	})
+}
+
+func TestWithoutWarmStartStartsEveryPassFromA0(t *testing.T) {
+	h := &fakeHarness{}
+	_, dir := runTrial(t, "wo-warm-start@3", h)
+	b := builtin.Benchmark{}
+	ts, _ := b.Tasks(context.Background())
+	a0 := t.TempDir()
+	b.InitialWorkspace(context.Background(), ts[0], a0)
+	want, _ := history.Digest(a0)
+	devs := h.byRole(harness.RoleDeveloper)
+	if len(devs) != 3 {
+		t.Fatalf("%d developer passes", len(devs))
+	}
+	for i, c := range devs {
+		if c.startDigest != want {
+			t.Errorf("developer pass %d started at %s, want A_0 %s", i+1, c.startDigest, want)
+		}
+	}
+	// Planning still uses evidence.
+	if p := h.byRole(harness.RolePlanner)[2].inv.Prompt; !strings.Contains(p, "evidence-2.json") {
+		t.Error("w/o Warm-Start planner must still see evidence")
+	}
+	_ = dir
+}
+
+func TestVanillaContinuationResumesTheSameSession(t *testing.T) {
+	h := &fakeHarness{}
+	s, _ := runTrial(t, "vanilla-continuation@3", h)
+	devs := h.byRole(harness.RoleDeveloper)
+	if len(devs) != 3 || len(h.calls) != 3 {
+		t.Fatalf("want 3 developer passes and nothing else, got %d calls", len(h.calls))
+	}
+	if devs[0].inv.Session != "" || devs[1].inv.Session != "session-1" || devs[2].inv.Session != "session-1" {
+		t.Fatalf("sessions: %q %q %q", devs[0].inv.Session, devs[1].inv.Session, devs[2].inv.Session)
+	}
+	if devs[1].inv.StateDir != devs[0].inv.StateDir {
+		t.Fatal("continuation must reuse the CLI state directory")
+	}
+	if !strings.HasPrefix(devs[1].inv.Prompt, "# Continue") || !strings.HasPrefix(devs[0].inv.Prompt, "# Task") {
+		t.Fatal("pass 1 uses the vanilla instruction, later passes the fixed continuation instruction")
+	}
+	if len(s.Checkpoints) != 3 {
+		t.Fatalf("every pass is a checkpoint, got %d", len(s.Checkpoints))
+	}
+}
+
+func TestMalformedPlannerOutputIsRetriedThenRecordedAsProtocolFailure(t *testing.T) {
+	h := &fakeHarness{badPlans: 10}
+	s, dir := runTrial(t, "hoh@2", h)
+	if s.Status != StatusProtocolFailure || !strings.Contains(s.Reason, "objective is empty") {
+		t.Fatalf("status %s reason %q", s.Status, s.Reason)
+	}
+	planners := h.byRole(harness.RolePlanner)
+	if len(planners) != 3 {
+		t.Fatalf("want 1 attempt + 2 retries, got %d", len(planners))
+	}
+	if !strings.Contains(planners[1].inv.Prompt, "did not satisfy the output contract") {
+		t.Error("retry prompt must carry the validation errors")
+	}
+	if _, err := os.Stat(filepath.Join(Layout{dir}.Stage(1, "planner"), "plan.json")); !os.IsNotExist(err) {
+		t.Error("no plan may be written (never replaced by a template)")
+	}
+	if len(h.byRole(harness.RoleDeveloper)) != 0 || len(s.Checkpoints) != 0 {
+		t.Error("the trial must stop after the protocol failure")
+	}
+}
+
+func TestMalformedPlannerRecoversWithinRetries(t *testing.T) {
+	h := &fakeHarness{badPlans: 1}
+	s, _ := runTrial(t, "hoh@1", h)
+	if s.Status != StatusCompleted || len(h.byRole(harness.RolePlanner)) != 2 {
+		t.Fatalf("status %s, %d planner calls", s.Status, len(h.byRole(harness.RolePlanner)))
+	}
+}
+
+func TestQAWritingIntoTheCandidateIsCaughtAndUndone(t *testing.T) {
+	dir := t.TempDir()
+	h := &fakeHarness{qaWritesTo: Layout{dir}.Workspace()}
+	s, err := runIn(dir, "hoh@1", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Violations) != 1 || !strings.Contains(s.Violations[0], "QA Tester changed the candidate") {
+		t.Fatalf("violations %v", s.Violations)
+	}
+	data, _ := os.ReadFile(filepath.Join(Layout{dir}.Workspace(), "greet.sh"))
+	if string(data) != greet {
+		t.Fatalf("candidate not restored: %q", data)
+	}
+	if s.Checkpoints[0].Metrics["pass_rate"] != 100 {
+		t.Fatal("the evaluated checkpoint must be the Developer's A_1")
+	}
+}
+
+func TestInfraFailureResumesFromLastCommittedStage(t *testing.T) {
+	dir := t.TempDir()
+	h := &fakeHarness{infraAt: 5} // planner1, dev1, qa1, planner2, dev2 <- fails
+	_, err := runIn(dir, "hoh@2", h)
+	if !IsInfra(err) {
+		t.Fatalf("want an infrastructure error, got %v", err)
+	}
+	// The interrupted stage left a file; resume must drop it and rerun only dev2, qa2.
+	os.WriteFile(filepath.Join(Layout{dir}.Workspace(), "half-written.txt"), []byte("x"), 0o644)
+	s, err := runIn(dir, "hoh@2", h)
+	if err != nil || s.Status != StatusCompleted {
+		t.Fatalf("resume: %v %+v", err, s)
+	}
+	if len(h.calls) != 7 {
+		t.Fatalf("want 7 invocations (5 + dev2 + qa2), got %d", len(h.calls))
+	}
+	if _, err := os.Stat(filepath.Join(Layout{dir}.Workspace(), "half-written.txt")); !os.IsNotExist(err) {
+		t.Fatal("resume must restore the last committed stage")
+	}
+	// The replaced attempt's logs are kept, but its tokens are not in the ledger.
+	if _, err := os.Stat(filepath.Join(Layout{dir}.Stage(2, "developer"), "attempt-1", "result.json")); err != nil {
+		t.Fatal("the failed attempt's record must be kept")
+	}
+	var want int64
+	for i, c := range h.calls {
+		if i != 4 {
+			want += c.usage.Total
+		}
+	}
+	if s.Usage.Total != want {
+		t.Fatalf("ledger %d, want %d (replaced attempt excluded)", s.Usage.Total, want)
+	}
+	st, _ := loadState(Layout{dir})
+	if len(st.stages) != 6 {
+		t.Fatalf("want 6 committed stages, got %d", len(st.stages))
+	}
+}
