@@ -1,0 +1,150 @@
+package conformance
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func shared(t *testing.T, name string) string {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("repository root (go.mod) not found")
+		}
+		dir = filepath.Dir(dir)
+	}
+	root := filepath.Join(dir, "..", "shared", "benchmarks", name)
+	if _, err := os.Stat(root); err != nil {
+		t.Fatalf("shared benchmark data %s is required: %v", root, err)
+	}
+	return root
+}
+
+func TestRealGamecraftConforms(t *testing.T) {
+	r, err := CheckHost("gamecraft", shared(t, "gamecraft-bench"), Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || len(r.Tasks) != 140 {
+		var buf bytes.Buffer
+		r.WriteText(&buf)
+		t.Fatalf("real checkout: %d tasks\n%s", len(r.Tasks), buf.String())
+	}
+	var weightWarnings []string
+	internet := 0
+	for _, p := range r.Problems {
+		switch {
+		case strings.Contains(p.Message, "weights"):
+			weightWarnings = append(weightWarnings, p.Task)
+		case strings.Contains(p.Message, "allow_internet"):
+			internet++
+		}
+	}
+	sort.Strings(weightWarnings)
+	want := "visualnovel-arcaneacademy,visualnovel-grimfable,visualnovel-keepsake,visualnovel-lastsignal,visualnovel-pactbound"
+	if strings.Join(weightWarnings, ",") != want {
+		t.Errorf("weight warnings for %v", weightWarnings)
+	}
+	if internet != 140 {
+		t.Errorf("%d internet warnings, want 140 (133 set allow_internet=true, 7 take the default true)", internet)
+	}
+	r, _ = CheckHost("gamecraft", shared(t, "gamecraft-bench"), Host{Internet: true})
+	if r.Count(Warning) != 5 {
+		t.Errorf("with internet: %d warnings, want 5", r.Count(Warning))
+	}
+}
+
+func TestRealProgramBenchConforms(t *testing.T) {
+	r, err := CheckHost("programbench", shared(t, "programbench"), Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || len(r.Tasks) != 201 || r.Count(Warning) != 201-36 {
+		t.Fatalf("tasks %d, errors %d, warnings %d", len(r.Tasks), r.Count(Error), r.Count(Warning))
+	}
+	tasks, err := List("programbench", shared(t, "programbench"))
+	if err != nil || len(tasks) != 201 {
+		t.Fatalf("List: %d %v", len(tasks), err)
+	}
+}
+
+func TestBrokenCheckoutProblemsNameFiles(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("../gamecraft/testdata/mini")); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(root, "tasks", "platformer-paper-kite", "tests", "rubric.json")
+	os.Chmod(bad, 0o644)
+	if err := os.WriteFile(bad, []byte("{\n  \"score_formula\": \"BUILD\",\n  oops\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := CheckHost("gamecraft", root, Host{GPUs: 0, Internet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK() || len(r.Tasks) != 1 {
+		t.Fatalf("want a failed report with the one good task, got %+v", r)
+	}
+	var malformed, gpu bool
+	for _, p := range r.Problems {
+		if p.Path == bad && p.Line == 3 && p.Severity == Error {
+			malformed = true
+		}
+		if p.Task == "visualnovel-tea-house" && strings.Contains(p.Message, "needs 1 GPU") && strings.HasSuffix(p.Path, "task.toml") {
+			gpu = true
+		}
+	}
+	if !malformed || !gpu {
+		t.Errorf("problems %+v", r.Problems)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	for _, frag := range []string{"FAILED", bad + ":3:", "needs 1 GPU(s), host has 0", "2 errors"} {
+		if !strings.Contains(text, frag) {
+			t.Errorf("report lacks %q:\n%s", frag, text)
+		}
+	}
+	// With a GPU the tea-house task is fine.
+	r, _ = CheckHost("gamecraft", root, Host{GPUs: 1, Internet: true})
+	if r.Count(Error) != 1 {
+		t.Errorf("with a GPU: %d errors", r.Count(Error))
+	}
+	if _, err := List("gamecraft", root); err == nil {
+		t.Error("List of a broken checkout succeeded")
+	}
+}
+
+func TestKindsAndTable(t *testing.T) {
+	if _, err := Check("nope", "."); err == nil {
+		t.Error("unknown kind accepted")
+	}
+	if _, err := Check("harbor", "."); err == nil || !strings.Contains(err.Error(), "not supported yet") {
+		t.Errorf("harbor: %v", err)
+	}
+	r, err := CheckHost("gamecraft", t.TempDir(), Host{})
+	if err != nil || r.OK() {
+		t.Errorf("empty root: %+v %v", r, err)
+	}
+	tasks, err := List("gamecraft", "../gamecraft/testdata/mini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteTaskTable(&buf, tasks); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "platformer-paper-kite") || !strings.Contains(buf.String(), "Adventure") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+}
