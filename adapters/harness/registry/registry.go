@@ -1,0 +1,66 @@
+// Package registry builds a harness.Harness from its configuration, so the
+// experiment runner can name harnesses by kind in YAML without knowing the
+// adapters.
+package registry
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/codex"
+)
+
+// Spec is a harness as an experiment config describes it.
+type Spec struct {
+	Kind     string           `yaml:"harness" json:"harness"`
+	Binary   string           `yaml:"binary,omitempty" json:"binary,omitempty"`
+	Version  string           `yaml:"version,omitempty" json:"version,omitempty"`
+	Provider harness.Provider `yaml:"provider" json:"provider"`
+	// Options are adapter-specific settings (e.g. codex "overrides").
+	Options map[string]any `yaml:"options,omitempty" json:"options,omitempty"`
+	// InContainer: the executor is itself a sandbox (a task container), so
+	// adapters may drop their own sandboxing of write and exec roles.
+	InContainer bool `yaml:"-" json:"-"`
+}
+
+type builder func(Spec) (harness.Harness, error)
+
+var builders = map[string]builder{
+	"codex": func(s Spec) (harness.Harness, error) {
+		cfg := codex.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider, BypassSandbox: s.InContainer}
+		if o, ok := s.Options["overrides"]; ok {
+			list, ok := o.([]any)
+			if !ok {
+				return nil, fmt.Errorf("codex option overrides must be a list of key=value strings")
+			}
+			for _, v := range list {
+				cfg.Overrides = append(cfg.Overrides, fmt.Sprint(v))
+			}
+		}
+		return codex.New(cfg)
+	},
+}
+
+// Kinds lists the harness kinds hoh knows.
+func Kinds() []string {
+	var out []string
+	for k := range builders {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Known reports whether kind names a harness adapter.
+func Known(kind string) bool { _, ok := builders[kind]; return ok }
+
+// New builds the harness a Spec describes.
+func New(s Spec) (harness.Harness, error) {
+	b, ok := builders[s.Kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown harness %q (known: %s)", s.Kind, strings.Join(Kinds(), ", "))
+	}
+	return b(s)
+}

@@ -1,0 +1,94 @@
+// Command hoh is the thin command-line face of the hoh packages: run
+// experiments, show and report their records, draw figures. Each subcommand
+// lives in its own file and registers itself in commands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand. run gets the arguments after the subcommand name.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+func register(name, summary string, run func(args []string, stdout, stderr io.Writer) error) {
+	if _, dup := commands[name]; dup {
+		panic("hoh: command registered twice: " + name)
+	}
+	commands[name] = command{summary, run}
+}
+
+// errUsage marks an error whose message is usage text; exit code 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "hoh: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := cmd.run(args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "hoh %s: %v\n", args[0], err)
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "hoh: Harness-of-Harness, an outer plan-develop-test loop over coding-agent CLIs.")
+	fmt.Fprintln(w, "\nUsage: hoh COMMAND [flags]\n\nCommands:")
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'hoh COMMAND -h' for a command's flags.")
+}
+
+// newFlags makes a FlagSet that reports errors instead of exiting.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("hoh "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// multiFlag collects a repeatable flag; values may also be comma-separated.
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*m = append(*m, s)
+		}
+	}
+	return nil
+}
