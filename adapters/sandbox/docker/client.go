@@ -141,11 +141,20 @@ func CleanupRun(ctx context.Context, api *client.Client, runID string, images bo
 		note(api.ContainerRemove(ctx, ct.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}))
 	}
 	if images {
-		ims, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: f})
-		note(err)
-		for _, im := range ims {
-			_, err := api.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true})
-			note(err)
+		// Children before parents: retry what failed while others go.
+		for pass := 0; pass < 5; pass++ {
+			ims, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: f})
+			if err != nil || len(ims) == 0 || pass == 4 {
+				note(err)
+				for _, im := range ims {
+					_, err := api.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true})
+					note(err)
+				}
+				break
+			}
+			for _, im := range ims {
+				_, _ = api.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true})
+			}
 		}
 	}
 	return first

@@ -233,7 +233,7 @@ func (env *Environment) CopyOut(ctx context.Context, src, dstDir string) error {
 func (env *Environment) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	rc, st, err := env.c.API.CopyFromContainer(ctx, env.ID, p)
 	if err != nil {
-		if client.IsErrNotFound(err) || strings.Contains(err.Error(), "No such") {
+		if isNotFound(err) {
 			return nil, fmt.Errorf("%s: %w", p, os.ErrNotExist)
 		}
 		return nil, err
@@ -313,4 +313,8 @@ type mountSpec = mount.Mount
 
 func bindMount(host, ctr string, ro bool) mount.Mount {
 	return mount.Mount{Type: mount.TypeBind, Source: host, Target: ctr, ReadOnly: ro}
+}
+
+func isNotFound(err error) bool {
+	return client.IsErrNotFound(err) || strings.Contains(err.Error(), "No such") || strings.Contains(err.Error(), "Could not find")
 }

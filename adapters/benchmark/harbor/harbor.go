@@ -1,0 +1,240 @@
+package harbor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+)
+
+// Container paths used by the Harbor format.
+const (
+	TestsPath       = "/tests"
+	VerifierLogsDir = "/logs/verifier"
+	AgentLogsDir    = "/logs/agent"
+)
+
+// Benchmark is a Harbor dataset: a folder of task folders.
+type Benchmark struct {
+	Dataset string // benchmark name in records, e.g. "frontierswe"
+	Root    string
+	Docker  *docker.Client
+	// Gate, when set, scores reward.json through FrontierSWE's category
+	// gate; otherwise the metric is the raw reward (reward.txt, or
+	// reward.json's "reward").
+	Gate *Gate
+	// WorkspacePath overrides where the workspace lives in the container;
+	// default: the image's WORKDIR, else /workspace.
+	WorkspacePath string
+
+	mu     sync.Mutex
+	images map[string]string // task dir -> image id
+}
+
+func (b *Benchmark) Name() string { return b.Dataset }
+
+func (b *Benchmark) categoryKey() string {
+	if b.Gate == nil {
+		return ""
+	}
+	return b.Gate.withDefaults().CategoryKey
+}
+
+// Tasks loads every task under Root.
+func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
+	ls, err := LoadDir(b.Dataset, b.Root, b.categoryKey())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]benchmark.Task, len(ls))
+	for i, l := range ls {
+		if err := l.Runnable(); err != nil {
+			return nil, err
+		}
+		out[i] = l.Task
+	}
+	return out, nil
+}
+
+// Image returns the task's image: the prebuilt docker_image, or environment/
+// built once per Benchmark (labelled; removed by the client's Cleanup).
+func (b *Benchmark) Image(ctx context.Context, t benchmark.Task) (string, error) {
+	if t.Limits.Image != "" {
+		return t.Limits.Image, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id, ok := b.images[t.Dir]; ok {
+		return id, nil
+	}
+	bctx, cancel := context.WithTimeout(ctx, DefaultBuildTimeout)
+	defer cancel()
+	id, err := b.Docker.BuildImage(bctx, filepath.Join(t.Dir, "environment"), "", "")
+	if err != nil {
+		return "", &docker.InfraError{Stage: "build", Err: fmt.Errorf("task %s: %w", t.ID, err)}
+	}
+	if b.images == nil {
+		b.images = map[string]string{}
+	}
+	b.images[t.Dir] = id
+	return id, nil
+}
+
+func (b *Benchmark) workspacePath(ctx context.Context, img string) (string, error) {
+	if b.WorkspacePath != "" {
+		return b.WorkspacePath, nil
+	}
+	return b.Docker.ImageWorkdir(ctx, img, "/workspace")
+}
+
+// InitialWorkspace copies the image's workspace directory (A_0) into dir.
+func (b *Benchmark) InitialWorkspace(ctx context.Context, t benchmark.Task, dir string) error {
+	img, err := b.Image(ctx, t)
+	if err != nil {
+		return err
+	}
+	wp, err := b.workspacePath(ctx, img)
+	if err != nil {
+		return err
+	}
+	return b.Docker.CopyDirFromImage(ctx, img, wp, dir)
+}
+
+// Check: Harbor tasks have no public runtime checks.
+func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
+	return nil, nil
+}
+
+// StartEnvironment starts the task container with the task's limits and
+// dir bind-mounted as its workspace.
+func (b *Benchmark) StartEnvironment(ctx context.Context, t benchmark.Task, dir string, relay *docker.RelaySpec) (*docker.Environment, error) {
+	img, err := b.Image(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	wp, err := b.workspacePath(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	l := t.Limits
+	return b.Docker.Start(ctx, docker.Spec{
+		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
+		AllowInternet: l.AllowInternet, Workspace: dir, WorkspacePath: wp, Relay: relay,
+		Labels: map[string]string{"hoh.task": t.ID},
+	})
+}
+
+// Evaluate runs the verifier in a fresh container holding the frozen
+// artifact in dir; tests/ is copied to /tests only now.
+func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
+	ev := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
+	fail := func(msg string) (benchmark.Evaluation, error) {
+		ev.Error = msg
+		ev.Metrics["reward"] = 0 // Harbor's rule: no reward, score 0
+		return ev, nil
+	}
+	env, err := b.StartEnvironment(ctx, t, dir, nil)
+	if err != nil {
+		return ev, err
+	}
+	defer env.Close(context.WithoutCancel(ctx))
+	if err := env.CopyIn(ctx, filepath.Join(t.Dir, "tests"), "/"); err != nil {
+		return ev, err
+	}
+	x := env.Executor()
+	if _, err := x.Run(ctx, sandbox.Command{Args: []string{"mkdir", "-p", VerifierLogsDir}, WallTimeout: time.Minute}); err != nil {
+		return ev, err
+	}
+	shell := "bash"
+	if ex, err := x.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", "command -v bash"}, WallTimeout: time.Minute}); err != nil {
+		return ev, err
+	} else if ex.Code != 0 {
+		shell = "sh" // busybox images
+	}
+	var out bytes.Buffer
+	venv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if lf, err := LoadTask(t.Benchmark, t.Dir, ""); err == nil {
+		for k, v := range lf.File.Verifier.Env {
+			venv = append(venv, k+"="+v)
+		}
+	}
+	ex, err := x.Run(ctx, sandbox.Command{
+		Args: []string{shell, TestsPath + "/test.sh"}, Dir: env.WorkspacePath(), Env: venv,
+		Stdout: &out, Stderr: &out, WallTimeout: t.Limits.VerifierTimeout,
+	})
+	ev.Details["verifier_exit_code"] = ex.Code
+	ev.Details["verifier_output"] = tailString(out.String(), 8000)
+	if err != nil {
+		f := docker.Classify(ex.Code, ex.OOM, ex.Detail, err)
+		return fail(fmt.Sprintf("verifier failed (%s): %s", f.Kind, f.Evidence))
+	}
+	if ex.TimedOut {
+		return fail("verifier timed out after " + t.Limits.VerifierTimeout.String())
+	}
+	reward, err := readReward(ctx, env)
+	if err != nil {
+		return fail(err.Error())
+	}
+	ev.Details["reward_json"] = reward
+	if b.Gate != nil {
+		ev.Details["category"] = t.Category
+		s, err := b.Gate.Score(t.Category, reward)
+		if err != nil {
+			return fail(fmt.Sprintf("task %s: %v", t.ID, err))
+		}
+		ev.Metrics["reward"] = s
+		return ev, nil
+	}
+	s, err := field(reward, "reward")
+	if err != nil {
+		return fail(fmt.Sprintf("task %s: %v", t.ID, err))
+	}
+	ev.Metrics["reward"] = s
+	return ev, nil
+}
+
+// readReward reads reward.json (kept whole) or reward.txt (one number,
+// returned as {"reward": x}).
+func readReward(ctx context.Context, env *docker.Environment) (map[string]any, error) {
+	b, err := env.ReadFile(ctx, VerifierLogsDir+"/reward.json")
+	if err == nil {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s/reward.json: %v", VerifierLogsDir, err)
+		}
+		return m, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	b, err = env.ReadFile(ctx, VerifierLogsDir+"/reward.txt")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("verifier wrote no reward (%s/reward.txt or reward.json)", VerifierLogsDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	if err != nil {
+		return nil, fmt.Errorf("%s/reward.txt: not one number: %q", VerifierLogsDir, tailString(string(b), 200))
+	}
+	return map[string]any{"reward": x}, nil
+}
+
+func tailString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
