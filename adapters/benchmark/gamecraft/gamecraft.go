@@ -4,6 +4,14 @@
 // verifier's breakdown.json with the task's own rubric formula. The rubric
 // (tests/) is evaluator-only and is never returned in a Spec, a workspace or a
 // CheckResult.
+//
+// Weights found in the real checkout (commit 9c0b92f, 140 tasks): 135 score
+// formulas weight the category means M, D, V, A by the paper's
+// 0.15/0.35/0.15/0.35 (two of them written as 3/20 and 7/20), and five
+// visual-novel tasks (arcaneacademy, grimfable, keepsake, lastsignal,
+// pactbound) use 0.20/0.30/0.15/0.35. visualnovel-arcaneacademy is in the
+// paper's 45-task sample. One formula (openworld-fishing) writes category
+// means without the outer parentheses; all are linear in the means.
 package gamecraft
 
 import (

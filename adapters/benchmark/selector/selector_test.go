@@ -75,6 +75,23 @@ func TestStratifiedOnRealCheckout(t *testing.T) {
 	if reflect.DeepEqual(ids(a), ids(c)) {
 		t.Error("different seeds gave the same selection")
 	}
+	// The paper's subset was built incrementally, so only its composition is
+	// reproducible; report the membership overlap for the record.
+	paper := map[string]bool{}
+	for _, id := range Paper45 {
+		paper[id] = true
+	}
+	overlap := 0
+	for _, x := range a {
+		if paper[x.ID] {
+			overlap++
+		}
+	}
+	t.Logf("fresh seed-%d sample shares %d of 45 tasks with the paper's list", PaperSeed, overlap)
+	viaSpec, err := Select(tasks, "stratified:3")
+	if err != nil || !reflect.DeepEqual(ids(viaSpec), ids(a)) {
+		t.Errorf("Select stratified:3 differs from Stratified with PaperSeed: %v", err)
+	}
 	if _, err := Stratified(tasks, 5, ByFamily, 1); err == nil || !strings.Contains(err.Error(), "fewer than 5") {
 		t.Errorf("short stratum: %v", err)
 	}
