@@ -1,0 +1,300 @@
+// Package codex drives the OpenAI Codex CLI (`codex exec --json`) as a hoh
+// harness: one invocation per role, its own CODEX_HOME per invocation, a
+// custom Responses-API provider, and classification of how the run ended.
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
+
+// PinnedVersion is the @openai/codex version this adapter is written against.
+const PinnedVersion = "0.171.0"
+
+// Defaults applied when an Invocation leaves a timeout at zero: a CLI with
+// no timeout can retry or hang forever.
+const (
+	DefaultWallTimeout = 2 * time.Hour
+	DefaultIdleTimeout = 15 * time.Minute
+)
+
+// argvPromptLimit: longer prompts go through stdin ("-") because Linux caps
+// a single argv string at 128 KiB.
+const argvPromptLimit = 100_000
+
+// Config configures the adapter.
+type Config struct {
+	// Binary is the codex executable; empty means cliinstall.Find("codex").
+	Binary string
+	// Version is the expected CLI version; empty means PinnedVersion. New
+	// fails when the installed npm package reports another version.
+	Version  string
+	Provider harness.Provider
+	// Overrides are extra `-c key=value` settings, passed verbatim.
+	Overrides []string
+	// BypassSandbox runs the write and exec roles with
+	// --dangerously-bypass-approvals-and-sandbox instead of Codex's own
+	// workspace-write sandbox (for executors that are themselves a sandbox,
+	// e.g. a task container). The Planner stays read-only either way.
+	BypassSandbox bool
+}
+
+// Harness is the Codex CLI adapter.
+type Harness struct {
+	cfg Config
+}
+
+var _ harness.Harness = (*Harness)(nil)
+
+// New validates cfg and locates the CLI.
+func New(cfg Config) (*Harness, error) {
+	p := cfg.Provider
+	if p.Name == "" || p.BaseURL == "" || p.KeyEnv == "" || p.Model == "" {
+		return nil, fmt.Errorf("codex: provider needs name, base_url, key_env and model (got %+v)", p)
+	}
+	if p.API != "" && p.API != "responses" {
+		return nil, fmt.Errorf("codex: provider %q uses API %q, but Codex only speaks the OpenAI Responses API", p.Name, p.API)
+	}
+	if strings.ContainsAny(p.Name, ". \"'") {
+		return nil, fmt.Errorf("codex: provider name %q must be a bare TOML key", p.Name)
+	}
+	if cfg.Version == "" {
+		cfg.Version = PinnedVersion
+	}
+	if cfg.Binary == "" {
+		bin, err := cliinstall.Find("codex")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binary = bin
+	}
+	if v, err := cliinstall.InstalledVersion(cfg.Binary); err == nil && v != cfg.Version {
+		return nil, fmt.Errorf("codex: %s is version %s, want %s: %s", cfg.Binary, v, cfg.Version, cliinstall.InstallHint)
+	}
+	return &Harness{cfg: cfg}, nil
+}
+
+func (h *Harness) Name() string    { return "codex" }
+func (h *Harness) Version() string { return h.cfg.Version }
+
+// Run performs one invocation; see harness.Harness.
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	if inv.StateDir == "" || inv.LogDir == "" || inv.WorkDir == "" {
+		return harness.Result{}, errors.New("codex: invocation needs WorkDir, StateDir and LogDir")
+	}
+	for _, d := range []string{inv.StateDir, inv.LogDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return harness.Result{}, fmt.Errorf("codex: %w", err)
+		}
+	}
+	key := lookupEnv(inv.Env, h.cfg.Provider.KeyEnv)
+	if key == "" {
+		return harness.Result{}, fmt.Errorf("codex: provider key variable %s is not set", h.cfg.Provider.KeyEnv)
+	}
+	secrets := append([]string{key}, inv.Secrets...)
+	if err := h.writeConfig(inv.StateDir); err != nil {
+		return harness.Result{}, err
+	}
+
+	// Usage already recorded in a resumed session is not this run's.
+	baseline, _ := rolloutTotal(inv.StateDir, inv.Session)
+
+	args, stdin := h.argv(inv)
+	env := []string{
+		"CODEX_HOME=" + inv.StateDir,
+		"HOME=" + inv.StateDir, // even codex --version writes under $HOME
+		h.cfg.Provider.KeyEnv + "=" + key,
+	}
+	env = append(env, inv.Env...)
+
+	stdout := newRedactingLog(filepath.Join(inv.LogDir, "stdout.jsonl"), secrets, true)
+	stderr := newRedactingLog(filepath.Join(inv.LogDir, "stderr.log"), secrets, false)
+	if stdout.err != nil || stderr.err != nil {
+		return harness.Result{}, fmt.Errorf("codex: log files: %w", errors.Join(stdout.err, stderr.err))
+	}
+	redactedArgs := make([]string, len(args))
+	for i, a := range args {
+		redactedArgs[i] = redact(a, secrets)
+	}
+	if err := writeJSON(filepath.Join(inv.LogDir, "command.json"), map[string]any{
+		"argv": redactedArgs, "dir": inv.WorkDir, "env_names": envNames(env), "codex_home": inv.StateDir,
+	}); err != nil {
+		return harness.Result{}, err
+	}
+
+	wall, idle := inv.WallTimeout, inv.IdleTimeout
+	if wall <= 0 {
+		wall = DefaultWallTimeout
+	}
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	exec := inv.Exec
+	if exec == nil {
+		exec = sandbox.Local{}
+	}
+	cmd := sandbox.Command{Args: args, Dir: inv.WorkDir, Env: env, Stdout: stdout, Stderr: stderr,
+		WallTimeout: wall, IdleTimeout: idle}
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	exit, runErr := exec.Run(ctx, cmd)
+	stdout.Close()
+	stderr.Close()
+
+	res := harness.Result{Command: redactedArgs, ExitCode: exit.Code, Duration: exit.Duration}
+	if runErr != nil {
+		res.Outcome = harness.OutcomeInfraFailure
+		res.Evidence = redact("executor: "+runErr.Error(), secrets)
+		_ = writeJSON(filepath.Join(inv.LogDir, "result.json"), res)
+		return res, nil
+	}
+	ev := parseEvents(stdout.lines)
+	if err := writeJSON(filepath.Join(inv.LogDir, "events.json"), ev.raw); err != nil {
+		return res, err
+	}
+	res.SessionID = ev.threadID
+	res.FinalMessage = ev.finalMessage
+	// Prefer the rollout's running total: it also counts model calls of a
+	// turn that later failed. Fall back to the turn.completed report.
+	if total, ok := rolloutTotal(inv.StateDir, ev.threadID); ok {
+		res.Usage = subUsage(total, baseline)
+	} else {
+		res.Usage = subUsage(ev.usage, baseline)
+	}
+	res.Tools = ev.tools
+	res.Outcome, res.Evidence = classify(exit, ev, stderr.tail())
+	if err := writeJSON(filepath.Join(inv.LogDir, "result.json"), res); err != nil {
+		return res, err
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("codex: invocation cancelled: %w", ctx.Err())
+	}
+	return res, nil
+}
+
+// argv builds the command line; the second value is stdin text when the
+// prompt is too long for argv.
+func (h *Harness) argv(inv harness.Invocation) ([]string, string) {
+	p := h.cfg.Provider
+	args := []string{h.cfg.Binary, "exec"}
+	resume := inv.Session != ""
+	if resume {
+		// `exec resume` has neither -C nor -s: the working directory comes
+		// from the process and the sandbox from -c sandbox_mode.
+		args = append(args, "resume")
+	}
+	args = append(args, "--json", "--skip-git-repo-check", "-m", p.Model)
+	if !resume {
+		args = append(args, "-C", inv.WorkDir)
+	}
+	mode := h.sandboxMode(inv.Access)
+	switch {
+	case mode == "bypass":
+		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
+	case resume:
+		args = append(args, "-c", "sandbox_mode="+tomlString(mode))
+	default:
+		args = append(args, "-s", mode)
+	}
+	if p.ReasoningEffort != "" {
+		args = append(args, "-c", "model_reasoning_effort="+tomlString(p.ReasoningEffort))
+	}
+	for _, o := range h.cfg.Overrides {
+		args = append(args, "-c", o)
+	}
+	if resume {
+		args = append(args, inv.Session)
+	}
+	if len(inv.Prompt) > argvPromptLimit {
+		return append(args, "-"), inv.Prompt
+	}
+	return append(args, inv.Prompt), ""
+}
+
+// sandboxMode maps the role's access onto Codex's sandbox.
+func (h *Harness) sandboxMode(a harness.Access) string {
+	switch a {
+	case harness.AccessWrite, harness.AccessExec:
+		if h.cfg.BypassSandbox {
+			return "bypass"
+		}
+		return "workspace-write"
+	default:
+		return "read-only"
+	}
+}
+
+// writeConfig writes $CODEX_HOME/config.toml. The key is referenced by its
+// variable name only.
+func (h *Harness) writeConfig(stateDir string) error {
+	p := h.cfg.Provider
+	cfg := map[string]any{
+		"model":                       p.Model,
+		"model_provider":              p.Name,
+		"check_for_update_on_startup": false,
+		"analytics":                   map[string]any{"enabled": false},
+		"features":                    map[string]any{"plugins": false, "apps": false},
+		"model_providers": map[string]any{p.Name: map[string]any{
+			"name":                p.Name,
+			"base_url":            p.BaseURL,
+			"env_key":             p.KeyEnv,
+			"wire_api":            "responses",
+			"request_max_retries": 0,
+			"stream_max_retries":  0,
+		}},
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# Written by hoh for one invocation; the API key is read from $" + p.KeyEnv + ".\n")
+	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
+		return fmt.Errorf("codex: config.toml: %w", err)
+	}
+	return os.WriteFile(filepath.Join(stateDir, "config.toml"), buf.Bytes(), 0o600)
+}
+
+func tomlString(s string) string {
+	b, _ := json.Marshal(s) // a JSON string is a valid TOML basic string
+	return string(b)
+}
+
+func lookupEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(name)
+}
+
+func envNames(env []string) []string {
+	var names []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		names = append(names, k)
+	}
+	return names
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("codex: %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("codex: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package codex
+
+// Integration tests: the real @openai/codex CLI (installed by
+// scripts/install-harnesses.sh) against the scripted test-double provider.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/scripted"
+)
+
+const (
+	testKeyEnv = "HOH_TEST_CODEX_KEY"
+	testKey    = "sk-hoh-test-secret-4242"
+)
+
+type rig struct {
+	srv     *scripted.Server
+	h       *Harness
+	logPath string
+	base    string
+}
+
+func newRig(t *testing.T, script scripted.Script, cfg Config) *rig {
+	t.Helper()
+	bin, err := cliinstall.Find("codex")
+	if err != nil {
+		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
+	}
+	base := t.TempDir()
+	logPath := filepath.Join(base, "provider.jsonl")
+	srv, err := scripted.Start(script, scripted.Options{LogPath: logPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	cfg.Binary = bin
+	cfg.Provider = harness.Provider{Name: "scripted", API: "responses", BaseURL: srv.URL() + "/v1", KeyEnv: testKeyEnv, Model: "scripted-model"}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{srv: srv, h: h, logPath: logPath, base: base}
+}
+
+// inv makes an invocation with fresh work/state/log dirs under the rig.
+func (r *rig) inv(t *testing.T, name string, role harness.Role, access harness.Access, prompt string) harness.Invocation {
+	dirs := map[string]string{}
+	for _, d := range []string{"work", "state", "log"} {
+		dirs[d] = filepath.Join(r.base, name, d)
+		if err := os.MkdirAll(dirs[d], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return harness.Invocation{
+		Role: role, Access: access, Prompt: prompt,
+		WorkDir: dirs["work"], StateDir: dirs["state"], LogDir: dirs["log"],
+		WallTimeout: 90 * time.Second, IdleTimeout: 60 * time.Second,
+		Env:     []string{testKeyEnv + "=" + testKey},
+		Secrets: []string{testKey},
+		Exec:    sandbox.Local{KillGrace: 500 * time.Millisecond},
+	}
+}
+
+func run(t *testing.T, h *Harness, inv harness.Invocation) harness.Result {
+	t.Helper()
+	res, err := h.Run(context.Background(), inv)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Logf("result: outcome=%s evidence=%q exit=%d final=%q session=%s usage=%+v duration=%s",
+		res.Outcome, res.Evidence, res.ExitCode, res.FinalMessage, res.SessionID, res.Usage, res.Duration)
+	if res.Outcome != harness.OutcomeCompleted {
+		out, _ := os.ReadFile(filepath.Join(inv.LogDir, "stdout.jsonl"))
+		errOut, _ := os.ReadFile(filepath.Join(inv.LogDir, "stderr.log"))
+		t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	assertNoSecret(t, inv.LogDir)
+	assertNoSecret(t, filepath.Join(inv.StateDir, "config.toml"))
+	return res
+}
+
+func assertNoSecret(t *testing.T, root string) {
+	t.Helper()
+	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), testKey) {
+			t.Errorf("secret value written to %s", p)
+		}
+		return nil
+	})
+}
+
+// codexProcesses lists live (non-zombie) processes whose environment has
+// this CODEX_HOME: whatever is left of the invocation's process group.
+func codexProcesses(stateDir string) []string {
+	var alive []string
+	want := "CODEX_HOME=" + stateDir + "\x00"
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !strings.Contains(string(env)+"\x00", want) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && strings.HasPrefix(strings.TrimSpace(string(stat[i+1:])), "Z") {
+			continue
+		}
+		alive = append(alive, e.Name())
+	}
+	return alive
+}
+
+func TestCodexDeveloperTurnRunsShellAndWritesFile(t *testing.T) {
+	content := "scripted content\nsecond line with 'quotes' and $VARS\n"
+	r := newRig(t, scripted.Script{Entries: []scripted.Entry{{
+		Name: "developer", Match: "Implement the greeting",
+		Steps: []scripted.Step{
+			{Shell: "echo shell-ran > marker.txt && echo done", Usage: &scripted.Usage{Input: 500, Cached: 100, Output: 40, Reasoning: 8}},
+			{Write: &scripted.FileWrite{Path: "src/greeting.txt", Content: content}},
+			{Say: "Implemented the greeting."},
+		},
+	}}}, Config{})
+	inv := r.inv(t, "dev", harness.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
+	res := run(t, r.h, inv)
+	if res.Outcome != harness.OutcomeCompleted || res.ExitCode != 0 {
+		t.Fatalf("outcome %s (%s)", res.Outcome, res.Evidence)
+	}
+	got, err := os.ReadFile(filepath.Join(inv.WorkDir, "src", "greeting.txt"))
+	if err != nil || string(got) != content {
+		t.Errorf("written file %q (%v), want %q", got, err, content)
+	}
+	if m, _ := os.ReadFile(filepath.Join(inv.WorkDir, "marker.txt")); string(m) != "shell-ran\n" {
+		t.Errorf("shell step did not run in the work dir: %q", m)
+	}
+	if res.FinalMessage != "Implemented the greeting." {
+		t.Errorf("final message %q", res.FinalMessage)
+	}
+	if len(res.Tools) != 2 || res.Tools[0].Name != "command_execution" || res.Tools[0].ExitCode == nil || *res.Tools[0].ExitCode != 0 {
+		t.Errorf("tools %+v", res.Tools)
+	}
+	if res.SessionID == "" {
+		t.Error("no session id")
+	}
+	if want := r.srv.TotalUsage(); res.Usage != want {
+		t.Errorf("usage %+v, provider served %+v", res.Usage, want)
+	}
+	if res.Usage.CachedInput == 0 || res.Usage.Reasoning == 0 {
+		t.Errorf("cached/reasoning not carried: %+v", res.Usage)
+	}
+	if !slices.Contains(res.Command, "workspace-write") || res.Command[len(res.Command)-1] != inv.Prompt {
+		t.Errorf("command %v", res.Command)
+	}
+	for _, f := range []string{"stdout.jsonl", "stderr.log", "events.json", "command.json", "result.json"} {
+		if _, err := os.Stat(filepath.Join(inv.LogDir, f)); err != nil {
+			t.Errorf("log file: %v", err)
+		}
+	}
+	cfg, _ := os.ReadFile(filepath.Join(inv.StateDir, "config.toml"))
+	if !strings.Contains(string(cfg), `env_key = "`+testKeyEnv+`"`) || !strings.Contains(string(cfg), "stream_max_retries = 0") {
+		t.Errorf("config.toml:\n%s", cfg)
+	}
+}
+
+func TestCodexPlannerTurnReadOnly(t *testing.T) {
+	plan := "PLAN\n1. Add a greeting.\n2. Test it."
+	r := newRig(t, scripted.Script{Entries: []scripted.Entry{{
+		Name: "planner", Match: "Write the development plan", Steps: []scripted.Step{{Say: plan}},
+	}}}, Config{})
+	inv := r.inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
+	res := run(t, r.h, inv)
+	if res.Outcome != harness.OutcomeCompleted || res.FinalMessage != plan {
+		t.Fatalf("outcome %s final %q", res.Outcome, res.FinalMessage)
+	}
+	if !slices.Contains(res.Command, "read-only") || len(res.Tools) != 0 {
+		t.Errorf("command %v tools %v", res.Command, res.Tools)
+	}
+	if len(r.srv.Served()) != 1 || res.Usage != r.srv.TotalUsage() {
+		t.Errorf("served %+v usage %+v", r.srv.Served(), res.Usage)
+	}
+}
+
+func TestCodexResumedSessionCarriesHistory(t *testing.T) {
+	r := newRig(t, scripted.Script{Entries: []scripted.Entry{
+		{Name: "first", Match: "^First instruction", Steps: []scripted.Step{{Shell: "echo one"}, {Say: "first answer"}}},
+		{Name: "second", Match: "^Second instruction", Steps: []scripted.Step{{Say: "second answer"}}},
+	}}, Config{})
+	inv := r.inv(t, "sess", harness.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
+	first := run(t, r.h, inv)
+	if first.Outcome != harness.OutcomeCompleted || first.SessionID == "" {
+		t.Fatalf("first run %s %q", first.Outcome, first.Evidence)
+	}
+	before := r.srv.TotalUsage()
+
+	inv2 := inv
+	inv2.Prompt = "Second instruction: continue."
+	inv2.Session = first.SessionID
+	inv2.LogDir = filepath.Join(r.base, "sess", "log2")
+	second := run(t, r.h, inv2)
+	if second.Outcome != harness.OutcomeCompleted || second.FinalMessage != "second answer" {
+		t.Fatalf("resumed run %s %q final %q", second.Outcome, second.Evidence, second.FinalMessage)
+	}
+	if second.SessionID != first.SessionID {
+		t.Errorf("session id changed: %s -> %s", first.SessionID, second.SessionID)
+	}
+	if !slices.Contains(second.Command, "resume") || !slices.Contains(second.Command, first.SessionID) {
+		t.Errorf("resume command %v", second.Command)
+	}
+	after := r.srv.TotalUsage()
+	if diff := (harness.Usage{Input: after.Input - before.Input, CachedInput: after.CachedInput - before.CachedInput,
+		Output: after.Output - before.Output, Reasoning: after.Reasoning - before.Reasoning, Total: after.Total - before.Total}); second.Usage != diff {
+		t.Errorf("resumed usage %+v, provider served %+v in that run", second.Usage, diff)
+	}
+
+	// The resumed request carries the earlier history and its own newest message.
+	f, err := os.Open(r.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	found := false
+	for sc.Scan() {
+		var line struct {
+			Served scripted.Served  `json:"served"`
+			Body   json.RawMessage `json:"body"`
+		}
+		json.Unmarshal(sc.Bytes(), &line)
+		if line.Served.Entry != "second" {
+			continue
+		}
+		found = true
+		body := string(line.Body)
+		for _, want := range []string{"First instruction: echo one.", "first answer", "echo one", "Second instruction: continue."} {
+			if !strings.Contains(body, want) {
+				t.Errorf("resumed request lacks %q", want)
+			}
+		}
+		if strings.Index(body, "First instruction") > strings.Index(body, "Second instruction") {
+			t.Error("history is not before the new message")
+		}
+	}
+	if !found {
+		t.Fatal("no request of the resumed run reached the provider")
+	}
+}
+
+func faultRig(t *testing.T, f *scripted.Fault) (*rig, harness.Invocation) {
+	r := newRig(t, scripted.Script{Entries: []scripted.Entry{{Name: "any", Match: ".", Repeat: true, Steps: []scripted.Step{{Say: "unreachable"}}}}}, Config{})
+	if err := r.srv.SetFault(f); err != nil {
+		t.Fatal(err)
+	}
+	return r, r.inv(t, "fault", harness.RoleDeveloper, harness.AccessWrite, "Do the task.")
+}
+
+func TestCodexPersistent500IsInfraFailure(t *testing.T) {
+	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 500})
+	res := run(t, r.h, inv)
+	// Codex renders a 5xx as "experiencing high demand", without the status.
+	if res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "high demand") {
+		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+	}
+	if res.Usage.Total != 0 {
+		t.Errorf("usage from failed calls: %+v", res.Usage)
+	}
+}
+
+func TestCodexUnauthorizedIsInfraFailure(t *testing.T) {
+	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 401})
+	res := run(t, r.h, inv)
+	if res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "401") {
+		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+	}
+}
+
+func TestCodexBadRequestIsAgentFailureWithEvidence(t *testing.T) {
+	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 400, Message: "context length exceeded"})
+	res := run(t, r.h, inv)
+	if res.Outcome != harness.OutcomeAgentFailure || !strings.Contains(res.Evidence, "400") || !strings.Contains(res.Evidence, "context length exceeded") {
+		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+	}
+}
+
+func TestCodexProviderStallMidStreamTimesOutIdle(t *testing.T) {
+	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultStall})
+	inv.IdleTimeout = 4 * time.Second
+	inv.WallTimeout = 60 * time.Second
+	res := run(t, r.h, inv)
+	if res.Outcome != harness.OutcomeTimeout || !strings.Contains(res.Evidence, "idle") {
+		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+	}
+	if res.Duration > 20*time.Second {
+		t.Errorf("idle timeout took %s", res.Duration)
+	}
+	if left := codexProcesses(inv.StateDir); len(left) > 0 {
+		t.Errorf("processes left after the kill: %v", left)
+	}
+}
+
+func TestCodexHangingCLITimesOutWall(t *testing.T) {
+	// The provider never answers, so the CLI waits silently; the wall
+	// timeout fires before the (longer) idle timeout.
+	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultHang})
+	inv.WallTimeout = 5 * time.Second
+	inv.IdleTimeout = 60 * time.Second
+	res := run(t, r.h, inv)
+	if res.Outcome != harness.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") {
+		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+	}
+	if res.Duration > 20*time.Second {
+		t.Errorf("wall timeout took %s", res.Duration)
+	}
+	if left := codexProcesses(inv.StateDir); len(left) > 0 {
+		t.Errorf("processes left after the kill: %v", left)
+	}
+}
