@@ -237,7 +237,7 @@ func TestCodexResumedSessionCarriesHistory(t *testing.T) {
 	found := false
 	for sc.Scan() {
 		var line struct {
-			Served scripted.Served  `json:"served"`
+			Served scripted.Served `json:"served"`
 			Body   json.RawMessage `json:"body"`
 		}
 		json.Unmarshal(sc.Bytes(), &line)
