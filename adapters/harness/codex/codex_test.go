@@ -1,0 +1,157 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
+
+func testHarness(t *testing.T, bypass bool) *Harness {
+	t.Helper()
+	h, err := New(Config{Binary: "/opt/codex", BypassSandbox: bypass, Overrides: []string{"foo=1"},
+		Provider: harness.Provider{Name: "p", API: "responses", BaseURL: "http://127.0.0.1:1/v1", KeyEnv: "K", Model: "m", ReasoningEffort: "high"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestArgvPerRoleAndResume(t *testing.T) {
+	h := testHarness(t, false)
+	inv := harness.Invocation{Access: harness.AccessReadOnly, WorkDir: "/w", Prompt: "plan it"}
+	args, stdin := h.argv(inv)
+	want := []string{"/opt/codex", "exec", "--json", "--skip-git-repo-check", "-m", "m", "-C", "/w", "-s", "read-only",
+		"-c", `model_reasoning_effort="high"`, "-c", "foo=1", "plan it"}
+	if !slices.Equal(args, want) || stdin != "" {
+		t.Errorf("planner argv %q", args)
+	}
+	inv.Access, inv.Session = harness.AccessWrite, "abc-123"
+	args, _ = h.argv(inv)
+	if args[2] != "resume" || slices.Contains(args, "-C") || slices.Contains(args, "-s") ||
+		!slices.Contains(args, `sandbox_mode="workspace-write"`) || args[len(args)-2] != "abc-123" {
+		t.Errorf("resume argv %q", args)
+	}
+	args, _ = testHarness(t, true).argv(harness.Invocation{Access: harness.AccessExec, WorkDir: "/w", Prompt: "qa"})
+	if !slices.Contains(args, "--dangerously-bypass-approvals-and-sandbox") || slices.Contains(args, "-s") {
+		t.Errorf("bypass argv %q", args)
+	}
+	long := strings.Repeat("x", argvPromptLimit+1)
+	args, stdin = h.argv(harness.Invocation{Access: harness.AccessWrite, WorkDir: "/w", Prompt: long})
+	if args[len(args)-1] != "-" || stdin != long {
+		t.Errorf("long prompt not sent through stdin")
+	}
+}
+
+func TestNewRejectsNonResponsesProvider(t *testing.T) {
+	_, err := New(Config{Binary: "/x", Provider: harness.Provider{Name: "p", API: "chat", BaseURL: "u", KeyEnv: "K", Model: "m"}})
+	if err == nil || !strings.Contains(err.Error(), "Responses") {
+		t.Errorf("chat provider accepted: %v", err)
+	}
+	if _, err := New(Config{Binary: "/x", Provider: harness.Provider{Name: "p"}}); err == nil {
+		t.Error("incomplete provider accepted")
+	}
+}
+
+func TestConfigTOMLNamesKeyVariableOnly(t *testing.T) {
+	dir := t.TempDir()
+	if err := testHarness(t, false).writeConfig(dir); err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		ModelProvider  string `toml:"model_provider"`
+		CheckUpdate    bool   `toml:"check_for_update_on_startup"`
+		ModelProviders map[string]struct {
+			BaseURL        string `toml:"base_url"`
+			EnvKey         string `toml:"env_key"`
+			WireAPI        string `toml:"wire_api"`
+			RequestRetries *int   `toml:"request_max_retries"`
+			StreamRetries  *int   `toml:"stream_max_retries"`
+		} `toml:"model_providers"`
+		Analytics struct{ Enabled bool }
+		Features  struct{ Plugins, Apps bool }
+	}
+	if _, err := toml.DecodeFile(filepath.Join(dir, "config.toml"), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.ModelProviders["p"]
+	if cfg.ModelProvider != "p" || p.EnvKey != "K" || p.WireAPI != "responses" || p.BaseURL != "http://127.0.0.1:1/v1" ||
+		p.RequestRetries == nil || *p.RequestRetries != 0 || p.StreamRetries == nil || *p.StreamRetries != 0 ||
+		cfg.CheckUpdate || cfg.Analytics.Enabled || cfg.Features.Plugins || cfg.Features.Apps {
+		t.Errorf("config %+v", cfg)
+	}
+}
+
+func lines(s ...string) []string { return s }
+
+func TestParseEventsAndClassify(t *testing.T) {
+	ok := parseEvents(lines(
+		`{"type":"thread.started","thread_id":"T1"}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `+"`m`"+` not found. Defaulting"}}`,
+		`not json`,
+		`{"type":"item.completed","item":{"type":"command_execution","command":"ls","exit_code":2,"status":"failed"}}`,
+		`{"type":"item.completed","item":{"type":"agent_message","text":"first"}}`,
+		`{"type":"item.completed","item":{"type":"file_change","changes":[{"path":"a.go","kind":"add"}]}}`,
+		`{"type":"item.completed","item":{"type":"agent_message","text":"last"}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":10,"output_tokens":20,"reasoning_output_tokens":5}}`,
+	))
+	if ok.threadID != "T1" || ok.finalMessage != "last" || len(ok.tools) != 2 || *ok.tools[0].ExitCode != 2 || ok.tools[1].Input != "add a.go" {
+		t.Errorf("parsed %+v", ok)
+	}
+	if ok.usage != (harness.Usage{Input: 100, CachedInput: 10, Output: 20, Reasoning: 5, Total: 120}) {
+		t.Errorf("usage %+v", ok.usage)
+	}
+	if o, _ := classify(sandbox.Exit{Code: 0}, ok, ""); o != harness.OutcomeCompleted {
+		t.Errorf("completed run classified %s", o)
+	}
+
+	failed := func(msg string) events {
+		return parseEvents(lines(`{"type":"error","message":"`+msg+`"}`, `{"type":"turn.failed","error":{"message":"`+msg+`"}}`))
+	}
+	cases := []struct {
+		exit     sandbox.Exit
+		ev       events
+		stderr   string
+		want     harness.Outcome
+		evidence string
+	}{
+		{sandbox.Exit{Code: 1}, failed("We’re currently experiencing high demand, which may cause temporary errors."), "", harness.OutcomeInfraFailure, "high demand"},
+		{sandbox.Exit{Code: 1}, failed("unexpected status 401 Unauthorized: bad key"), "", harness.OutcomeInfraFailure, "401"},
+		{sandbox.Exit{Code: 1}, failed("unexpected status 429 Too Many Requests"), "", harness.OutcomeInfraFailure, "429"},
+		{sandbox.Exit{Code: 1}, failed("stream disconnected before completion: error decoding"), "", harness.OutcomeInfraFailure, "stream disconnected"},
+		{sandbox.Exit{Code: 1}, failed(`{\"error\":{\"message\":\"max 512 tokens\",\"type\":\"invalid_request_error\"}}`), "", harness.OutcomeAgentFailure, "HTTP 400"},
+		{sandbox.Exit{Code: 1}, failed("the agent gave up"), "", harness.OutcomeAgentFailure, "gave up"},
+		{sandbox.Exit{Code: -1, Idle: true, Detail: "killed after 4s without output"}, failed("x"), "", harness.OutcomeTimeout, "without output"},
+		{sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}, events{}, "", harness.OutcomeTimeout, "wall"},
+		{sandbox.Exit{Code: 2}, events{}, "error: unknown config key\nusage: codex", harness.OutcomeAgentFailure, "exit code 2"},
+		{sandbox.Exit{Code: 1}, events{}, "Error: connection refused", harness.OutcomeInfraFailure, "connection refused"},
+		{sandbox.Exit{Code: 0}, events{}, "", harness.OutcomeAgentFailure, "without a turn.completed"},
+	}
+	for i, c := range cases {
+		o, ev := classify(c.exit, c.ev, c.stderr)
+		if o != c.want || !strings.Contains(ev, c.evidence) {
+			t.Errorf("case %d: %s %q, want %s containing %q", i, o, ev, c.want, c.evidence)
+		}
+	}
+}
+
+func TestRedactingLogHidesSecretsAcrossWrites(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "out")
+	l := newRedactingLog(p, []string{"sk-SECRET"}, true)
+	l.Write([]byte("key is sk-SE"))
+	l.Write([]byte("CRET here\npartial sk-SECRET"))
+	l.Close()
+	b, _ := os.ReadFile(p)
+	if strings.Contains(string(b), "sk-SECRET") || strings.Count(string(b), "[REDACTED]") != 2 {
+		t.Errorf("log %q", b)
+	}
+	if len(l.lines) != 2 || strings.Contains(l.lines[0], "SECRET") {
+		t.Errorf("lines %q", l.lines)
+	}
+}
