@@ -1,0 +1,534 @@
+package tables
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/bootstrap"
+	"github.com/hoh-research/hoh/analysis/dominance"
+	"github.com/hoh-research/hoh/analysis/metrics"
+	"github.com/hoh-research/hoh/analysis/paper"
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// Status says how a recomputed cell relates to the printed one.
+type Status string
+
+const (
+	Match        Status = "match"         // recomputed rounds to the printed value
+	Differs      Status = "differs"       // beyond the printed rounding; Note says why
+	ReportedOnly Status = "reported-only" // printed, but no per-task data to recompute it
+	ComputedOnly Status = "computed-only" // recomputed, nothing printed to compare with
+)
+
+// Cell is one value of a table.
+type Cell struct {
+	Benchmark, Config, Arm, Scope, Metric, Baseline string
+
+	Computed    float64
+	HasComputed bool
+	// RoundingBound is how far the recomputed value can move if its per-task
+	// inputs were the unrounded values behind their printed digits.
+	RoundingBound float64
+
+	Reported      float64
+	HasReported   bool
+	Decimals      int
+	ReportedTable string
+
+	Difference float64 // Computed - Reported, when both exist
+	Status     Status
+	Note       string
+}
+
+// ID names a cell in notes: benchmark/config/arm/scope/metric[/baseline].
+func (c *Cell) ID() string {
+	id := strings.Join([]string{c.Benchmark, c.Config, c.Arm, c.Scope, c.Metric}, "/")
+	if c.Baseline != "" {
+		id += "/" + c.Baseline
+	}
+	return id
+}
+
+// Line is a table row; a heading line has no cells.
+type Line struct {
+	Label   string
+	Heading bool
+	Cells   []*Cell // nil entries are empty cells
+}
+
+// Comparison is a paired comparison of an arm with a baseline over tasks.
+type Comparison struct {
+	Benchmark, Config, Arm, Baseline, Metric string
+	N                                        int
+	MeanDiff, Lo, Hi                         float64 // 95% paired percentile bootstrap CI
+	Wins, Ties, Losses                       int
+}
+
+// Table is a built table.
+type Table struct {
+	Name, Title string
+	Columns     []string
+	Lines       []Line
+	Comparisons []Comparison
+}
+
+// Cells lists the table's non-empty cells in row order.
+func (t *Table) Cells() []*Cell {
+	var out []*Cell
+	for _, l := range t.Lines {
+		for _, c := range l.Cells {
+			if c != nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Notes are the explanations of the cells that differ, one per cell.
+func (t *Table) Notes() []string {
+	var out []string
+	for _, c := range t.Cells() {
+		if c.Status == Differs {
+			out = append(out, fmt.Sprintf("%s: recomputed %s, printed %s: %s", c.ID(),
+				strconv.FormatFloat(c.Computed, 'f', c.Decimals+2, 64), strconv.FormatFloat(c.Reported, 'f', c.Decimals, 64), c.Note))
+		}
+	}
+	return out
+}
+
+type lookup struct{ bench, config, arm, scope, metric, baseline string }
+
+type builder struct {
+	spec      Spec
+	boot      Bootstrap
+	rows      []results.Row
+	printed   map[lookup]paper.Reported
+	dominance map[string]*dominance.Result // benchmark -> pool result
+
+	poolValues  map[string]map[string]float64 // member -> task -> reward
+	poolDomains map[string]string
+}
+
+func newBuilder(s Spec, boot Bootstrap, set *results.Set, reported []paper.Reported) *builder {
+	b := &builder{spec: s, boot: boot, printed: map[lookup]paper.Reported{}, dominance: map[string]*dominance.Result{}}
+	if set != nil {
+		b.rows = set.Rows
+	}
+	// First table in ReportedTables order wins.
+	for i := len(s.ReportedTables) - 1; i >= 0; i-- {
+		for _, r := range reported {
+			if r.Table == s.ReportedTables[i] {
+				b.printed[lookup{r.Benchmark, r.Config, r.Arm, r.Scope, r.Metric, r.Baseline}] = r
+			}
+		}
+	}
+	return b
+}
+
+// computeFn returns the value, its per-task rounding bound, and ok=false
+// when the data needed are absent (not an error: the cell is reported-only).
+type computeFn func() (v, bound float64, ok bool, err error)
+
+func (b *builder) cell(bench, config, arm, scope, metric, baseline string, f computeFn) (*Cell, error) {
+	c := &Cell{Benchmark: bench, Config: config, Arm: arm, Scope: scope, Metric: metric, Baseline: baseline, Decimals: 2}
+	if f != nil {
+		v, bound, ok, err := f()
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %s: %w", b.spec.Name, c.ID(), err)
+		}
+		c.Computed, c.RoundingBound, c.HasComputed = v, bound, ok
+	}
+	if r, ok := b.printed[lookup{bench, config, arm, scope, metric, baseline}]; ok {
+		c.Reported, c.HasReported, c.Decimals, c.ReportedTable = r.Value, true, r.Decimals, r.Table
+	}
+	switch {
+	case c.HasComputed && c.HasReported:
+		c.Difference = c.Computed - c.Reported
+		c.Status = Match
+		if !paper.Matches(c.Computed, c.Reported, c.Decimals) {
+			c.Status = Differs
+			c.Note = b.explain(c)
+		}
+	case c.HasComputed:
+		c.Status = ComputedOnly
+	case c.HasReported:
+		c.Status = ReportedOnly
+	default:
+		return nil, nil
+	}
+	return c, nil
+}
+
+func (b *builder) explain(c *Cell) string {
+	if n, ok := b.spec.Notes[c.ID()]; ok {
+		return n
+	}
+	if math.Abs(c.Difference) <= paper.Tolerance(c.Decimals)+c.RoundingBound && strings.HasPrefix(c.Metric, "dominance") {
+		return fmt.Sprintf("within what rounding allows: rewards printed to 2 decimals tie where the unrounded rewards need not; resolving the ties between equal nonzero printed rewards either way moves this value by up to %.2f points", c.RoundingBound)
+	}
+	if math.Abs(c.Difference) <= paper.Tolerance(c.Decimals)+c.RoundingBound {
+		return fmt.Sprintf("within the rounding of the per-task values: they are printed rounded, so the value from the unrounded scores can lie up to %s from the recomputed one", strconv.FormatFloat(c.RoundingBound, 'g', 3, 64))
+	}
+	return "not explained by rounding; no explanation recorded"
+}
+
+// tieBound is how far a member's dominance (0-1 scale) can move when its
+// ties with other members are resolved either way. Only ties between equal
+// nonzero rewards that carry rounded digits count: two rewards printed as
+// 0.15 may differ unrounded, while 0.00 is a failed gate. Data at full
+// precision have real ties and no bound.
+func (b *builder) tieBound(bench, member string) float64 {
+	mine := b.poolValues[member]
+	if halfUnit(values(mine)) == 0 {
+		return 0
+	}
+	perDomain := map[string][]float64{}
+	for task, d := range b.poolDomains {
+		ties := 0
+		for other, vals := range b.poolValues {
+			if other != member && mine[task] != 0 && vals[task] == mine[task] {
+				ties++
+			}
+		}
+		perDomain[d] = append(perDomain[d], 0.5*float64(ties)/float64(len(b.poolValues)-1))
+	}
+	total := 0.0
+	for _, xs := range perDomain {
+		sum := 0.0
+		for _, x := range xs {
+			sum += x
+		}
+		total += sum / float64(len(xs))
+	}
+	return total / float64(len(perDomain))
+}
+
+func parseArm(s string) results.Arm {
+	a, err := results.ParseArm(s)
+	if err != nil {
+		panic(err) // validated by LoadConfig
+	}
+	return a
+}
+
+func (b *builder) has(bench, config, arm, metric string) bool {
+	a := parseArm(arm)
+	for _, r := range b.rows {
+		if r.Benchmark == bench && r.Config == config && r.Arm() == a && r.Metric == metric {
+			return true
+		}
+	}
+	return false
+}
+
+// halfUnit is half a unit in the last decimal any input carries (up to 6):
+// how far each input may be from the unrounded value behind it.
+func halfUnit(values []float64) float64 {
+	d := 0
+	for _, v := range values {
+		k := 0
+		for ; k <= 6; k++ {
+			x := v * math.Pow(10, float64(k))
+			if math.Abs(x-math.Round(x)) < 1e-6 {
+				break
+			}
+		}
+		if k > 6 {
+			return 0 // full precision: nothing was rounded
+		}
+		d = max(d, k)
+	}
+	return 0.5 * math.Pow(10, -float64(d))
+}
+
+// scoped returns the per-task values of a series restricted to scope.
+func (b *builder) scoped(bench, config, arm, metric, scope string) (map[string]float64, bool, error) {
+	if !b.has(bench, config, arm, metric) {
+		return nil, false, nil
+	}
+	vals, err := metrics.TaskValues(b.rows, metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm), Metric: metric})
+	if err != nil {
+		return nil, false, err
+	}
+	kind, label, _ := strings.Cut(scope, ":")
+	switch kind {
+	case "all":
+		return vals, true, nil
+	case "task":
+		v, ok := vals[label]
+		if !ok {
+			return nil, false, nil
+		}
+		return map[string]float64{label: v}, true, nil
+	case "group", "category":
+		g := metrics.Group
+		if kind == "category" {
+			g = metrics.Category
+		}
+		labels, err := metrics.Labels(b.rows, bench, g)
+		if err != nil {
+			return nil, false, err
+		}
+		out := map[string]float64{}
+		for t, v := range vals {
+			if labels[t] == label {
+				out[t] = v
+			}
+		}
+		return out, len(out) > 0, nil
+	}
+	return nil, false, fmt.Errorf("unknown scope %q", scope)
+}
+
+func values(m map[string]float64) []float64 {
+	out := make([]float64, 0, len(m))
+	for _, t := range metrics.Tasks(m) {
+		out = append(out, m[t])
+	}
+	return out
+}
+
+func (b *builder) mean(bench, config, arm, metric, scope string) computeFn {
+	return func() (float64, float64, bool, error) {
+		vals, ok, err := b.scoped(bench, config, arm, metric, scope)
+		if !ok || err != nil {
+			return 0, 0, false, err
+		}
+		s, err := metrics.Summarize(vals)
+		return s.Mean, halfUnit(values(vals)), err == nil, err
+	}
+}
+
+func (b *builder) delta(bench, config, arm, baseline, metric, scope string) computeFn {
+	return func() (float64, float64, bool, error) {
+		t, ok, err := b.scoped(bench, config, arm, metric, scope)
+		if !ok || err != nil {
+			return 0, 0, false, err
+		}
+		base, ok, err := b.scoped(bench, config, baseline, metric, scope)
+		if !ok || err != nil {
+			return 0, 0, false, err
+		}
+		d, err := metrics.MeanDelta(t, base)
+		return d, halfUnit(values(t)) + halfUnit(values(base)), err == nil, err
+	}
+}
+
+func (b *builder) tokens(bench, config, arm string) computeFn {
+	return func() (float64, float64, bool, error) {
+		sel := metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm)}
+		tok, err := b.tokensByTask(bench, config, arm)
+		if err != nil || tok == nil {
+			return 0, 0, false, err
+		}
+		s, err := metrics.MeanTokensMillions(b.rows, sel)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		ms := values(tok)
+		for i := range ms {
+			ms[i] *= 1e-6
+		}
+		return s.Mean, halfUnit(ms), true, nil
+	}
+}
+
+func (b *builder) eta(bench, config, arm, vanilla string) computeFn {
+	return func() (float64, float64, bool, error) {
+		sel := func(a string) metrics.Selector {
+			return metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(a), Metric: "overall"}
+		}
+		if !b.has(bench, config, arm, "overall") || !b.has(bench, config, vanilla, "overall") {
+			return 0, 0, false, nil
+		}
+		e, err := metrics.EtaFromRows(b.rows, sel(arm), sel(vanilla))
+		var undef *metrics.UndefinedError
+		if errors.As(err, &undef) {
+			return 0, 0, false, nil
+		}
+		if err != nil {
+			return 0, 0, false, err
+		}
+		return e.Eta, 0, true, nil
+	}
+}
+
+// dominancePct is FrontierSWE Dominance (Eq. 13-16, macro over categories)
+// of config/arm within the configured pool, in percent.
+func (b *builder) dominancePct(bench, config, arm, baseline string) computeFn {
+	return func() (float64, float64, bool, error) {
+		res, ok, err := b.pool(bench)
+		if !ok || err != nil {
+			return 0, 0, false, err
+		}
+		v, ok := res.Overall[config+"|"+arm]
+		if !ok {
+			return 0, 0, false, nil
+		}
+		bound := b.tieBound(bench, config+"|"+arm)
+		if baseline != "" {
+			base, ok := res.Overall[config+"|"+baseline]
+			if !ok {
+				return 0, 0, false, nil
+			}
+			v -= base
+			bound += b.tieBound(bench, config+"|"+baseline)
+		}
+		return 100 * v, 100 * bound, true, nil
+	}
+}
+
+func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
+	if r, ok := b.dominance[bench]; ok {
+		return r, r != nil, nil
+	}
+	b.dominance[bench] = nil
+	pool := map[string]map[string]float64{}
+	for _, c := range b.spec.Pool.Configs {
+		for _, a := range b.spec.Pool.Arms {
+			if !b.has(bench, c, a, "reward") {
+				return nil, false, nil // an incomplete pool changes every value: do not compute
+			}
+			v, err := metrics.TaskValues(b.rows, metrics.Selector{Benchmark: bench, Config: c, Arm: parseArm(a), Metric: "reward"})
+			if err != nil {
+				return nil, false, err
+			}
+			pool[c+"|"+a] = v
+		}
+	}
+	if len(pool) < 2 {
+		return nil, false, nil
+	}
+	domains, err := metrics.Labels(b.rows, bench, metrics.Category)
+	if err != nil {
+		return nil, false, err
+	}
+	b.poolValues = pool
+	b.poolDomains = domains
+	res, err := dominance.Compute(pool, domains, dominance.Macro)
+	if err != nil {
+		return nil, false, err
+	}
+	b.dominance[bench] = res
+	return res, true, nil
+}
+
+// compare runs the paired bootstrap and win/tie/loss of arm vs baseline.
+func (b *builder) compare(bench, config, arm, baseline, metric string) (*Comparison, error) {
+	if !b.has(bench, config, arm, metric) || !b.has(bench, config, baseline, metric) {
+		return nil, nil
+	}
+	sel := func(a string) metrics.Selector {
+		return metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(a), Metric: metric}
+	}
+	x, err := metrics.TaskValues(b.rows, sel(arm))
+	if err != nil {
+		return nil, err
+	}
+	y, err := metrics.TaskValues(b.rows, sel(baseline))
+	if err != nil {
+		return nil, err
+	}
+	_, xv, yv, err := metrics.Align(x, y)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %s %s vs %s: %w", b.spec.Name, config, arm, baseline, err)
+	}
+	ci, err := bootstrap.PairedDifference(xv, yv, bootstrap.Options{Resamples: b.boot.Resamples, Seed: b.boot.Seed})
+	if err != nil {
+		return nil, err
+	}
+	wtl, err := bootstrap.WinTieLoss(xv, yv, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Comparison{Benchmark: bench, Config: config, Arm: arm, Baseline: baseline, Metric: metric,
+		N: len(xv), MeanDiff: ci.Mean, Lo: ci.Lo, Hi: ci.Hi, Wins: wtl.Wins, Ties: wtl.Ties, Losses: wtl.Losses}, nil
+}
+
+func (b *builder) comparisons(t *Table, bench string, configs []string, metric string) error {
+	for _, c := range configs {
+		for _, a := range b.spec.Compare {
+			cmp, err := b.compare(bench, c, a, b.spec.Vanilla, metric)
+			if err != nil {
+				return err
+			}
+			if cmp != nil {
+				t.Comparisons = append(t.Comparisons, *cmp)
+			}
+		}
+	}
+	return nil
+}
+
+func armLabel(a string) string {
+	switch {
+	case a == "vanilla":
+		return "Vanilla"
+	case strings.HasPrefix(a, "hoh@"):
+		return "HoH@" + strings.TrimPrefix(a, "hoh@")
+	case strings.HasPrefix(a, "vanilla-continuation@"):
+		return "Vanilla Cont.@" + strings.TrimPrefix(a, "vanilla-continuation@")
+	case strings.HasPrefix(a, "wo-plan-update@"):
+		return "w/o Plan Update"
+	case strings.HasPrefix(a, "wo-evidence-feedback@"):
+		return "w/o Evidence Feedback"
+	case strings.HasPrefix(a, "wo-warm-start@"):
+		return "w/o Warm-Start"
+	}
+	return a
+}
+
+func configLabel(c string) string {
+	if n, ok := paper.ConfigNames[c]; ok {
+		return n
+	}
+	return c
+}
+
+// taskOrder lists a benchmark's tasks in first-appearance order with their label.
+func taskOrder(rows []results.Row, bench string) (tasks []string, label map[string]string) {
+	label = map[string]string{}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Benchmark != bench || seen[r.Task] {
+			continue
+		}
+		seen[r.Task] = true
+		tasks = append(tasks, r.Task)
+		label[r.Task] = r.Group + r.Category
+	}
+	// Keep paper order inside a label but group tasks of one label together.
+	first := map[string]int{}
+	for i, t := range tasks {
+		if _, ok := first[label[t]]; !ok {
+			first[label[t]] = i
+		}
+	}
+	sort.SliceStable(tasks, func(i, j int) bool { return first[label[tasks[i]]] < first[label[tasks[j]]] })
+	return tasks, label
+}
+
+func (b *builder) tokensByTask(bench, config, arm string) (map[string]float64, error) {
+	a := parseArm(arm)
+	found := false
+	for _, r := range b.rows {
+		if r.Benchmark == bench && r.Config == config && r.Arm() == a {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	tok, err := metrics.TaskTokens(b.rows, metrics.Selector{Benchmark: bench, Config: config, Arm: a})
+	if err != nil || len(tok) == 0 {
+		return nil, err // len 0: the arm has no token counts, so nothing to recompute
+	}
+	return tok, nil
+}

@@ -1,0 +1,155 @@
+// Package tables rebuilds the paper's Tables 1-3 and its per-task tables
+// (14-22) from result records, compares every cell with the printed value
+// and renders the result as text, Markdown, LaTeX or CSV.
+//
+// What each table uses (result files and filters, configurations, arms,
+// dominance pool, bootstrap settings, explanations of known differences) comes
+// from a YAML file (configs/paper/*.yaml); the code only knows the shape of
+// each table.
+package tables
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hoh-research/hoh/analysis/bootstrap"
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// Source is one results file with optional filters; the paper's experiments
+// overlap (the codex Vanilla and HoH@3 cells appear in several tables), so a
+// table names which file each arm comes from.
+type Source struct {
+	Path    string   `yaml:"path"`
+	Configs []string `yaml:"configs"` // empty: all
+	Arms    []string `yaml:"arms"`    // empty: all
+}
+
+// Pool names the dominance comparison pool: every config x arm.
+type Pool struct {
+	Configs []string `yaml:"configs"`
+	Arms    []string `yaml:"arms"`
+}
+
+// Bootstrap settings for the paired comparisons.
+type Bootstrap struct {
+	Resamples int    `yaml:"resamples"`
+	Seed      uint64 `yaml:"seed"`
+}
+
+// Spec describes one rendered table.
+type Spec struct {
+	Name           string   `yaml:"name"` // table1, table14, ...
+	Title          string   `yaml:"title"`
+	Benchmark      string   `yaml:"benchmark"` // tasks tables
+	Configs        []string `yaml:"configs"`
+	Arms           []string `yaml:"arms"`
+	Metric         string   `yaml:"metric"`          // tasks tables: overall, reward, tokens_m
+	Delta          string   `yaml:"delta"`           // tasks tables: arm whose delta vs Vanilla is a column
+	GainArms       []string `yaml:"gain_arms"`       // Table 1: arms with a "gain over Vanilla" column
+	Baseline       string   `yaml:"baseline"`        // Table 3: arm differences are taken against
+	Vanilla        string   `yaml:"vanilla"`         // arm eta and paired comparisons are taken against
+	Groups         []string `yaml:"groups"`          // GameCraft reporting groups
+	Categories     []string `yaml:"categories"`      // FrontierSWE categories
+	Results        []Source `yaml:"results"`         // paper data for this table
+	ReportedTables []string `yaml:"reported_tables"` // where its printed values are, in lookup order
+	Pool           Pool     `yaml:"dominance_pool"`
+	Compare        []string `yaml:"compare"` // arms compared with Vanilla by paired bootstrap
+	// Notes explain cells that differ beyond rounding, keyed by
+	// "benchmark/config/arm/scope/metric" (see Cell.ID).
+	Notes map[string]string `yaml:"notes"`
+}
+
+// Config is one YAML file: a table, or (tasks) several.
+type Config struct {
+	Spec      `yaml:",inline"`
+	Reported  string    `yaml:"reported"` // folder of printed aggregates
+	Bootstrap Bootstrap `yaml:"bootstrap"`
+	Tables    []Spec    `yaml:"tables"`
+	dir       string
+}
+
+// LoadConfig reads a table configuration; relative paths in it are relative
+// to the file's folder.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, err
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	c.dir = filepath.Dir(path)
+	if c.Bootstrap.Resamples == 0 {
+		c.Bootstrap.Resamples = bootstrap.DefaultResamples
+	}
+	if c.Bootstrap.Seed == 0 {
+		c.Bootstrap.Seed = bootstrap.DefaultSeed
+	}
+	for _, s := range c.specs() {
+		for _, a := range append(append(append([]string{}, s.Arms...), s.GainArms...), s.Compare...) {
+			if _, err := results.ParseArm(a); err != nil {
+				return c, fmt.Errorf("%s: table %s: %w", path, s.Name, err)
+			}
+		}
+		if s.Name == "" {
+			return c, fmt.Errorf("%s: a table without a name", path)
+		}
+	}
+	return c, nil
+}
+
+func (c Config) resolve(p string) string {
+	if filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// specs lists the tables the file describes.
+func (c Config) specs() []Spec {
+	if len(c.Tables) > 0 {
+		return c.Tables
+	}
+	return []Spec{c.Spec}
+}
+
+// ReportedDir is the resolved folder of printed aggregates.
+func (c Config) ReportedDir() string { return c.resolve(c.Reported) }
+
+// LoadResults reads a spec's sources, applying their filters.
+func (c Config) LoadResults(s Spec) (*results.Set, error) {
+	var rows []results.Row
+	for _, src := range s.Results {
+		rs, err := results.ReadFile(c.resolve(src.Path))
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", s.Name, err)
+		}
+		for _, r := range rs {
+			if in(src.Configs, r.Config) && in(src.Arms, r.Arm().String()) {
+				rows = append(rows, r)
+			}
+		}
+	}
+	set, err := results.NewSet(rows)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", s.Name, err)
+	}
+	return set, nil
+}
+
+func in(list []string, x string) bool {
+	if len(list) == 0 {
+		return true
+	}
+	for _, v := range list {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

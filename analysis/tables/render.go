@@ -1,0 +1,195 @@
+package tables
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Renderer returns the writer for a format: text | markdown | latex | csv.
+func Renderer(format string) (func(io.Writer, []*Table) error, error) {
+	switch format {
+	case "text", "":
+		return func(w io.Writer, ts []*Table) error { return renderGrid(w, ts, false) }, nil
+	case "markdown":
+		return func(w io.Writer, ts []*Table) error { return renderGrid(w, ts, true) }, nil
+	case "latex":
+		return renderLaTeX, nil
+	case "csv":
+		return renderCSV, nil
+	}
+	return nil, fmt.Errorf("tables: unknown format %q (want text, markdown, latex or csv)", format)
+}
+
+func fmtNum(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+
+// Display is a cell as shown in a grid: "71.52" when recomputed and matching
+// (or nothing to compare), "52.69 ≠ 52.68*" when it differs, "[60.41]" when
+// only printed.
+func (c *Cell) Display() string {
+	if c == nil {
+		return ""
+	}
+	switch c.Status {
+	case Match, ComputedOnly:
+		return fmtNum(c.Computed, c.Decimals)
+	case Differs:
+		return fmtNum(c.Computed, c.Decimals+2) + " ≠ " + fmtNum(c.Reported, c.Decimals) + "*"
+	case ReportedOnly:
+		return "[" + fmtNum(c.Reported, c.Decimals) + "]"
+	}
+	return "?"
+}
+
+const legend = "Cells: recomputed value (matches the printed value within its rounding, or nothing printed); " +
+	"\"x ≠ y*\" recomputed x differs from printed y (see notes); \"[y]\" printed only, no per-task data to recompute."
+
+func gridRows(t *Table) [][]string {
+	var rows [][]string
+	for _, l := range t.Lines {
+		row := []string{l.Label}
+		for i := range t.Columns {
+			var c *Cell
+			if i < len(l.Cells) {
+				c = l.Cells[i]
+			}
+			row = append(row, c.Display())
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
+	for i, t := range ts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if markdown {
+			fmt.Fprintf(w, "### %s: %s\n\n", t.Name, t.Title)
+		} else {
+			fmt.Fprintf(w, "%s: %s\n", t.Name, t.Title)
+		}
+		opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+		if markdown {
+			opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+		}
+		tb := tablewriter.NewTable(w, opts...)
+		head := append([]string{""}, t.Columns...)
+		tb.Header(toAny(head)...)
+		for _, r := range gridRows(t) {
+			if markdown {
+				for j := range r {
+					r[j] = strings.ReplaceAll(r[j], "|", "\\|")
+				}
+			}
+			if err := tb.Append(r); err != nil {
+				return err
+			}
+		}
+		if err := tb.Render(); err != nil {
+			return err
+		}
+		bullet := ""
+		if markdown {
+			bullet = "- "
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, legend)
+		notes := t.Notes()
+		if len(notes) > 0 {
+			fmt.Fprintln(w, "Notes on cells that differ from the paper:")
+			for _, n := range notes {
+				fmt.Fprintln(w, bullet+n)
+			}
+		}
+		writeComparisons(w, t, bullet)
+	}
+	return nil
+}
+
+func writeComparisons(w io.Writer, t *Table, bullet string) {
+	if len(t.Comparisons) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Paired comparisons with Vanilla over tasks (95% percentile bootstrap CI of the mean difference; wins/ties/losses):")
+	for _, c := range t.Comparisons {
+		fmt.Fprintf(w, "%s%s %s %s %s vs %s: %+.2f [%+.2f, %+.2f], n=%d, W/T/L %d/%d/%d\n", bullet, c.Benchmark,
+			configLabel(c.Config), c.Metric, armLabel(c.Arm), armLabel(c.Baseline), c.MeanDiff, c.Lo, c.Hi, c.N, c.Wins, c.Ties, c.Losses)
+	}
+}
+
+func toAny(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+var latexEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`,
+	"_", `\_`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "≠", `$\neq$`)
+
+func renderLaTeX(w io.Writer, ts []*Table) error {
+	for _, t := range ts {
+		fmt.Fprintf(w, "%% %s\n\\begin{table}[t]\n\\centering\n\\caption{%s}\n\\label{tab:%s}\n", t.Name, latexEscaper.Replace(t.Title), t.Name)
+		fmt.Fprintf(w, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("r", len(t.Columns)))
+		head := []string{""}
+		for _, c := range t.Columns {
+			head = append(head, latexEscaper.Replace(c))
+		}
+		fmt.Fprintf(w, "%s \\\\\n\\midrule\n", strings.Join(head, " & "))
+		for i, r := range gridRows(t) {
+			if t.Lines[i].Heading {
+				fmt.Fprintf(w, "\\multicolumn{%d}{l}{\\textit{%s}} \\\\\n", len(t.Columns)+1, latexEscaper.Replace(r[0]))
+				continue
+			}
+			for j := range r {
+				r[j] = latexEscaper.Replace(r[j])
+			}
+			fmt.Fprintf(w, "%s \\\\\n", strings.Join(r, " & "))
+		}
+		fmt.Fprintf(w, "\\bottomrule\n\\end{tabular}\n\\end{table}\n")
+		for _, n := range t.Notes() {
+			fmt.Fprintf(w, "%% note: %s\n", strings.ReplaceAll(n, "\n", " "))
+		}
+	}
+	return nil
+}
+
+// CSVColumns is the header of the CSV rendering: one row per cell.
+var CSVColumns = []string{"table", "benchmark", "config", "arm", "scope", "metric", "baseline",
+	"recomputed", "reported", "difference", "status", "note"}
+
+func renderCSV(w io.Writer, ts []*Table) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVColumns); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		for _, c := range t.Cells() {
+			rec, rep, diff := "", "", ""
+			if c.HasComputed {
+				rec = strconv.FormatFloat(c.Computed, 'g', -1, 64)
+			}
+			if c.HasReported {
+				rep = fmtNum(c.Reported, c.Decimals)
+			}
+			if c.HasComputed && c.HasReported {
+				diff = strconv.FormatFloat(c.Difference, 'g', 6, 64)
+			}
+			if err := cw.Write([]string{t.Name, c.Benchmark, c.Config, c.Arm, c.Scope, c.Metric, c.Baseline,
+				rec, rep, diff, string(c.Status), c.Note}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,277 @@
+package tables
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/analysis/paper"
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+func paperTables(t *testing.T, name string) []*Table {
+	t.Helper()
+	cfg, err := LoadConfig(filepath.Join("..", "..", "configs", "paper", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := paper.LoadReported(cfg.ReportedDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := Build(name, cfg, nil, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func differing(ts []*Table) []string {
+	var out []string
+	for _, tb := range ts {
+		for _, c := range tb.Cells() {
+			if c.Status == Differs {
+				out = append(out, c.ID())
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// On the paper data every printed cell with per-task data is recomputed
+// within rounding, except the listed cells, each explained by rounding.
+func TestPaperTablesMatchExceptExplainedCells(t *testing.T) {
+	want := map[string][]string{
+		"table1": {
+			"frontierswe/codex-gpt-5.5-high/hoh@1/all/dominance_pct",
+			"frontierswe/codex-gpt-5.5-high/hoh@1/category:Implementation/reward",
+			"frontierswe/codex-gpt-5.5-high/hoh@2/all/dominance_pct",
+			"frontierswe/codex-gpt-5.5-high/hoh@3/all/dominance_pct",
+			"frontierswe/codex-gpt-5.5-high/hoh@3/all/dominance_pct_delta/vanilla",
+			"frontierswe/opencode-deepseek-v4-pro/hoh@1/all/dominance_pct",
+			"frontierswe/opencode-deepseek-v4-pro/hoh@2/all/dominance_pct",
+			"frontierswe/opencode-deepseek-v4-pro/hoh@3/all/dominance_pct",
+			"frontierswe/opencode-deepseek-v4-pro/hoh@3/all/dominance_pct_delta/vanilla",
+			"frontierswe/opencode-deepseek-v4-pro/vanilla/all/dominance_pct",
+			"frontierswe/pi-minimax-m3/hoh@1/all/dominance_pct",
+			"frontierswe/pi-minimax-m3/hoh@2/all/dominance_pct",
+			"frontierswe/pi-minimax-m3/hoh@3/all/dominance_pct",
+			"frontierswe/pi-minimax-m3/hoh@3/all/dominance_pct_delta/vanilla",
+			"gamecraft/codex-gpt-5.5-high/vanilla/group:Adventure/overall",
+			"gamecraft/pi-minimax-m3/hoh@2/group:Strategy/overall",
+			"gamecraft/pi-minimax-m3/vanilla/group:Timing/overall",
+		},
+		"table2": {"gamecraft/codex-gpt-5.5-high/hoh@3/all/tokens_m"},
+		"table3": {"gamecraft/codex-gpt-5.5-high/hoh@3/all/tokens_m"},
+	}
+	for name, cells := range want {
+		ts := paperTables(t, name)
+		if got := differing(ts); strings.Join(got, "\n") != strings.Join(cells, "\n") {
+			t.Errorf("%s differing cells:\n%s\nwant:\n%s", name, strings.Join(got, "\n"), strings.Join(cells, "\n"))
+		}
+		for _, tb := range ts {
+			for _, c := range tb.Cells() {
+				if c.Status == Differs && !strings.HasPrefix(c.Note, "within") {
+					t.Errorf("%s %s differs without an explanation: %s", name, c.ID(), c.Note)
+				}
+				if c.Benchmark == "programbench" && c.Status != ReportedOnly {
+					t.Errorf("%s: ProgramBench has no per-task data, status %s", c.ID(), c.Status)
+				}
+			}
+		}
+	}
+	// Matching cells really are printed values: spot-check a few.
+	byID := map[string]*Cell{}
+	for _, c := range paperTables(t, "table1")[0].Cells() {
+		byID[c.ID()] = c
+	}
+	for id, printed := range map[string]float64{
+		"gamecraft/codex-gpt-5.5-high/hoh@3/all/overall":                     71.52,
+		"gamecraft/opencode-deepseek-v4-pro/hoh@3/all/overall_delta/vanilla": 22.08,
+		"frontierswe/pi-minimax-m3/vanilla/all/dominance_pct":                35,
+	} {
+		c := byID[id]
+		if c == nil || c.Status != Match || c.Reported != printed {
+			t.Errorf("%s = %+v, want a match with %v", id, c, printed)
+		}
+	}
+	t2 := paperTables(t, "table2")[0]
+	for _, c := range t2.Cells() {
+		if c.Metric == "tokens_m" && (c.Arm == "hoh@1" || c.Arm == "hoh@2") && (c.Status != ReportedOnly || c.HasComputed) {
+			t.Errorf("%s: HoH@1/2 tokens exist only as printed aggregates, got %s", c.ID(), c.Status)
+		}
+		if c.Metric == "eta" && c.Arm == "hoh@3" && c.Status != Match {
+			t.Errorf("eta HoH@3 = %+v, want a match with the printed 3.77", c)
+		}
+	}
+	tasks := paperTables(t, "tasks")
+	if len(tasks) != 9 {
+		t.Fatalf("tasks: %d tables, want 9 (Tables 14-22)", len(tasks))
+	}
+	for _, tb := range tasks {
+		for _, c := range tb.Cells() {
+			if c.Scope == "all" && c.Status != Match && !(tb.Name == "table21" && c.Arm == "hoh@3") {
+				t.Errorf("%s Mean %s: %s (recomputed %v, printed %v)", tb.Name, c.ID(), c.Status, c.Computed, c.Reported)
+			}
+		}
+	}
+}
+
+const synthetic = `benchmark,config,condition,checkpoint,task,group,category,metric,value,tokens
+gamecraft,cx,vanilla,1,g1,Action,,overall,10,1000000
+gamecraft,cx,vanilla,1,g2,Action,,overall,20,3000000
+gamecraft,cx,vanilla,1,g3,Timing,,overall,30,2000000
+gamecraft,cx,hoh,3,g1,Action,,overall,40,5000000
+gamecraft,cx,hoh,3,g2,Action,,overall,20,7000000
+gamecraft,cx,hoh,3,g3,Timing,,overall,60,9000000
+frontierswe,cx,vanilla,1,f1,,Implementation,reward,0.5,
+frontierswe,cx,vanilla,1,f2,,Research,reward,1.0,
+frontierswe,cx,hoh,3,f1,,Implementation,reward,0.7,
+frontierswe,cx,hoh,3,f2,,Research,reward,1.0,
+`
+
+func syntheticSet(t *testing.T) *results.Set {
+	t.Helper()
+	rows, err := results.Decode(strings.NewReader(synthetic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := results.NewSet(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func syntheticConfig() Config {
+	return Config{Spec: Spec{Name: "syn", Configs: []string{"cx"}, Arms: []string{"vanilla", "hoh@3"},
+		GainArms: []string{"hoh@3"}, Vanilla: "vanilla", Baseline: "hoh@3", Groups: []string{"Action", "Timing"},
+		Categories: []string{"Implementation", "Research"},
+		Pool:       Pool{Configs: []string{"cx"}, Arms: []string{"vanilla", "hoh@3"}}, Compare: []string{"hoh@3"}},
+		Bootstrap: Bootstrap{Resamples: 200, Seed: 1}}
+}
+
+func cellsByID(ts []*Table) map[string]*Cell {
+	out := map[string]*Cell{}
+	for _, tb := range ts {
+		for _, c := range tb.Cells() {
+			out[c.ID()] = c
+		}
+	}
+	return out
+}
+
+// Every cell on a small synthetic set equals a hand computation.
+func TestSyntheticCellsEqualHandComputation(t *testing.T) {
+	set := syntheticSet(t)
+	t1, err := Build("table1", syntheticConfig(), set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2, err := Build("table2", syntheticConfig(), set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Dominance with a 2-member pool: f1 hoh wins (1 vs 0), f2 ties (0.5 each);
+	// macro over 2 domains: hoh = (1 + 0.5)/2 = 0.75, vanilla = (0 + 0.5)/2 = 0.25.
+	want := map[string]float64{
+		"gamecraft/cx/vanilla/group:Action/overall":             15,
+		"gamecraft/cx/vanilla/group:Timing/overall":             30,
+		"gamecraft/cx/vanilla/all/overall":                      20,
+		"gamecraft/cx/hoh@3/group:Action/overall":               30,
+		"gamecraft/cx/hoh@3/group:Timing/overall":               60,
+		"gamecraft/cx/hoh@3/all/overall":                        40,
+		"gamecraft/cx/hoh@3/all/overall_delta/vanilla":          20,
+		"frontierswe/cx/vanilla/category:Implementation/reward": 0.5,
+		"frontierswe/cx/vanilla/category:Research/reward":       1.0,
+		"frontierswe/cx/hoh@3/category:Implementation/reward":   0.7,
+		"frontierswe/cx/hoh@3/category:Research/reward":         1.0,
+		"frontierswe/cx/vanilla/all/dominance_pct":              25,
+		"frontierswe/cx/hoh@3/all/dominance_pct":                75,
+		"frontierswe/cx/hoh@3/all/dominance_pct_delta/vanilla":  50,
+		// Table 2: tokens (1+3+2)/3 = 2 M and (5+7+9)/3 = 7 M; eta = (40-20)/(7-2) = 4.
+		"gamecraft/cx/vanilla/all/tokens_m":  2,
+		"gamecraft/cx/hoh@3/all/tokens_m":    7,
+		"gamecraft/cx/hoh@3/all/eta/vanilla": 4,
+	}
+	got := cellsByID(append(t1, t2...))
+	for id, v := range want {
+		c := got[id]
+		if c == nil || !c.HasComputed || math.Abs(c.Computed-v) > 1e-9 || c.Status != ComputedOnly {
+			t.Errorf("%s = %+v, want computed-only %v", id, c, v)
+		}
+	}
+	if len(got) != len(want) {
+		var extra []string
+		for id := range got {
+			if _, ok := want[id]; !ok {
+				extra = append(extra, id)
+			}
+		}
+		t.Errorf("unexpected cells: %v", extra)
+	}
+	// Paired comparison: differences 30, 0, 30 -> mean 20, W/T/L 2/1/0.
+	var cmp *Comparison
+	for i, c := range t1[0].Comparisons {
+		if c.Benchmark == "gamecraft" {
+			cmp = &t1[0].Comparisons[i]
+		}
+	}
+	if cmp == nil || math.Abs(cmp.MeanDiff-20) > 1e-9 || cmp.Wins != 2 || cmp.Ties != 1 || cmp.Losses != 0 || cmp.Lo > cmp.MeanDiff || cmp.Hi < cmp.MeanDiff {
+		t.Errorf("gamecraft comparison = %+v, want mean 20, W/T/L 2/1/0", cmp)
+	}
+}
+
+func TestRenderers(t *testing.T) {
+	set := syntheticSet(t)
+	rep := []paper.Reported{{Table: "syn", Benchmark: "gamecraft", Config: "cx", Arm: "vanilla", Scope: "all",
+		Metric: "overall", Value: 20.004, Decimals: 2}, {Table: "syn", Benchmark: "gamecraft", Config: "cx",
+		Arm: "hoh@3", Scope: "all", Metric: "tokens_m", Value: 7.5, Decimals: 1}}
+	cfg := syntheticConfig()
+	cfg.ReportedTables = []string{"syn"}
+	render := func(format string) string {
+		var buf bytes.Buffer
+		if err := Report("table2", cfg, set, rep, format, &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	recs, err := csv.NewReader(strings.NewReader(render("csv"))).ReadAll()
+	if err != nil {
+		t.Fatalf("csv output does not parse: %v", err)
+	}
+	if strings.Join(recs[0], ",") != strings.Join(CSVColumns, ",") || len(recs) != 1+5 {
+		t.Fatalf("csv header %v and %d rows, want %v and 5 cells", recs[0], len(recs)-1, CSVColumns)
+	}
+	status := map[string]string{}
+	for _, r := range recs[1:] {
+		status[r[3]+" "+r[5]] = r[10]
+	}
+	if status["vanilla overall"] != "match" || status["hoh@3 tokens_m"] != "differs" || status["hoh@3 overall"] != "computed-only" {
+		t.Errorf("csv statuses %v", status)
+	}
+	md := render("markdown")
+	if !strings.Contains(md, "### syn") || !strings.Contains(md, "| Vanilla") || !strings.Contains(md, "|---") && !strings.Contains(md, "|:--") {
+		t.Errorf("markdown structure missing:\n%s", md)
+	}
+	if !strings.Contains(md, "gamecraft/cx/hoh@3/all/tokens_m: recomputed 7.000, printed 7.5") {
+		t.Errorf("markdown lacks the note for the differing cell:\n%s", md)
+	}
+	tex := render("latex")
+	for _, s := range []string{`\begin{tabular}{lrrr}`, `\toprule`, `\midrule`, `\bottomrule`, `Vanilla & 20.00 &`, `$\neq$`} {
+		if !strings.Contains(tex, s) {
+			t.Errorf("latex lacks %q:\n%s", s, tex)
+		}
+	}
+	if !strings.Contains(render("text"), "Vanilla") {
+		t.Error("text rendering lacks the row labels")
+	}
+	if err := Report("table2", cfg, set, rep, "pdf", &bytes.Buffer{}); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
