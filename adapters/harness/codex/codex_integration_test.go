@@ -329,3 +329,17 @@ func TestCodexHangingCLITimesOutWall(t *testing.T) {
 		t.Errorf("processes left after the kill: %v", left)
 	}
 }
+
+func TestCodexRateLimitAndGarbageStreamAreInfraFailures(t *testing.T) {
+	for _, f := range []*scripted.Fault{
+		{Kind: scripted.FaultStatus, Status: 429},
+		{Kind: scripted.FaultGarbage},
+	} {
+		r, inv := faultRig(t, f)
+		inv.WallTimeout = 30 * time.Second
+		res := run(t, r.h, inv)
+		if res.Outcome != harness.OutcomeInfraFailure {
+			t.Errorf("%s fault: outcome %s evidence %q", f.Kind, res.Outcome, res.Evidence)
+		}
+	}
+}
