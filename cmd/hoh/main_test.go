@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUnknownCommandIsAUsageError(t *testing.T) {
+	code, _, errs := runCLI(t, "frobnicate")
+	if code != 2 || !strings.Contains(errs, `unknown command "frobnicate"`) {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
+}
+
+func TestHelpListsCommands(t *testing.T) {
+	code, out, _ := runCLI(t, "help")
+	if code != 0 || !strings.Contains(out, "tasks") {
+		t.Fatalf("code %d, out %q", code, out)
+	}
+}
+
+func TestTasksCheckOnTheRealGameCraftCheckout(t *testing.T) {
+	code, out, errs := runCLI(t, "tasks", "check", "gamecraft", "../../../shared/benchmarks/gamecraft-bench")
+	if code != 0 || !strings.Contains(out, "visualnovel-pactbound") {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	code, _, errs = runCLI(t, "tasks", "list", "gamecraft", "/nonexistent")
+	if code != 1 || !strings.Contains(errs, "/nonexistent") {
+		t.Fatalf("a missing checkout must be an error naming it: %d %q", code, errs)
+	}
+}
