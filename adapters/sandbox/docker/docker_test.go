@@ -340,3 +340,31 @@ func TestNodeRunsFromHostMounts(t *testing.T) {
 		t.Fatalf("node in container: %+v %q %q", ex, out, errs)
 	}
 }
+
+// Objects left behind (no Close, as after a crash) are found by label.
+func TestCleanupRemovesEverythingLabelled(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	bb, _ := FindBusybox()
+	if err := BusyboxContext(dir, bb, "RUN echo built > /built.txt"); err != nil {
+		t.Fatal(err)
+	}
+	env, err := c.Start(ctx, Spec{BuildDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.ReadFile(ctx, "/built.txt"); err != nil {
+		t.Fatalf("built image: %v", err)
+	}
+	// A second client with the same run id stands in for a restarted hoh.
+	other, err := New(ctx, Options{RunID: c.RunID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.API.Close()
+	if err := other.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLabelled(t, c)
+}
