@@ -452,14 +452,26 @@ func (b *builder) compare(bench, config, arm, baseline, metric string) (*Compari
 }
 
 func (b *builder) comparisons(t *Table, bench string, configs []string, metric string) error {
-	for _, c := range configs {
-		for _, a := range b.spec.Compare {
-			cmp, err := b.compare(bench, c, a, b.spec.Vanilla, metric)
-			if err != nil {
-				return err
-			}
-			if cmp != nil {
-				t.Comparisons = append(t.Comparisons, *cmp)
+	// Arms are compared with Vanilla and, where the table has another
+	// baseline (Table 3: Full HoH@3), with that too: the paper claims every
+	// ablation loses to Full HoH@3 on every task, which win/tie/loss checks.
+	baselines := []string{b.spec.Vanilla}
+	if b.spec.Baseline != "" && b.spec.Baseline != b.spec.Vanilla {
+		baselines = append(baselines, b.spec.Baseline)
+	}
+	for _, base := range baselines {
+		for _, c := range configs {
+			for _, a := range b.spec.Compare {
+				if a == base {
+					continue
+				}
+				cmp, err := b.compare(bench, c, a, base, metric)
+				if err != nil {
+					return err
+				}
+				if cmp != nil {
+					t.Comparisons = append(t.Comparisons, *cmp)
+				}
 			}
 		}
 	}

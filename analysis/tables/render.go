@@ -118,7 +118,7 @@ func writeComparisons(w io.Writer, t *Table, bullet string) {
 	if len(t.Comparisons) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "Paired comparisons with Vanilla over tasks (95% percentile bootstrap CI of the mean difference; wins/ties/losses):")
+	fmt.Fprintln(w, "Paired comparisons over tasks (95% percentile bootstrap CI of the mean difference; wins/ties/losses):")
 	for _, c := range t.Comparisons {
 		fmt.Fprintf(w, "%s%s %s %s %s vs %s: %+.2f [%+.2f, %+.2f], n=%d, W/T/L %d/%d/%d\n", bullet, c.Benchmark,
 			configLabel(c.Config), c.Metric, armLabel(c.Arm), armLabel(c.Baseline), c.MeanDiff, c.Lo, c.Hi, c.N, c.Wins, c.Ties, c.Losses)

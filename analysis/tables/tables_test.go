@@ -275,3 +275,21 @@ func TestRenderers(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+// The paper says every ablation underperforms Full HoH@3 on every task; its own
+// Table 22 has one exception (Lighthouse: w/o Warm-Start 81.50 > 80.90).
+func TestTable3ComparesAblationsWithFullHoH(t *testing.T) {
+	ts := paperTables(t, "table3")
+	got := map[string][3]int{}
+	for _, c := range ts[0].Comparisons {
+		if c.Baseline == "hoh@3" {
+			got[c.Arm] = [3]int{c.Wins, c.Ties, c.Losses}
+		}
+	}
+	want := map[string][3]int{"wo-plan-update@3": {0, 0, 45}, "wo-evidence-feedback@3": {0, 0, 45}, "wo-warm-start@3": {1, 0, 44}}
+	for arm, w := range want {
+		if got[arm] != w {
+			t.Errorf("%s vs hoh@3: W/T/L %v, want %v", arm, got[arm], w)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+# hoh: Harness-of-Harness. `make reproduce-table1` needs nothing but Go.
+GO      ?= go
+BIN     := bin/hoh
+RESULTS ?=
+FORMAT  ?= text
+# `make test` runs the integration tests against the real CLIs and a real
+# Docker Engine; test-deps installs and starts what they need (idempotent).
+GOTEST_FLAGS ?= -count=1 -timeout 60m
+
+.PHONY: build test test-deps unit vet fmt-check reproduce-table1 reproduce-table2 reproduce-table3 \
+	reproduce-tasks figures bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/hoh
+
+reproduce-table1: build
+	./$(BIN) report table1 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+
+reproduce-table2: build
+	./$(BIN) report table2 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+
+reproduce-table3: build
+	./$(BIN) report table3 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+
+reproduce-tasks: build
+	./$(BIN) report tasks --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+
+figures: build
+	./$(BIN) plot all --out figures $(if $(RESULTS),--results $(RESULTS))
+
+test-deps:
+	scripts/install-test-deps.sh
+
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+# Everything, including the integration tests with the real CLIs and Docker.
+test: test-deps fmt-check vet
+	$(GO) test $(GOTEST_FLAGS) ./...
+
+# Only the tests that need nothing but Go and the shared data.
+unit: fmt-check vet
+	$(GO) test -count=1 ./analysis/... ./experiments/conditions/... ./experiments/roles/... ./experiments/records/... ./experiments/history/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./analysis/... ./experiments/...
+
+clean:
+	rm -rf bin figures

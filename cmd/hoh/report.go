@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/tables"
+)
+
+func init() {
+	register("report", "print a table: report table1|table2|table3|tasks [--results PATH...] [--format text|markdown|latex|csv]", runReport)
+}
+
+func runReport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("report", stderr)
+	var resultPaths multiFlag
+	fs.Var(&resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
+	format := fs.String("format", "text", "output format: text, markdown, latex or csv")
+	config := fs.String("config", "", "table config YAML (default configs/paper/NAME.yaml)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
+		fs.PrintDefaults()
+	}
+	// Accept the table name before or after the flags.
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+	}
+	if name == "" {
+		fs.Usage()
+		return fmt.Errorf("%w: which table? (%s)", errUsage, strings.Join(tables.Names, ", "))
+	}
+	path := *config
+	if path == "" {
+		path = filepath.Join("configs", "paper", name+".yaml")
+	}
+	return tables.Run(name, path, resultPaths, *format, stdout)
+}

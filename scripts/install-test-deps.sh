@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs and starts what `make test` needs on a fresh Debian machine, and
+# does nothing that is already done: Debian's docker.io, busybox-static (test
+# images are built from it, nothing is pulled), git, node/npm, the pinned
+# coding-agent CLIs from npm, and a running dockerd. Needs root for apt-get
+# and dockerd.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+need=()
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+[ -x /bin/busybox ] || command -v busybox >/dev/null 2>&1 || need+=(busybox-static)
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+if [ "${#need[@]}" -gt 0 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "install-test-deps: need root to apt-get install ${need[*]}" >&2
+		exit 1
+	fi
+	echo "install-test-deps: apt-get install ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+scripts/install-harnesses.sh
+scripts/start-dockerd.sh
