@@ -22,7 +22,7 @@ import (
 )
 
 // Kinds are the benchmark kinds Check understands.
-var Kinds = []string{"gamecraft", "programbench"}
+var Kinds = []string{"gamecraft", "programbench", "harbor"}
 
 // Severity of a problem: errors make a checkout unusable as is, warnings are
 // worth knowing before a run.
@@ -140,7 +140,7 @@ func CheckHost(kind, path string, host Host) (Report, error) {
 	case "programbench":
 		checkProgramBench(&r)
 	case "harbor":
-		return r, errors.New("conformance: kind harbor is not supported yet")
+		checkHarbor(&r)
 	default:
 		return r, fmt.Errorf("conformance: unknown kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 	}
@@ -169,6 +169,8 @@ func List(kind, path string) ([]benchmark.Task, error) {
 			return nil, err
 		}
 		return b.Tasks(context.Background())
+	case "harbor":
+		return listHarbor(path)
 	}
 	return nil, fmt.Errorf("conformance: unknown kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 }

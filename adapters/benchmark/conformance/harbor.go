@@ -1,0 +1,130 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
+)
+
+// harborRoot is the folder holding the task folders: path itself, or
+// path/tasks for a dataset checkout (GameCraft-Bench keeps its tasks there).
+func harborRoot(path string) string {
+	if hasTaskFolders(path) {
+		return path
+	}
+	if sub := filepath.Join(path, "tasks"); hasTaskFolders(sub) {
+		return sub
+	}
+	return path
+}
+
+func hasTaskFolders(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), "task.toml")); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// harborTaskDirs lists the folders under root that hold a task.toml.
+func harborTaskDirs(root string) ([]string, error) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		d := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(d, "task.toml")); err == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs, nil
+}
+
+// harborProblem turns a task load error into a Problem, with the line when
+// the TOML decoder reports one.
+func harborProblem(dir string, err error) Problem {
+	p := Problem{Severity: Error, Path: filepath.Join(dir, "task.toml"), Task: filepath.Base(dir), Message: err.Error()}
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		p.Line = pe.Position.Line
+		p.Message = pe.Message
+	}
+	// The loader prefixes the file name; the Problem carries it already.
+	p.Message = strings.TrimPrefix(p.Message, p.Path+": ")
+	return p
+}
+
+func checkHarbor(r *Report) {
+	root := harborRoot(r.Root)
+	dirs, err := harborTaskDirs(root)
+	if err != nil {
+		r.Problems = append(r.Problems, Problem{Severity: Error, Path: r.Root, Message: err.Error()})
+		return
+	}
+	if len(dirs) == 0 {
+		r.Problems = append(r.Problems, Problem{Severity: Error, Path: r.Root, Message: "no Harbor tasks (folders with task.toml) here or under tasks/"})
+		return
+	}
+	for _, dir := range dirs {
+		l, err := harbor.LoadTask("harbor", dir, "")
+		if err != nil {
+			r.Problems = append(r.Problems, harborProblem(dir, err))
+			continue
+		}
+		t := l.Task
+		r.Tasks = append(r.Tasks, t)
+		file := filepath.Join(dir, "task.toml")
+		add := func(sev Severity, path, msg string) {
+			r.Problems = append(r.Problems, Problem{Severity: sev, Path: path, Task: t.ID, Message: msg})
+		}
+		if t.Limits.Image == "" {
+			if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err != nil {
+				add(Error, filepath.Join(dir, "environment", "Dockerfile"), "missing: the task has no environment.docker_image, so environment/Dockerfile must exist to build its container")
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
+			add(Error, filepath.Join(dir, "tests", "test.sh"), "missing: the verifier cannot run without tests/test.sh")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err != nil {
+			add(Warning, filepath.Join(dir, "solution", "solve.sh"), "missing: the oracle agent cannot check this task's pipeline")
+		}
+		if len(l.File.Environment.MCPServers) > 0 {
+			add(Warning, file, fmt.Sprintf("environment.mcp_servers lists %d server(s); hoh does not start MCP servers", len(l.File.Environment.MCPServers)))
+		}
+		hostProblems(r, t, file)
+	}
+}
+
+// listHarbor loads every task; the first broken task.toml is the error.
+func listHarbor(path string) ([]benchmark.Task, error) {
+	ls, err := harbor.LoadDir("harbor", harborRoot(path), "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]benchmark.Task, len(ls))
+	for i, l := range ls {
+		out[i] = l.Task
+	}
+	return out, nil
+}

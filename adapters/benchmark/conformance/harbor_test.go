@@ -1,0 +1,189 @@
+package conformance
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeTask writes a Harbor task folder; files maps relative paths to content.
+func writeTask(t *testing.T, root, id string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(root, id, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func complete(toml string) map[string]string {
+	return map[string]string{
+		"task.toml":              toml,
+		"instruction.md":         "Write answer.txt.\n",
+		"environment/Dockerfile": "FROM scratch\n",
+		"tests/test.sh":          "echo 1 > /logs/verifier/reward.txt\n",
+		"solution/solve.sh":      "echo 42 > answer.txt\n",
+	}
+}
+
+func problemsFor(r Report, task string) []Problem {
+	var out []Problem
+	for _, p := range r.Problems {
+		if p.Task == task {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func hasProblem(ps []Problem, sev Severity, pathSuffix, msg string) bool {
+	for _, p := range ps {
+		if p.Severity == sev && strings.HasSuffix(p.Path, pathSuffix) && strings.Contains(p.Message, msg) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHarborSyntheticDataset(t *testing.T) {
+	root := t.TempDir()
+	writeTask(t, root, "v10", complete("version = \"1.0\"\n[environment]\nallow_internet = false\n"))
+	writeTask(t, root, "v11", complete("schema_version = \"1.1\"\n[environment]\nallow_internet = false\n"))
+	writeTask(t, root, "v12-image", map[string]string{
+		"task.toml":      "schema_version = \"1.2\"\n[environment]\ndocker_image = \"busybox:local\"\nallow_internet = false\n",
+		"instruction.md": "x\n", "tests/test.sh": "true\n", "solution/solve.sh": "true\n",
+	})
+	gpu := complete("schema_version = \"1.2\"\n[environment]\ngpus = 1\nallow_internet = true\n")
+	writeTask(t, root, "needs-gpu", gpu)
+	bare := complete("schema_version = \"1.2\"\n[environment]\nallow_internet = false\n")
+	delete(bare, "tests/test.sh")
+	delete(bare, "environment/Dockerfile")
+	delete(bare, "solution/solve.sh")
+	writeTask(t, root, "missing-files", bare)
+	writeTask(t, root, "unknown-field", complete("schema_version = \"1.2\"\n[environment]\ncpu_count = 2\n"))
+	writeTask(t, root, "bad-version", complete("version = \"2.0\"\n"))
+	writeTask(t, root, "syntax", complete("schema_version = \"1.2\"\n[agent]\ntimeout_sec = = 1\n"))
+	noInstr := complete("schema_version = \"1.2\"\n")
+	delete(noInstr, "instruction.md")
+	writeTask(t, root, "no-instruction", noInstr)
+
+	r, err := CheckHost("harbor", root, Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	r.WriteText(&buf)
+	t.Log(buf.String())
+	if len(r.Tasks) != 5 {
+		t.Errorf("loaded %d tasks, want 5 (v10, v11, v12-image, needs-gpu, missing-files)", len(r.Tasks))
+	}
+	for _, id := range []string{"v10", "v11", "v12-image"} {
+		if ps := problemsFor(r, id); len(ps) != 0 {
+			t.Errorf("%s: unexpected problems %v", id, ps)
+		}
+	}
+	ps := problemsFor(r, "missing-files")
+	if !hasProblem(ps, Error, "tests/test.sh", "missing") || !hasProblem(ps, Error, "environment/Dockerfile", "missing") ||
+		!hasProblem(ps, Warning, "solution/solve.sh", "oracle") {
+		t.Errorf("missing-files: %v", ps)
+	}
+	ps = problemsFor(r, "needs-gpu")
+	if !hasProblem(ps, Error, "task.toml", "needs 1 GPU") || !hasProblem(ps, Warning, "task.toml", "allow_internet") {
+		t.Errorf("needs-gpu: %v", ps)
+	}
+	if ps := problemsFor(r, "unknown-field"); !hasProblem(ps, Error, "task.toml", "unknown fields: environment.cpu_count") {
+		t.Errorf("unknown-field: %v", ps)
+	}
+	if ps := problemsFor(r, "bad-version"); !hasProblem(ps, Error, "task.toml", "unsupported format") {
+		t.Errorf("bad-version: %v", ps)
+	}
+	ps = problemsFor(r, "syntax")
+	if len(ps) != 1 || ps[0].Line != 3 {
+		t.Errorf("syntax error must carry its line (3): %v", ps)
+	}
+	if ps := problemsFor(r, "no-instruction"); !hasProblem(ps, Error, "task.toml", "instruction.md") {
+		t.Errorf("no-instruction: %v", ps)
+	}
+	if r.OK() {
+		t.Error("a dataset with errors reported OK")
+	}
+
+	// A host with a GPU and internet clears the host problems of needs-gpu.
+	r, _ = CheckHost("harbor", root, Host{GPUs: 1, Internet: true})
+	if ps := problemsFor(r, "needs-gpu"); len(ps) != 0 {
+		t.Errorf("needs-gpu on a capable host: %v", ps)
+	}
+	// List refuses a dataset with a broken task.toml; a clean one lists.
+	if _, err := List("harbor", root); err == nil {
+		t.Error("List of a broken dataset succeeded")
+	}
+	clean := t.TempDir()
+	writeTask(t, clean, "v10", complete("version = \"1.0\"\n[environment]\nallow_internet = false\ncpus = 2\n"))
+	tasks, err := List("harbor", clean)
+	if err != nil || len(tasks) != 1 || tasks[0].Limits.CPUs != 2 || tasks[0].Limits.AllowInternet {
+		t.Fatalf("list: %+v %v", tasks, err)
+	}
+	r, _ = CheckHost("harbor", clean, Host{})
+	if !r.OK() || r.Count(Warning) != 0 {
+		t.Errorf("clean dataset: %+v", r.Problems)
+	}
+}
+
+// The committed Harbor test fixtures are a valid dataset.
+func TestHarborFixturesConform(t *testing.T) {
+	r, err := CheckHost("harbor", "../harbor/testdata/tasks", Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || len(r.Tasks) != 3 {
+		var buf bytes.Buffer
+		r.WriteText(&buf)
+		t.Fatalf("fixtures:\n%s", buf.String())
+	}
+}
+
+// GameCraft-Bench is a Harbor dataset (schema 1.2). The shared copy leaves
+// out tests/test.sh, environment/Dockerfile and solution/, so every task loads
+// but is reported as not runnable, naming the missing files.
+func TestRealGamecraftAsHarbor(t *testing.T) {
+	root := shared(t, "gamecraft-bench")
+	r, err := CheckHost("harbor", root, Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tasks) != 140 {
+		t.Fatalf("loaded %d tasks, want 140", len(r.Tasks))
+	}
+	var verifier, dockerfile, other int
+	for _, p := range r.Problems {
+		switch {
+		case p.Severity == Error && strings.HasSuffix(p.Path, "tests/test.sh"):
+			verifier++
+		case p.Severity == Error && strings.HasSuffix(p.Path, "environment/Dockerfile"):
+			dockerfile++
+		case p.Severity == Error:
+			other++
+			t.Errorf("unexpected error: %s", p)
+		}
+	}
+	if verifier != 140 || dockerfile != 140 || other != 0 {
+		t.Errorf("errors: %d test.sh, %d Dockerfile, %d other; want 140, 140, 0", verifier, dockerfile, other)
+	}
+	tasks, err := List("harbor", root)
+	if err != nil || len(tasks) != 140 {
+		t.Fatalf("list: %d tasks, %v", len(tasks), err)
+	}
+	for _, x := range tasks {
+		if x.ID == "platformer-paper-kite" || strings.HasPrefix(x.ID, "cardgame-") {
+			if x.Limits.AgentTimeout.Seconds() <= 0 || x.Spec == "" {
+				t.Errorf("%s: %+v", x.ID, x.Limits)
+			}
+		}
+	}
+}
