@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/runner"
+)
+
+func init() {
+	register("run", "run (or resume) an experiment from its YAML config", runCmd)
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stderr)
+	check := fs.Bool("check", false, "validate the config and print the plan without running")
+	shardText := fs.String("shard", "", "run only shard k/N of the plan (deterministic by trial key)")
+	output := fs.String("output", "", "run directory (overrides the config's output)")
+	allowChanged := fs.Bool("allow-changed-config", false, "resume even though the config, tasks or harnesses changed")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: hoh run [--check] [--shard k/N] [--output DIR] [--allow-changed-config] CONFIG.yaml")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("%w: want exactly one config file", errUsage)
+	}
+	shard, err := plan.ParseShard(*shardText)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	exp, err := config.Load(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *output != "" {
+		exp.Output = *output
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *check {
+		p, err := runner.Prepare(ctx, exp, nil)
+		if err != nil {
+			return err
+		}
+		printPlan(stdout, p, shard)
+		return nil
+	}
+	terminal := false
+	if f, ok := stdout.(*os.File); ok {
+		terminal = term.IsTerminal(int(f.Fd()))
+	}
+	res, err := runner.Run(ctx, exp, runner.Options{Shard: shard, AllowChangedConfig: *allowChanged, Out: stdout, Terminal: terminal})
+	if res != nil {
+		if serr := runner.Summary(stdout, res); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "records: %s (scores.csv, trials.jsonl, replacements.jsonl)\n", exp.Output)
+	if n := res.Count(runner.StateFailed); n > 0 {
+		return fmt.Errorf("%d trial(s) failed; see hoh status %s", n, exp.Output)
+	}
+	return nil
+}
+
+func printPlan(w io.Writer, p *plan.Plan, shard plan.Shard) {
+	e := p.Experiment
+	fmt.Fprintf(w, "experiment %s: config OK (%s)\n", e.Name, e.File)
+	if e.Scripted() {
+		fmt.Fprintf(w, "NOTE: %s\n", config.ScriptedNotice)
+	}
+	trials := p.Select(shard)
+	fmt.Fprintf(w, "benchmark %s, %d task(s), %d configuration(s), %d condition(s), %d repetition(s): %d trial(s)",
+		p.Bench.Name(), len(p.Tasks), len(e.Configs), len(e.Conditions), e.Repetitions, len(p.Trials))
+	if shard.N > 1 {
+		fmt.Fprintf(w, ", %d in shard %s", len(trials), shard)
+	}
+	fmt.Fprintf(w, "\noutput %s, concurrency %d, token budget %d (0 = unlimited)\n", e.Output, e.Concurrency, e.Budget.Tokens)
+	for _, t := range trials {
+		fmt.Fprintf(w, "  %s  %s\n", t.Key, t.Dir)
+	}
+}

@@ -1,0 +1,451 @@
+// Package config reads an experiment config (YAML): which benchmark and
+// tasks, which harness-model configurations, which conditions, how many
+// repetitions, and the limits a run works under. Validation reports every
+// problem at once, each with file:line, before anything runs.
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/experiments/conditions"
+)
+
+// ScriptedProvider is the provider name that makes hoh start the scripted
+// test-double provider instead of talking to a model.
+const ScriptedProvider = "scripted"
+
+// ScriptedNotice is printed and recorded wherever a scripted run reports.
+const ScriptedNotice = "the model is the scripted test double (" + scripted.Marker + "): scores are a plumbing check, not results"
+
+// Experiment is one experiment config.
+type Experiment struct {
+	Name        string         `yaml:"name" json:"name"`
+	Output      string         `yaml:"output" json:"output"`
+	Benchmark   BenchmarkSpec  `yaml:"benchmark" json:"benchmark"`
+	Tasks       TaskSelection  `yaml:"tasks" json:"tasks"`
+	Configs     []HarnessModel `yaml:"configs" json:"configs"`
+	Conditions  []string       `yaml:"conditions" json:"conditions"`
+	Repetitions int            `yaml:"repetitions" json:"repetitions"`
+	Concurrency int            `yaml:"concurrency" json:"concurrency"`
+	Timeouts    Timeouts       `yaml:"timeouts" json:"timeouts"`
+	Retries     Retries        `yaml:"retries" json:"retries"`
+	Budget      Budget         `yaml:"budget" json:"budget"`
+
+	// File is the config's path; relative paths inside it (benchmark path,
+	// scripts) are resolved against its directory. Output is relative to
+	// the current directory.
+	File string `yaml:"-" json:"-"`
+}
+
+// BenchmarkSpec names the benchmark adapter and its data.
+type BenchmarkSpec struct {
+	Kind    string         `yaml:"kind" json:"kind"` // builtin, gamecraft, programbench, harbor
+	Path    string         `yaml:"path,omitempty" json:"path,omitempty"`
+	Options map[string]any `yaml:"options,omitempty" json:"options,omitempty"`
+}
+
+// TaskSelection picks tasks: exactly one of the fields (none = all tasks).
+type TaskSelection struct {
+	IDs    []string `yaml:"ids,omitempty" json:"ids,omitempty"`
+	Glob   []string `yaml:"glob,omitempty" json:"glob,omitempty"`
+	Sample *Sample  `yaml:"sample,omitempty" json:"sample,omitempty"`
+	Named  string   `yaml:"named,omitempty" json:"named,omitempty"`
+}
+
+// Sample is a seeded stratified sample of K tasks per stratum.
+type Sample struct {
+	Per  string `yaml:"per" json:"per"` // "family"
+	K    int    `yaml:"k" json:"k"`
+	Seed int64  `yaml:"seed" json:"seed"`
+}
+
+// HarnessModel is one harness-model configuration.
+type HarnessModel struct {
+	Label       string           `yaml:"label" json:"label"`
+	Harness     string           `yaml:"harness" json:"harness"`
+	Binary      string           `yaml:"binary,omitempty" json:"binary,omitempty"`
+	Version     string           `yaml:"version,omitempty" json:"version,omitempty"`
+	Provider    harness.Provider `yaml:"provider" json:"provider"`
+	Options     map[string]any   `yaml:"options,omitempty" json:"options,omitempty"`
+	Scripted    *ScriptedSpec    `yaml:"scripted,omitempty" json:"scripted,omitempty"`
+	Concurrency int              `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+}
+
+// ScriptedSpec is the replay script of the scripted test-double provider.
+type ScriptedSpec struct {
+	Script string `yaml:"script" json:"script"`
+}
+
+// IsScripted reports whether the configuration talks to the test double.
+func (h HarnessModel) IsScripted() bool { return h.Provider.Name == ScriptedProvider }
+
+// HarnessSpec is the registry spec this configuration builds.
+func (h HarnessModel) HarnessSpec() registry.Spec {
+	return registry.Spec{Kind: h.Harness, Binary: h.Binary, Version: h.Version, Provider: h.Provider, Options: h.Options}
+}
+
+// Timeouts per role and for silence.
+type Timeouts struct {
+	Planner   time.Duration `yaml:"planner" json:"planner"`
+	Developer time.Duration `yaml:"developer" json:"developer"`
+	QA        time.Duration `yaml:"qa" json:"qa"`
+	Idle      time.Duration `yaml:"idle" json:"idle"`
+}
+
+// Retries: contract retries per role call, replacements of attempts lost to
+// infrastructure failures, and the first back-off (doubled per attempt).
+type Retries struct {
+	Contract       int           `yaml:"contract" json:"contract"`
+	Infrastructure int           `yaml:"infrastructure" json:"infrastructure"`
+	Backoff        time.Duration `yaml:"backoff" json:"backoff"`
+}
+
+// Budget caps the tokens of the whole experiment (0 = unlimited).
+type Budget struct {
+	Tokens int64 `yaml:"tokens" json:"tokens"`
+}
+
+// Problem is one validation finding.
+type Problem struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Msg)
+}
+
+// Problems is every problem of a config; it is the error Load returns.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problem(s) in the experiment config:", len(ps))
+	for _, p := range ps {
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
+}
+
+// Load reads and validates the config at path. The error is Problems when
+// the config is wrong.
+func Load(path string) (*Experiment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// Parse validates data read from file.
+func Parse(file string, data []byte) (*Experiment, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, Problems{syntaxProblem(file, err)}
+	}
+	if len(root.Content) == 0 {
+		return nil, Problems{{File: file, Line: 1, Msg: "empty config"}}
+	}
+	doc := root.Content[0]
+	v := &validator{file: file}
+	exp := &Experiment{Repetitions: 1, Concurrency: 1, Retries: Retries{Contract: 2, Infrastructure: 3, Backoff: 30 * time.Second}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(exp); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, msg := range te.Errors {
+				v.typeError(msg)
+			}
+		} else {
+			v.add(0, "%s", err.Error())
+		}
+	}
+	exp.File = file
+	v.check(doc, exp)
+	if len(v.problems) > 0 {
+		return nil, v.problems
+	}
+	return exp, nil
+}
+
+func syntaxProblem(file string, err error) Problem {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return Problem{File: file, Line: n, Msg: "malformed YAML: " + m[2]}
+	}
+	return Problem{File: file, Msg: "malformed YAML: " + msg}
+}
+
+type validator struct {
+	file     string
+	problems Problems
+}
+
+func (v *validator) add(line int, format string, args ...any) {
+	v.problems = append(v.problems, Problem{File: v.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) typeError(msg string) {
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		v.add(n, "%s", friendly(m[2]))
+		return
+	}
+	v.add(0, "%s", friendly(msg))
+}
+
+// friendly rewrites yaml.v3's type messages into config terms.
+func friendly(msg string) string {
+	if strings.Contains(msg, "into time.Duration") {
+		return strings.Replace(msg, "cannot unmarshal !!str", "bad duration", 1) + " (use e.g. 30s, 10m, 2h)"
+	}
+	if strings.HasPrefix(msg, "field ") && strings.Contains(msg, " not found in type ") {
+		name := strings.TrimPrefix(msg, "field ")
+		name = name[:strings.Index(name, " not found")]
+		return fmt.Sprintf("unknown key %q", name)
+	}
+	return msg
+}
+
+// child returns the value node of key in mapping n, or nil.
+func child(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func line(n *yaml.Node, fallback int) int {
+	if n == nil {
+		return fallback
+	}
+	return n.Line
+}
+
+var knownBenchmarks = map[string]bool{"builtin": true, "gamecraft": true, "programbench": true, "harbor": true}
+
+func (v *validator) check(doc *yaml.Node, e *Experiment) {
+	if doc.Kind != yaml.MappingNode {
+		v.add(doc.Line, "the config must be a mapping of keys (name, output, benchmark, ...)")
+		return
+	}
+	if strings.TrimSpace(e.Name) == "" {
+		v.add(line(child(doc, "name"), doc.Line), "name is missing")
+	}
+	if strings.TrimSpace(e.Output) == "" {
+		v.add(line(child(doc, "output"), doc.Line), "output (the run directory) is missing")
+	}
+	bn := child(doc, "benchmark")
+	switch {
+	case !knownBenchmarks[e.Benchmark.Kind]:
+		v.add(line(child(bn, "kind"), line(bn, doc.Line)), "unknown benchmark kind %q (known: builtin, gamecraft, programbench, harbor)", e.Benchmark.Kind)
+	case e.Benchmark.Kind != "builtin" && e.Benchmark.Path == "":
+		v.add(line(bn, doc.Line), "benchmark %s needs a path to its tasks", e.Benchmark.Kind)
+	case e.Benchmark.Path != "":
+		if _, err := os.Stat(e.Resolve(e.Benchmark.Path)); err != nil {
+			v.add(line(child(bn, "path"), line(bn, doc.Line)), "benchmark path %s: %v", e.Benchmark.Path, errors.Unwrap(err))
+		}
+	}
+	tn := child(doc, "tasks")
+	n := 0
+	for _, set := range []bool{len(e.Tasks.IDs) > 0, len(e.Tasks.Glob) > 0, e.Tasks.Sample != nil, e.Tasks.Named != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		v.add(line(tn, doc.Line), "tasks: give only one of ids, glob, sample, named")
+	}
+	if s := e.Tasks.Sample; s != nil {
+		sn := child(tn, "sample")
+		if s.Per != "family" {
+			v.add(line(child(sn, "per"), line(sn, 0)), "tasks.sample.per must be \"family\", got %q", s.Per)
+		}
+		if s.K <= 0 {
+			v.add(line(child(sn, "k"), line(sn, 0)), "tasks.sample.k must be positive")
+		}
+	}
+	v.checkConfigs(doc, e)
+	cn := child(doc, "conditions")
+	if len(e.Conditions) == 0 {
+		v.add(line(cn, doc.Line), "conditions is empty: name at least one (e.g. vanilla, hoh@3)")
+	}
+	seen := map[string]bool{}
+	for i, c := range e.Conditions {
+		ln := line(cn, doc.Line)
+		if cn != nil && i < len(cn.Content) {
+			ln = cn.Content[i].Line
+		}
+		if _, err := conditions.ParseArm(c); err != nil {
+			v.add(ln, "condition %q: %v", c, err)
+		}
+		if seen[c] {
+			v.add(ln, "condition %q listed twice", c)
+		}
+		seen[c] = true
+	}
+	if e.Repetitions < 1 {
+		v.add(line(child(doc, "repetitions"), doc.Line), "repetitions must be at least 1")
+	}
+	if e.Concurrency < 1 {
+		v.add(line(child(doc, "concurrency"), doc.Line), "concurrency must be at least 1")
+	}
+	tmn := child(doc, "timeouts")
+	for key, d := range map[string]time.Duration{"planner": e.Timeouts.Planner, "developer": e.Timeouts.Developer, "qa": e.Timeouts.QA, "idle": e.Timeouts.Idle} {
+		if d < 0 {
+			v.add(line(child(tmn, key), line(tmn, doc.Line)), "timeouts.%s must not be negative", key)
+		}
+	}
+	rn := child(doc, "retries")
+	if e.Retries.Contract < 0 || e.Retries.Infrastructure < 0 || e.Retries.Backoff < 0 {
+		v.add(line(rn, doc.Line), "retries must not be negative")
+	}
+	if e.Budget.Tokens < 0 {
+		v.add(line(child(doc, "budget"), doc.Line), "budget.tokens must not be negative (0 = unlimited)")
+	}
+}
+
+func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
+	cn := child(doc, "configs")
+	if len(e.Configs) == 0 {
+		v.add(line(cn, doc.Line), "configs is empty: give at least one harness-model configuration")
+	}
+	labels := map[string]int{}
+	for i, c := range e.Configs {
+		var item *yaml.Node
+		if cn != nil && i < len(cn.Content) {
+			item = cn.Content[i]
+		}
+		at := func(key string) int { return line(child(item, key), line(item, line(cn, doc.Line))) }
+		name := fmt.Sprintf("configs[%d]", i)
+		if c.Label == "" {
+			v.add(at("label"), "%s: label is missing", name)
+		} else {
+			name = fmt.Sprintf("config %q", c.Label)
+			if prev, dup := labels[c.Label]; dup {
+				v.add(at("label"), "duplicate label %q (first used at line %d)", c.Label, prev)
+			} else {
+				labels[c.Label] = at("label")
+			}
+			if strings.ContainsAny(c.Label, "/\\ ") {
+				v.add(at("label"), "%s: a label is used as a directory name: no slashes or spaces", name)
+			}
+		}
+		if !registry.Known(c.Harness) {
+			v.add(at("harness"), "%s: unknown harness %q (known: %s)", name, c.Harness, strings.Join(registry.Kinds(), ", "))
+		}
+		pn := child(item, "provider")
+		pat := func(key string) int { return line(child(pn, key), line(pn, at("provider"))) }
+		if c.Provider.Model == "" {
+			v.add(pat("model"), "%s: provider.model is missing", name)
+		}
+		switch c.Provider.API {
+		case "responses", "chat", "anthropic":
+		default:
+			v.add(pat("api"), "%s: provider.api must be responses, chat or anthropic, got %q", name, c.Provider.API)
+		}
+		if c.Provider.KeyEnv == "" {
+			v.add(pat("key_env"), "%s: provider.key_env (the variable holding the API key) is missing", name)
+		}
+		if c.IsScripted() {
+			if c.Scripted == nil || c.Scripted.Script == "" {
+				v.add(at("provider"), "%s: the scripted provider needs scripted: {script: FILE}", name)
+			} else {
+				sn := child(child(item, "scripted"), "script")
+				if _, err := scripted.LoadScript(e.Resolve(c.Scripted.Script)); err != nil {
+					v.add(line(sn, at("scripted")), "%s: scripted script: %v", name, err)
+				}
+			}
+		} else {
+			if c.Scripted != nil {
+				v.add(at("scripted"), "%s: scripted: is only for provider name %q", name, ScriptedProvider)
+			}
+			if c.Provider.BaseURL == "" {
+				v.add(pat("base_url"), "%s: provider.base_url is missing", name)
+			}
+			// Name the variable, never its value.
+			if c.Provider.KeyEnv != "" && os.Getenv(c.Provider.KeyEnv) == "" {
+				v.add(pat("key_env"), "%s: the provider key variable %s is not set in the environment", name, c.Provider.KeyEnv)
+			}
+		}
+		if c.Concurrency < 0 {
+			v.add(at("concurrency"), "%s: concurrency must not be negative", name)
+		}
+	}
+}
+
+// Resolve makes a path in the config relative to the config file's folder.
+func (e *Experiment) Resolve(p string) string {
+	p = os.ExpandEnv(p)
+	if p == "" || filepath.IsAbs(p) || e.File == "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(e.File), p)
+}
+
+// Scripted reports whether any configuration uses the scripted test double.
+func (e *Experiment) Scripted() bool {
+	for _, c := range e.Configs {
+		if c.IsScripted() {
+			return true
+		}
+	}
+	return false
+}
+
+// Config returns the configuration with label.
+func (e *Experiment) Config(label string) (HarnessModel, bool) {
+	for _, c := range e.Configs {
+		if c.Label == label {
+			return c, true
+		}
+	}
+	return HarnessModel{}, false
+}
+
+// Digest is a content digest of everything that decides what the trials are
+// and how they run; output, concurrency and budget may change on resume.
+func (e *Experiment) Digest() string {
+	c := *e
+	c.Output, c.Concurrency, c.Budget = "", 0, Budget{}
+	c.Configs = nil
+	for _, h := range e.Configs {
+		h.Concurrency, h.Binary = 0, ""
+		if h.IsScripted() {
+			h.Provider.BaseURL = "" // filled at run time
+		}
+		c.Configs = append(c.Configs, h)
+	}
+	data, _ := json.Marshal(c)
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,355 @@
+// Package plan turns an experiment config into its trials: configurations x
+// conditions x tasks x repetitions, each with a stable content-derived key
+// and a readable directory, plus the lock that pins what a run directory was
+// started with, so a resume with a different config is caught.
+package plan
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
+	"github.com/hoh-research/hoh/adapters/benchmark/gamecraft"
+	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
+	"github.com/hoh-research/hoh/adapters/benchmark/programbench"
+	"github.com/hoh-research/hoh/adapters/benchmark/selector"
+	"github.com/hoh-research/hoh/experiments/conditions"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// Trial is one planned trial.
+type Trial struct {
+	Key        string         `json:"key"`
+	Dir        string         `json:"dir"` // relative to the run directory
+	Config     string         `json:"config"`
+	Arm        string         `json:"arm"`
+	Task       benchmark.Task `json:"task"`
+	TaskDigest string         `json:"task_digest"`
+	Rep        int            `json:"rep"`
+}
+
+// Spec is the trial.Spec of a planned trial.
+func (t Trial) Spec() trial.Spec {
+	return trial.Spec{Key: t.Key, Benchmark: t.Task.Benchmark, Task: t.Task.ID, Config: t.Config, Arm: t.Arm, Rep: t.Rep}
+}
+
+// Plan is every trial of an experiment, in a stable order.
+type Plan struct {
+	Experiment *config.Experiment
+	Bench      benchmark.Benchmark
+	Tasks      []benchmark.Task
+	Trials     []Trial
+	Lock       Lock
+}
+
+// OpenBenchmark builds the benchmark adapter the config names. Harbor tasks
+// get their Docker client from the caller before running.
+func OpenBenchmark(e *config.Experiment) (benchmark.Benchmark, error) {
+	path := e.Resolve(e.Benchmark.Path)
+	switch e.Benchmark.Kind {
+	case "builtin":
+		return builtin.Benchmark{}, nil
+	case "gamecraft":
+		return gamecraft.Load(path)
+	case "programbench":
+		return programbench.Load(path)
+	case "harbor":
+		b := &harbor.Benchmark{Dataset: "harbor", Root: path}
+		if d, ok := e.Benchmark.Options["dataset"].(string); ok && d != "" {
+			b.Dataset = d
+		}
+		if g, ok := e.Benchmark.Options["gate"].(bool); ok && g {
+			b.Gate = &harbor.Gate{}
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("unknown benchmark kind %q", e.Benchmark.Kind)
+}
+
+// SelectTasks applies the config's task selection.
+func SelectTasks(e *config.Experiment, all []benchmark.Task) ([]benchmark.Task, error) {
+	s := e.Tasks
+	switch {
+	case len(s.IDs) > 0:
+		return selector.ByIDs(all, s.IDs)
+	case len(s.Glob) > 0:
+		return selector.ByGlob(all, s.Glob)
+	case s.Sample != nil:
+		return selector.Stratified(all, s.Sample.K, selector.ByFamily, s.Sample.Seed)
+	case s.Named != "":
+		ids, ok := selector.Named(s.Named)
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown named task selection %q (known: %s)", e.File, s.Named, strings.Join(selector.Names(), ", "))
+		}
+		return selector.ByIDs(all, ids)
+	}
+	return all, nil
+}
+
+// Build loads the benchmark and lays out the trials.
+func Build(ctx context.Context, e *config.Experiment) (*Plan, error) {
+	b, err := OpenBenchmark(e)
+	if err != nil {
+		return nil, fmt.Errorf("%s: benchmark: %w", e.File, err)
+	}
+	return BuildWith(ctx, e, b)
+}
+
+// BuildWith lays out the trials over an already opened benchmark.
+func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark) (*Plan, error) {
+	all, err := b.Tasks(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: benchmark tasks: %w", e.File, err)
+	}
+	tasks, err := SelectTasks(e, all)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tasks: %w", e.File, err)
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("%s: the task selection is empty", e.File)
+	}
+	p := &Plan{Experiment: e, Bench: b, Tasks: tasks}
+	digests := map[string]string{}
+	for _, t := range tasks {
+		d, err := TaskDigest(t)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		digests[t.ID] = d
+	}
+	for _, c := range e.Configs {
+		hs, _ := json.Marshal(harnessIdentity(c))
+		for _, armText := range e.Conditions {
+			arm, err := conditions.ParseArm(armText)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range tasks {
+				for rep := 1; rep <= e.Repetitions; rep++ {
+					p.Trials = append(p.Trials, Trial{
+						Key:    Key(c.Label, string(hs), arm.String(), t.ID, digests[t.ID], rep),
+						Dir:    filepath.Join(c.Label, arm.String(), t.ID, fmt.Sprintf("rep-%d", rep)),
+						Config: c.Label, Arm: arm.String(), Task: t, TaskDigest: digests[t.ID], Rep: rep,
+					})
+				}
+			}
+		}
+	}
+	p.Lock, err = newLock(e, p)
+	return p, err
+}
+
+// harnessIdentity is what of a configuration decides its behaviour: not the
+// binary's path (it differs between machines) nor limits.
+func harnessIdentity(c config.HarnessModel) any {
+	prov := c.Provider
+	if c.IsScripted() {
+		prov.BaseURL = ""
+	}
+	return struct {
+		Kind, Version string
+		Provider      any
+		Options       map[string]any
+		Script        string
+	}{c.Harness, c.Version, prov, c.Options, scriptOf(c)}
+}
+
+func scriptOf(c config.HarnessModel) string {
+	if c.Scripted == nil {
+		return ""
+	}
+	return c.Scripted.Script
+}
+
+// Key is the short content-derived key of a trial.
+func Key(label, harnessSpec, arm, task, taskDigest string, rep int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%d", label, harnessSpec, arm, task, taskDigest, rep)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// TaskDigest covers the task's public and evaluator-side content: its
+// metadata, specification and, when it has one, its folder on disk.
+func TaskDigest(t benchmark.Task) (string, error) {
+	h := sha256.New()
+	meta := t
+	meta.Dir = ""
+	data, _ := json.Marshal(meta)
+	h.Write(data)
+	h.Write([]byte{0})
+	h.Write([]byte(t.Spec))
+	if t.Dir != "" {
+		d, err := history.Digest(t.Dir)
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(d))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// Shard is the k-th of N deterministic slices (1 <= K <= N); zero = all.
+type Shard struct{ K, N int }
+
+// ParseShard reads "k/N".
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	if s == "" {
+		return sh, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.K, &sh.N); err != nil || sh.N < 1 || sh.K < 1 || sh.K > sh.N {
+		return Shard{}, fmt.Errorf("bad shard %q: want k/N with 1 <= k <= N", s)
+	}
+	return sh, nil
+}
+
+func (s Shard) String() string {
+	if s.N == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.K, s.N)
+}
+
+// Has reports whether the trial with key belongs to the shard.
+func (s Shard) Has(key string) bool {
+	if s.N <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32()%uint32(s.N)) == s.K-1
+}
+
+// Select returns the trials of the shard, in plan order.
+func (p *Plan) Select(s Shard) []Trial {
+	var out []Trial
+	for _, t := range p.Trials {
+		if s.Has(t.Key) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Lock pins what a run directory was started with (lock.json).
+type Lock struct {
+	Experiment   string            `json:"experiment"`
+	ConfigDigest string            `json:"config_digest"`
+	TaskDigests  map[string]string `json:"task_digests"`
+	Harnesses    map[string]string `json:"harness_versions"`  // label -> kind@version
+	Scripts      map[string]string `json:"scripts,omitempty"` // label -> script digest
+	HohVersion   string            `json:"hoh_version"`
+	Keys         []string          `json:"plan_keys"` // every trial of the full plan
+	Shard        string            `json:"shard,omitempty"`
+	Shards       []string          `json:"merged_shards,omitempty"`
+	Notice       string            `json:"notice,omitempty"`
+}
+
+func newLock(e *config.Experiment, p *Plan) (Lock, error) {
+	l := Lock{Experiment: e.Name, ConfigDigest: e.Digest(), TaskDigests: map[string]string{},
+		Harnesses: map[string]string{}, HohVersion: HohVersion()}
+	for _, t := range p.Trials {
+		l.TaskDigests[t.Task.ID] = t.TaskDigest
+		l.Keys = append(l.Keys, t.Key)
+	}
+	for _, c := range e.Configs {
+		l.Harnesses[c.Label] = c.Harness + "@" + c.Version
+		if c.IsScripted() && c.Scripted != nil {
+			data, err := os.ReadFile(e.Resolve(c.Scripted.Script))
+			if err != nil {
+				return l, err
+			}
+			sum := sha256.Sum256(data)
+			if l.Scripts == nil {
+				l.Scripts = map[string]string{}
+			}
+			l.Scripts[c.Label] = "sha256:" + hex.EncodeToString(sum[:])
+		}
+	}
+	if e.Scripted() {
+		l.Notice = config.ScriptedNotice
+	}
+	return l, nil
+}
+
+// HohVersion is the module version and VCS revision of this binary.
+func HohVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += "+" + s.Value
+		}
+	}
+	return v
+}
+
+// Diff lists what differs between an existing lock and a new one; the hoh
+// version alone is not a difference that blocks a resume.
+func Diff(old, cur Lock) []string {
+	var out []string
+	if old.ConfigDigest != cur.ConfigDigest {
+		out = append(out, fmt.Sprintf("config digest %s -> %s", old.ConfigDigest, cur.ConfigDigest))
+	}
+	diffMap := func(what string, a, b map[string]string) {
+		keys := map[string]bool{}
+		for k := range a {
+			keys[k] = true
+		}
+		for k := range b {
+			keys[k] = true
+		}
+		var sorted []string
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			switch av, bv := a[k], b[k]; {
+			case av == bv:
+			case av == "":
+				out = append(out, fmt.Sprintf("%s %s added (%s)", what, k, bv))
+			case bv == "":
+				out = append(out, fmt.Sprintf("%s %s removed", what, k))
+			default:
+				out = append(out, fmt.Sprintf("%s %s changed: %s -> %s", what, k, av, bv))
+			}
+		}
+	}
+	diffMap("task", old.TaskDigests, cur.TaskDigests)
+	diffMap("harness", old.Harnesses, cur.Harnesses)
+	diffMap("provider script", old.Scripts, cur.Scripts)
+	if strings.Join(old.Keys, ",") != strings.Join(cur.Keys, ",") {
+		out = append(out, fmt.Sprintf("plan: %d trials -> %d trials", len(old.Keys), len(cur.Keys)))
+	}
+	if old.Shard != cur.Shard {
+		out = append(out, fmt.Sprintf("shard %q -> %q", old.Shard, cur.Shard))
+	}
+	return out
+}
+
+// LockPath is where a run directory keeps its lock.
+func LockPath(out string) string { return filepath.Join(out, "lock.json") }
+
+// ReadLock reads a run directory's lock.
+func ReadLock(out string) (Lock, error) {
+	var l Lock
+	err := records.ReadJSON(LockPath(out), &l)
+	return l, err
+}
