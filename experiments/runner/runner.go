@@ -400,7 +400,7 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) Outcome {
 		s, err := trial.Run(ctx, dir, t.Spec(), env)
 		if err == nil {
 			o = outcomeOf(t, s)
-			o.Replacements = replaced
+			o.Replacements = countReplacements(r.out, t.Key) // across resumed runs too
 			break
 		}
 		if ctx.Err() != nil {

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/hoh-research/hoh/experiments/runner"
+)
+
+func init() {
+	register("status", "show done/running/failed/remaining trials and tokens of a run directory", statusCmd)
+}
+
+func statusCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("status", stderr)
+	verbose := fs.Bool("v", false, "also list every failed and running trial")
+	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh status [-v] RUN_DIR"); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("%w: want one run directory", errUsage)
+	}
+	in, err := runner.Inspect(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "run %s: experiment %s", in.Dir, in.Lock.Experiment)
+	if in.Lock.Shard != "" {
+		fmt.Fprintf(stdout, ", shard %s", in.Lock.Shard)
+	}
+	fmt.Fprintln(stdout)
+	if in.Lock.Notice != "" {
+		fmt.Fprintf(stdout, "NOTE: %s\n", in.Lock.Notice)
+	}
+	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header("Config", "Condition", "Done", "Running", "Failed", "Remaining", "Not run (budget)", "Tokens")
+	var tot runner.Group
+	for _, g := range in.Groups() {
+		t.Append(g.Config, g.Arm, g.Done, g.Running, g.Failed, g.Remaining, g.NotRun, g.Tokens)
+		tot.Done += g.Done
+		tot.Running += g.Running
+		tot.Failed += g.Failed
+		tot.Remaining += g.Remaining
+		tot.NotRun += g.NotRun
+		tot.Tokens += g.Tokens
+	}
+	t.Footer("Total", "", tot.Done, tot.Running, tot.Failed, tot.Remaining, tot.NotRun, tot.Tokens)
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, ts := range in.Trials {
+		if ts.State == runner.StateFailed || (*verbose && ts.State == runner.StateRunning) {
+			fmt.Fprintf(stdout, "%s %s: %s %s\n", ts.State, ts.Trial.Dir, ts.Status, ts.Reason)
+		}
+	}
+	return nil
+}

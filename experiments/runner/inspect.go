@@ -1,0 +1,198 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// TrialState is one trial as its run directory shows it.
+type TrialState struct {
+	Trial  plan.Trial
+	State  State
+	Status trial.Status
+	Reason string
+	Usage  harness.Usage
+}
+
+// Inspection is a run directory's state (hoh status).
+type Inspection struct {
+	Dir    string
+	Lock   plan.Lock
+	Trials []TrialState
+}
+
+// ReadPlan reads a run directory's plan.json.
+func ReadPlan(out string) ([]plan.Trial, error) {
+	var ts []plan.Trial
+	if err := records.ReadJSON(PlanPath(out), &ts); err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s is not a run directory (no plan.json)", out)
+		}
+		return nil, err
+	}
+	return ts, nil
+}
+
+// Inspect reads the state of every planned trial from the files of out.
+// Trials outside the directory's shard count as remaining.
+func Inspect(out string) (*Inspection, error) {
+	ts, err := ReadPlan(out)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := plan.ReadLock(out)
+	if err != nil {
+		return nil, err
+	}
+	budget := map[string]string{}
+	records.ReadLines(filepath.Join(out, "trials.jsonl"), func(b []byte) error {
+		var l TrialLine
+		if jsonUnmarshal(b, &l) == nil && l.State == StateBudget {
+			budget[l.Key] = l.Reason
+		}
+		return nil
+	})
+	in := &Inspection{Dir: out, Lock: lock}
+	for _, t := range ts {
+		in.Trials = append(in.Trials, inspectTrial(out, t, budget))
+	}
+	return in, nil
+}
+
+func inspectTrial(out string, t plan.Trial, budget map[string]string) TrialState {
+	st := TrialState{Trial: t, State: StateRemaining}
+	l := trial.Layout{Dir: filepath.Join(out, t.Dir)}
+	var s trial.Summary
+	if err := records.ReadJSON(l.Summary(), &s); err == nil {
+		o := outcomeOf(t, &s)
+		st.State, st.Status, st.Reason, st.Usage = o.State, o.Status, o.Reason, o.Usage
+		return st
+	} else if !os.IsNotExist(err) {
+		st.State, st.Reason = StateFailed, err.Error()
+		return st
+	}
+	var f Failure
+	if err := records.ReadJSON(filepath.Join(l.Dir, FailureFile), &f); err == nil {
+		st.State, st.Reason = StateFailed, f.Reason
+	} else if _, err := os.Stat(l.Spec()); err == nil {
+		st.State = StateRunning
+	} else if r, ok := budget[t.Key]; ok {
+		st.State, st.Reason = StateBudget, r
+	}
+	u, err := LedgerUsage(l.Usage())
+	if err != nil && st.State != StateFailed {
+		st.State, st.Reason = StateFailed, err.Error()
+	}
+	st.Usage = u
+	return st
+}
+
+// Group is one configuration x condition row of a status report.
+type Group struct {
+	Config, Arm                               string
+	Done, Running, Failed, Remaining, NotRun int
+	Tokens                                    int64
+}
+
+// Groups tallies the inspection per configuration and condition, in plan
+// order.
+func (in *Inspection) Groups() []Group {
+	idx := map[[2]string]int{}
+	var gs []Group
+	for _, t := range in.Trials {
+		k := [2]string{t.Trial.Config, t.Trial.Arm}
+		i, ok := idx[k]
+		if !ok {
+			i = len(gs)
+			idx[k] = i
+			gs = append(gs, Group{Config: k[0], Arm: k[1]})
+		}
+		g := &gs[i]
+		switch t.State {
+		case StateDone:
+			g.Done++
+		case StateRunning:
+			g.Running++
+		case StateFailed:
+			g.Failed++
+		case StateBudget:
+			g.NotRun++
+		default:
+			g.Remaining++
+		}
+		g.Tokens += t.Usage.Total
+	}
+	return gs
+}
+
+// TrialView is what happened in one trial (hoh show).
+type TrialView struct {
+	Dir     string
+	Spec    trial.Spec
+	Stages  []trial.StageRecord
+	Summary *trial.Summary
+	History []history.Entry
+	Diffs   map[string]string // commit -> diffstat against its parent
+	Scores  []results.Row
+	Failure *Failure
+}
+
+// ViewTrial reads a trial directory.
+func ViewTrial(dir string) (*TrialView, error) {
+	l := trial.Layout{Dir: dir}
+	v := &TrialView{Dir: dir, Diffs: map[string]string{}}
+	if err := records.ReadJSON(l.Spec(), &v.Spec); err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s is not a trial directory (no trial.json): the trial has not started", dir)
+		}
+		return nil, err
+	}
+	if _, err := records.ReadLines(l.Stages(), func(b []byte) error {
+		var s trial.StageRecord
+		if err := jsonUnmarshal(b, &s); err != nil {
+			return err
+		}
+		v.Stages = append(v.Stages, s)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var s trial.Summary
+	if err := records.ReadJSON(l.Summary(), &s); err == nil {
+		v.Summary = &s
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	var f Failure
+	if records.ReadJSON(filepath.Join(dir, FailureFile), &f) == nil {
+		v.Failure = &f
+	}
+	repo, err := history.Open(l.GitDir(), l.Workspace())
+	if err != nil {
+		return nil, err
+	}
+	if v.History, err = repo.Log(); err != nil {
+		return nil, err
+	}
+	// Log is oldest first: diff each commit against its predecessor.
+	for i := 1; i < len(v.History); i++ {
+		d, err := repo.DiffStat(v.History[i-1].Commit, v.History[i].Commit)
+		if err == nil {
+			v.Diffs[v.History[i].Commit] = d
+		}
+	}
+	if rows, err := results.ReadFile(l.Scores()); err == nil {
+		v.Scores = rows
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	return v, nil
+}

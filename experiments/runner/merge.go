@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/records"
+)
+
+// MergeReport says what a merge found.
+type MergeReport struct {
+	Trials     int
+	Missing    []plan.Trial // planned, finished in no shard
+	Duplicates []string     // trial dirs finished in more than one shard (first kept)
+}
+
+// Merge combines shard run directories into one run directory out: it
+// checks that they share the same lock (config digest, tasks, harnesses),
+// copies the finished trial directories, writes a merged lock, plan,
+// scores.csv, trials.jsonl and replacements.jsonl.
+func Merge(dirs []string, out string) (*MergeReport, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("merge: no run directories given")
+	}
+	if _, err := os.Stat(out); err == nil {
+		return nil, fmt.Errorf("merge: %s exists; give a new output directory", out)
+	}
+	var base plan.Lock
+	var trials []plan.Trial
+	for i, d := range dirs {
+		l, err := plan.ReadLock(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %s: %w", d, err)
+		}
+		ts, err := ReadPlan(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		if i == 0 {
+			base, trials = l, ts
+			continue
+		}
+		shardless := l
+		shardless.Shard = base.Shard
+		if diff := plan.Diff(base, shardless); len(diff) > 0 {
+			return nil, fmt.Errorf("merge: %s was run with a different configuration than %s:\n  %v", d, dirs[0], diff)
+		}
+	}
+	rep := &MergeReport{}
+	finished := map[string]Outcome{}
+	owner := map[string]string{}
+	var shards []string
+	var replacements []Replacement
+	for _, d := range dirs {
+		l, _ := plan.ReadLock(d)
+		shards = append(shards, l.Shard)
+		in, err := Inspect(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range in.Trials {
+			if st.State != StateDone && (st.State != StateFailed || st.Status == "") {
+				continue
+			}
+			if prev, dup := owner[st.Trial.Key]; dup {
+				rep.Duplicates = append(rep.Duplicates, fmt.Sprintf("%s (in %s and %s)", st.Trial.Dir, prev, d))
+				continue
+			}
+			owner[st.Trial.Key] = d
+			if err := history.CopyTree(filepath.Join(d, st.Trial.Dir), filepath.Join(out, st.Trial.Dir)); err != nil {
+				return nil, err
+			}
+			finished[st.Trial.Key] = Outcome{Trial: st.Trial, State: st.State, Status: st.Status, Reason: st.Reason, Usage: st.Usage}
+		}
+		rs, err := ReadReplacements(d)
+		if err != nil {
+			return nil, err
+		}
+		replacements = append(replacements, rs...)
+	}
+	for _, t := range trials {
+		if _, ok := finished[t.Key]; !ok {
+			rep.Missing = append(rep.Missing, t)
+		}
+	}
+	rep.Trials = len(finished)
+	merged := base
+	merged.Shard = ""
+	sort.Strings(shards)
+	merged.Shards = shards
+	if err := records.WriteJSON(plan.LockPath(out), merged); err != nil {
+		return nil, err
+	}
+	if err := records.WriteJSON(PlanPath(out), trials); err != nil {
+		return nil, err
+	}
+	for _, r := range replacements {
+		if o, ok := finished[r.Key]; ok {
+			o.Replacements++
+			finished[r.Key] = o
+		}
+		if err := records.Append(ReplacementsPath(out), r); err != nil {
+			return nil, err
+		}
+	}
+	return rep, WriteOutputs(out, trials, finished, merged.Notice)
+}
