@@ -97,9 +97,9 @@ func inspectTrial(out string, t plan.Trial, budget map[string]string) TrialState
 
 // Group is one configuration x condition row of a status report.
 type Group struct {
-	Config, Arm                               string
+	Config, Arm                              string
 	Done, Running, Failed, Remaining, NotRun int
-	Tokens                                    int64
+	Tokens                                   int64
 }
 
 // Groups tallies the inspection per configuration and condition, in plan
