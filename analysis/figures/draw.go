@@ -1,0 +1,1072 @@
+package figures
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/hoh-research/hoh/analysis/bootstrap"
+	"github.com/hoh-research/hoh/analysis/dominance"
+	"github.com/hoh-research/hoh/analysis/metrics"
+	"github.com/hoh-research/hoh/analysis/paper"
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// armColor keeps one colour per arm across figures: more HoH loops go from
+// yellow to vermillion; Vanilla is sky blue.
+func armColor(a results.Arm) color.Color {
+	switch a.Condition {
+	case results.Vanilla:
+		return skyBlue
+	case results.VanillaContinuation:
+		return blue
+	case results.HoH:
+		switch a.Checkpoint {
+		case 1:
+			return yellow
+		case 2:
+			return orange
+		}
+		return vermillion
+	case results.WithoutPlanUpdate:
+		return green
+	case results.WithoutEvidence:
+		return purple
+	case results.WithoutWarmStart:
+		return black
+	}
+	return grey
+}
+
+func panelLetter(i, n int, title string) string {
+	if n < 2 {
+		return title
+	}
+	return fmt.Sprintf("(%c) %s", 'a'+i, title)
+}
+
+// panelSize gives the figure width for n panels in cols columns and a height
+// of rowHeight per row.
+func panelSize(n, cols int, rowHeight vg.Length) (vg.Length, vg.Length) {
+	w := doubleColumn
+	if n == 1 {
+		w = singleColumn
+	}
+	rows := (n + cols - 1) / cols
+	return w, vg.Length(rows)*rowHeight + vg.Points(40)
+}
+
+// barSeries is one arm's bars over the categories of a panel.
+type barSeries struct {
+	label  string
+	fill   color.Color
+	y      []float64
+	lo, hi []float64 // NaN: no interval
+	n      []int
+}
+
+// groupedBars draws series side by side at each category and records the
+// marks. Categories are at x = 0..len(cats)-1.
+func groupedBars(f *figure, p *plot.Plot, panel string, cats []string, series []barSeries) error {
+	w := 0.8 / float64(len(series))
+	var errs intervals
+	for j, s := range series {
+		b := newBars(s.fill, w*0.92)
+		for i := range cats {
+			x := float64(i) + (float64(j)-float64(len(series)-1)/2)*w
+			b.add(x, s.y[i])
+			errs.add(x, s.y[i], s.lo[i], s.hi[i])
+			f.add(Point{Panel: panel, Series: s.label, X: strings.ReplaceAll(cats[i], "\n", " "), Y: s.y[i], Lo: s.lo[i], Hi: s.hi[i], N: s.n[i], Source: computed})
+		}
+		p.Add(b)
+		f.addLegend(s.label, b)
+	}
+	eb, err := errs.plotters()
+	if err != nil {
+		return err
+	}
+	p.Add(eb...)
+	if p.Y.Max == 0 { // headroom above the tallest mark when no fixed scale
+		top := 0.0
+		for _, pt := range f.points {
+			if pt.Panel == panel {
+				top = math.Max(top, math.Max(pt.Y, pt.Hi))
+			}
+		}
+		p.Y.Max = top * 1.08
+	}
+	p.NominalX(cats...)
+	p.X.Padding = 0
+	p.X.Min, p.X.Max = -0.55, float64(len(cats))-0.45
+	return nil
+}
+
+func nanSlice(n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = math.NaN()
+	}
+	return s
+}
+
+var componentNames = []struct{ metric, label string }{
+	{metrics.MetricMechanics, "Core\nMechanics"},
+	{metrics.MetricDepth, "Content\nDepth"},
+	{metrics.MetricVisuals, "Functional\nVisuals"},
+	{metrics.MetricArt, "Art and\nPresentation"},
+}
+
+// fig4: the four GameCraft components, Vanilla vs HoH@3, bars = task means,
+// error bars = 95% percentile bootstrap CIs with one task draw shared by all
+// eight series of a configuration (components of a task stay together).
+func fig4(d Data, opts Options) (*figure, error) {
+	const fig = "fig4"
+	bench := benchmarkOf("gamecraft", opts)
+	rows, err := rowsOf(d, fig, bench)
+	if err != nil {
+		return nil, err
+	}
+	arms := []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}, {Condition: results.HoH, Checkpoint: 3}}
+	var cfgs []string
+	for _, c := range configsOf(rows, opts) {
+		for _, cm := range componentNames {
+			if hasMetric(rows, c, cm.metric) {
+				cfgs = append(cfgs, c)
+				break
+			}
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil, missing(fig, "no component rows (mechanics, depth, visuals, art) for benchmark %s", bench)
+	}
+	f := &figure{cols: len(cfgs)}
+	f.width, f.height = panelSize(len(cfgs), len(cfgs), 2.3*vg.Inch)
+	cats := make([]string, len(componentNames))
+	for i, cm := range componentNames {
+		cats[i] = cm.label
+	}
+	ntasks := 0
+	for pi, cfg := range cfgs {
+		var sels []metrics.Selector
+		for _, a := range arms {
+			for _, cm := range componentNames {
+				if !hasArm(rows, cfg, a, cm.metric) {
+					return nil, missing(fig, "no %s rows for %s %s", cm.metric, cfg, a)
+				}
+				sels = append(sels, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: cm.metric})
+			}
+		}
+		tasks, data, err := metrics.Matrix(rows, sels...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", fig, cfg, err)
+		}
+		ivs, err := bootstrap.Percentile(data, opts.Bootstrap)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", fig, cfg, err)
+		}
+		ntasks = max(ntasks, len(tasks))
+		title := fmt.Sprintf("%s (n=%d)", configName(cfg), len(tasks))
+		p := newPanel(panelLetter(pi, len(cfgs), title), "", "Score (0-100)")
+		p.Y.Min, p.Y.Max = 0, 100
+		var series []barSeries
+		for ai, a := range arms {
+			s := barSeries{label: armName(a), fill: armColor(a), lo: nanSlice(4), hi: nanSlice(4), y: make([]float64, 4), n: make([]int, 4)}
+			for ci := range componentNames {
+				iv := ivs[ai*len(componentNames)+ci]
+				s.y[ci], s.lo[ci], s.hi[ci], s.n[ci] = iv.Mean, iv.Lo, iv.Hi, len(tasks)
+			}
+			series = append(series, s)
+		}
+		if err := groupedBars(f, p, cfg, cats, series); err != nil {
+			return nil, err
+		}
+		f.panels = append(f.panels, p)
+	}
+	f.title = withScope(fmt.Sprintf("%s rubric components: mean over tasks, 95%% bootstrap CI", benchmarkName(bench)), d)
+	return f, nil
+}
+
+func hasMetric(rows []results.Row, config, metric string) bool {
+	for _, r := range rows {
+		if r.Config == config && r.Metric == metric {
+			return true
+		}
+	}
+	return false
+}
+
+// fig5: Dominance over loops. The pool of each configuration is Vanilla and
+// HoH@1..T (T = its last HoH checkpoint); the line is the overall Dominance
+// (Eq. 16, domains = official categories, or one domain without them), the
+// band +/- 1 SE of the task-level Dominance values over tasks.
+func fig5(d Data, opts Options) (*figure, error) {
+	const fig = "fig5"
+	bench := benchmarkOf("frontierswe", opts)
+	rows, err := rowsOf(d, fig, bench)
+	if err != nil {
+		return nil, err
+	}
+	metric := defaultMetric(bench, opts)
+	cats, catErr := metrics.Labels(rows, bench, metrics.Category)
+	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
+	f := &figure{}
+	var cfgs []string
+	lastT := map[string]int{}
+	for _, cfg := range configsOf(rows, opts) {
+		for _, r := range rows {
+			if r.Config == cfg && r.Condition == results.HoH && r.Metric == metric {
+				lastT[cfg] = max(lastT[cfg], r.Checkpoint)
+			}
+		}
+		if lastT[cfg] > 0 {
+			cfgs = append(cfgs, cfg)
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil, missing(fig, "no %s rows of HoH checkpoints for benchmark %s", metric, bench)
+	}
+	f.cols = min(len(cfgs), 3)
+	f.width, f.height = panelSize(len(cfgs), f.cols, 2.2*vg.Inch)
+	maxT := 0
+	for pi, cfg := range cfgs {
+		T := lastT[cfg]
+		maxT = max(maxT, T)
+		pool := map[string]map[string]float64{}
+		arms := []results.Arm{vanilla}
+		for t := 1; t <= T; t++ {
+			arms = append(arms, results.Arm{Condition: results.HoH, Checkpoint: t})
+		}
+		for _, a := range arms {
+			if !hasArm(rows, cfg, a, metric) {
+				return nil, missing(fig, "no %s rows for %s %s (the pool needs Vanilla and HoH@1..%d)", metric, cfg, a, T)
+			}
+			v, err := metrics.TaskValues(rows, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", fig, err)
+			}
+			pool[a.String()] = v
+		}
+		domainOf := map[string]string{}
+		for t := range pool[vanilla.String()] {
+			domainOf[t] = "all"
+			if catErr == nil {
+				if c, ok := cats[t]; ok {
+					domainOf[t] = c
+				} else {
+					return nil, fmt.Errorf("%s: task %s has no category while others do", fig, t)
+				}
+			}
+		}
+		res, err := dominance.Compute(pool, domainOf, dominance.Macro)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", fig, cfg, err)
+		}
+		p := newPanel(panelLetter(pi, len(cfgs), fmt.Sprintf("%s (n=%d)", configName(cfg), len(domainOf))),
+			"HoH loop", "Dominance (%)")
+		p.Y.Min, p.Y.Max = 0, 100
+		var xs, ys, lo, hi []float64
+		best := 0
+		for t := 1; t <= T; t++ {
+			label := arms[t].String()
+			se, err := metrics.Summarize(res.Task[label])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", fig, err)
+			}
+			y := 100 * res.Overall[label]
+			s := 100 * se.SE
+			xs, ys, lo, hi = append(xs, float64(t)), append(ys, y), append(lo, y-s), append(hi, y+s)
+			f.add(Point{Panel: cfg, Series: "hoh", X: strconv.Itoa(t), Y: y, Lo: y - s, Hi: y + s, N: se.N, Source: computed})
+			if best == 0 || y > ys[best-1] {
+				best = t
+			}
+		}
+		vs, err := metrics.Summarize(res.Task[vanilla.String()])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fig, err)
+		}
+		vy := 100 * res.Overall[vanilla.String()]
+		f.add(Point{Panel: cfg, Series: "vanilla", X: "vanilla", Y: vy, Lo: vy - 100*vs.SE, Hi: vy + 100*vs.SE, N: vs.N, Source: computed})
+		f.add(Point{Panel: cfg, Series: "best", X: strconv.Itoa(best), Y: ys[best-1], Lo: math.NaN(), Hi: math.NaN(), N: vs.N, Source: computed})
+		if T > 1 {
+			bd, err := band(xs, lo, hi, vermillion)
+			if err != nil {
+				return nil, err
+			}
+			p.Add(bd)
+			f.addLegend("±1 SE over tasks", bd)
+		}
+		ln, err := line(xs, ys, vermillion, vg.Points(1.2))
+		if err != nil {
+			return nil, err
+		}
+		dots, err := scatter(xs, ys, vermillion, draw.CircleGlyph{}, vg.Points(1.8))
+		if err != nil {
+			return nil, err
+		}
+		star, err := scatter([]float64{float64(best)}, []float64{ys[best-1]}, black, starGlyph{}, vg.Points(5))
+		if err != nil {
+			return nil, err
+		}
+		vline := hline{y: vy, style: draw.LineStyle{Color: skyBlue, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}}
+		p.Add(vline, ln, dots, star)
+		f.addLegend("HoH@t", ln, dots)
+		f.addLegend("best checkpoint", glyphThumb{star.GlyphStyle})
+		f.addLegend("Vanilla", vline)
+		p.X.Min, p.X.Max = 0.5, float64(T)+0.5
+		p.X.Tick.Marker = intTicks(1, T)
+		f.panels = append(f.panels, p)
+	}
+	f.title = fmt.Sprintf("%s Dominance over %d loops (pool: Vanilla and HoH@1..%d)", benchmarkName(bench), maxT, maxT)
+	f.title = withScope(f.title, d)
+	return f, nil
+}
+
+// starGlyph draws a five-pointed star.
+type starGlyph struct{}
+
+func (starGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	var pts []vg.Point
+	for i := range 10 {
+		r := sty.Radius
+		if i%2 == 1 {
+			r *= 0.45
+		}
+		a := math.Pi/2 + float64(i)*math.Pi/5
+		pts = append(pts, vg.Point{X: pt.X + r*vg.Length(math.Cos(a)), Y: pt.Y + r*vg.Length(math.Sin(a))})
+	}
+	c.FillPolygon(sty.Color, pts)
+}
+
+func intTicks(from, to int) plot.Ticker {
+	var ts plot.ConstantTicks
+	step := 1
+	if to-from > 12 {
+		step = (to - from + 11) / 12
+	}
+	for t := from; t <= to; t += step {
+		ts = append(ts, plot.Tick{Value: float64(t), Label: strconv.Itoa(t)})
+	}
+	return ts
+}
+
+// Reporting groups and categories in the paper's order.
+var (
+	paperGroups     = []string{"Action", "Timing", "Strategy", "Simulation", "Adventure"}
+	paperCategories = []string{"Implementation", "Performance", "Research"}
+)
+
+func orderLabels(labels map[string]string, first []string) []string {
+	have := map[string]bool{}
+	for _, l := range labels {
+		have[l] = true
+	}
+	var out, rest []string
+	for _, l := range first {
+		if have[l] {
+			out = append(out, l)
+			delete(have, l)
+		}
+	}
+	for l := range have {
+		rest = append(rest, l)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// labelBars draws task means of each arm by task label (group or category),
+// one panel per configuration.
+func labelBars(fig string, d Data, opts Options, bench string, g metrics.Grouping, order []string,
+	armsFor func(rows []results.Row, cfg, metric string) []results.Arm, title, yLabel string, yMax float64, slant bool) (*figure, error) {
+	rows, err := rowsOf(d, fig, bench)
+	if err != nil {
+		return nil, err
+	}
+	metric := defaultMetric(bench, opts)
+	labels, err := metrics.Labels(rows, bench, g)
+	if err != nil {
+		return nil, missing(fig, "no %s labels for benchmark %s", g, bench)
+	}
+	var cfgs []string
+	for _, c := range configsOf(rows, opts) {
+		if hasMetric(rows, c, metric) {
+			cfgs = append(cfgs, c)
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil, missing(fig, "no %s rows for benchmark %s", metric, bench)
+	}
+	cols := min(len(cfgs), 3)
+	f := &figure{cols: cols}
+	f.width, f.height = panelSize(len(cfgs), cols, 2.4*vg.Inch)
+	for pi, cfg := range cfgs {
+		arms := armsFor(rows, cfg, metric)
+		var series []barSeries
+		var cats []string
+		var keys []string
+		for ai, a := range arms {
+			if !hasArm(rows, cfg, a, metric) {
+				return nil, missing(fig, "no %s rows for %s %s", metric, cfg, a)
+			}
+			v, err := metrics.TaskValues(rows, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", fig, err)
+			}
+			by, err := metrics.SummarizeBy(v, labels)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s %s: %w", fig, cfg, a, err)
+			}
+			if ai == 0 {
+				sub := map[string]string{}
+				for t := range v {
+					sub[t] = labels[t]
+				}
+				keys = orderLabels(sub, order)
+				for _, k := range keys {
+					sep := "\n"
+					if slant {
+						sep = " "
+					}
+					cats = append(cats, fmt.Sprintf("%s%s(n=%d)", k, sep, by[k].N))
+				}
+			}
+			s := barSeries{label: armName(a), fill: armColor(a), lo: nanSlice(len(keys)), hi: nanSlice(len(keys))}
+			for _, k := range keys {
+				sm, ok := by[k]
+				if !ok {
+					return nil, missing(fig, "no %s tasks of %s %s for %s %s", metric, g, k, cfg, a)
+				}
+				s.y, s.n = append(s.y, sm.Mean), append(s.n, sm.N)
+			}
+			series = append(series, s)
+		}
+		p := newPanel(panelLetter(pi, len(cfgs), configName(cfg)), "", yLabel)
+		p.Y.Min = 0
+		if yMax > 0 {
+			p.Y.Max = yMax
+		}
+		if err := groupedBars(f, p, cfg, cats, series); err != nil {
+			return nil, err
+		}
+		if slant {
+			slantX(p)
+		}
+		if pi%cols != 0 {
+			p.Y.Label.Text = ""
+		}
+		f.panels = append(f.panels, p)
+	}
+	f.title = withScope(title, d)
+	return f, nil
+}
+
+// slantX rotates category labels so long ones do not overlap; the tick
+// length keeps them clear of the bars.
+func slantX(p *plot.Plot) {
+	p.X.Tick.Label.Rotation = math.Pi / 7
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YTop
+	p.X.Tick.Length = vg.Points(3)
+}
+
+// fig7: GameCraft Overall by reporting group, Vanilla vs HoH@3.
+func fig7(d Data, opts Options) (*figure, error) {
+	bench := benchmarkOf("gamecraft", opts)
+	arms := func([]results.Row, string, string) []results.Arm {
+		return []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}, {Condition: results.HoH, Checkpoint: 3}}
+	}
+	return labelBars("fig7", d, opts, bench, metrics.Group, paperGroups, arms,
+		benchmarkName(bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, false)
+}
+
+// fig8: FrontierSWE mean reward by official category for Vanilla and every
+// HoH checkpoint present.
+func fig8(d Data, opts Options) (*figure, error) {
+	bench := benchmarkOf("frontierswe", opts)
+	arms := func(rows []results.Row, cfg, metric string) []results.Arm {
+		out := []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}}
+		cps := map[int]bool{}
+		for _, r := range rows {
+			if r.Config == cfg && r.Condition == results.HoH && r.Metric == metric {
+				cps[r.Checkpoint] = true
+			}
+		}
+		for t := 1; len(cps) > 0; t++ {
+			if cps[t] {
+				out = append(out, results.Arm{Condition: results.HoH, Checkpoint: t})
+				delete(cps, t)
+			}
+		}
+		return out
+	}
+	metric := defaultMetric(bench, opts)
+	return labelBars("fig8", d, opts, bench, metrics.Category, paperCategories, arms,
+		benchmarkName(bench)+" mean "+metric+" by official category: mean over tasks", "Mean "+metric, 0, true)
+}
+
+// meanCI is the bootstrap mean and 95% CI of one per-task series.
+func meanCI(values map[string]float64, opts Options) (bootstrap.Interval, int, error) {
+	tasks := metrics.Tasks(values)
+	data := make([][]float64, len(tasks))
+	for i, t := range tasks {
+		data[i] = []float64{values[t]}
+	}
+	iv, err := bootstrap.Percentile(data, opts.Bootstrap)
+	if err != nil {
+		return bootstrap.Interval{}, 0, err
+	}
+	return iv[0], len(tasks), nil
+}
+
+// tokensMillions returns per-task cumulative tokens in millions; an empty
+// map means the arm has no token counts at all.
+func tokensMillions(rows []results.Row, sel metrics.Selector) (map[string]float64, error) {
+	tok, err := metrics.TaskTokens(rows, sel)
+	if err != nil {
+		return nil, err
+	}
+	for t := range tok {
+		tok[t] *= 1e-6
+	}
+	return tok, nil
+}
+
+// fig9: score and cumulative tokens after 1..K development passes.
+// Vanilla Continuation's pass 1 is Vanilla; HoH's pass k is HoH@k. Tokens an
+// arm lacks per task are drawn only as a separately marked reported point.
+func fig9(d Data, opts Options) (*figure, error) {
+	const fig = "fig9"
+	bench := benchmarkOf("gamecraft", opts)
+	rows, err := rowsOf(d, fig, bench)
+	if err != nil {
+		return nil, err
+	}
+	metric := defaultMetric(bench, opts)
+	var cfgs []string
+	for _, c := range configsOf(rows, opts) {
+		for _, r := range rows {
+			if r.Config == c && r.Condition == results.VanillaContinuation {
+				cfgs = append(cfgs, c)
+				break
+			}
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil, missing(fig, "no vanilla-continuation rows for benchmark %s", bench)
+	}
+	f := &figure{cols: 2}
+	f.width, f.height = panelSize(2*len(cfgs), 2, 2.3*vg.Inch)
+	for _, cfg := range cfgs {
+		K := 0
+		for _, r := range rows {
+			if r.Config == cfg && (r.Condition == results.VanillaContinuation || r.Condition == results.HoH) {
+				K = max(K, r.Checkpoint)
+			}
+		}
+		vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
+		if !hasArm(rows, cfg, vanilla, metric) {
+			return nil, missing(fig, "no %s rows for %s vanilla (pass 1 of Vanilla Continuation)", metric, cfg)
+		}
+		type series struct {
+			name  string
+			clr   color.Color
+			shift float64
+			armAt func(k int) results.Arm
+		}
+		all := []series{
+			{"Vanilla Continuation", blue, -0.06, func(k int) results.Arm {
+				if k == 1 {
+					return vanilla
+				}
+				return results.Arm{Condition: results.VanillaContinuation, Checkpoint: k}
+			}},
+			{"HoH", vermillion, 0.06, func(k int) results.Arm { return results.Arm{Condition: results.HoH, Checkpoint: k} }},
+		}
+		score := newPanel(configName(cfg)+": score", "Development passes", "Overall score (0-100)")
+		tokens := newPanel(configName(cfg)+": cumulative tokens", "Development passes", "Mean tokens per task (M)")
+		if metric != "overall" {
+			score.Y.Label.Text = "Mean " + metric
+		}
+		for _, s := range all {
+			var sx, sy, tx, ty, rx, ry []float64
+			var sErr, tErr intervals
+			reportedFrom := map[string]bool{}
+			for k := 1; k <= K; k++ {
+				a := s.armAt(k)
+				if !hasArm(rows, cfg, a, metric) {
+					continue
+				}
+				sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
+				v, err := metrics.TaskValues(rows, sel)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", fig, err)
+				}
+				iv, n, err := meanCI(v, opts)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
+				}
+				x := float64(k) + s.shift
+				sx, sy = append(sx, x), append(sy, iv.Mean)
+				sErr.add(x, iv.Mean, iv.Lo, iv.Hi)
+				f.add(Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
+				tok, err := tokensMillions(rows, sel)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", fig, err)
+				}
+				if len(tok) > 0 {
+					tv, n, err := meanCI(tok, opts)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %s tokens: %w", fig, sel, err)
+					}
+					tx, ty = append(tx, x), append(ty, tv.Mean)
+					tErr.add(x, tv.Mean, tv.Lo, tv.Hi)
+					f.add(Point{Panel: cfg + "/tokens", Series: s.name, X: strconv.Itoa(k), Y: tv.Mean, Lo: tv.Lo, Hi: tv.Hi, N: n, Source: computed})
+				} else if rep, ok := reportedValue(d.Reported, bench, cfg, a, "tokens_m"); ok {
+					rx, ry = append(rx, x), append(ry, rep.Value)
+					reportedFrom[rep.Table] = true
+					f.add(Point{Panel: cfg + "/tokens", Series: s.name + " (reported)", X: strconv.Itoa(k), Y: rep.Value,
+						Lo: math.NaN(), Hi: math.NaN(), N: 0, Source: reportedSource(rep.Table)})
+				}
+			}
+			if err := addSeries(f, score, s.name, s.clr, sx, sy, &sErr); err != nil {
+				return nil, err
+			}
+			if err := addSeries(f, tokens, s.name, s.clr, tx, ty, &tErr); err != nil {
+				return nil, err
+			}
+			if len(rx) > 0 {
+				pts, err := scatter(rx, ry, s.clr, draw.RingGlyph{}, vg.Points(3.5))
+				if err != nil {
+					return nil, err
+				}
+				pts.GlyphStyle.Shape = hollowDiamond{}
+				tokens.Add(pts)
+				f.addLegend(fmt.Sprintf("%s, reported mean only (paper %s; no per-task tokens)", s.name, joinKeys(reportedFrom)),
+					glyphThumb{pts.GlyphStyle})
+			}
+		}
+		for _, p := range []*plot.Plot{score, tokens} {
+			p.X.Min, p.X.Max = 0.7, float64(K)+0.3
+			p.X.Tick.Marker = intTicks(1, K)
+			p.Y.Min = 0
+			f.panels = append(f.panels, p)
+		}
+		score.Y.Max = 100
+	}
+	f.title = withScope(benchmarkName(bench)+" over development passes: mean over tasks, 95% bootstrap CI", d)
+	return f, nil
+}
+
+// addSeries draws a computed line with dots and error bars.
+func addSeries(f *figure, p *plot.Plot, name string, clr color.Color, xs, ys []float64, errs *intervals) error {
+	if len(xs) == 0 {
+		return nil
+	}
+	ln, err := line(xs, ys, clr, vg.Points(1.2))
+	if err != nil {
+		return err
+	}
+	dots, err := scatter(xs, ys, clr, draw.CircleGlyph{}, vg.Points(2.2))
+	if err != nil {
+		return err
+	}
+	eb, err := errs.plotters()
+	if err != nil {
+		return err
+	}
+	for _, e := range eb {
+		e.(*plotter.YErrorBars).LineStyle.Color = clr
+	}
+	p.Add(ln, dots)
+	p.Add(eb...)
+	f.addLegend(name+" (computed)", ln, dots)
+	return nil
+}
+
+// hollowDiamond marks reported-only points.
+type hollowDiamond struct{}
+
+func (hollowDiamond) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	pts := []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}}
+	c.FillPolygon(color.White, pts)
+	c.StrokeLines(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.2)}, append(pts, pts[0]))
+}
+
+func joinKeys(m map[string]bool) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, strings.Replace(k, "table", "Table ", 1))
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+var ablationConditions = []string{results.WithoutPlanUpdate, results.WithoutEvidence, results.WithoutWarmStart}
+
+// fig10: final score vs mean cumulative tokens for Vanilla (reference), full
+// HoH and the ablations at the same T. An arm with per-task tokens is a
+// computed point with 95% bootstrap CIs on both axes (one paired task
+// draw); one without is drawn only from printed aggregates, hollow and
+// labelled reported. Each mark has two CSV rows: x "tokens_m" and x "score".
+func fig10(d Data, opts Options) (*figure, error) {
+	const fig = "fig10"
+	bench := benchmarkOf("gamecraft", opts)
+	rows, err := rowsOf(d, fig, bench)
+	if err != nil {
+		return nil, err
+	}
+	metric := defaultMetric(bench, opts)
+	T := map[string]int{}
+	var cfgs []string
+	for _, c := range configsOf(rows, opts) {
+		for _, r := range rows {
+			if r.Config == c && r.Metric == metric && isAblation(r.Condition) {
+				T[c] = max(T[c], r.Checkpoint)
+			}
+		}
+		if T[c] > 0 {
+			cfgs = append(cfgs, c)
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil, missing(fig, "no ablation rows (wo-plan-update, wo-evidence-feedback, wo-warm-start) for benchmark %s", bench)
+	}
+	cols := min(len(cfgs), 2)
+	f := &figure{cols: cols}
+	f.width, f.height = panelSize(len(cfgs), cols, 2.6*vg.Inch)
+	var notPlotted []string
+	for pi, cfg := range cfgs {
+		full := results.Arm{Condition: results.HoH, Checkpoint: T[cfg]}
+		if !hasArm(rows, cfg, full, metric) {
+			return nil, missing(fig, "no %s rows for %s %s (full HoH at the ablations' T)", metric, cfg, full)
+		}
+		arms := []results.Arm{}
+		if v := (results.Arm{Condition: results.Vanilla, Checkpoint: 1}); hasArm(rows, cfg, v, metric) {
+			arms = append(arms, v)
+		}
+		arms = append(arms, full)
+		for _, c := range ablationConditions {
+			if a := (results.Arm{Condition: c, Checkpoint: T[cfg]}); hasArm(rows, cfg, a, metric) {
+				arms = append(arms, a)
+			}
+		}
+		p := newPanel(panelLetter(pi, len(cfgs), configName(cfg)), "Mean cumulative tokens per task (M)", "Overall score (0-100)")
+		if metric != "overall" {
+			p.Y.Label.Text = "Mean " + metric
+		}
+		lowY, highY, maxX := math.Inf(1), math.Inf(-1), 0.0
+		for _, a := range arms {
+			sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
+			tok, err := tokensMillions(rows, sel)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", fig, err)
+			}
+			clr := armColor(a)
+			if len(tok) > 0 {
+				v, err := metrics.TaskValues(rows, sel)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", fig, err)
+				}
+				tasks, sv, tv, err := metrics.Align(v, tok)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s: scores and tokens: %w", fig, sel, err)
+				}
+				data := make([][]float64, len(tasks))
+				for i := range tasks {
+					data[i] = []float64{sv[i], tv[i]}
+				}
+				ivs, err := bootstrap.Percentile(data, opts.Bootstrap)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
+				}
+				sc, tk := ivs[0], ivs[1]
+				var ye, xe intervals
+				ye.add(tk.Mean, sc.Mean, sc.Lo, sc.Hi)
+				xe.add(tk.Mean, sc.Mean, tk.Lo, tk.Hi)
+				yb, err := plotter.NewYErrorBars(&ye)
+				if err != nil {
+					return nil, err
+				}
+				xb, err := plotter.NewXErrorBars(xIntervals{&xe})
+				if err != nil {
+					return nil, err
+				}
+				for _, ls := range []*draw.LineStyle{&yb.LineStyle, &xb.LineStyle} {
+					ls.Color, ls.Width = clr, vg.Points(0.7)
+				}
+				yb.CapWidth, xb.CapWidth = vg.Points(3), vg.Points(3)
+				dot, err := scatter([]float64{tk.Mean}, []float64{sc.Mean}, clr, draw.CircleGlyph{}, vg.Points(3))
+				if err != nil {
+					return nil, err
+				}
+				p.Add(yb, xb, dot)
+				lowY, highY = math.Min(lowY, sc.Lo), math.Max(highY, sc.Hi)
+				maxX = math.Max(maxX, tk.Hi)
+				f.addLegend(armName(a)+" (computed)", glyphThumb{dot.GlyphStyle})
+				f.add(Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed})
+				f.add(Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
+				continue
+			}
+			rs, okS := reportedValue(d.Reported, bench, cfg, a, metric)
+			rt, okT := reportedValue(sameTableFirst(d.Reported, rs.Table), bench, cfg, a, "tokens_m")
+			if !okS || !okT {
+				notPlotted = append(notPlotted, armName(a))
+				continue
+			}
+			mark, err := scatter([]float64{rt.Value}, []float64{rs.Value}, clr, hollowDiamond{}, vg.Points(3.5))
+			if err != nil {
+				return nil, err
+			}
+			p.Add(mark)
+			lowY, highY = math.Min(lowY, rs.Value), math.Max(highY, rs.Value)
+			maxX = math.Max(maxX, rt.Value)
+			src := map[string]bool{rs.Table: true, rt.Table: true}
+			f.addLegend(fmt.Sprintf("%s (reported, paper %s)", armName(a), joinKeys(src)), glyphThumb{mark.GlyphStyle})
+			f.add(Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)})
+			f.add(Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
+		}
+		if maxX > 0 {
+			// Score axis zoomed to the marks (with room), tokens from zero.
+			pad := (highY - lowY) * 0.15
+			p.Y.Min, p.Y.Max = math.Max(0, lowY-pad), highY+pad
+			p.X.Min, p.X.Max = 0, maxX*1.08
+		}
+		f.panels = append(f.panels, p)
+	}
+	title := benchmarkName(bench) + ": final score vs cumulative tokens, full HoH and ablations"
+	if len(notPlotted) > 0 {
+		title += "\nnot plotted (no per-task or reported tokens): " + strings.Join(notPlotted, ", ")
+	}
+	f.title = withScope(title, d)
+	return f, nil
+}
+
+// sameTableFirst orders printed values so that those of table come first.
+func sameTableFirst(rs []paper.Reported, table string) []paper.Reported {
+	out := make([]paper.Reported, 0, len(rs))
+	for _, r := range rs {
+		if r.Table == table {
+			out = append(out, r)
+		}
+	}
+	for _, r := range rs {
+		if r.Table != table {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func isAblation(c string) bool {
+	for _, a := range ablationConditions {
+		if a == c {
+			return true
+		}
+	}
+	return false
+}
+
+// fig11: per-invocation tokens by role. A point is one task: the mean total
+// tokens (input + output) of its invocations of that role over every trial
+// of the task in the data; boxes show median and quartiles over tasks.
+func fig11(d Data, opts Options) (*figure, error) {
+	const fig = "fig11"
+	var invs []Invocation
+	for _, inv := range d.Usage {
+		if opts.Benchmark == "" || inv.Benchmark == opts.Benchmark {
+			invs = append(invs, inv)
+		}
+	}
+	if len(invs) == 0 {
+		return nil, missing(fig, "no usage.jsonl invocations in the given records")
+	}
+	pseudo := make([]results.Row, len(invs))
+	for i, inv := range invs {
+		pseudo[i] = results.Row{Config: inv.Config}
+	}
+	cfgs := configsOf(pseudo, opts)
+	if len(cfgs) == 0 {
+		return nil, missing(fig, "no invocations for configurations %s", strings.Join(opts.Configs, ", "))
+	}
+	scale, unit := 1e-3, "thousands"
+	for _, inv := range invs {
+		if inv.Total >= 1e6 {
+			scale, unit = 1e-6, "M"
+			break
+		}
+	}
+	cols := min(len(cfgs), 3)
+	f := &figure{cols: cols}
+	f.width, f.height = panelSize(len(cfgs), cols, 2.3*vg.Inch)
+	for pi, cfg := range cfgs {
+		sum := map[string]map[string]float64{} // role -> task -> tokens
+		cnt := map[string]map[string]int{}
+		for _, inv := range invs {
+			if inv.Config != cfg {
+				continue
+			}
+			if sum[inv.Role] == nil {
+				sum[inv.Role], cnt[inv.Role] = map[string]float64{}, map[string]int{}
+			}
+			sum[inv.Role][inv.Task] += float64(inv.Total)
+			cnt[inv.Role][inv.Task]++
+		}
+		roles := orderRoles(sum)
+		p := newPanel(panelLetter(pi, len(cfgs), configName(cfg)), "Role", "Tokens per invocation ("+unit+")")
+		p.Y.Min = 0
+		for ri, role := range roles {
+			tasks := metrics.Tasks(sum[role])
+			vals := make(plotter.Values, len(tasks))
+			for i, t := range tasks {
+				vals[i] = sum[role][t] / float64(cnt[role][t]) * scale
+				f.add(Point{Panel: cfg, Series: "task:" + t, X: role, Y: vals[i], Lo: math.NaN(), Hi: math.NaN(), N: cnt[role][t], Source: computed})
+			}
+			box, err := plotter.NewBoxPlot(vg.Points(22), float64(ri), vals)
+			if err != nil {
+				return nil, err
+			}
+			box.FillColor = roleColor(ri)
+			box.GlyphStyle.Radius = 0 // tasks are drawn as points already
+			p.Add(box)
+			f.add(Point{Panel: cfg, Series: "box", X: role, Y: box.Median, Lo: box.Quartile1, Hi: box.Quartile3, N: len(tasks), Source: computed})
+			xs := make([]float64, len(vals))
+			for i := range vals {
+				xs[i] = float64(ri) + jitter(i, len(vals))
+			}
+			pts, err := scatter(xs, vals, black, draw.CircleGlyph{}, vg.Points(1.1))
+			if err != nil {
+				return nil, err
+			}
+			p.Add(pts)
+			f.addLegend("task (mean over its invocations)", glyphThumb{pts.GlyphStyle})
+		}
+		p.NominalX(roles...)
+		f.panels = append(f.panels, p)
+	}
+	f.addLegend("box: median and interquartile range over tasks")
+	f.title = withScope("Per-invocation coding-harness tokens by role (compare within a panel)", d)
+	return f, nil
+}
+
+func roleColor(i int) color.Color {
+	cs := []color.Color{orange, skyBlue, green, purple, yellow, blue}
+	return cs[i%len(cs)]
+}
+
+// jitter spreads n points deterministically across a box's width.
+func jitter(i, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	return 0.25 * (float64(i)/float64(n-1) - 0.5)
+}
+
+func orderRoles(m map[string]map[string]float64) []string {
+	var out, rest []string
+	for _, r := range []string{"planner", "developer", "qa"} {
+		if _, ok := m[r]; ok {
+			out = append(out, r)
+		}
+	}
+	for r := range m {
+		if r != "planner" && r != "developer" && r != "qa" {
+			rest = append(rest, r)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// deltas: per-task HoH@3 minus Vanilla, sorted ascending, one panel per
+// configuration, with the mean delta dashed.
+func deltas(d Data, opts Options) (*figure, error) {
+	const fig = "deltas"
+	bench := benchmarkOf("gamecraft", opts)
+	rows, err := rowsOf(d, fig, bench)
+	if err != nil {
+		return nil, err
+	}
+	metric := defaultMetric(bench, opts)
+	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
+	hoh3 := results.Arm{Condition: results.HoH, Checkpoint: 3}
+	var cfgs []string
+	for _, c := range configsOf(rows, opts) {
+		if hasArm(rows, c, vanilla, metric) || hasArm(rows, c, hoh3, metric) {
+			cfgs = append(cfgs, c)
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil, missing(fig, "no %s rows of vanilla or hoh@3 for benchmark %s", metric, bench)
+	}
+	cols := min(len(cfgs), 3)
+	f := &figure{cols: cols}
+	f.width, f.height = panelSize(len(cfgs), cols, 2.2*vg.Inch)
+	unit := "points"
+	if metric != "overall" {
+		unit = metric
+	}
+	for pi, cfg := range cfgs {
+		var vals [2]map[string]float64
+		for i, a := range []results.Arm{hoh3, vanilla} {
+			if !hasArm(rows, cfg, a, metric) {
+				return nil, missing(fig, "no %s rows for %s %s", metric, cfg, a)
+			}
+			if vals[i], err = metrics.TaskValues(rows, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}); err != nil {
+				return nil, fmt.Errorf("%s: %w", fig, err)
+			}
+		}
+		delta, err := metrics.Delta(vals[0], vals[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", fig, cfg, err)
+		}
+		mean, err := metrics.Summarize(delta)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fig, err)
+		}
+		tasks := metrics.Tasks(delta)
+		sort.SliceStable(tasks, func(i, j int) bool { return delta[tasks[i]] < delta[tasks[j]] })
+		up, down := newBars(vermillion, 0.8), newBars(blue, 0.8)
+		for i, t := range tasks {
+			if delta[t] >= 0 {
+				up.add(float64(i+1), delta[t])
+			} else {
+				down.add(float64(i+1), delta[t])
+			}
+			f.add(Point{Panel: cfg, Series: "delta", X: t, Y: delta[t], Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
+		}
+		f.add(Point{Panel: cfg, Series: "mean", X: "all", Y: mean.Mean, Lo: math.NaN(), Hi: math.NaN(), N: mean.N, Source: computed})
+		p := newPanel(panelLetter(pi, len(cfgs), fmt.Sprintf("%s, mean %+.2f", configName(cfg), mean.Mean)),
+			fmt.Sprintf("Tasks, sorted by delta (n=%d)", len(tasks)), "HoH@3 − Vanilla ("+unit+")")
+		zero := hline{y: 0, style: draw.LineStyle{Color: black, Width: vg.Points(0.5)}}
+		avg := hline{y: mean.Mean, style: draw.LineStyle{Color: black, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}}
+		if len(up.xs) > 0 {
+			p.Add(up)
+			f.addLegend("HoH@3 better", up)
+		}
+		if len(down.xs) > 0 {
+			p.Add(down)
+			f.addLegend("Vanilla better", down)
+		}
+		p.Add(zero, avg)
+		f.addLegend("mean delta", avg)
+		p.X.Min, p.X.Max = 0.4, float64(len(tasks))+0.6
+		lo, hi := math.Min(0, delta[tasks[0]]), math.Max(0, delta[tasks[len(tasks)-1]])
+		p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.05*(hi-lo)
+		p.X.Tick.Marker = intTicks(1, len(tasks))
+		if pi%cols != 0 {
+			p.Y.Label.Text = ""
+		}
+		f.panels = append(f.panels, p)
+	}
+	f.title = withScope(fmt.Sprintf("%s per-task HoH@3 − Vanilla, sorted", benchmarkName(bench)), d)
+	return f, nil
+}

@@ -1,0 +1,301 @@
+// Package figures draws the paper's figures (4, 5, 7, 8, 9, 10, 11 and a
+// per-task delta figure) with gonum/plot from result records, using the
+// statistics of analysis/metrics, analysis/dominance and analysis/bootstrap.
+// Every figure is written as PNG (300 dpi) and SVG, sized for a two-column
+// paper, with a CSV beside it holding the data behind every plotted mark
+// (figure, panel, series, x, y, lo, hi, n, source).
+//
+// Printed aggregates of the paper (results/paper/reported) are drawn only as
+// separately marked "reported" points with their own legend entry, never as
+// part of a computed series. Missing data is an error naming what is missing,
+// wrapped in *MissingError so All can skip a figure with the reason.
+package figures
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/bootstrap"
+	"github.com/hoh-research/hoh/analysis/paper"
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// Data is what a figure is drawn from.
+type Data struct {
+	Set      *results.Set     // per-task rows
+	Usage    []Invocation     // per-invocation ledger entries (fig11)
+	Reported []paper.Reported // printed aggregates, drawn only as marked reported points
+	Scope    string           // says which subset the data covers; shown under the title
+	Missing  string           // when set, the figure is not drawable from this source, and why
+}
+
+// Options configure drawing.
+type Options struct {
+	OutDir    string            // required
+	Formats   []string          // default png, svg
+	DPI       int               // PNG resolution, default 300
+	Benchmark string            // override a figure's default benchmark
+	Metric    string            // override the benchmark's default metric
+	Configs   []string          // panels to draw and their order; default: paper order, then sorted
+	Bootstrap bootstrap.Options // zero: 20000 resamples, seed 20260729, 95%
+}
+
+func (o Options) formats() []string {
+	if len(o.Formats) == 0 {
+		return []string{"png", "svg"}
+	}
+	return o.Formats
+}
+
+func (o Options) dpi() int {
+	if o.DPI == 0 {
+		return 300
+	}
+	return o.DPI
+}
+
+// MissingError says that the data lacks what a figure needs.
+type MissingError struct {
+	Figure string
+	What   string
+}
+
+func (e *MissingError) Error() string { return e.Figure + ": " + e.What }
+
+func missing(fig, format string, args ...any) error {
+	return &MissingError{Figure: fig, What: fmt.Sprintf(format, args...)}
+}
+
+type drawer struct {
+	about string
+	draw  func(d Data, opts Options) (*figure, error)
+}
+
+var drawers = map[string]drawer{
+	"fig4":   {"GameCraft components, Vanilla vs HoH@3, bootstrap CIs", fig4},
+	"fig5":   {"Dominance over loops (run records)", fig5},
+	"fig7":   {"GameCraft Overall by reporting group", fig7},
+	"fig8":   {"FrontierSWE reward by official category", fig8},
+	"fig9":   {"score and cumulative tokens over passes, Vanilla Continuation vs HoH", fig9},
+	"fig10":  {"final score vs tokens, full HoH and ablations", fig10},
+	"fig11":  {"per-invocation tokens by role (usage.jsonl)", fig11},
+	"deltas": {"per-task HoH@3 minus Vanilla, sorted", deltas},
+}
+
+// Names lists the figures Draw knows, in paper order.
+func Names() []string {
+	return []string{"fig4", "fig5", "fig7", "fig8", "fig9", "fig10", "fig11", "deltas"}
+}
+
+// About describes a figure in a few words (for CLI help).
+func About(name string) string { return drawers[name].about }
+
+// Draw renders one figure into opts.OutDir and returns the files written.
+func Draw(name string, d Data, opts Options) ([]Output, error) {
+	dr, ok := drawers[name]
+	if !ok {
+		return nil, fmt.Errorf("figures: unknown figure %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if opts.OutDir == "" {
+		return nil, fmt.Errorf("figures: %s: no output directory", name)
+	}
+	if d.Missing != "" {
+		return nil, &MissingError{Figure: name, What: d.Missing}
+	}
+	f, err := dr.draw(d, opts)
+	if err != nil {
+		return nil, err
+	}
+	f.name = name
+	for i := range f.points {
+		f.points[i].Figure = name
+	}
+	return f.write(opts)
+}
+
+// Skip records a figure All did not draw.
+type Skip struct {
+	Figure, Reason string
+}
+
+// All draws every figure in Names() order from its source: a figure without
+// a source, with Data.Missing set, or whose data lacks what it needs
+// (*MissingError) is skipped with the reason; any other error stops.
+func All(sources map[string]Data, opts Options) ([]Output, []Skip, error) {
+	var outs []Output
+	var skips []Skip
+	for _, name := range Names() {
+		d, ok := sources[name]
+		if !ok {
+			skips = append(skips, Skip{name, "no data source given"})
+			continue
+		}
+		o, err := Draw(name, d, opts)
+		var me *MissingError
+		switch {
+		case errors.As(err, &me):
+			skips = append(skips, Skip{name, me.What})
+		case err != nil:
+			return outs, skips, err
+		default:
+			outs = append(outs, o...)
+		}
+	}
+	return outs, skips, nil
+}
+
+// Plot is the entry point of `hoh plot NAME --results PATH... --out DIR`:
+// it loads run records (result CSVs and usage.jsonl ledgers) from the paths
+// and draws one figure, or every figure for NAME "all".
+func Plot(name string, paths []string, opts Options) ([]Output, []Skip, error) {
+	d, err := LoadRuns(paths...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if name == "all" {
+		src := map[string]Data{}
+		for _, n := range Names() {
+			src[n] = d
+		}
+		return All(src, opts)
+	}
+	outs, err := Draw(name, d, opts)
+	return outs, nil, err
+}
+
+// configsOf orders the configurations found among rows: opts.Configs when
+// given, else the paper's order followed by the rest sorted.
+func configsOf(rows []results.Row, opts Options) []string {
+	have := map[string]bool{}
+	for _, r := range rows {
+		have[r.Config] = true
+	}
+	if len(opts.Configs) > 0 {
+		var out []string
+		for _, c := range opts.Configs {
+			if have[c] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	var out, rest []string
+	for _, c := range paper.Configs {
+		if have[c] {
+			out = append(out, c)
+			delete(have, c)
+		}
+	}
+	for c := range have {
+		rest = append(rest, c)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func configName(c string) string {
+	if n, ok := paper.ConfigNames[c]; ok {
+		return n
+	}
+	return c
+}
+
+var conditionNames = map[string]string{
+	results.Vanilla:             "Vanilla",
+	results.VanillaContinuation: "Vanilla Cont.",
+	results.HoH:                 "HoH",
+	results.WithoutPlanUpdate:   "w/o Plan Update",
+	results.WithoutEvidence:     "w/o Evidence Feedback",
+	results.WithoutWarmStart:    "w/o Warm-Start",
+}
+
+// armName prints an arm as the paper does: "Vanilla", "HoH@3", "w/o Warm-Start".
+func armName(a results.Arm) string {
+	n, ok := conditionNames[a.Condition]
+	if !ok {
+		n = a.Condition
+	}
+	switch a.Condition {
+	case results.Vanilla:
+		if a.Checkpoint == 1 {
+			return n
+		}
+	case results.WithoutPlanUpdate, results.WithoutEvidence, results.WithoutWarmStart:
+		return n
+	}
+	return fmt.Sprintf("%s@%d", n, a.Checkpoint)
+}
+
+// defaultMetric is the per-task metric a benchmark reports.
+func defaultMetric(benchmark string, opts Options) string {
+	if opts.Metric != "" {
+		return opts.Metric
+	}
+	switch benchmark {
+	case "frontierswe":
+		return "reward"
+	case "programbench":
+		return "pass_rate"
+	}
+	return "overall"
+}
+
+func benchmarkOf(def string, opts Options) string {
+	if opts.Benchmark != "" {
+		return opts.Benchmark
+	}
+	return def
+}
+
+var benchmarkNames = map[string]string{
+	"gamecraft":    "GameCraft-Bench",
+	"frontierswe":  "FrontierSWE",
+	"programbench": "ProgramBench",
+}
+
+func benchmarkName(b string) string {
+	if n, ok := benchmarkNames[b]; ok {
+		return n
+	}
+	return b
+}
+
+func rowsOf(d Data, fig, benchmark string) ([]results.Row, error) {
+	if d.Set == nil {
+		return nil, missing(fig, "no per-task result rows given")
+	}
+	rows := d.Set.Filter(func(r results.Row) bool { return r.Benchmark == benchmark })
+	if len(rows) == 0 {
+		return nil, missing(fig, "no rows for benchmark %s", benchmark)
+	}
+	return rows, nil
+}
+
+func hasArm(rows []results.Row, config string, arm results.Arm, metric string) bool {
+	for _, r := range rows {
+		if r.Config == config && r.Arm() == arm && (metric == "" || r.Metric == metric) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportedValue finds a printed aggregate over all tasks.
+func reportedValue(rs []paper.Reported, benchmark, config string, arm results.Arm, metric string) (paper.Reported, bool) {
+	for _, r := range rs {
+		if r.Benchmark == benchmark && r.Config == config && r.Arm == arm.String() &&
+			r.Scope == "all" && r.Metric == metric && r.Baseline == "" {
+			return r, true
+		}
+	}
+	return paper.Reported{}, false
+}
+
+func withScope(title string, d Data) string {
+	if d.Scope == "" {
+		return title
+	}
+	return title + "\n" + d.Scope
+}
