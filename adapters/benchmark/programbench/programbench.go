@@ -43,7 +43,11 @@ type Options struct {
 	// for A_0. Empty: <task dir>/cleanroom/.
 	CleanroomRoot string
 	// Runner evaluates a workspace; nil means evaluation cannot run here.
+	// DockerRunner provides one.
 	Runner Runner
+	// AgentImage is the local image the agent's container runs
+	// (ContainerImage); A_0 itself is bind-mounted, not baked in.
+	AgentImage string
 }
 
 // Benchmark is a loaded ProgramBench checkout.

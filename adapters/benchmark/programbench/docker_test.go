@@ -1,0 +1,154 @@
+package programbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+)
+
+const calcID = "hohtest__calc.0000001"
+
+// dockerClient connects with a run label of its own and checks at the end
+// that no container or image carrying it is left.
+func dockerClient(t *testing.T) *docker.Client {
+	t.Helper()
+	ctx := context.Background()
+	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-test-pb-%d", time.Now().UnixNano())})
+	if err != nil {
+		t.Fatalf("Docker is required for this test (scripts/start-dockerd.sh): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Cleanup(ctx); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+c.RunID()))
+		cs, _ := c.API.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		ims, _ := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
+		if len(cs)+len(ims) != 0 {
+			t.Errorf("left behind: %d containers, %d images", len(cs), len(ims))
+		}
+		c.API.Close()
+	})
+	return c
+}
+
+// busyboxImage builds the toy's evaluation image locally (no pulls).
+func busyboxImage(t *testing.T, c *docker.Client) string {
+	t.Helper()
+	bb, err := docker.FindBusybox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := docker.BusyboxContext(dir, bb); err != nil {
+		t.Fatal(err)
+	}
+	img, err := c.BuildImage(context.Background(), dir, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// submission is A_0 (the clean-room executable and docs) plus the files of
+// testdata/calc/submissions/<name>, if any.
+func submission(t *testing.T, b *Benchmark, name string) string {
+	t.Helper()
+	task := TaskOf(mustInstance(t, b))
+	dir := t.TempDir()
+	if err := b.InitialWorkspace(context.Background(), task, dir); err != nil {
+		t.Fatal(err)
+	}
+	if name != "" {
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "calc", "submissions", name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func mustInstance(t *testing.T, b *Benchmark) *Instance {
+	in, ok := b.Instance(calcID)
+	if !ok {
+		t.Fatal("fixture instance missing")
+	}
+	return in
+}
+
+// The synthetic calculator runs end to end in Docker: clean-room A_0, a
+// submission, eval_clean_hashes, compile in a fresh container, one fresh
+// container per active branch, JUnit, and the committed scoring.
+func TestCalculatorEndToEndInDocker(t *testing.T) {
+	c := dockerClient(t)
+	img := busyboxImage(t, c)
+	b, err := Load(filepath.Join("testdata", "calc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(filepath.Join("testdata", "calc", "eval-tests"))
+	ev := DockerEvaluator{Docker: c, Image: img, TestsRoot: abs, CompileTimeout: time.Minute, TestTimeout: time.Minute, MemoryMB: 128}
+	b.Opts.Runner = ev.Run
+	task := TaskOf(mustInstance(t, b))
+
+	// A_0 holds no evaluator-only files.
+	a0 := submission(t, b, "")
+	filepath.Walk(a0, func(p string, info os.FileInfo, err error) error {
+		rel, _ := filepath.Rel(a0, p)
+		if err == nil && (strings.Contains(rel, "eval") || strings.Contains(rel, "src") || rel == "compile.sh") {
+			t.Errorf("evaluator-only file in A_0: %s", p)
+		}
+		return nil
+	})
+
+	cases := []struct {
+		name     string
+		passRate float64
+		passed   float64
+		warning  string
+	}{
+		{"correct", 100, 4, ""},
+		{"broken", 75, 3, ""},
+		{"", 0, 0, "no ./compile.sh"},
+		{"cheat", 0, 0, "did not produce ./executable"},
+	}
+	for _, tc := range cases {
+		label := tc.name
+		if label == "" {
+			label = "missing-compile"
+		}
+		t.Run(label, func(t *testing.T) {
+			got, err := b.Evaluate(context.Background(), task, submission(t, b, tc.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := got.Details["eval_json"].(string)
+			if got.Error != "" || got.Metrics["pass_rate"] != tc.passRate || got.Metrics["tests_passed"] != tc.passed || got.Metrics["tests_total"] != 4 {
+				t.Fatalf("metrics %v error %q\n%s", got.Metrics, got.Error, raw)
+			}
+			var out evalOutput
+			if err := json.Unmarshal([]byte(raw), &out); err != nil {
+				t.Fatal(err)
+			}
+			if tc.warning != "" && !strings.Contains(strings.Join(out.Warnings, "\n"), tc.warning) {
+				t.Errorf("warnings %v lack %q", out.Warnings, tc.warning)
+			}
+			if tc.name == "cheat" && !strings.Contains(out.Log[0].Output, "executable") {
+				t.Errorf("the original executable was not removed by hash: %+v", out.Log[0])
+			}
+			if tc.name == "correct" && (out.ExecutableHash == "" || len(out.TestBranches) != 1 || out.TestBranches[0] != "b1f00d000001") {
+				t.Errorf("eval.json: hash %q branches %v", out.ExecutableHash, out.TestBranches)
+			}
+		})
+	}
+}

@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+cp src/calc.sh executable
+chmod +x executable
