@@ -39,6 +39,7 @@ type StageRecord struct {
 	Session       string       `json:"session,omitempty"`
 	ReusedFrom    int          `json:"reused_from,omitempty"` // w/o Plan Update: D_t copied from D_1
 	StartedFrom   string       `json:"started_from,omitempty"`
+	StartDigest   string       `json:"start_digest,omitempty"` // workspace the Developer started from
 	Violations    []string     `json:"violations,omitempty"`
 	Failure       string       `json:"failure,omitempty"` // ends the trial
 	FailureStatus Status       `json:"failure_status,omitempty"`
@@ -235,6 +236,12 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		}
 		if err := records.WriteJSON(filepath.Join(adir, "result.json"), res); err != nil {
 			return out, err
+		}
+		// Whatever the CLI wrote (logs, its own state), no key stays on disk.
+		for _, d := range []string{adir, sd} {
+			if err := harness.ScrubSecrets(d, r.env.Secrets); err != nil {
+				return out, err
+			}
 		}
 		out.invs = append(out.invs, Invocation{Iteration: t, Role: string(role), Attempt: attempt,
 			Outcome: res.Outcome, Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration,
@@ -444,6 +451,9 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	prompt, err := roles.Render(kind, roles.Slots{Iteration: t, Total: r.arm.Steps, Spec: r.env.Task.Spec,
 		Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "", Materials: mats})
 	if err != nil {
+		return err
+	}
+	if rec.StartDigest, err = history.Digest(r.l.Workspace()); err != nil {
 		return err
 	}
 	var report roles.DevReport

@@ -154,6 +154,12 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	exit, runErr := exec.Run(ctx, cmd)
 	stdout.Close()
 	stderr.Close()
+	// Codex snapshots the shell environment (the key included) into
+	// CODEX_HOME; the snapshot is only a start-up cache, so drop it.
+	_ = os.RemoveAll(filepath.Join(inv.StateDir, "shell_snapshots"))
+	if err := harness.ScrubSecrets(inv.StateDir, secrets); err != nil {
+		return harness.Result{}, fmt.Errorf("codex: scrub state dir: %w", err)
+	}
 
 	res := harness.Result{Command: redactedArgs, ExitCode: exit.Code, Duration: exit.Duration}
 	if runErr != nil {
