@@ -289,11 +289,14 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}
 		if b := r.exp.Budget.Tokens; b > 0 {
 			if spent := r.spent(runningSet); spent >= b {
+				r.mu.Lock()
 				for _, i := range pending {
 					outcomes[i].State = StateBudget
 					outcomes[i].Reason = fmt.Sprintf("token budget %d reached (%d spent)", b, spent)
+					r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
 					r.progress.finished(outcomes[i])
 				}
+				r.mu.Unlock()
 				pending = nil
 				mu.Unlock()
 				break

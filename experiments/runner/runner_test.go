@@ -1,0 +1,385 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// instantHarness is an in-process test double for a CLI: it answers every
+// role at once with a valid reply and fixed usage per role, so runs are
+// deterministic. infraFirst makes the first call of each listed task fail
+// with an infrastructure error.
+type instantHarness struct {
+	mu         sync.Mutex
+	calls      int
+	infraFirst map[string]bool
+}
+
+func (h *instantHarness) Name() string    { return "instant" }
+func (h *instantHarness) Version() string { return "1" }
+
+var roleUsage = map[harness.Role]int64{harness.RolePlanner: 100, harness.RoleDeveloper: 300, harness.RoleQA: 200}
+
+func (h *instantHarness) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
+	h.mu.Lock()
+	h.calls++
+	for task := range h.infraFirst {
+		if strings.Contains(inv.Prompt, task+".sh") {
+			delete(h.infraFirst, task)
+			h.mu.Unlock()
+			return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+		}
+	}
+	h.mu.Unlock()
+	n := roleUsage[inv.Role]
+	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: harness.Usage{Input: n, Output: n / 10, Total: n + n/10}, SessionID: "s-1"}
+	if inv.Session != "" {
+		res.SessionID = inv.Session
+	}
+	switch inv.Role {
+	case harness.RolePlanner:
+		res.FinalMessage = `{"objective":"o","tasks":[{"id":"T1","description":"d"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"r","observation":"o"}]}`
+	case harness.RoleQA:
+		res.FinalMessage = `{"iteration":1,"qa_status":"pass","verified_records":[{"claim_id":"c1","claim":"works","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh","observation":"ok"}]}],"gap_records":[]}`
+	default:
+		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte("#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n"), 0o755)
+		res.FinalMessage = `{"summary":"wrote greet.sh","self_tests":[]}`
+	}
+	return res, nil
+}
+
+// experiment writes a config (and a placeholder provider script) and loads it.
+func experiment(t testing.TB, out, extra string) *config.Experiment {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("entries:\n  - name: any\n    match: .\n    repeat: true\n    steps:\n      - say: ok\n"), 0o644)
+	text := `name: unit
+output: ` + out + `
+benchmark: {kind: builtin}
+tasks: {ids: [greet, calc]}
+configs:
+  - label: instant
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: HOH_UNIT_KEY, model: m}
+    scripted: {script: script.yaml}
+conditions: [vanilla, hoh@2]
+concurrency: 3
+retries: {contract: 1, infrastructure: 2, backoff: 1ms}
+` + extra
+	path := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(path, []byte(text), 0o644)
+	e, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func opts(h harness.Harness) Options {
+	return Options{NewHarness: func(config.HarnessModel, registry.Spec) (harness.Harness, error) { return h, nil }}
+}
+
+func mustRun(t testing.TB, e *config.Experiment, o Options) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), e, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func scoreRows(t testing.TB, out string) []string {
+	t.Helper()
+	rows, err := results.ReadFile(filepath.Join(out, "scores.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []string
+	for _, r := range rows {
+		s = append(s, fmt.Sprintf("%s %s %s@%d %s %s=%g tokens=%g rep=%d", r.Source, r.Config, r.Condition, r.Checkpoint, r.Task, r.Metric, r.Value, r.Tokens, r.Rep))
+	}
+	sort.Strings(s)
+	return s
+}
+
+func TestRunFinishesEveryTrialAndWritesRecords(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	var log bytes.Buffer
+	o := opts(&instantHarness{})
+	o.Out = &log
+	res := mustRun(t, experiment(t, out, ""), o)
+	if res.Count(StateDone) != 4 || len(res.Outcomes) != 4 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+	rows := scoreRows(t, out)
+	// vanilla: 1 checkpoint per task; hoh@2: 2 per task.
+	if len(rows) != 6 {
+		t.Fatalf("scores.csv rows:\n%s", strings.Join(rows, "\n"))
+	}
+	lines, _ := os.ReadFile(filepath.Join(out, "trials.jsonl"))
+	if n := strings.Count(string(lines), "\n"); n != 4 || !strings.Contains(string(lines), "scripted test double") {
+		t.Errorf("trials.jsonl:\n%s", lines)
+	}
+	if !strings.Contains(log.String(), "plumbing check, not results") {
+		t.Errorf("progress does not say the provider is the test double:\n%s", log.String())
+	}
+	// Rerunning skips everything: the harness is not called again.
+	h2 := &instantHarness{}
+	res = mustRun(t, experiment(t, out, ""), opts(h2))
+	if h2.calls != 0 || res.Count(StateDone) != 4 {
+		t.Fatalf("rerun called the harness %d times; outcomes %+v", h2.calls, res.Outcomes)
+	}
+	if got := scoreRows(t, out); strings.Join(got, "\n") != strings.Join(rows, "\n") {
+		t.Errorf("rerun changed scores.csv")
+	}
+}
+
+func TestInfrastructureFailuresAreReplacedAndRecorded(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	h := &instantHarness{infraFirst: map[string]bool{"calc": true}}
+	res := mustRun(t, experiment(t, out, ""), opts(h))
+	if res.Count(StateDone) != 4 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+	reps, err := ReadReplacements(out)
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("replacements %+v (%v)", reps, err)
+	}
+	r := reps[0]
+	if r.Attempt != 1 || !strings.Contains(r.Reason, "503") || !strings.Contains(r.Dir, "calc") || r.Key == "" || r.Time.IsZero() {
+		t.Errorf("replacement %+v", r)
+	}
+	for _, o := range res.Outcomes {
+		if (o.Trial.Key == r.Key) != (o.Replacements == 1) {
+			t.Errorf("%s: %d replacements recorded in the outcome", o.Trial.Dir, o.Replacements)
+		}
+	}
+}
+
+func TestPersistentInfrastructureFailureStopsAtTheLimit(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	e := experiment(t, out, "")
+	e.Retries.Infrastructure = 2
+	h := &alwaysInfra{}
+	res := mustRun(t, e, opts(h))
+	if res.Count(StateFailed) != 4 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+	reps, _ := ReadReplacements(out)
+	if len(reps) != 8 { // 2 replacements for each of 4 trials
+		t.Errorf("%d replacements, want 8", len(reps))
+	}
+	if !strings.Contains(res.Outcomes[0].Reason, "after 2 replacement") {
+		t.Errorf("reason %q", res.Outcomes[0].Reason)
+	}
+	in, err := Inspect(out)
+	if err != nil || in.Trials[0].State != StateFailed {
+		t.Fatalf("status after giving up: %+v %v", in, err)
+	}
+}
+
+type alwaysInfra struct{}
+
+func (alwaysInfra) Name() string    { return "infra" }
+func (alwaysInfra) Version() string { return "1" }
+func (alwaysInfra) Run(context.Context, harness.Invocation) (harness.Result, error) {
+	return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "connection refused"}, nil
+}
+
+func TestCorruptRecordFailsOnlyItsTrial(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	e := experiment(t, out, "")
+	res := mustRun(t, e, opts(&instantHarness{}))
+	broken := filepath.Join(out, res.Outcomes[1].Trial.Dir)
+	intact := filepath.Join(out, res.Outcomes[2].Trial.Dir)
+	for _, d := range []string{broken, intact} {
+		os.Remove(trial.Layout{Dir: d}.Summary())
+	}
+	stages := trial.Layout{Dir: broken}.Stages()
+	data, _ := os.ReadFile(stages)
+	os.WriteFile(stages, append([]byte("{not json\n"), data...), 0o644)
+
+	res = mustRun(t, e, opts(&instantHarness{}))
+	if res.Count(StateDone) != 3 || res.Count(StateFailed) != 1 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+	f := res.Outcomes[1]
+	if f.State != StateFailed || !strings.Contains(f.Reason, stages) || !strings.Contains(f.Reason, "corrupt") {
+		t.Errorf("failed trial reason %q does not name %s", f.Reason, stages)
+	}
+	if res.Outcomes[2].State != StateDone {
+		t.Errorf("intact trial: %+v", res.Outcomes[2])
+	}
+}
+
+func TestSecondRunnerOnTheSameDirectoryIsRefused(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	os.MkdirAll(out, 0o755)
+	unlock, err := lockDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	h := &instantHarness{}
+	_, err = Run(context.Background(), experiment(t, out, ""), opts(h))
+	if !IsLocked(err) || !strings.Contains(err.Error(), "another hoh run is already using") || h.calls != 0 {
+		t.Fatalf("second runner: err %v, %d harness calls", err, h.calls)
+	}
+}
+
+func TestTokenBudgetStopsNewTrials(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	e := experiment(t, out, "budget: {tokens: 1}\n")
+	e.Concurrency = 1
+	res := mustRun(t, e, opts(&instantHarness{}))
+	if res.Count(StateDone) != 1 || res.Count(StateBudget) != 3 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+	in, err := Inspect(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := in.Groups()
+	notRun := 0
+	for _, x := range g {
+		notRun += x.NotRun
+	}
+	if notRun != 3 {
+		t.Errorf("status groups %+v", g)
+	}
+	var buf bytes.Buffer
+	Summary(&buf, res)
+	if !strings.Contains(buf.String(), "Not run (budget)") {
+		t.Errorf("summary:\n%s", buf.String())
+	}
+}
+
+func TestChangedConfigIsRefusedOnResume(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	mustRun(t, experiment(t, out, ""), opts(&instantHarness{}))
+	changed := experiment(t, out, "repetitions: 2\n")
+	_, err := Run(context.Background(), changed, opts(&instantHarness{}))
+	if err == nil || !strings.Contains(err.Error(), "refusing to resume") || !strings.Contains(err.Error(), "config digest") || !strings.Contains(err.Error(), "4 trials -> 8 trials") {
+		t.Fatalf("err %v", err)
+	}
+	o := opts(&instantHarness{})
+	o.AllowChangedConfig = true
+	res := mustRun(t, changed, o)
+	if res.Count(StateDone) != 8 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+}
+
+func TestTwoShardsMergedEqualTheUnshardedRun(t *testing.T) {
+	base := t.TempDir()
+	whole := filepath.Join(base, "whole")
+	mustRun(t, experiment(t, whole, ""), opts(&instantHarness{}))
+	var dirs []string
+	total := 0
+	for k := 1; k <= 2; k++ {
+		d := filepath.Join(base, fmt.Sprintf("shard-%d", k))
+		o := opts(&instantHarness{})
+		o.Shard = plan.Shard{K: k, N: 2}
+		res := mustRun(t, experiment(t, d, ""), o)
+		total += len(res.Outcomes)
+		dirs = append(dirs, d)
+	}
+	if total != 4 {
+		t.Fatalf("shards ran %d trials, want 4", total)
+	}
+	merged := filepath.Join(base, "merged")
+	rep, err := Merge(dirs, merged)
+	if err != nil || rep.Trials != 4 || len(rep.Missing) != 0 || len(rep.Duplicates) != 0 {
+		t.Fatalf("merge %+v %v", rep, err)
+	}
+	if a, b := scoreRows(t, whole), scoreRows(t, merged); strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("merged scores differ:\n%s\nvs\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	in, err := Inspect(merged)
+	if err != nil || in.Groups()[0].Done != 2 {
+		t.Fatalf("merged status %+v %v", in, err)
+	}
+	// A shard missing, and a shard given twice.
+	rep, err = Merge([]string{dirs[0], dirs[0]}, filepath.Join(base, "partial"))
+	if err != nil || len(rep.Missing) == 0 || len(rep.Duplicates) == 0 {
+		t.Fatalf("partial merge %+v %v", rep, err)
+	}
+	// A run of another config is not merged.
+	other := filepath.Join(base, "other")
+	mustRun(t, experiment(t, other, "repetitions: 2\n"), opts(&instantHarness{}))
+	if _, err := Merge([]string{dirs[0], other}, filepath.Join(base, "bad")); err == nil || !strings.Contains(err.Error(), "different configuration") {
+		t.Fatalf("merge of different configs: %v", err)
+	}
+}
+
+func TestShowReadsStagesHistoryAndScores(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	res := mustRun(t, experiment(t, out, ""), opts(&instantHarness{}))
+	var hoh plan.Trial
+	for _, o := range res.Outcomes {
+		if o.Trial.Arm == "hoh@2" {
+			hoh = o.Trial
+		}
+	}
+	v, err := ViewTrial(filepath.Join(out, hoh.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Stages) != 6 || v.Summary == nil || len(v.Scores) != 2 {
+		t.Fatalf("stages %d summary %v scores %d", len(v.Stages), v.Summary, len(v.Scores))
+	}
+	tags := 0
+	for _, e := range v.History {
+		tags += len(e.Tags)
+	}
+	if tags != 3 || !strings.Contains(v.Diffs[v.History[2].Commit], "greet.sh") {
+		t.Errorf("history %+v diffs %v", v.History, v.Diffs)
+	}
+}
+
+func TestContextCancelLeavesTrialsResumable(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &cancelAfter{instantHarness: &instantHarness{}, n: 3, cancel: cancel}
+	res, err := Run(ctx, experiment(t, out, ""), opts(h))
+	if err == nil || res.Count(StateDone) == 4 {
+		t.Fatalf("cancelled run: %v %+v", err, res)
+	}
+	res = mustRun(t, experiment(t, out, ""), opts(&instantHarness{}))
+	if res.Count(StateDone) != 4 {
+		t.Fatalf("resumed outcomes %+v", res.Outcomes)
+	}
+}
+
+type cancelAfter struct {
+	*instantHarness
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	c.mu.Lock()
+	c.n--
+	stop := c.n <= 0
+	c.mu.Unlock()
+	if stop {
+		// Like the CLI adapters: a cancelled invocation is an error, not a result.
+		c.cancel()
+		return harness.Result{}, fmt.Errorf("invocation cancelled: %w", context.Canceled)
+	}
+	return c.instantHarness.Run(ctx, inv)
+}
