@@ -1,0 +1,133 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("entries:\n  - name: a\n    match: .\n    steps:\n      - say: ok\n"), 0o644)
+	p := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(p, []byte(text), 0o644)
+	return p
+}
+
+const good = `name: t
+output: runs/t
+benchmark: {kind: builtin}
+tasks: {ids: [greet]}
+configs:
+  - label: a
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: K, model: m}
+    scripted: {script: script.yaml}
+conditions: [vanilla, hoh@3]
+timeouts: {planner: 30m, developer: 2h, qa: 1h, idle: 10m}
+`
+
+func problems(t *testing.T, text string) Problems {
+	t.Helper()
+	_, err := Load(write(t, text))
+	ps, ok := err.(Problems)
+	if !ok {
+		t.Fatalf("want Problems, got %v", err)
+	}
+	return ps
+}
+
+func has(t *testing.T, ps Problems, line int, substr string) {
+	t.Helper()
+	for _, p := range ps {
+		if p.Line == line && strings.Contains(p.Msg, substr) && strings.HasSuffix(p.File, "exp.yaml") {
+			return
+		}
+	}
+	t.Errorf("no problem at line %d containing %q in:\n%v", line, substr, ps)
+}
+
+func TestGoodConfigLoads(t *testing.T) {
+	e, err := Load(write(t, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Timeouts.Developer.Hours() != 2 || e.Repetitions != 1 || e.Retries.Infrastructure != 3 || !e.Scripted() {
+		t.Errorf("%+v", e)
+	}
+}
+
+func TestMalformedYAMLNamesTheLine(t *testing.T) {
+	ps := problems(t, "name: t\nconfigs: [a\noutput: x\n")
+	if len(ps) != 1 || ps[0].Line == 0 || !strings.Contains(ps[0].String(), "exp.yaml:") || !strings.Contains(ps[0].Msg, "malformed YAML") {
+		t.Fatalf("%v", ps)
+	}
+}
+
+func TestEveryProblemIsReportedWithItsLine(t *testing.T) {
+	t.Setenv("HOH_TEST_UNSET_KEY", "")
+	text := strings.NewReplacer(
+		"harness: codex", "harness: cursor",
+		"conditions: [vanilla, hoh@3]", "conditions: [vanilla, hoh@3, magic@2]",
+		"developer: 2h", "developer: 2 hours",
+		"output: runs/t", "output: runs/t\ncolour: blue",
+	).Replace(good) + `  - label: a
+    harness: codex
+    provider: {name: openai, api: responses, base_url: "https://api.example", key_env: HOH_TEST_UNSET_KEY, model: m}
+  - label: b
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: K, model: m}
+`
+	// Keep the configs list contiguous: move the extra entries under configs.
+	text = strings.Replace(text, "conditions:", "__C__", 1)
+	parts := strings.SplitN(text, "__C__", 2)
+	tail := parts[1][strings.Index(parts[1], "  - label: a\n    harness: codex"):]
+	head := parts[1][:strings.Index(parts[1], "  - label: a\n    harness: codex")]
+	text = parts[0] + tail + "conditions:" + head
+	ps := problems(t, text)
+	lines := strings.Split(text, "\n")
+	lineOf := func(sub string, nth int) int {
+		for i, l := range lines {
+			if strings.Contains(l, sub) {
+				if nth == 0 {
+					return i + 1
+				}
+				nth--
+			}
+		}
+		t.Fatalf("no %q in\n%s", sub, text)
+		return 0
+	}
+	has(t, ps, lineOf("colour", 0), `unknown key "colour"`)
+	has(t, ps, lineOf("harness: cursor", 0), `unknown harness "cursor"`)
+	has(t, ps, lineOf("magic@2", 0), `unknown condition "magic"`)
+	has(t, ps, lineOf("developer: 2 hours", 0), "bad duration")
+	has(t, ps, lineOf("label: a", 1), `duplicate label "a"`)
+	has(t, ps, lineOf("HOH_TEST_UNSET_KEY", 0), "HOH_TEST_UNSET_KEY is not set")
+	has(t, ps, lineOf("label: b", 0)+2, "needs scripted: {script: FILE}")
+	if len(ps) < 7 {
+		t.Errorf("want all problems together, got %d:\n%v", len(ps), ps)
+	}
+}
+
+func TestKeyValueIsNeverPrinted(t *testing.T) {
+	t.Setenv("HOH_TEST_SET_KEY", "sk-very-secret")
+	text := strings.Replace(good, "provider: {name: scripted, api: responses, key_env: K, model: m}\n    scripted: {script: script.yaml}",
+		"provider: {name: openai, api: responses, key_env: HOH_TEST_SET_KEY, model: m}", 1)
+	ps := problems(t, text) // base_url missing
+	if strings.Contains(ps.Error(), "sk-very-secret") {
+		t.Fatalf("key value printed: %v", ps)
+	}
+	has(t, ps, 8, "base_url is missing")
+}
+
+func TestDigestIgnoresOutputAndConcurrency(t *testing.T) {
+	a, _ := Load(write(t, good))
+	b, _ := Load(write(t, strings.Replace(good, "output: runs/t", "output: elsewhere\nconcurrency: 9", 1)))
+	c, _ := Load(write(t, strings.Replace(good, "hoh@3", "hoh@4", 1)))
+	if a.Digest() != b.Digest() || a.Digest() == c.Digest() {
+		t.Errorf("digests %s %s %s", a.Digest(), b.Digest(), c.Digest())
+	}
+}
