@@ -2,6 +2,7 @@ package figures
 
 import (
 	"fmt"
+	"hash/fnv"
 	"image/color"
 	"math"
 	"sort"
@@ -940,9 +941,9 @@ func fig11(d Data, opts Options) (*figure, error) {
 			f.add(Point{Panel: cfg, Series: "box", X: role, Y: box.Median, Lo: box.Quartile1, Hi: box.Quartile3, N: len(tasks), Source: computed})
 			xs := make([]float64, len(vals))
 			for i := range vals {
-				xs[i] = float64(ri) + jitter(i, len(vals))
+				xs[i] = float64(ri) + jitter(tasks[i])
 			}
-			pts, err := scatter(xs, vals, black, draw.CircleGlyph{}, vg.Points(1.1))
+			pts, err := scatter(xs, vals, color.NRGBA{0, 0, 0, 0x90}, draw.CircleGlyph{}, vg.Points(1))
 			if err != nil {
 				return nil, err
 			}
@@ -950,6 +951,7 @@ func fig11(d Data, opts Options) (*figure, error) {
 			f.addLegend("task (mean over its invocations)", glyphThumb{pts.GlyphStyle})
 		}
 		p.NominalX(roles...)
+		p.X.Min, p.X.Max = -0.6, float64(len(roles))-0.4
 		f.panels = append(f.panels, p)
 	}
 	f.addLegend("box: median and interquartile range over tasks")
@@ -962,12 +964,12 @@ func roleColor(i int) color.Color {
 	return cs[i%len(cs)]
 }
 
-// jitter spreads n points deterministically across a box's width.
-func jitter(i, n int) float64 {
-	if n < 2 {
-		return 0
-	}
-	return 0.25 * (float64(i)/float64(n-1) - 0.5)
+// jitter spreads task points across a box's width, the same way on every
+// run (a hash of the task, so the offset does not follow the value order).
+func jitter(task string) float64 {
+	h := fnv.New32a()
+	h.Write([]byte(task))
+	return 0.3 * (float64(h.Sum32()%1000)/999 - 0.5)
 }
 
 func orderRoles(m map[string]map[string]float64) []string {
