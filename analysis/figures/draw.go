@@ -191,7 +191,7 @@ func fig4(d Data, opts Options) (*figure, error) {
 		}
 		f.panels = append(f.panels, p)
 	}
-	f.title = withScope(fmt.Sprintf("%s rubric components: mean over tasks, 95%% bootstrap CI", benchmarkName(bench)), d)
+	f.title = withScope(fmt.Sprintf("%s components: mean, 95%% bootstrap CI", benchmarkName(bench)), d)
 	return f, nil
 }
 
@@ -485,7 +485,7 @@ func fig7(d Data, opts Options) (*figure, error) {
 		return []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}, {Condition: results.HoH, Checkpoint: 3}}
 	}
 	return labelBars("fig7", d, opts, bench, metrics.Group, paperGroups, arms,
-		benchmarkName(bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, false)
+		benchmarkName(bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, true)
 }
 
 // fig8: FrontierSWE mean reward by official category for Vanilla and every
