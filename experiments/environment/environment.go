@@ -1,0 +1,263 @@
+// Package environment gives one trial attempt the place where all its role
+// invocations run: the host for host tasks (builtin, GameCraft), or one task
+// container for container tasks (Harbor, ProgramBench).
+//
+// How the runner uses it, once per trial attempt (a retried attempt after an
+// infrastructure failure opens a fresh environment):
+//
+//	env, err := environment.Open(ctx, bench, task, trialDir, opts)
+//	// err: infrastructure failure; retry the attempt later
+//	defer env.Close(context.WithoutCancel(ctx))
+//	h := <harness built with env.Provider> // BaseURL as seen by the agent
+//	trial.Run(ctx, env.TrialDir, spec, trial.Env{..., Harness: h, Exec: env.Exec})
+//
+// trial.Run must get env.TrialDir (absolute): inside the container the trial
+// directory is bind-mounted at that same path, so every path the trial hands
+// to a harness (workspace, planner artifact, QA candidate, state and log
+// directories) is valid in there too. Evaluation does not use this
+// environment: benchmarks score in their own fresh containers.
+package environment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+)
+
+// ContainerBenchmark is a benchmark whose agents work inside a task
+// container: it names the image and the image's workspace directory.
+type ContainerBenchmark interface {
+	ContainerImage(ctx context.Context, t benchmark.Task) (image, workdir string, err error)
+}
+
+// Options configure Open. Only Provider is used for host tasks.
+type Options struct {
+	// Provider is the configured model endpoint, as reachable from the host.
+	Provider harness.Provider
+	// Docker is the engine client for container tasks.
+	Docker *docker.Client
+	// RelayBinary is a static cmd/hoh-relay (docker.BuildRelayBinary); needed
+	// when Provider.BaseURL is set.
+	RelayBinary string
+	// HarnessDir holds the npm-installed CLIs, mounted read-only; default
+	// $HOH_TOOLS, else <repo>/.tools/harnesses.
+	HarnessDir string
+	// Node is the host node binary mounted with its libraries; default
+	// "node" on PATH.
+	Node string
+	// RelayPort is the in-container loopback port of the model relay
+	// (default 18080).
+	RelayPort int
+}
+
+// Kind says where an environment runs commands.
+type Kind string
+
+const (
+	Local  Kind = "local"
+	Docker Kind = "docker"
+)
+
+// Env is the execution environment of one trial attempt.
+type Env struct {
+	Kind Kind
+	// Exec runs every role invocation of the trial.
+	Exec sandbox.Executor
+	// Provider is Options.Provider with BaseURL rewritten to the address the
+	// agent sees (the relay inside a container); build the harness with it.
+	Provider harness.Provider
+	// TrialDir is the absolute trial directory, valid on the host and inside
+	// the container alike.
+	TrialDir string
+	// Container is the task container (nil for Local).
+	Container *docker.Environment
+	// Notes are limits that could not be applied, and similar facts.
+	Notes []string
+}
+
+// Close removes the container (and stops its relay). Safe to call twice.
+func (e *Env) Close(ctx context.Context) error {
+	if e == nil || e.Container == nil {
+		return nil
+	}
+	c := e.Container
+	e.Container = nil
+	return c.Close(ctx)
+}
+
+// Open creates trialDir if needed and returns the trial's environment: the
+// host for benchmarks that are not a ContainerBenchmark, else a task
+// container with the task's limits (CPUs, memory, storage, GPUs, network
+// mode none unless allow_internet), the trial directory mounted read-write
+// at its own path, the harness CLIs and node mounted read-only at their own
+// paths, and a model relay from 127.0.0.1:RelayPort inside to the provider.
+func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, trialDir string, opts Options) (*Env, error) {
+	abs, err := filepath.Abs(trialDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("environment: %w", err)
+	}
+	cb, ok := bench.(ContainerBenchmark)
+	if !ok {
+		return &Env{Kind: Local, Exec: sandbox.Local{}, Provider: opts.Provider, TrialDir: abs}, nil
+	}
+	if opts.Docker == nil {
+		return nil, fmt.Errorf("environment: task %s/%s runs in a container but no Docker client is configured", task.Benchmark, task.ID)
+	}
+	img, workdir, err := cb.ContainerImage(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	mounts, pathDirs, err := harnessMounts(opts)
+	if err != nil {
+		return nil, fmt.Errorf("environment: task %s: %w", task.ID, err)
+	}
+	// The trial directory must not hide the CLI mounts, nor they it.
+	for _, m := range mounts {
+		if within(m.Container, abs) || within(abs, m.Container) {
+			return nil, fmt.Errorf("environment: trial directory %s overlaps the mounted %s", abs, m.Container)
+		}
+	}
+	mounts = append(mounts, docker.Mount{Host: abs, Container: abs})
+	prov := opts.Provider
+	var relay *docker.RelaySpec
+	if prov.BaseURL != "" {
+		target, err := relayTarget(prov.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("environment: provider %s: %w", prov.Name, err)
+		}
+		if opts.RelayBinary == "" {
+			return nil, errors.New("environment: a container with a model endpoint needs Options.RelayBinary (docker.BuildRelayBinary)")
+		}
+		relay = &docker.RelaySpec{Target: target, Port: opts.RelayPort, Binary: opts.RelayBinary}
+	}
+	l := task.Limits
+	pathVar := strings.Join(append(pathDirs, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"), ":")
+	c, err := opts.Docker.Start(ctx, docker.Spec{
+		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
+		AllowInternet: l.AllowInternet, Mounts: mounts, Relay: relay,
+		Env:    []string{"PATH=" + pathVar},
+		Labels: map[string]string{"hoh.task": task.ID, "hoh.trial": filepath.Base(abs)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: prov, TrialDir: abs, Container: c, Notes: c.Notes}
+	if relay != nil {
+		u, _ := url.Parse(prov.BaseURL)
+		env.Provider.BaseURL = c.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
+	}
+	if err := env.linkWorkdir(ctx, workdir, mounts); err != nil {
+		env.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return env, nil
+}
+
+// linkWorkdir replaces the image's workspace directory with a link to the
+// trial workspace, so instructions naming it (e.g. /app) reach the files
+// the trial snapshots. A_0 came from that directory, so nothing is lost.
+func (e *Env) linkWorkdir(ctx context.Context, workdir string, mounts []docker.Mount) error {
+	wd := path.Clean(workdir)
+	covers := false // removing wd would remove a mount point
+	for _, m := range mounts {
+		covers = covers || within(m.Container, wd)
+	}
+	if wd == "/" || wd == "." || covers || within(wd, "/proc") || within(wd, "/sys") || within(wd, "/dev") {
+		e.Notes = append(e.Notes, fmt.Sprintf("image workspace %q not linked to the trial workspace", workdir))
+		return nil
+	}
+	ws := filepath.Join(e.TrialDir, "workspace")
+	var out strings.Builder
+	ex, err := e.Exec.Run(ctx, sandbox.Command{
+		Args:   []string{"/bin/sh", "-c", `rm -rf "$1" && mkdir -p "$(dirname "$1")" && ln -s "$2" "$1"`, "link", wd, ws},
+		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("environment: linking %s: %w", wd, err)
+	}
+	if ex.Code != 0 {
+		e.Notes = append(e.Notes, fmt.Sprintf("image workspace %s not linked to the trial workspace: %s", wd, strings.TrimSpace(out.String())))
+	}
+	return nil
+}
+
+// harnessMounts are the read-only mounts that make the host-installed CLIs
+// runnable in the container, and the directories to put on PATH.
+func harnessMounts(opts Options) ([]docker.Mount, []string, error) {
+	dir := opts.HarnessDir
+	if dir == "" {
+		dir = os.Getenv("HOH_TOOLS")
+	}
+	if dir == "" {
+		root, err := cliinstall.RepoRoot()
+		if err != nil {
+			return nil, nil, err
+		}
+		dir = filepath.Join(root, ".tools", "harnesses")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, nil, fmt.Errorf("harness CLIs: %w: %s", err, cliinstall.InstallHint)
+	}
+	dir, _ = filepath.Abs(dir)
+	node := opts.Node
+	if node == "" {
+		p, err := exec.LookPath("node")
+		if err != nil {
+			return nil, nil, fmt.Errorf("node is needed to run the harness CLIs in a container: %w", err)
+		}
+		node = p
+	}
+	ms, err := docker.NodeMounts(node, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	real, _ := filepath.EvalSymlinks(node)
+	return ms, []string{filepath.Dir(real), filepath.Join(dir, "node_modules", ".bin")}, nil
+}
+
+// relayTarget is the host:port the relay forwards to. The relay passes
+// bytes through, so a TLS endpoint's certificate would not match the
+// in-container 127.0.0.1: only plain http is accepted.
+func relayTarget(baseURL string) (string, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return "", fmt.Errorf("base_url %q: %w", baseURL, err)
+	}
+	if u.Scheme != "http" {
+		return "", fmt.Errorf("base_url %q: the container relay forwards plain http only (put a local http proxy in front of an https endpoint)", baseURL)
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		return "", fmt.Errorf("base_url %q has no host", baseURL)
+	}
+	if port == "" {
+		port = "80"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// DefaultSetupTimeout bounds the setup commands Open runs in the container.
+const DefaultSetupTimeout = 60 * time.Second
