@@ -196,3 +196,5 @@ func ViewTrial(dir string) (*TrialView, error) {
 	}
 	return v, nil
 }
+
+func jsonFile(path string, v any) error { return records.ReadJSON(path, v) }

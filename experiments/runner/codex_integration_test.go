@@ -1,0 +1,98 @@
+package runner
+
+// Integration test: the REAL Codex CLI (scripts/install-harnesses.sh)
+// against the scripted test-double provider, with injected faults.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+const faultScript = `entries:
+  - name: vanilla-greet
+    match: '(?s)# Task.*greet\.sh'
+    repeat: true
+    fault: {kind: status, status: 500, count: 1}
+    steps:
+      - write: {path: greet.sh, content: "#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n"}
+      - say: '{"summary": "wrote greet.sh", "self_tests": []}'
+  - name: vanilla-calc
+    match: '(?s)# Task.*calc\.sh'
+    repeat: true
+    fault: {kind: hang}
+    steps:
+      - say: '{"summary": "unreachable", "self_tests": []}'
+`
+
+func TestRealCodexInjectedTransportErrorIsReplacedAndHangTimesOut(t *testing.T) {
+	bin, err := cliinstall.Find("codex")
+	if err != nil {
+		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "faults.yaml"), []byte(faultScript), 0o644)
+	out := filepath.Join(dir, "run")
+	cfg := `name: faults
+output: ` + out + `
+benchmark: {kind: builtin}
+tasks: {ids: [greet, calc]}
+configs:
+  - label: codex
+    harness: codex
+    binary: ` + bin + `
+    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: faults.yaml}
+conditions: [vanilla]
+concurrency: 2
+timeouts: {developer: 60s, idle: 4s}
+retries: {contract: 0, infrastructure: 2, backoff: 100ms}
+`
+	os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(cfg), 0o644)
+	e, err := config.Load(filepath.Join(dir, "exp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), e, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTask := map[string]Outcome{}
+	for _, o := range res.Outcomes {
+		byTask[o.Trial.Task.ID] = o
+	}
+	g := byTask["greet"]
+	if g.State != StateDone || g.Replacements != 1 {
+		t.Fatalf("greet: %+v", g)
+	}
+	reps, err := ReadReplacements(out)
+	if err != nil || len(reps) != 1 || reps[0].Key != g.Trial.Key || !strings.Contains(reps[0].Reason, "infrastructure failure") {
+		t.Fatalf("replacements.jsonl: %+v %v", reps, err)
+	}
+	var s trial.Summary
+	if err := readSummary(filepath.Join(out, g.Trial.Dir), &s); err != nil || s.Checkpoints[0].Metrics["pass_rate"] != 100 {
+		t.Errorf("greet summary %+v %v", s, err)
+	}
+	// The hang is a result (timeout), not replaced.
+	c := byTask["calc"]
+	if c.Replacements != 0 {
+		t.Errorf("calc was replaced: %+v", c)
+	}
+	v, err := ViewTrial(filepath.Join(out, c.Trial.Dir))
+	if err != nil || len(v.Stages) != 1 || len(v.Stages[0].Invocations) != 1 || v.Stages[0].Invocations[0].Outcome != "timeout" {
+		t.Fatalf("calc stages %+v %v", v, err)
+	}
+	if !strings.Contains(v.Stages[0].Invocations[0].Evidence, "idle") {
+		t.Errorf("calc timeout evidence %q", v.Stages[0].Invocations[0].Evidence)
+	}
+}
+
+func readSummary(dir string, s *trial.Summary) error {
+	return jsonFile(trial.Layout{Dir: dir}.Summary(), s)
+}
