@@ -21,6 +21,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
 	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
+	"github.com/hoh-research/hoh/adapters/benchmark/programbench"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
@@ -371,4 +372,52 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 		}
 	}
 	assertNoSecret(t, env.TrialDir)
+}
+
+// A ProgramBench task gets a no-network container from the configured agent
+// image, with the clean-room A_0 reachable at the trial path and at
+// /workspace.
+func TestProgramBenchTaskContainer(t *testing.T) {
+	c := dockerClient(t)
+	ctx := context.Background()
+	b, err := programbench.Load("../../adapters/benchmark/programbench/testdata/calc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := b.Tasks(ctx)
+	trialDir := filepath.Join(t.TempDir(), "trial")
+	if _, err := Open(ctx, b, ts[0], trialDir, Options{Docker: c}); err == nil || !strings.Contains(err.Error(), "AgentImage") {
+		t.Fatalf("no agent image must be a clear error, got %v", err)
+	}
+	bb, _ := docker.FindBusybox()
+	ctxDir := t.TempDir()
+	if err := docker.BusyboxContext(ctxDir, bb); err != nil {
+		t.Fatal(err)
+	}
+	img, err := c.BuildImage(ctx, ctxDir, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Opts.AgentImage = img
+	env, err := Open(ctx, b, ts[0], trialDir, Options{Docker: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.WithoutCancel(ctx))
+	ws := filepath.Join(env.TrialDir, "workspace")
+	os.MkdirAll(ws, 0o755)
+	if err := b.InitialWorkspace(ctx, ts[0], ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{ws, programbench.WorkspacePath} {
+		var out strings.Builder
+		ex, err := env.Exec.Run(ctx, sandbox.Command{Args: []string{"./executable", "mul", "6", "7"}, Dir: dir, Stdout: &out, WallTimeout: 30 * time.Second})
+		if err != nil || ex.Code != 0 || out.String() != "42\n" {
+			t.Fatalf("in %s: %+v %v %q", dir, ex, err, out.String())
+		}
+	}
+	ins, _ := c.API.ContainerInspect(ctx, env.Container.ID)
+	if ins.HostConfig.NetworkMode != "none" {
+		t.Fatalf("network %s", ins.HostConfig.NetworkMode)
+	}
 }
