@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/figures"
+)
+
+func init() {
+	register("plot", "draw a figure: plot fig4|fig5|fig7|fig8|fig9|fig10|fig11|deltas|all [--results PATH...] [--out DIR]", runPlot)
+}
+
+func runPlot(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plot", stderr)
+	var resultPaths multiFlag
+	fs.Var(&resultPaths, "results", "run records or result files/folders (repeatable); default: the paper's per-task data")
+	out := fs.String("out", "figures", "output directory (PNG, SVG and the CSV of every plotted mark)")
+	root := fs.String("paper", ".", "repository root holding results/paper (used without --results)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: hoh plot %s|all [flags]\n\n", strings.Join(figures.Names(), "|"))
+		for _, n := range figures.Names() {
+			fmt.Fprintf(stderr, "  %-7s %s\n", n, figures.About(n))
+		}
+		fs.PrintDefaults()
+	}
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+	}
+	if name == "" {
+		fs.Usage()
+		return fmt.Errorf("%w: which figure?", errUsage)
+	}
+	opts := figures.Options{OutDir: *out}
+	var (
+		outs  []figures.Output
+		skips []figures.Skip
+		err   error
+	)
+	switch {
+	case len(resultPaths) > 0:
+		outs, skips, err = figures.Plot(name, resultPaths, opts)
+	case name == "all":
+		outs, skips, err = figures.PaperAll(*root, opts)
+	default:
+		var sources map[string]figures.Data
+		if sources, err = figures.PaperData(*root); err == nil {
+			d, ok := sources[name]
+			if !ok {
+				return fmt.Errorf("%s cannot be drawn from the paper's per-task data (known: %s); give run records with --results",
+					name, strings.Join(figures.Names(), ", "))
+			}
+			outs, err = figures.Draw(name, d, opts)
+		}
+	}
+	for _, o := range outs {
+		fmt.Fprintln(stdout, "wrote", o.Path)
+	}
+	for _, s := range skips {
+		fmt.Fprintf(stdout, "skipped %s: %s\n", s.Figure, s.Reason)
+	}
+	return err
+}
