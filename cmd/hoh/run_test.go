@@ -1,0 +1,239 @@
+package main
+
+// Integration tests of hoh run / status / show / merge as a subprocess, with
+// the REAL Codex CLI (scripts/install-harnesses.sh) and the scripted
+// test-double provider.
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+func buildHoh(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hoh")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hoh")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// smokeConfig is a small slice of configs/examples/local-smoke.yaml: two
+// tasks, three conditions, the same provider script.
+func smokeConfig(t *testing.T, out string) string {
+	t.Helper()
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "configs/examples/local-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer(
+		"output: runs/local-smoke", "output: "+out,
+		"scripts/local-smoke.yaml", filepath.Join(root, "configs/examples/scripts/local-smoke.yaml"),
+		"ids: [greet, fizzbuzz, calc]", "ids: [greet, calc]",
+	).Replace(string(data))
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "conditions:") {
+			lines[i] = "conditions: [vanilla, vanilla-continuation@2, hoh@2]"
+		}
+	}
+	p := filepath.Join(t.TempDir(), "smoke.yaml")
+	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+	return p
+}
+
+func requireCodex(t *testing.T) {
+	t.Helper()
+	if _, err := cliinstall.Find("codex"); err != nil {
+		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
+	}
+}
+
+func hohRun(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hoh %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// committedStages counts stage lines over every trial of a run directory.
+func committedStages(out string) int {
+	n := 0
+	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Name() == "stages.jsonl" {
+			data, _ := os.ReadFile(p)
+			n += bytes.Count(data, []byte("\n"))
+		}
+		return nil
+	})
+	return n
+}
+
+// fingerprint is what must not depend on interruptions: score rows, the
+// stages of each trial, and each trial's ledger totals.
+func fingerprint(t *testing.T, out string) string {
+	t.Helper()
+	rows, err := results.ReadFile(filepath.Join(out, "scores.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("score %s %s %s@%d %s %s=%g tokens=%g", r.Source, r.Config, r.Condition, r.Checkpoint, r.Task, r.Metric, r.Value, r.Tokens))
+	}
+	ts, err := runner.ReadPlan(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range ts {
+		v, err := runner.ViewTrial(filepath.Join(out, tr.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st []string
+		for _, s := range v.Stages {
+			st = append(st, fmt.Sprintf("%d:%s:%d", s.Iteration, s.Role, len(s.Invocations)))
+		}
+		u, err := runner.LedgerUsage(trial.Layout{Dir: filepath.Join(out, tr.Dir)}.Usage())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprintf("trial %s stages %s ledger %+v status %s", tr.Dir, strings.Join(st, ","), u, v.Summary.Status))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
+	requireCodex(t)
+	bin := buildHoh(t)
+	base := t.TempDir()
+
+	clean := filepath.Join(base, "clean")
+	log := hohRun(t, bin, "run", smokeConfig(t, clean))
+	if !strings.Contains(log, "plumbing check, not results") || !strings.Contains(log, "Done") {
+		t.Errorf("run output lacks the test-double notice or summary:\n%s", log)
+	}
+	want := fingerprint(t, clean)
+	if !strings.Contains(want, "status completed") || strings.Contains(want, "status protocol") {
+		t.Fatalf("uninterrupted run:\n%s", want)
+	}
+
+	killed := filepath.Join(base, "killed")
+	cfg := smokeConfig(t, killed)
+	kills := 0
+	for _, after := range []int{2, 6, 11} {
+		cmd := exec.Command(bin, "run", cfg)
+		cmd.Dir = repoRoot(t)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		deadline := time.After(3 * time.Minute)
+	wait:
+		for {
+			select {
+			case <-done:
+				t.Fatalf("run finished before %d stage commits:\n%s", after, out.String())
+			case <-deadline:
+				cmd.Process.Kill()
+				t.Fatalf("no %d stage commits within 3 minutes:\n%s", after, out.String())
+			case <-time.After(50 * time.Millisecond):
+				if committedStages(killed) >= after {
+					cmd.Process.Signal(syscall.SIGKILL)
+					<-done
+					kills++
+					break wait
+				}
+			}
+		}
+	}
+	if kills != 3 {
+		t.Fatalf("%d kills", kills)
+	}
+	status := hohRun(t, bin, "status", killed)
+	if !strings.Contains(status, "Remaining") {
+		t.Errorf("status:\n%s", status)
+	}
+	hohRun(t, bin, "run", cfg)
+	if got := fingerprint(t, killed); got != want {
+		t.Errorf("records after SIGKILL+resume differ from the uninterrupted run:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+	show := hohRun(t, bin, "show", killed)
+	for _, s := range []string{"iter 2 qa", "[cp-2]", "checkpoint 2 pass_rate", "greet.sh |"} {
+		if !strings.Contains(show, s) {
+			t.Errorf("hoh show lacks %q:\n%s", s, show)
+		}
+	}
+}
+
+func TestRunCheckValidatesShippedConfigs(t *testing.T) {
+	bin := buildHoh(t)
+	root := repoRoot(t)
+	out := hohRun(t, bin, "run", "--check", "configs/examples/local-smoke.yaml")
+	if !strings.Contains(out, "18 trial(s)") || !strings.Contains(out, "plumbing check") {
+		t.Errorf("check output:\n%s", out)
+	}
+	paths, _ := filepath.Glob(filepath.Join(root, "configs/experiments/*.yaml"))
+	if len(paths) == 0 {
+		t.Fatal("no configs in configs/experiments")
+	}
+	for _, p := range paths {
+		cmd := exec.Command(bin, "run", "--check", p)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=dummy", "ANTHROPIC_API_KEY=dummy", "HOH_GLM_API_KEY=dummy", "HOH_KIMI_API_KEY=dummy", "HOH_MINIMAX_API_KEY=dummy")
+		b, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(b), "config OK") {
+			t.Errorf("%s: %v\n%s", p, err, b)
+		}
+		if strings.Contains(string(b), "dummy") {
+			t.Errorf("%s: a key value was printed", p)
+		}
+	}
+	// A broken config fails with file:line.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\noutput: o\nbenchmark: {kind: builtin}\nconfigs: []\nconditions: [nope]\n"), 0o644)
+	cmd := exec.Command(bin, "run", "--check", bad)
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), bad+":5:") || !strings.Contains(string(b), bad+":4:") {
+		t.Errorf("bad config: %v\n%s", err, b)
+	}
+}
