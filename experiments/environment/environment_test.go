@@ -256,6 +256,14 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 		t.Errorf("provider served %d requests, want at least 3 (write, shell, answer)", len(srv.Served()))
 	}
 
+	// Evaluator-only files (the task folder's tests/) are not in the container.
+	for _, p := range []string{"/tests", filepath.Join(task.Dir, "tests", "test.sh"), task.Dir} {
+		ex, err := env.Exec.Run(ctx, sandbox.Command{Args: []string{"test", "-e", p}, WallTimeout: 30 * time.Second})
+		if err != nil || ex.Code == 0 {
+			t.Errorf("%s is visible in the agent container (%+v, %v)", p, ex, err)
+		}
+	}
+
 	// Nothing but the model endpoint: another host listener stays unreachable.
 	other, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
