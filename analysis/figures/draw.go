@@ -346,6 +346,28 @@ func (starGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	c.FillPolygon(sty.Color, pts)
 }
 
+// zeroTicks labels round steps that always include 0, the reference line
+// of a difference plot (gonum's default ticks may skip it).
+type zeroTicks struct{}
+
+func (zeroTicks) Ticks(min, max float64) []plot.Tick {
+	step := 1.0
+	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100} {
+		step = s
+		if (max-min)/s <= 7 {
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max; v += step {
+		if v == 0 {
+			v = 0 // not -0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return ts
+}
+
 func intTicks(from, to int) plot.Ticker {
 	var ts plot.ConstantTicks
 	step := 1
@@ -1064,6 +1086,7 @@ func deltas(d Data, opts Options) (*figure, error) {
 		lo, hi := math.Min(0, delta[tasks[0]]), math.Max(0, delta[tasks[len(tasks)-1]])
 		p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.05*(hi-lo)
 		p.X.Tick.Marker = intTicks(1, len(tasks))
+		p.Y.Tick.Marker = zeroTicks{}
 		if pi%cols != 0 {
 			p.Y.Label.Text = ""
 		}
