@@ -10,6 +10,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/harness/pi"
 )
 
 // Spec is a harness as an experiment config describes it.
@@ -40,6 +41,9 @@ var builders = map[string]builder{
 			}
 		}
 		return codex.New(cfg)
+	},
+	"pi": func(s Spec) (harness.Harness, error) {
+		return pi.New(pi.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
 	},
 }
 

@@ -1,0 +1,93 @@
+package pi
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+)
+
+// events is what hoh keeps from a `pi --mode json` stream.
+type events struct {
+	sessionID    string
+	finalMessage string
+	usage        harness.Usage
+	tools        []harness.ToolCall
+	completed    bool     // agent_end seen and the last assistant message did not fail
+	problems     []string // assistant messages that stopped with an error
+}
+
+type piMessage struct {
+	Role    string `json:"role"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StopReason   string `json:"stopReason"`
+	ErrorMessage string `json:"errorMessage"`
+	Usage        *struct {
+		Input      int64 `json:"input"`
+		Output     int64 `json:"output"`
+		CacheRead  int64 `json:"cacheRead"`
+		CacheWrite int64 `json:"cacheWrite"`
+	} `json:"usage"`
+}
+
+type piEvent struct {
+	Type     string          `json:"type"`
+	ID       string          `json:"id"`
+	Message  *piMessage      `json:"message"`
+	ToolName string          `json:"toolName"`
+	Args     json.RawMessage `json:"args"`
+	IsError  bool            `json:"isError"`
+}
+
+func parseEvents(raw []json.RawMessage) events {
+	var ev events
+	lastStop := ""
+	for _, line := range raw {
+		var e piEvent
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		switch e.Type {
+		case "session":
+			ev.sessionID = e.ID
+		case "message_end":
+			m := e.Message
+			if m == nil || m.Role != "assistant" {
+				continue
+			}
+			// One assistant message_end per model call: sum them. Pi reports
+			// input without the cached part on every API; hoh's Input
+			// includes cache reads and writes. Pi does not report reasoning.
+			if u := m.Usage; u != nil {
+				in := u.Input + u.CacheRead + u.CacheWrite
+				ev.usage = ev.usage.Add(harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output})
+			}
+			lastStop = m.StopReason
+			if m.StopReason == "error" || m.StopReason == "aborted" {
+				msg := m.ErrorMessage
+				if msg == "" {
+					msg = "assistant message stopped with " + m.StopReason
+				}
+				ev.problems = append(ev.problems, msg)
+				continue
+			}
+			var text []string
+			for _, c := range m.Content {
+				if c.Type == "text" && c.Text != "" {
+					text = append(text, c.Text)
+				}
+			}
+			if len(text) > 0 {
+				ev.finalMessage = strings.Join(text, "\n")
+			}
+		case "tool_execution_start":
+			ev.tools = append(ev.tools, harness.ToolCall{Name: e.ToolName, Input: string(e.Args)})
+		case "agent_end":
+			ev.completed = lastStop != "" && lastStop != "error" && lastStop != "aborted"
+		}
+	}
+	return ev
+}

@@ -1,0 +1,186 @@
+// Package pi drives the Pi coding agent (`pi -p --mode json`) as a hoh
+// harness: its own PI_CODING_AGENT_DIR per invocation (models.json naming
+// the key variable, settings.json with retries off, sessions), tool
+// allowlists per role, and failure detection from the event stream, since Pi
+// exits 0 when the model API failed.
+package pi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/classify"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/command"
+)
+
+// PinnedVersion is the @mariozechner/pi-coding-agent version this adapter is
+// written against.
+const PinnedVersion = "0.73.1"
+
+// ReadOnlyTools is the Planner's allowlist: no bash, edit or write.
+var ReadOnlyTools = []string{"read", "grep", "find", "ls"}
+
+// apis maps harness.Provider.API onto Pi's models.json "api".
+var apis = map[string]string{
+	"chat":      "openai-completions",
+	"responses": "openai-responses",
+	"anthropic": "anthropic-messages",
+}
+
+// Config configures the adapter.
+type Config struct {
+	// Binary is the pi executable; empty means cliinstall.Find("pi").
+	Binary string
+	// Version is the expected CLI version; empty means PinnedVersion.
+	Version  string
+	Provider harness.Provider
+	// ContextWindow and MaxTokens describe the model in models.json
+	// (defaults 200000 and 32000).
+	ContextWindow int
+	MaxTokens     int
+}
+
+// Harness is the Pi adapter.
+type Harness struct{ cfg Config }
+
+var _ harness.Harness = (*Harness)(nil)
+
+// New validates cfg and locates the CLI.
+func New(cfg Config) (*Harness, error) {
+	p := cfg.Provider
+	if p.Name == "" || p.BaseURL == "" || p.KeyEnv == "" || p.Model == "" {
+		return nil, fmt.Errorf("pi: provider needs name, base_url, key_env and model (got %+v)", p)
+	}
+	if p.API == "" {
+		cfg.Provider.API = "chat"
+	} else if _, ok := apis[p.API]; !ok {
+		return nil, fmt.Errorf("pi: provider %q uses API %q; Pi speaks chat, responses or anthropic", p.Name, p.API)
+	}
+	if cfg.Version == "" {
+		cfg.Version = PinnedVersion
+	}
+	if cfg.ContextWindow == 0 {
+		cfg.ContextWindow = 200000
+	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = 32000
+	}
+	if cfg.Binary == "" {
+		bin, err := cliinstall.Find("pi")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binary = bin
+	}
+	if v, err := cliinstall.InstalledVersion(cfg.Binary); err == nil && v != cfg.Version {
+		return nil, fmt.Errorf("pi: %s is version %s, want %s: %s", cfg.Binary, v, cfg.Version, cliinstall.InstallHint)
+	}
+	return &Harness{cfg: cfg}, nil
+}
+
+func (h *Harness) Name() string    { return "pi" }
+func (h *Harness) Version() string { return h.cfg.Version }
+
+// Run performs one invocation; see harness.Harness.
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	key, err := command.Prepare("pi", inv, h.cfg.Provider.KeyEnv)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	if err := h.writeState(inv.StateDir); err != nil {
+		return harness.Result{}, err
+	}
+	env := []string{
+		"PI_CODING_AGENT_DIR=" + inv.StateDir,
+		"HOME=" + inv.StateDir,
+		"PI_OFFLINE=1",
+		h.cfg.Provider.KeyEnv + "=" + key,
+	}
+	env = append(env, inv.Env...)
+	proc, err := command.Execute(ctx, inv, command.Launch{
+		Args: h.argv(inv), Env: env, Secrets: []string{key},
+		Note: map[string]any{"pi_coding_agent_dir": inv.StateDir},
+	})
+	if err != nil {
+		return harness.Result{}, fmt.Errorf("pi: %w", err)
+	}
+	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
+	raw := command.JSONLines(proc.Lines)
+	if proc.RunErr != nil {
+		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
+		return command.Finish(ctx, "pi", inv, raw, res)
+	}
+	ev := parseEvents(raw)
+	res.SessionID, res.FinalMessage, res.Usage, res.Tools = ev.sessionID, ev.finalMessage, ev.usage, ev.tools
+	res.Outcome, res.Evidence = classify.Classify(classify.Evidence{
+		Exit: proc.Exit, Completed: ev.completed, Problems: ev.problems, StderrTail: proc.StderrTail,
+	})
+	return command.Finish(ctx, "pi", inv, raw, res)
+}
+
+// argv builds the command line. The prompt goes last on argv with stdin at
+// /dev/null (Pi appends piped stdin to the prompt).
+func (h *Harness) argv(inv harness.Invocation) []string {
+	p := h.cfg.Provider
+	args := []string{h.cfg.Binary, "-p", "--mode", "json", "--offline",
+		"--session-dir", filepath.Join(inv.StateDir, "sessions"),
+		"--provider", p.Name, "--model", p.Model,
+		// Hermetic: no AGENTS.md/extension discovery from the host.
+		"--no-extensions", "--no-skills", "--no-prompt-templates", "--no-themes"}
+	if p.ReasoningEffort != "" {
+		args = append(args, "--thinking", p.ReasoningEffort)
+	}
+	if inv.Access == harness.AccessReadOnly || inv.Access == "" {
+		args = append(args, "--tools", strings.Join(ReadOnlyTools, ","))
+	}
+	if inv.Session != "" {
+		args = append(args, "--session", inv.Session)
+	}
+	return append(args, argvPrompt(inv.Prompt))
+}
+
+// argvPrompt keeps a prompt from being read as a flag or an @file include.
+func argvPrompt(s string) string {
+	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "@") {
+		return "\n" + s
+	}
+	return s
+}
+
+// writeState writes models.json (the key by variable name, which Pi resolves
+// from the environment) and settings.json (Pi's own retries off, so hoh's
+// retry policy decides).
+func (h *Harness) writeState(dir string) error {
+	p := h.cfg.Provider
+	base := p.BaseURL
+	if p.API == "anthropic" {
+		// Pi appends /v1/messages itself.
+		base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1")
+	}
+	models := map[string]any{"providers": map[string]any{p.Name: map[string]any{
+		"baseUrl": base,
+		"api":     apis[p.API],
+		"apiKey":  p.KeyEnv,
+		"models": []any{map[string]any{
+			"id": p.Model, "contextWindow": h.cfg.ContextWindow, "maxTokens": h.cfg.MaxTokens,
+			"reasoning": p.ReasoningEffort != "",
+		}},
+	}}}
+	settings := map[string]any{"retry": map[string]any{"enabled": false, "provider": map[string]any{"maxRetries": 0}}}
+	for name, v := range map[string]any{"models.json": models, "settings.json": settings} {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return fmt.Errorf("pi: %s: %w", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o600); err != nil {
+			return fmt.Errorf("pi: %w", err)
+		}
+	}
+	return nil
+}

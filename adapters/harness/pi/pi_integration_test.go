@@ -1,0 +1,35 @@
+package pi
+
+// Integration tests: the real Pi CLI (scripts/install-harnesses.sh) against
+// the scripted test-double provider, on every wire API Pi speaks.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+)
+
+func newPi(t *testing.T, p harness.Provider) harness.Harness {
+	t.Helper()
+	bin, err := cliinstall.Find("pi")
+	if err != nil {
+		t.Fatalf("the Pi CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
+	}
+	h, err := New(Config{Binary: bin, Provider: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestPiAgainstScriptedProvider(t *testing.T) {
+	clitest.Suite(t, clitest.Target{
+		New:             newPi,
+		APIs:            []string{"chat", "responses", "anthropic"},
+		StateEnv:        "PI_CODING_AGENT_DIR",
+		StatusFaultWall: 60 * time.Second,
+	})
+}
