@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/sys/unix"
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
@@ -35,10 +35,10 @@ func lockDir(out string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(path)
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("another hoh run is already using %s (%s); wait for it or stop it first: %w",
 				out, strings.TrimSpace(string(holder)), errLocked)
 		}
@@ -46,7 +46,7 @@ func lockDir(out string) (func(), error) {
 	}
 	f.Truncate(0)
 	f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // IsLocked reports whether err is the refusal of a second runner.
