@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 )
@@ -41,6 +42,9 @@ var builders = map[string]builder{
 			}
 		}
 		return codex.New(cfg)
+	},
+	"claude": func(s Spec) (harness.Harness, error) {
+		return claude.New(claude.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
 	},
 	"pi": func(s Spec) (harness.Harness, error) {
 		return pi.New(pi.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})

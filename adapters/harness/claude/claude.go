@@ -1,0 +1,136 @@
+// Package claude drives Claude Code (`claude -p --output-format
+// stream-json`) as a hoh harness: its own CLAUDE_CONFIG_DIR per invocation,
+// the Anthropic endpoint and key through the environment, built-in tools
+// restricted per role, `--resume` for continuation, retries off, and failure
+// detection beyond the exit code (a denied tool still exits 0).
+package claude
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/classify"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/command"
+)
+
+// PinnedVersion is the @anthropic-ai/claude-code version this adapter is
+// written against.
+const PinnedVersion = "2.1.197"
+
+// Tools per role. The Planner gets read tools only (--tools removes the
+// others from the model's view); the writers get shell and edit tools
+// pre-approved so nothing waits for a prompt.
+var (
+	ReadOnlyTools = []string{"Read", "Grep", "Glob"}
+	WriterTools   = []string{"Bash", "Edit", "MultiEdit", "Write", "Read", "Grep", "Glob", "NotebookEdit", "TodoWrite"}
+)
+
+// Config configures the adapter.
+type Config struct {
+	// Binary is the claude executable; empty means cliinstall.Find("claude").
+	Binary string
+	// Version is the expected CLI version; empty means PinnedVersion.
+	Version  string
+	Provider harness.Provider
+}
+
+// Harness is the Claude Code adapter.
+type Harness struct{ cfg Config }
+
+var _ harness.Harness = (*Harness)(nil)
+
+// New validates cfg and locates the CLI.
+func New(cfg Config) (*Harness, error) {
+	p := cfg.Provider
+	if p.BaseURL == "" || p.KeyEnv == "" || p.Model == "" {
+		return nil, fmt.Errorf("claude: provider needs base_url, key_env and model (got %+v)", p)
+	}
+	if p.API != "" && p.API != "anthropic" {
+		return nil, fmt.Errorf("claude: provider %q uses API %q, but Claude Code only speaks the Anthropic Messages API", p.Name, p.API)
+	}
+	if cfg.Version == "" {
+		cfg.Version = PinnedVersion
+	}
+	if cfg.Binary == "" {
+		bin, err := cliinstall.Find("claude")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binary = bin
+	}
+	if v, err := cliinstall.InstalledVersion(cfg.Binary); err == nil && v != cfg.Version {
+		return nil, fmt.Errorf("claude: %s is version %s, want %s: %s", cfg.Binary, v, cfg.Version, cliinstall.InstallHint)
+	}
+	return &Harness{cfg: cfg}, nil
+}
+
+func (h *Harness) Name() string    { return "claude" }
+func (h *Harness) Version() string { return h.cfg.Version }
+
+// Run performs one invocation; see harness.Harness.
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	key, err := command.Prepare("claude", inv, h.cfg.Provider.KeyEnv)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	// Claude Code appends /v1/messages itself.
+	base := strings.TrimSuffix(strings.TrimSuffix(h.cfg.Provider.BaseURL, "/"), "/v1")
+	env := []string{
+		"CLAUDE_CONFIG_DIR=" + inv.StateDir,
+		"HOME=" + inv.StateDir,
+		"ANTHROPIC_BASE_URL=" + base,
+		// The key travels only in the environment, never in a file.
+		"ANTHROPIC_API_KEY=" + key,
+		"CLAUDE_CODE_MAX_RETRIES=0",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+	}
+	env = append(env, inv.Env...)
+	proc, err := command.Execute(ctx, inv, command.Launch{
+		Args: h.argv(inv), Env: env, Stdin: inv.Prompt, Secrets: []string{key},
+		Note: map[string]any{"claude_config_dir": inv.StateDir, "prompt": "stdin"},
+	})
+	if err != nil {
+		return harness.Result{}, fmt.Errorf("claude: %w", err)
+	}
+	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
+	raw := command.JSONLines(proc.Lines)
+	if proc.RunErr != nil {
+		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
+		return command.Finish(ctx, "claude", inv, raw, res)
+	}
+	ev := parseEvents(raw)
+	res.SessionID, res.FinalMessage, res.Usage, res.Tools = ev.sessionID, ev.finalMessage, ev.usage, ev.tools
+	res.Outcome, res.Evidence = classify.Classify(classify.Evidence{
+		Exit: proc.Exit, Completed: ev.completed, Problems: ev.problems, StderrTail: proc.StderrTail,
+	})
+	return command.Finish(ctx, "claude", inv, raw, res)
+}
+
+// argv builds the command line. The prompt goes on stdin: --allowedTools
+// and --tools are variadic and would swallow a trailing prompt.
+func (h *Harness) argv(inv harness.Invocation) []string {
+	p := h.cfg.Provider
+	args := []string{h.cfg.Binary, "-p", "--output-format", "stream-json", "--verbose",
+		// Hermetic: no hooks, plugins or CLAUDE.md from the host.
+		"--bare", "--model", p.Model}
+	if p.ReasoningEffort != "" {
+		args = append(args, "--effort", p.ReasoningEffort)
+	}
+	if inv.Session != "" {
+		args = append(args, "--resume", inv.Session)
+	}
+	switch inv.Access {
+	case harness.AccessWrite, harness.AccessExec:
+		args = append(args, "--permission-mode", "acceptEdits", "--allowedTools", strings.Join(WriterTools, ","))
+	default:
+		args = append(args, "--permission-mode", "default",
+			"--tools", strings.Join(ReadOnlyTools, ","), "--allowedTools", strings.Join(ReadOnlyTools, ","))
+	}
+	return args
+}

@@ -1,0 +1,35 @@
+package claude
+
+// Integration tests: the real Claude Code CLI (scripts/install-harnesses.sh)
+// against the scripted test-double provider (Anthropic Messages API).
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+)
+
+func newClaude(t *testing.T, p harness.Provider) harness.Harness {
+	t.Helper()
+	bin, err := cliinstall.Find("claude")
+	if err != nil {
+		t.Fatalf("the Claude Code CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
+	}
+	h, err := New(Config{Binary: bin, Provider: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestClaudeAgainstScriptedProvider(t *testing.T) {
+	clitest.Suite(t, clitest.Target{
+		New:             newClaude,
+		APIs:            []string{"anthropic"},
+		StateEnv:        "CLAUDE_CONFIG_DIR",
+		StatusFaultWall: 60 * time.Second,
+	})
+}

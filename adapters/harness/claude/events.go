@@ -1,0 +1,111 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+)
+
+// events is what hoh keeps from a stream-json run.
+type events struct {
+	sessionID    string
+	finalMessage string
+	usage        harness.Usage
+	tools        []harness.ToolCall
+	completed    bool
+	problems     []string
+}
+
+type claudeEvent struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	IsError   bool   `json:"is_error"`
+	Result    string `json:"result"`
+	// API error status of a failed result (e.g. 500), when Claude reports one.
+	APIErrorStatus json.RawMessage `json:"api_error_status"`
+	Errors         []string        `json:"errors"`
+	Message        *struct {
+		Content []struct {
+			Type  string          `json:"type"`
+			Text  string          `json:"text"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		} `json:"content"`
+	} `json:"message"`
+	Usage *struct {
+		Input         int64 `json:"input_tokens"`
+		Output        int64 `json:"output_tokens"`
+		CacheRead     int64 `json:"cache_read_input_tokens"`
+		CacheCreation int64 `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+	PermissionDenials []struct {
+		ToolName  string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	} `json:"permission_denials"`
+}
+
+func parseEvents(raw []json.RawMessage) events {
+	var ev events
+	lastText := ""
+	sawResult := false
+	for _, line := range raw {
+		var e claudeEvent
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if e.SessionID != "" {
+			ev.sessionID = e.SessionID
+		}
+		switch e.Type {
+		case "assistant":
+			if e.Message == nil {
+				continue
+			}
+			for _, c := range e.Message.Content {
+				switch c.Type {
+				case "tool_use":
+					ev.tools = append(ev.tools, harness.ToolCall{Name: c.Name, Input: string(c.Input)})
+				case "text":
+					if c.Text != "" {
+						lastText = c.Text
+					}
+				}
+			}
+		case "result":
+			sawResult = true
+			// result.usage is the run's total; per-message usage in
+			// assistant events is a start-of-stream snapshot. Anthropic's
+			// input_tokens excludes cache reads and writes; hoh's Input
+			// includes both. Claude does not report reasoning tokens.
+			if u := e.Usage; u != nil {
+				in := u.Input + u.CacheRead + u.CacheCreation
+				ev.usage = harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output}
+			}
+			ev.finalMessage = e.Result
+			ev.completed = e.Subtype == "success" && !e.IsError
+			if !ev.completed {
+				msg := fmt.Sprintf("result %s", e.Subtype)
+				if s := strings.Trim(string(e.APIErrorStatus), `"`); s != "" && s != "null" {
+					msg += fmt.Sprintf(" (API status %s)", s)
+				}
+				if e.Result != "" {
+					msg += ": " + e.Result
+				}
+				if len(e.Errors) > 0 {
+					msg += ": " + strings.Join(e.Errors, "; ")
+				}
+				ev.problems = append(ev.problems, msg)
+			}
+			for _, d := range e.PermissionDenials {
+				ev.problems = append(ev.problems, fmt.Sprintf("tool %s was denied by the permission policy (input %s)", d.ToolName, d.ToolInput))
+			}
+		}
+	}
+	if !sawResult {
+		ev.finalMessage = lastText
+	}
+	return ev
+}
