@@ -27,6 +27,14 @@ type Repo struct {
 
 // Open initialises the git directory if needed and returns the repository.
 func Open(gitDir, work string) (*Repo, error) {
+	// git runs in the workspace, so relative paths would resolve from there.
+	var err error
+	if gitDir, err = filepath.Abs(gitDir); err != nil {
+		return nil, err
+	}
+	if work, err = filepath.Abs(work); err != nil {
+		return nil, err
+	}
 	r := &Repo{GitDir: gitDir, Work: work}
 	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err == nil {
 		return r, nil

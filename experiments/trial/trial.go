@@ -139,6 +139,11 @@ func Run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 	if env.Logf == nil {
 		env.Logf = func(string, ...any) {}
 	}
+	// Role prompts and working directories carry these paths, and CLIs run
+	// in other directories: everything below is absolute.
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
 	l := Layout{dir}
 	if err := prepare(ctx, l, spec, env); err != nil {
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)

@@ -341,3 +341,16 @@ func TestInfraFailureResumesFromLastCommittedStage(t *testing.T) {
 		t.Fatalf("want 6 committed stages, got %d", len(st.stages))
 	}
 }
+
+func TestRelativeTrialDirectory(t *testing.T) {
+	base := t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(base); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	s, err := runIn(filepath.Join("runs", "x"), "hoh@1", &fakeHarness{})
+	if err != nil || s.Status != StatusCompleted {
+		t.Fatalf("relative trial dir: %v %+v", err, s)
+	}
+}
