@@ -321,34 +321,47 @@ func isResultsFile(path string) bool {
 	return true
 }
 
-// NewSet validates rows: no duplicate keys, and the tokens of one trial
-// checkpoint agree across its metric rows.
+// NewSet validates rows: no key twice, and the tokens of one trial
+// checkpoint agree across its metric rows. One record read twice (same key,
+// value, tokens and non-empty source, e.g. a run's scores.csv and a trial's
+// own scores.csv when a whole run folder is given) is kept once.
 func NewSet(rows []Row) (*Set, error) {
-	seen := make(map[Key]int, len(rows))
 	type trial struct {
 		Benchmark, Config string
 		Arm               Arm
 		Task              string
 		Rep               int
 	}
+	var kept []Row
+	seen := make(map[Key]int, len(rows))
 	tokens := map[trial]int{}
-	for i, r := range rows {
+	for _, r := range rows {
 		if j, dup := seen[r.Key()]; dup {
+			if sameRecord(kept[j], r) {
+				continue
+			}
 			return nil, fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice (%s and %s)",
-				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, rows[j].Source, r.Source)
+				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, kept[j].Source, r.Source)
 		}
-		seen[r.Key()] = i
+		seen[r.Key()] = len(kept)
+		kept = append(kept, r)
 		if !r.HasTokens() {
 			continue
 		}
 		t := trial{r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep}
-		if j, ok := tokens[t]; ok && rows[j].Tokens != r.Tokens {
+		if j, ok := tokens[t]; ok && kept[j].Tokens != r.Tokens {
 			return nil, fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g) and %s (%g)",
-				r.Benchmark, r.Config, r.Arm(), r.Task, rows[j].Metric, rows[j].Tokens, r.Metric, r.Tokens)
+				r.Benchmark, r.Config, r.Arm(), r.Task, kept[j].Metric, kept[j].Tokens, r.Metric, r.Tokens)
 		}
-		tokens[t] = i
+		tokens[t] = len(kept) - 1
 	}
-	return &Set{Rows: rows}, nil
+	return &Set{Rows: kept}, nil
+}
+
+func sameRecord(a, b Row) bool {
+	sameTokens := a.Tokens == b.Tokens || !a.HasTokens() && !b.HasTokens()
+	return a.Source != "" && a.Source == b.Source && a.Value == b.Value && sameTokens &&
+		a.Family == b.Family && a.Group == b.Group && a.Category == b.Category
 }
 
 // Filter returns the rows for which keep is true.

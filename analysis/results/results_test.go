@@ -101,3 +101,20 @@ func TestParseArm(t *testing.T) {
 		}
 	}
 }
+
+func TestTheSameRecordReadTwiceIsKeptOnce(t *testing.T) {
+	dir := t.TempDir()
+	rec := "benchmark,config,condition,checkpoint,task,metric,value,tokens,source\nb,c,hoh,1,t,pass_rate,100,5,trial-1\n"
+	os.MkdirAll(filepath.Join(dir, "trial"), 0o755)
+	os.WriteFile(filepath.Join(dir, "scores.csv"), []byte(rec), 0o644)
+	os.WriteFile(filepath.Join(dir, "trial", "scores.csv"), []byte(rec), 0o644)
+	set, err := Load(dir)
+	if err != nil || len(set.Rows) != 1 {
+		t.Fatalf("want one row, got %v %v", err, set)
+	}
+	// A different value under the same key and source is still a conflict.
+	os.WriteFile(filepath.Join(dir, "trial", "scores.csv"), []byte(strings.Replace(rec, ",100,", ",90,", 1)), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "appears twice") {
+		t.Fatalf("conflicting duplicate accepted: %v", err)
+	}
+}
