@@ -92,3 +92,19 @@ func (m *multiFlag) Set(v string) error {
 	}
 	return nil
 }
+
+// parseNamed parses flags around a leading name ("report table1 --format
+// csv" or "report --format csv table1") and returns the name, "" if none.
+func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+	}
+	return name, nil
+}

@@ -25,15 +25,9 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		}
 		fs.PrintDefaults()
 	}
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
+	name, err := parseNamed(fs, args)
+	if err != nil {
 		return err
-	}
-	if name == "" && fs.NArg() > 0 {
-		name = fs.Arg(0)
 	}
 	if name == "" {
 		fs.Usage()
@@ -43,7 +37,6 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	var (
 		outs  []figures.Output
 		skips []figures.Skip
-		err   error
 	)
 	switch {
 	case len(resultPaths) > 0:
