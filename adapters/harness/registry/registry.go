@@ -11,6 +11,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/harness/command"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 )
 
@@ -45,6 +46,23 @@ var builders = map[string]builder{
 	},
 	"claude": func(s Spec) (harness.Harness, error) {
 		return claude.New(claude.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
+	},
+	"command": func(s Spec) (harness.Harness, error) {
+		path, ok := s.Options["spec"].(string)
+		if !ok || path == "" {
+			return nil, fmt.Errorf("command harness needs option spec: the path of a YAML CLI description (see configs/harnesses)")
+		}
+		spec, err := command.LoadSpec(path)
+		if err != nil {
+			return nil, err
+		}
+		if s.Binary != "" {
+			spec.Binary = s.Binary
+		}
+		if s.Version != "" {
+			spec.Version = s.Version
+		}
+		return command.New(spec, s.Provider)
 	},
 	"pi": func(s Spec) (harness.Harness, error) {
 		return pi.New(pi.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})

@@ -1,0 +1,47 @@
+package command_test
+
+// The generic command harness driving the real Pi CLI, described only by
+// configs/harnesses/pi.yaml, through the shared integration suite.
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/command"
+	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+)
+
+func loadSpec(t *testing.T, name string) *command.Spec {
+	t.Helper()
+	root, err := cliinstall.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := command.LoadSpec(filepath.Join(root, "configs", "harnesses", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+func TestCommandHarnessDescribingPi(t *testing.T) {
+	spec := loadSpec(t, "pi.yaml")
+	if _, err := cliinstall.Find("pi"); err != nil {
+		t.Fatalf("the Pi CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
+	}
+	clitest.Suite(t, clitest.Target{
+		New: func(t *testing.T, p harness.Provider) harness.Harness {
+			h, err := command.New(spec, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		},
+		APIs:            []string{"chat", "responses", "anthropic"},
+		StateEnv:        "PI_CODING_AGENT_DIR",
+		StatusFaultWall: 60 * time.Second,
+	})
+}
