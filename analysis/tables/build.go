@@ -113,6 +113,9 @@ type builder struct {
 
 	poolValues  map[string]map[string]float64 // member -> task -> reward
 	poolDomains map[string]string
+
+	fromRecords bool   // shaped by the records (--results), not the paper
+	lay         layout // what adapt chose
 }
 
 func newBuilder(s Spec, boot Bootstrap, set *results.Set, reported []paper.Reported) *builder {
@@ -339,12 +342,12 @@ func (b *builder) tokens(bench, config, arm string) computeFn {
 	}
 }
 
-func (b *builder) eta(bench, config, arm, vanilla string) computeFn {
+func (b *builder) eta(bench, config, arm, vanilla, metric string) computeFn {
 	return func() (float64, float64, bool, error) {
 		sel := func(a string) metrics.Selector {
-			return metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(a), Metric: "overall"}
+			return metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(a), Metric: metric}
 		}
-		if !b.has(bench, config, arm, "overall") || !b.has(bench, config, vanilla, "overall") {
+		if !b.has(bench, config, arm, metric) || !b.has(bench, config, vanilla, metric) {
 			return 0, 0, false, nil
 		}
 		e, err := metrics.EtaFromRows(b.rows, sel(arm), sel(vanilla))
@@ -393,6 +396,9 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 	for _, c := range b.spec.Pool.Configs {
 		for _, a := range b.spec.Pool.Arms {
 			if !b.has(bench, c, a, "reward") {
+				if b.fromRecords {
+					continue // the pool is the config x arm pairs present
+				}
 				return nil, false, nil // an incomplete pool changes every value: do not compute
 			}
 			v, err := metrics.TaskValues(b.rows, metrics.Selector{Benchmark: bench, Config: c, Arm: parseArm(a), Metric: "reward"})
@@ -453,15 +459,18 @@ func (b *builder) compare(bench, config, arm, baseline, metric string) (*Compari
 
 func (b *builder) comparisons(t *Table, bench string, configs []string, metric string) error {
 	// Arms are compared with Vanilla and, where the table has another
-	// baseline (Table 3: Full HoH@3), with that too: the paper claims every
+	// baseline (Table 3: Full HoH@T), with that too: the paper claims every
 	// ablation loses to Full HoH@3 on every task, which win/tie/loss checks.
-	baselines := []string{b.spec.Vanilla}
-	if b.spec.Baseline != "" && b.spec.Baseline != b.spec.Vanilla {
-		baselines = append(baselines, b.spec.Baseline)
-	}
-	for _, base := range baselines {
+	for _, toVanilla := range []bool{true, false} {
 		for _, c := range configs {
 			for _, a := range b.spec.Compare {
+				base := b.spec.Vanilla
+				if !toVanilla {
+					base = b.baselineOf(a)
+					if base == "" || base == b.spec.Vanilla {
+						continue
+					}
+				}
 				if a == base {
 					continue
 				}

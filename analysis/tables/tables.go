@@ -13,8 +13,9 @@ var Names = []string{"table1", "table2", "table3", "tasks"}
 
 // Build builds the named table(s). A nil set means "the paper data the
 // config names" (each spec loads its own filtered sources); a non-nil set
-// replaces them for every spec. A nil reported leaves every cell
-// computed-only or empty.
+// replaces them for every spec, and Tables 1-3 then take their
+// configurations, arms and benchmarks from it (see adapt). A nil reported
+// leaves every cell computed-only or empty.
 func Build(name string, cfg Config, set *results.Set, reported []paper.Reported) ([]*Table, error) {
 	var out []*Table
 	for _, s := range cfg.specs() {
@@ -25,7 +26,16 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 				return nil, err
 			}
 		}
+		var lay layout
+		fromRecords := set != nil && name != "tasks"
+		if fromRecords {
+			var err error
+			if s, lay, err = adapt(name, s, set); err != nil {
+				return nil, err
+			}
+		}
 		b := newBuilder(s, cfg.Bootstrap, data, reported)
+		b.fromRecords, b.lay = fromRecords, lay
 		var t *Table
 		var err error
 		switch name {
@@ -101,74 +111,207 @@ func (b *builder) isGainArm(a string) bool {
 	return false
 }
 
-// table1: GameCraft group means + Overall, FrontierSWE category means +
-// Dominance, ProgramBench pass rate, with gains over Vanilla for GainArms.
-func (b *builder) table1() (*Table, error) {
-	t := &Table{Name: b.spec.Name, Title: b.spec.Title}
-	for _, g := range b.spec.Groups {
-		t.Columns = append(t.Columns, "GameCraft "+g)
+// column is one table column: its header and how a line's cell is built.
+type column struct {
+	name string
+	cell func(config, arm string) (*Cell, error)
+}
+
+// shows says whether a benchmark's columns belong in the table: always for
+// the paper's shape, only when present for tables built from records.
+func (b *builder) shows(bench string) bool {
+	if !b.fromRecords {
+		return true
 	}
-	t.Columns = append(t.Columns, "GameCraft Overall", "Overall gain")
-	for _, c := range b.spec.Categories {
-		t.Columns = append(t.Columns, "FrontierSWE "+c)
+	for _, bm := range b.lay.benches {
+		if bm.bench == bench {
+			return true
+		}
 	}
-	t.Columns = append(t.Columns, "Dominance %", "Dominance gain", "ProgramBench Pass Rate %", "Pass Rate gain")
-	van := b.spec.Vanilla
-	for _, config := range b.spec.Configs {
-		t.Lines = append(t.Lines, Line{Label: configLabel(config), Heading: true})
+	return false
+}
+
+func (bm benchMetric) label() string {
+	return fmt.Sprintf("%s mean %s (%d tasks)", bm.bench, bm.metric, bm.tasks)
+}
+
+// hasArm reports whether config has any row of arm; tables from records
+// leave out the lines a config never ran.
+func (b *builder) hasArm(config, arm string) bool {
+	a := parseArm(arm)
+	for _, r := range b.rows {
+		if r.Config == config && r.Arm() == a {
+			return true
+		}
+	}
+	return false
+}
+
+// baselineOf is the arm differences are taken against (Table 3).
+func (b *builder) baselineOf(arm string) string {
+	if b.lay.baselines != nil {
+		return b.lay.baselines[arm]
+	}
+	return b.spec.Baseline
+}
+
+// armName labels an arm; from records the ablations keep their checkpoint,
+// since several T may be shown.
+func (b *builder) armName(arm string) string {
+	a := parseArm(arm)
+	if b.fromRecords && contains(ablations, a.Condition) {
+		return fmt.Sprintf("%s@%d", armLabel(arm), a.Checkpoint)
+	}
+	return armLabel(arm)
+}
+
+// lines adds, per configuration, one line per arm with the columns' cells.
+// The paper's Tables 2 and 3 show one configuration without a heading.
+func (b *builder) lines(t *Table, configs []string, headings bool, cols []column) error {
+	for _, col := range cols {
+		t.Columns = append(t.Columns, col.name)
+	}
+	for _, config := range configs {
+		if headings {
+			t.Lines = append(t.Lines, Line{Label: configLabel(config), Heading: true})
+		}
 		for _, arm := range b.spec.Arms {
-			line := Line{Label: armLabel(arm)}
-			gain := b.isGainArm(arm)
-			for _, g := range b.spec.Groups {
-				c, err := b.cell("gamecraft", config, arm, "group:"+g, "overall", "", b.mean("gamecraft", config, arm, "overall", "group:"+g))
+			if b.fromRecords && !b.hasArm(config, arm) {
+				continue
+			}
+			line := Line{Label: b.armName(arm)}
+			for _, col := range cols {
+				c, err := col.cell(config, arm)
 				if err := b.add(&line, c, err); err != nil {
-					return nil, err
+					return err
 				}
-			}
-			c, err := b.cell("gamecraft", config, arm, "all", "overall", "", b.mean("gamecraft", config, arm, "overall", "all"))
-			if err := b.add(&line, c, err); err != nil {
-				return nil, err
-			}
-			c, err = nil, nil
-			if gain {
-				c, err = b.cell("gamecraft", config, arm, "all", "overall_delta", van, b.delta("gamecraft", config, arm, van, "overall", "all"))
-			}
-			if err := b.add(&line, c, err); err != nil {
-				return nil, err
-			}
-			for _, cat := range b.spec.Categories {
-				c, err := b.cell("frontierswe", config, arm, "category:"+cat, "reward", "", b.mean("frontierswe", config, arm, "reward", "category:"+cat))
-				if err := b.add(&line, c, err); err != nil {
-					return nil, err
-				}
-			}
-			c, err = b.cell("frontierswe", config, arm, "all", "dominance_pct", "", b.dominancePct("frontierswe", config, arm, ""))
-			if err := b.add(&line, c, err); err != nil {
-				return nil, err
-			}
-			c, err = nil, nil
-			if gain {
-				c, err = b.cell("frontierswe", config, arm, "all", "dominance_pct_delta", van, b.dominancePct("frontierswe", config, arm, van))
-			}
-			if err := b.add(&line, c, err); err != nil {
-				return nil, err
-			}
-			c, err = b.cell("programbench", config, arm, "all", "pass_rate_pct", "", b.mean("programbench", config, arm, "pass_rate", "all"))
-			if err := b.add(&line, c, err); err != nil {
-				return nil, err
-			}
-			c, err = nil, nil
-			if gain {
-				c, err = b.cell("programbench", config, arm, "all", "pass_rate_pct_delta", van, b.delta("programbench", config, arm, van, "pass_rate", "all"))
-			}
-			if err := b.add(&line, c, err); err != nil {
-				return nil, err
 			}
 			t.Lines = append(t.Lines, line)
 		}
 	}
-	for _, bench := range []struct{ name, metric string }{{"gamecraft", "overall"}, {"frontierswe", "reward"}, {"programbench", "pass_rate"}} {
-		if err := b.comparisons(t, bench.name, b.spec.Configs, bench.metric); err != nil {
+	return nil
+}
+
+// table1: GameCraft group means + Overall, FrontierSWE category means +
+// Dominance, ProgramBench pass rate, with gains over Vanilla for GainArms;
+// from records, also a mean column per other benchmark.
+func (b *builder) table1() (*Table, error) {
+	t := &Table{Name: b.spec.Name, Title: b.spec.Title}
+	van := b.spec.Vanilla
+	var cols []column
+	value := func(name, bench, scope, metric string, f func(config, arm string) computeFn) {
+		cols = append(cols, column{name, func(config, arm string) (*Cell, error) {
+			return b.cell(bench, config, arm, scope, metric, "", f(config, arm))
+		}})
+	}
+	gain := func(name, bench, scope, metric string, f func(config, arm string) computeFn) {
+		cols = append(cols, column{name, func(config, arm string) (*Cell, error) {
+			if !b.isGainArm(arm) {
+				return nil, nil
+			}
+			return b.cell(bench, config, arm, scope, metric, van, f(config, arm))
+		}})
+	}
+	mean := func(bench, metric, scope string) func(config, arm string) computeFn {
+		return func(config, arm string) computeFn { return b.mean(bench, config, arm, metric, scope) }
+	}
+	delta := func(bench, metric string) func(config, arm string) computeFn {
+		return func(config, arm string) computeFn { return b.delta(bench, config, arm, van, metric, "all") }
+	}
+	var compared []benchMetric
+	if b.shows("gamecraft") {
+		for _, g := range b.spec.Groups {
+			value("GameCraft "+g, "gamecraft", "group:"+g, "overall", mean("gamecraft", "overall", "group:"+g))
+		}
+		value("GameCraft Overall", "gamecraft", "all", "overall", mean("gamecraft", "overall", "all"))
+		gain("Overall gain", "gamecraft", "all", "overall_delta", delta("gamecraft", "overall"))
+		compared = append(compared, benchMetric{bench: "gamecraft", metric: "overall"})
+	}
+	if b.shows("frontierswe") {
+		for _, c := range b.spec.Categories {
+			value("FrontierSWE "+c, "frontierswe", "category:"+c, "reward", mean("frontierswe", "reward", "category:"+c))
+		}
+		value("Dominance %", "frontierswe", "all", "dominance_pct", func(config, arm string) computeFn {
+			return b.dominancePct("frontierswe", config, arm, "")
+		})
+		gain("Dominance gain", "frontierswe", "all", "dominance_pct_delta", func(config, arm string) computeFn {
+			return b.dominancePct("frontierswe", config, arm, van)
+		})
+		compared = append(compared, benchMetric{bench: "frontierswe", metric: "reward"})
+	}
+	if b.shows("programbench") {
+		value("ProgramBench Pass Rate %", "programbench", "all", "pass_rate_pct", mean("programbench", "pass_rate", "all"))
+		gain("Pass Rate gain", "programbench", "all", "pass_rate_pct_delta", delta("programbench", "pass_rate"))
+		compared = append(compared, benchMetric{bench: "programbench", metric: "pass_rate"})
+	}
+	for _, bm := range b.lay.benches {
+		if contains(paperBenchmarks, bm.bench) {
+			continue
+		}
+		value(bm.label(), bm.bench, "all", bm.metric, mean(bm.bench, bm.metric, "all"))
+		gain(bm.bench+" gain", bm.bench, "all", bm.metric+"_delta", delta(bm.bench, bm.metric))
+		compared = append(compared, bm)
+	}
+	if err := b.lines(t, b.spec.Configs, true, cols); err != nil {
+		return nil, err
+	}
+	for _, bm := range compared {
+		if err := b.comparisons(t, bm.bench, b.spec.Configs, bm.metric); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// scored lists the benchmarks of Tables 2 and 3: the paper's GameCraft, or
+// those adapt chose from the records.
+func (b *builder) scored() []benchMetric {
+	if b.fromRecords {
+		return b.lay.benches
+	}
+	return []benchMetric{{bench: "gamecraft", metric: "overall"}}
+}
+
+// header names a Table 2/3 column; from records it says which benchmark.
+func (b *builder) header(bm benchMetric, col string) string {
+	switch {
+	case !b.fromRecords:
+		return col
+	case col == "Score":
+		return bm.label()
+	}
+	return bm.bench + " " + col
+}
+
+// scoreTokenTable builds Tables 2 and 3: per benchmark a score column, the
+// given extra columns, mean tokens and eta vs Vanilla.
+func (b *builder) scoreTokenTable(extra func(bm benchMetric) []column) (*Table, error) {
+	t := &Table{Name: b.spec.Name, Title: b.spec.Title}
+	van := b.spec.Vanilla
+	var cols []column
+	for _, bm := range b.scored() {
+		cols = append(cols, column{b.header(bm, "Score"), func(config, arm string) (*Cell, error) {
+			return b.cell(bm.bench, config, arm, "all", bm.metric, "", b.mean(bm.bench, config, arm, bm.metric, "all"))
+		}})
+		cols = append(cols, extra(bm)...)
+		cols = append(cols, column{b.header(bm, "Tokens (M)"), func(config, arm string) (*Cell, error) {
+			return b.cell(bm.bench, config, arm, "all", "tokens_m", "", b.tokens(bm.bench, config, arm))
+		}}, column{b.header(bm, "eta vs Vanilla"), func(config, arm string) (*Cell, error) {
+			if arm == van {
+				return nil, nil
+			}
+			return b.cell(bm.bench, config, arm, "all", "eta", van, b.eta(bm.bench, config, arm, van, bm.metric))
+		}})
+	}
+	configs := b.spec.Configs
+	if !b.fromRecords {
+		configs = configs[:1]
+	}
+	if err := b.lines(t, configs, b.fromRecords, cols); err != nil {
+		return nil, err
+	}
+	for _, bm := range b.scored() {
+		if err := b.comparisons(t, bm.bench, configs, bm.metric); err != nil {
 			return nil, err
 		}
 	}
@@ -177,59 +320,33 @@ func (b *builder) table1() (*Table, error) {
 
 // table2: pass-controlled score, mean tokens and eta vs Vanilla.
 func (b *builder) table2() (*Table, error) {
-	t := &Table{Name: b.spec.Name, Title: b.spec.Title, Columns: []string{"Score", "Tokens (M)", "eta vs Vanilla"}}
-	config, van := b.spec.Configs[0], b.spec.Vanilla
-	for _, arm := range b.spec.Arms {
-		line := Line{Label: armLabel(arm)}
-		c, err := b.cell("gamecraft", config, arm, "all", "overall", "", b.mean("gamecraft", config, arm, "overall", "all"))
-		if err := b.add(&line, c, err); err != nil {
-			return nil, err
-		}
-		c, err = b.cell("gamecraft", config, arm, "all", "tokens_m", "", b.tokens("gamecraft", config, arm))
-		if err := b.add(&line, c, err); err != nil {
-			return nil, err
-		}
-		c, err = nil, nil
-		if arm != van {
-			c, err = b.cell("gamecraft", config, arm, "all", "eta", van, b.eta("gamecraft", config, arm, van))
-		}
-		if err := b.add(&line, c, err); err != nil {
-			return nil, err
-		}
-		t.Lines = append(t.Lines, line)
-	}
-	return t, b.comparisons(t, "gamecraft", []string{config}, "overall")
+	return b.scoreTokenTable(func(benchMetric) []column { return nil })
 }
 
 // table3: ablation scores, differences from the full method, tokens and eta.
 func (b *builder) table3() (*Table, error) {
-	t := &Table{Name: b.spec.Name, Title: b.spec.Title,
-		Columns: []string{"Score", "Diff. vs " + armLabel(b.spec.Baseline), "Tokens (M)", "eta vs Vanilla"}}
-	config, base, van := b.spec.Configs[0], b.spec.Baseline, b.spec.Vanilla
-	for _, arm := range b.spec.Arms {
-		line := Line{Label: armLabel(arm)}
-		c, err := b.cell("gamecraft", config, arm, "all", "overall", "", b.mean("gamecraft", config, arm, "overall", "all"))
-		if err := b.add(&line, c, err); err != nil {
-			return nil, err
+	diff := "Diff. vs " + armLabel(b.spec.Baseline)
+	if b.fromRecords {
+		bases := map[string]bool{}
+		for _, base := range b.lay.baselines {
+			bases[base] = true
 		}
-		c, err = nil, nil
-		if arm != base {
-			c, err = b.cell("gamecraft", config, arm, "all", "overall_delta", base, b.delta("gamecraft", config, arm, base, "overall", "all"))
+		for base := range bases {
+			diff = "Diff. vs " + armLabel(base)
 		}
-		if err := b.add(&line, c, err); err != nil {
-			return nil, err
+		if len(bases) > 1 {
+			diff = "Diff. vs HoH@T (same T)"
 		}
-		c, err = b.cell("gamecraft", config, arm, "all", "tokens_m", "", b.tokens("gamecraft", config, arm))
-		if err := b.add(&line, c, err); err != nil {
-			return nil, err
-		}
-		c, err = b.cell("gamecraft", config, arm, "all", "eta", van, b.eta("gamecraft", config, arm, van))
-		if err := b.add(&line, c, err); err != nil {
-			return nil, err
-		}
-		t.Lines = append(t.Lines, line)
 	}
-	return t, b.comparisons(t, "gamecraft", []string{config}, "overall")
+	return b.scoreTokenTable(func(bm benchMetric) []column {
+		return []column{{b.header(bm, diff), func(config, arm string) (*Cell, error) {
+			base := b.baselineOf(arm)
+			if arm == base || base == "" {
+				return nil, nil
+			}
+			return b.cell(bm.bench, config, arm, "all", bm.metric+"_delta", base, b.delta(bm.bench, config, arm, base, bm.metric, "all"))
+		}}}
+	})
 }
 
 // tasks: one per-task table (Tables 14-22): arms as columns, a Delta column,

@@ -1,0 +1,343 @@
+package tables
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/paper"
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// Tables built from the user's own records (--results) take their shape from
+// the data, not from the paper config:
+//   - configurations: those present, paper configs in paper order first, then
+//     the others sorted;
+//   - arms: Table 1 the table's arms present plus every hoh@t; Table 2 also
+//     every vanilla-continuation@k; Table 3 each ablation at its final
+//     checkpoint T present, followed by its baseline hoh@T;
+//   - benchmarks: Table 1 keeps its fixed column groups for the paper's
+//     benchmarks present and adds "<benchmark> mean <metric>" for any other;
+//     Tables 2 and 3 (score per token) cover the benchmarks whose records
+//     carry tokens, or every benchmark present when none do;
+//   - the Dominance pool is every config x arm pair present.
+
+// benchMetric is one benchmark reported by its primary metric.
+type benchMetric struct {
+	bench, metric string
+	tasks         int
+}
+
+// primaryMetrics are tried in order; a benchmark with none of them must have
+// exactly one metric.
+var primaryMetrics = []string{"overall", "reward", "pass_rate"}
+
+var paperBenchmarks = []string{"gamecraft", "frontierswe", "programbench"}
+
+// conditionRank orders arms the way the paper's tables list them.
+var conditionRank = map[string]int{results.Vanilla: 0, results.VanillaContinuation: 1, results.HoH: 2,
+	results.WithoutPlanUpdate: 3, results.WithoutEvidence: 4, results.WithoutWarmStart: 5}
+
+var ablations = []string{results.WithoutPlanUpdate, results.WithoutEvidence, results.WithoutWarmStart}
+
+func sortArms(arms []string) {
+	rank := func(a results.Arm) int {
+		if r, ok := conditionRank[a.Condition]; ok {
+			return r
+		}
+		return len(conditionRank)
+	}
+	sort.SliceStable(arms, func(i, j int) bool {
+		a, b := parseArm(arms[i]), parseArm(arms[j])
+		if rank(a) != rank(b) {
+			return rank(a) < rank(b)
+		}
+		if a.Condition != b.Condition {
+			return a.Condition < b.Condition
+		}
+		return a.Checkpoint < b.Checkpoint
+	})
+}
+
+// layout is what adapt decides beyond the Spec fields.
+type layout struct {
+	benches   []benchMetric     // benchmarks present with their primary metric
+	baselines map[string]string // Table 3: ablation arm -> hoh@T of the same T
+}
+
+// contents summarizes what a set of records holds, for choosing a shape and
+// for the error when nothing fits.
+type contents struct {
+	benches, configs, arms []string
+	has                    map[[2]string]bool // config, arm
+	benchArm               map[[2]string]bool // benchmark, arm
+	tokens                 map[string]bool    // benchmark -> some row carries tokens
+}
+
+func survey(rows []results.Row) contents {
+	c := contents{has: map[[2]string]bool{}, benchArm: map[[2]string]bool{}, tokens: map[string]bool{}}
+	seen := map[string]bool{}
+	add := func(list *[]string, kind, v string) {
+		if !seen[kind+"\x00"+v] {
+			seen[kind+"\x00"+v] = true
+			*list = append(*list, v)
+		}
+	}
+	for _, r := range rows {
+		a := r.Arm().String()
+		add(&c.benches, "b", r.Benchmark)
+		add(&c.configs, "c", r.Config)
+		add(&c.arms, "a", a)
+		c.has[[2]string{r.Config, a}] = true
+		c.benchArm[[2]string{r.Benchmark, a}] = true
+		if r.HasTokens() {
+			c.tokens[r.Benchmark] = true
+		}
+	}
+	sort.Strings(c.benches)
+	sort.Strings(c.configs)
+	sortArms(c.arms)
+	return c
+}
+
+func (c contents) String() string {
+	none := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("benchmarks [%s], configs [%s], arms [%s]", none(c.benches), none(c.configs), none(c.arms))
+}
+
+// orderConfigs puts paper configs first in paper order, then the rest sorted.
+func orderConfigs(configs []string) []string {
+	present := map[string]bool{}
+	for _, c := range configs {
+		present[c] = true
+	}
+	var out []string
+	for _, c := range paper.Configs {
+		if present[c] {
+			out = append(out, c)
+			delete(present, c)
+		}
+	}
+	var rest []string
+	for c := range present {
+		rest = append(rest, c)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func orderBenches(benches []string) []string {
+	var out []string
+	present := map[string]bool{}
+	for _, b := range benches {
+		present[b] = true
+	}
+	for _, b := range paperBenchmarks {
+		if present[b] {
+			out = append(out, b)
+			delete(present, b)
+		}
+	}
+	var rest []string
+	for b := range present {
+		rest = append(rest, b)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// primary picks a benchmark's metric among the rows of the given arms and
+// counts its tasks.
+func primary(rows []results.Row, bench string, arms map[string]bool) (benchMetric, error) {
+	metrics := map[string]map[string]bool{}
+	for _, r := range rows {
+		if r.Benchmark == bench && arms[r.Arm().String()] {
+			if metrics[r.Metric] == nil {
+				metrics[r.Metric] = map[string]bool{}
+			}
+			metrics[r.Metric][r.Task] = true
+		}
+	}
+	for _, m := range primaryMetrics {
+		if tasks, ok := metrics[m]; ok {
+			return benchMetric{bench, m, len(tasks)}, nil
+		}
+	}
+	if len(metrics) == 1 {
+		for m, tasks := range metrics {
+			return benchMetric{bench, m, len(tasks)}, nil
+		}
+	}
+	var names []string
+	for m := range metrics {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	return benchMetric{}, fmt.Errorf("benchmark %s has metrics %s but none of %s to report it by",
+		bench, strings.Join(names, ", "), strings.Join(primaryMetrics, ", "))
+}
+
+// adapt reshapes a table's spec to the records: see the comment at the top of
+// this file. It fails with what the table needs and what the records hold
+// when no row fits the table.
+func adapt(name string, s Spec, set *results.Set) (Spec, layout, error) {
+	var lay layout
+	c := survey(set.Rows)
+	inSpec := map[string]bool{}
+	for _, a := range s.Arms {
+		inSpec[a] = true
+	}
+	var arms []string
+	var need string
+	switch name {
+	case "table1", "table2":
+		need = "vanilla or hoh@t arms"
+		conds := map[string]bool{results.HoH: true}
+		if name == "table2" {
+			need = "vanilla, vanilla-continuation@k or hoh@t arms"
+			conds[results.VanillaContinuation] = true
+		}
+		for _, a := range c.arms {
+			if inSpec[a] || conds[parseArm(a).Condition] {
+				arms = append(arms, a)
+			}
+		}
+		s.GainArms = nil
+		if name == "table1" {
+			final := ""
+			for _, a := range arms {
+				if parseArm(a).Condition == results.HoH {
+					final = a // sorted: the last is the final loop
+				}
+			}
+			if final != "" {
+				s.GainArms = []string{final}
+			}
+		}
+		s.Baseline = ""
+	case "table3":
+		need = "ablation arms (" + strings.Join(ablations, "@T, ") + "@T)"
+		final := map[string]int{}
+		for _, a := range c.arms {
+			p := parseArm(a)
+			if contains(ablations, p.Condition) && p.Checkpoint > final[p.Condition] {
+				final[p.Condition] = p.Checkpoint
+			}
+		}
+		var ts []int
+		for _, t := range final {
+			if !containsInt(ts, t) {
+				ts = append(ts, t)
+			}
+		}
+		sort.Ints(ts)
+		lay.baselines = map[string]string{}
+		for _, t := range ts {
+			base := results.Arm{Condition: results.HoH, Checkpoint: t}.String()
+			for _, cond := range ablations {
+				if final[cond] == t {
+					a := results.Arm{Condition: cond, Checkpoint: t}.String()
+					arms = append(arms, a)
+					lay.baselines[a] = base
+				}
+			}
+			if contains(c.arms, base) {
+				arms = append(arms, base)
+				lay.baselines[base] = base
+			}
+		}
+		if len(final) == 0 {
+			arms = nil
+		}
+		s.Baseline = ""
+	default:
+		return s, lay, fmt.Errorf("tables: %s is not built from records", name)
+	}
+	if len(arms) == 0 {
+		return s, lay, fmt.Errorf("tables: %s needs %s; the records hold %s", name, need, c)
+	}
+	s.Arms = arms
+	s.Compare = nil
+	for _, a := range arms {
+		if a != s.Vanilla {
+			s.Compare = append(s.Compare, a)
+		}
+	}
+	armSet := map[string]bool{}
+	for _, a := range arms {
+		armSet[a] = true
+	}
+	if name != "table1" && !armSet[s.Vanilla] && contains(c.arms, s.Vanilla) {
+		armSet[s.Vanilla] = true // eta is taken against Vanilla
+	}
+	var configs []string
+	for _, cfg := range c.configs {
+		for _, a := range arms {
+			if c.has[[2]string{cfg, a}] {
+				configs = append(configs, cfg)
+				break
+			}
+		}
+	}
+	s.Configs = orderConfigs(configs)
+	s.Pool = Pool{Configs: s.Configs, Arms: arms}
+
+	var benches []string
+	for _, b := range c.benches {
+		for _, a := range arms {
+			if c.benchArm[[2]string{b, a}] {
+				benches = append(benches, b)
+				break
+			}
+		}
+	}
+	if name != "table1" {
+		var withTokens []string
+		for _, b := range benches {
+			if c.tokens[b] {
+				withTokens = append(withTokens, b)
+			}
+		}
+		if len(withTokens) > 0 {
+			benches = withTokens
+		}
+	}
+	for _, b := range orderBenches(benches) {
+		bm, err := primary(set.Rows, b, armSet)
+		if err != nil {
+			return s, lay, fmt.Errorf("tables: %s: %w", name, err)
+		}
+		lay.benches = append(lay.benches, bm)
+	}
+	s.Title = recordTitles[name]
+	return s, lay, nil
+}
+
+var recordTitles = map[string]string{
+	"table1": "Main results from the given records (paper Table 1 layout)",
+	"table2": "HoH vs repeated Vanilla development from the given records (paper Table 2 layout)",
+	"table3": "Ablation study from the given records (paper Table 3 layout)",
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
