@@ -160,6 +160,10 @@ func (b *builder) cell(bench, config, arm, scope, metric, baseline string, f com
 		}
 	case c.HasComputed:
 		c.Status = ComputedOnly
+		if metric == "tokens_m" && c.Computed > 0 && c.Computed < 1 {
+			// Own runs are often far below a million tokens: keep 3 significant digits.
+			c.Decimals = min(9, 2+int(math.Ceil(-math.Log10(c.Computed))))
+		}
 	case c.HasReported:
 		c.Status = ReportedOnly
 	default:
@@ -496,13 +500,22 @@ func armLabel(a string) string {
 	case strings.HasPrefix(a, "vanilla-continuation@"):
 		return "Vanilla Cont.@" + strings.TrimPrefix(a, "vanilla-continuation@")
 	case strings.HasPrefix(a, "wo-plan-update@"):
-		return "w/o Plan Update"
+		return "w/o Plan Update" + ablationCheckpoint(a)
 	case strings.HasPrefix(a, "wo-evidence-feedback@"):
-		return "w/o Evidence Feedback"
+		return "w/o Evidence Feedback" + ablationCheckpoint(a)
 	case strings.HasPrefix(a, "wo-warm-start@"):
-		return "w/o Warm-Start"
+		return "w/o Warm-Start" + ablationCheckpoint(a)
 	}
 	return a
+}
+
+// ablationCheckpoint is "@T" unless T is the paper's 3, which its Table 3
+// leaves implicit.
+func ablationCheckpoint(a string) string {
+	if _, t, _ := strings.Cut(a, "@"); t != "3" {
+		return "@" + t
+	}
+	return ""
 }
 
 func configLabel(c string) string {

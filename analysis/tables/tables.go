@@ -132,7 +132,11 @@ func (b *builder) shows(bench string) bool {
 }
 
 func (bm benchMetric) label() string {
-	return fmt.Sprintf("%s mean %s (%d tasks)", bm.bench, bm.metric, bm.tasks)
+	tasks := "tasks"
+	if bm.tasks == 1 {
+		tasks = "task"
+	}
+	return fmt.Sprintf("%s mean %s (%d %s)", bm.bench, bm.metric, bm.tasks, tasks)
 }
 
 // hasArm reports whether config has any row of arm; tables from records
@@ -155,16 +159,6 @@ func (b *builder) baselineOf(arm string) string {
 	return b.spec.Baseline
 }
 
-// armName labels an arm; from records the ablations keep their checkpoint,
-// since several T may be shown.
-func (b *builder) armName(arm string) string {
-	a := parseArm(arm)
-	if b.fromRecords && contains(ablations, a.Condition) {
-		return fmt.Sprintf("%s@%d", armLabel(arm), a.Checkpoint)
-	}
-	return armLabel(arm)
-}
-
 // lines adds, per configuration, one line per arm with the columns' cells.
 // The paper's Tables 2 and 3 show one configuration without a heading.
 func (b *builder) lines(t *Table, configs []string, headings bool, cols []column) error {
@@ -179,7 +173,7 @@ func (b *builder) lines(t *Table, configs []string, headings bool, cols []column
 			if b.fromRecords && !b.hasArm(config, arm) {
 				continue
 			}
-			line := Line{Label: b.armName(arm)}
+			line := Line{Label: armLabel(arm)}
 			for _, col := range cols {
 				c, err := col.cell(config, arm)
 				if err := b.add(&line, c, err); err != nil {
