@@ -1,0 +1,263 @@
+// Package doctor checks that the machine can run an experiment: each
+// harness CLI installed at its pinned version with its provider key variable
+// set (the value is never printed), Docker reachable through its API, git,
+// node/npm, and (optionally) Godot 4. Every failed check carries a one-line
+// fix.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/hoh-research/hoh/adapters/harness/claude"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/harness/opencode"
+	"github.com/hoh-research/hoh/adapters/harness/pi"
+)
+
+// Pins are the CLI versions the built-in adapters expect, by kind.
+var Pins = map[string]string{
+	"codex":    codex.PinnedVersion,
+	"claude":   claude.PinnedVersion,
+	"opencode": opencode.PinnedVersion,
+	"pi":       pi.PinnedVersion,
+}
+
+// Fixes for the common problems.
+const (
+	FixInstall = "run scripts/install-harnesses.sh"
+	FixDocker  = "run scripts/start-dockerd.sh (needs root and the docker.io package)"
+	FixGit     = "apt-get install git"
+	FixNode    = "apt-get install nodejs npm"
+	FixGodot   = "install Godot 4 (godot4 or godot on PATH) if you run GameCraft-Bench evaluation"
+)
+
+// Target is one harness to check.
+type Target struct {
+	Label   string // the experiment's label, or the kind
+	Kind    string // codex, claude, opencode, pi, command
+	Binary  string // override; empty means the kind's executable name
+	Version string // override; empty means the kind's pin
+	KeyEnv  string // provider key variable; empty: not checked
+	// Scripted: the provider is the scripted test double, which needs no key.
+	Scripted bool
+}
+
+// Env is how checks look at the machine (replaced in tests).
+type Env struct {
+	// FindCLI locates a harness executable (cliinstall.Find).
+	FindCLI func(name string) (string, error)
+	// InstalledVersion reads an installed CLI's npm version.
+	InstalledVersion func(bin string) (string, error)
+	LookPath         func(name string) (string, error)
+	Getenv           func(name string) string
+	// PingDocker reaches the Docker Engine API.
+	PingDocker func(ctx context.Context) error
+	// Output runs a tool's version command.
+	Output func(ctx context.Context, bin string, args ...string) (string, error)
+}
+
+// System is the real machine.
+func System() Env {
+	return Env{
+		FindCLI:          cliinstall.Find,
+		InstalledVersion: cliinstall.InstalledVersion,
+		LookPath:         exec.LookPath,
+		Getenv:           os.Getenv,
+		PingDocker: func(ctx context.Context) error {
+			c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_, err = c.Ping(ctx)
+			return err
+		},
+		Output: func(ctx context.Context, bin string, args ...string) (string, error) {
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+			return string(out), err
+		},
+	}
+}
+
+// Check is one finding.
+type Check struct {
+	Name     string
+	OK       bool
+	Required bool
+	Detail   string
+	Fix      string // one line; empty when OK
+}
+
+// Report is the outcome of Run.
+type Report struct{ Checks []Check }
+
+// Failed reports whether a required check failed.
+func (r Report) Failed() bool {
+	for _, c := range r.Checks {
+		if c.Required && !c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Write prints one line per check (and its fix), then a summary.
+func (r Report) Write(w io.Writer) {
+	for _, c := range r.Checks {
+		mark := "ok  "
+		switch {
+		case !c.OK && c.Required:
+			mark = "FAIL"
+		case !c.OK:
+			mark = "warn"
+		}
+		fmt.Fprintf(w, "%s %-34s %s\n", mark, c.Name, c.Detail)
+		if !c.OK && c.Fix != "" {
+			fmt.Fprintf(w, "     fix: %s\n", c.Fix)
+		}
+	}
+	if r.Failed() {
+		fmt.Fprintln(w, "doctor: required checks failed")
+	} else {
+		fmt.Fprintln(w, "doctor: all required checks passed")
+	}
+}
+
+// Run checks every target plus Docker, git, node/npm and Godot 4.
+func Run(ctx context.Context, env Env, targets []Target) Report {
+	var r Report
+	for _, t := range targets {
+		r.Checks = append(r.Checks, checkHarness(env, t)...)
+	}
+	r.Checks = append(r.Checks, checkDocker(ctx, env))
+	r.Checks = append(r.Checks, checkTool(env, "git", "git", true, "repositories for stage commits and diffs", FixGit))
+	r.Checks = append(r.Checks, checkTool(env, "node", "node", true, "runs the npm-installed harness CLIs", FixNode))
+	r.Checks = append(r.Checks, checkTool(env, "npm", "npm", true, "installs the harness CLIs", FixNode))
+	r.Checks = append(r.Checks, checkGodot(ctx, env))
+	return r
+}
+
+func checkHarness(env Env, t Target) []Check {
+	name := t.Label
+	if name == "" {
+		name = t.Kind
+	}
+	var out []Check
+	bin := t.Binary
+	if bin == "" {
+		bin = t.Kind
+	}
+	want := t.Version
+	if want == "" {
+		want = Pins[t.Kind]
+	}
+	if t.Kind == "command" && t.Binary == "" {
+		out = append(out, Check{Name: name + ": installed", OK: true, Required: true,
+			Detail: "command harness: the CLI is named in its YAML spec, not checked here"})
+	} else {
+		path, err := findBinary(env, bin)
+		switch {
+		case err != nil:
+			out = append(out, Check{Name: name + ": installed", Required: true,
+				Detail: fmt.Sprintf("%s not found", bin), Fix: FixInstall})
+		case want == "":
+			out = append(out, Check{Name: name + ": installed", OK: true, Required: true, Detail: path})
+		default:
+			v, err := env.InstalledVersion(path)
+			switch {
+			case err != nil:
+				out = append(out, Check{Name: name + ": version", Required: true,
+					Detail: fmt.Sprintf("%s: cannot read its npm version (%v), want %s", path, err, want), Fix: FixInstall})
+			case v != want:
+				out = append(out, Check{Name: name + ": version", Required: true,
+					Detail: fmt.Sprintf("%s is %s, pinned %s", path, v, want), Fix: FixInstall})
+			default:
+				out = append(out, Check{Name: name + ": version", OK: true, Required: true,
+					Detail: fmt.Sprintf("%s %s (pinned)", path, v)})
+			}
+		}
+	}
+	switch {
+	case t.Scripted:
+		out = append(out, Check{Name: name + ": key", OK: true, Required: true,
+			Detail: "scripted test-double provider: no key needed"})
+	case t.KeyEnv == "":
+		out = append(out, Check{Name: name + ": key", OK: true, Required: false,
+			Detail: "no provider key variable named (pass --key-env or an experiment config)"})
+	case env.Getenv(t.KeyEnv) == "":
+		out = append(out, Check{Name: name + ": key", Required: true,
+			Detail: "$" + t.KeyEnv + " is not set", Fix: "export " + t.KeyEnv + "=<your API key>"})
+	default:
+		// Say it is there, never what it is.
+		out = append(out, Check{Name: name + ": key", OK: true, Required: true, Detail: "$" + t.KeyEnv + " is set"})
+	}
+	return out
+}
+
+func findBinary(env Env, bin string) (string, error) {
+	if filepath.IsAbs(bin) {
+		if st, err := os.Stat(bin); err != nil || st.IsDir() {
+			return "", fmt.Errorf("%s not found", bin)
+		}
+		return bin, nil
+	}
+	return env.FindCLI(bin)
+}
+
+func checkDocker(ctx context.Context, env Env) Check {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := env.PingDocker(ctx); err != nil {
+		return Check{Name: "docker", Required: true, Detail: "Engine API not reachable: " + firstLine(err.Error()), Fix: FixDocker}
+	}
+	return Check{Name: "docker", OK: true, Required: true, Detail: "Engine API answers"}
+}
+
+func checkTool(env Env, name, bin string, required bool, why, fix string) Check {
+	p, err := env.LookPath(bin)
+	if err != nil {
+		return Check{Name: name, Required: required, Detail: bin + " not on PATH (" + why + ")", Fix: fix}
+	}
+	return Check{Name: name, OK: true, Required: required, Detail: p}
+}
+
+var godotVersion = regexp.MustCompile(`\b(\d+)\.(\d+)`)
+
+// checkGodot is optional: only GameCraft-Bench evaluation runs the games.
+func checkGodot(ctx context.Context, env Env) Check {
+	const why = "optional: needed only to run and evaluate GameCraft-Bench games"
+	for _, bin := range []string{"godot4", "godot"} {
+		p, err := env.LookPath(bin)
+		if err != nil {
+			continue
+		}
+		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		out, err := env.Output(vctx, p, "--version", "--headless")
+		cancel()
+		m := godotVersion.FindStringSubmatch(out)
+		if err != nil || m == nil {
+			return Check{Name: "godot 4", Detail: fmt.Sprintf("%s --version failed (%s)", p, why), Fix: FixGodot}
+		}
+		if m[1] != "4" {
+			return Check{Name: "godot 4", Detail: fmt.Sprintf("%s is Godot %s.%s, not 4 (%s)", p, m[1], m[2], why), Fix: FixGodot}
+		}
+		return Check{Name: "godot 4", OK: true, Detail: p + " " + strings.TrimSpace(firstLine(out))}
+	}
+	return Check{Name: "godot 4", Detail: "not on PATH (" + why + ")", Fix: FixGodot}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,113 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+)
+
+// fakeMachine builds a PATH directory holding npm-style installs of the given
+// CLIs (name -> version) and plain executables for tools.
+func fakeMachine(t *testing.T, clis map[string]string, tools map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin")
+	os.MkdirAll(bin, 0o755)
+	for name, version := range clis {
+		pkg := filepath.Join(root, "node_modules", name)
+		os.MkdirAll(filepath.Join(pkg, "dist"), 0o755)
+		os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"`+name+`","version":"`+version+`"}`), 0o644)
+		script := filepath.Join(pkg, "dist", "cli.js")
+		os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
+		if err := os.Symlink(script, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, output := range tools {
+		os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\necho '"+output+"'\n"), 0o755)
+	}
+	return bin
+}
+
+func fakeEnv(pathDir string, vars map[string]string, docker error) Env {
+	look := func(name string) (string, error) {
+		p := filepath.Join(pathDir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+		return "", exec.ErrNotFound
+	}
+	return Env{
+		FindCLI:          look,
+		InstalledVersion: cliinstall.InstalledVersion,
+		LookPath:         look,
+		Getenv:           func(k string) string { return vars[k] },
+		PingDocker:       func(context.Context) error { return docker },
+		Output: func(ctx context.Context, bin string, args ...string) (string, error) {
+			out, err := exec.CommandContext(ctx, bin, args...).Output()
+			return string(out), err
+		},
+	}
+}
+
+func TestDoctorReportsEachProblemWithAFix(t *testing.T) {
+	const secret = "sk-doctor-must-not-print-this"
+	dir := fakeMachine(t,
+		map[string]string{"pi": Pins["pi"], "claude": "2.0.0"},
+		map[string]string{"git": "git version 2", "node": "v20", "godot": "3.5.1.stable"})
+	env := fakeEnv(dir, map[string]string{"MINIMAX_API_KEY": secret}, errors.New("dial unix /var/run/docker.sock: connect: no such file"))
+	rep := Run(context.Background(), env, []Target{
+		{Label: "pi-minimax", Kind: "pi", KeyEnv: "MINIMAX_API_KEY"},
+		{Kind: "claude", KeyEnv: "ANTHROPIC_API_KEY"},
+		{Kind: "codex", Scripted: true},
+	})
+	var b strings.Builder
+	rep.Write(&b)
+	out := b.String()
+	t.Log(out)
+	if strings.Contains(out, secret) {
+		t.Fatal("doctor printed the key value")
+	}
+	for _, want := range []string{
+		"ok   pi-minimax: version", "(pinned)",
+		"ok   pi-minimax: key", "$MINIMAX_API_KEY is set",
+		"FAIL claude: version", "is 2.0.0, pinned " + Pins["claude"],
+		"FAIL claude: key", "$ANTHROPIC_API_KEY is not set", "fix: export ANTHROPIC_API_KEY=<your API key>",
+		"FAIL codex: installed", "fix: run scripts/install-harnesses.sh",
+		"ok   codex: key", "scripted test-double provider",
+		"FAIL docker", "fix: run scripts/start-dockerd.sh",
+		"ok   git",
+		"FAIL npm", "fix: apt-get install nodejs npm",
+		"warn godot 4", "Godot 3.5, not 4", "GameCraft-Bench",
+		"doctor: required checks failed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if !rep.Failed() {
+		t.Error("Failed() is false with missing required pieces")
+	}
+}
+
+func TestDoctorPassesWhenEverythingRequiredIsThere(t *testing.T) {
+	dir := fakeMachine(t, map[string]string{"opencode": Pins["opencode"]},
+		map[string]string{"git": "git", "node": "v20", "npm": "10"})
+	rep := Run(context.Background(), fakeEnv(dir, map[string]string{"DEEPSEEK_API_KEY": "x"}, nil),
+		[]Target{{Kind: "opencode", KeyEnv: "DEEPSEEK_API_KEY"}})
+	var b strings.Builder
+	rep.Write(&b)
+	if rep.Failed() {
+		t.Fatalf("failed:\n%s", b.String())
+	}
+	// Godot is optional: missing is a warning, not a failure.
+	if !strings.Contains(b.String(), "warn godot 4") || !strings.Contains(b.String(), "all required checks passed") {
+		t.Errorf("output:\n%s", b.String())
+	}
+}

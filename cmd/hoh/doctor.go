@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"gopkg.in/yaml.v3"
+
+	cliharness "github.com/hoh-research/hoh/adapters/harness/command"
+	"github.com/hoh-research/hoh/adapters/harness/doctor"
+	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/experiments/config"
+)
+
+func init() {
+	register("doctor", "check harness CLIs, keys, Docker, git, node/npm and Godot: doctor [--config CONFIG.yaml] [--harness KIND...] [--key-env VAR]", doctorCmd)
+}
+
+// doctorEnv is the machine doctor looks at.
+var doctorEnv = doctor.System
+
+func doctorCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("doctor", stderr)
+	cfgPath := fs.String("config", "", "experiment config: check the harnesses and key variables it names")
+	var kinds multiFlag
+	fs.Var(&kinds, "harness", "harness kind to check (repeatable; default: every kind)")
+	keyEnv := fs.String("key-env", "", "provider key variable to check for the --harness kinds")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: hoh doctor [--config CONFIG.yaml] [--harness KIND...] [--key-env VAR]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	var targets []doctor.Target
+	if *cfgPath != "" {
+		// Read leniently: config.Load rejects a config whose key variables
+		// are unset, which is exactly what doctor should report per harness.
+		data, err := os.ReadFile(*cfgPath)
+		if err != nil {
+			return err
+		}
+		var exp struct {
+			Configs []config.HarnessModel `yaml:"configs"`
+		}
+		if err := yaml.Unmarshal(data, &exp); err != nil {
+			return fmt.Errorf("%s: %w", *cfgPath, err)
+		}
+		if len(exp.Configs) == 0 {
+			return fmt.Errorf("%s: no configs (harness-model configurations) to check", *cfgPath)
+		}
+		for _, c := range exp.Configs {
+			t := doctor.Target{Label: c.Label, Kind: c.Harness, Binary: c.Binary, Version: c.Version,
+				KeyEnv: c.Provider.KeyEnv, Scripted: c.IsScripted()}
+			if c.Harness == "command" {
+				if err := fillFromSpec(&t, c.Options); err != nil {
+					return fmt.Errorf("%s: config %q: %w", *cfgPath, c.Label, err)
+				}
+			}
+			targets = append(targets, t)
+		}
+	}
+	if len(kinds) == 0 && *cfgPath == "" {
+		for _, k := range registry.Kinds() {
+			if k != "command" { // needs a spec; checked through --config
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	for _, k := range kinds {
+		if !registry.Known(k) {
+			return fmt.Errorf("%w: unknown harness %q (known: %v)", errUsage, k, registry.Kinds())
+		}
+		targets = append(targets, doctor.Target{Kind: k, KeyEnv: *keyEnv})
+	}
+	rep := doctor.Run(context.Background(), doctorEnv(), targets)
+	rep.Write(stdout)
+	if rep.Failed() {
+		return fmt.Errorf("required checks failed (see the fix lines above)")
+	}
+	return nil
+}
+
+// fillFromSpec takes the binary and version pin of a command harness from
+// its YAML spec (options.spec, read as the registry reads it).
+func fillFromSpec(t *doctor.Target, options map[string]any) error {
+	path, _ := options["spec"].(string)
+	if path == "" {
+		return fmt.Errorf("command harness needs option spec")
+	}
+	spec, err := cliharness.LoadSpec(path)
+	if err != nil {
+		return err
+	}
+	if t.Binary == "" {
+		t.Binary = spec.Binary
+	}
+	if t.Version == "" {
+		t.Version = spec.Version
+	}
+	return nil
+}
