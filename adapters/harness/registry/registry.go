@@ -12,6 +12,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/harness/command"
+	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 )
 
@@ -63,6 +64,9 @@ var builders = map[string]builder{
 			spec.Version = s.Version
 		}
 		return command.New(spec, s.Provider)
+	},
+	"opencode": func(s Spec) (harness.Harness, error) {
+		return opencode.New(opencode.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
 	},
 	"pi": func(s Spec) (harness.Harness, error) {
 		return pi.New(pi.Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})

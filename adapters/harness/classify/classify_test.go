@@ -1,0 +1,37 @@
+package classify
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		name     string
+		ev       Evidence
+		want     harness.Outcome
+		evidence string
+	}{
+		{"completed", Evidence{Completed: true}, harness.OutcomeCompleted, ""},
+		{"pi exit 0 with API 500", Evidence{Problems: []string{"500 internal error"}}, harness.OutcomeInfraFailure, "500 internal error"},
+		{"opencode 429", Evidence{Exit: sandbox.Exit{Code: 1}, Problems: []string{"APIError (status 429): slow down"}}, harness.OutcomeInfraFailure, "429"},
+		{"auth", Evidence{Exit: sandbox.Exit{Code: 1}, Problems: []string{"401 invalid x-api-key"}}, harness.OutcomeInfraFailure, "401"},
+		{"transport", Evidence{Exit: sandbox.Exit{Code: 1}, Problems: []string{"fetch failed: ECONNREFUSED"}}, harness.OutcomeInfraFailure, "ECONNREFUSED"},
+		{"400 is the agent's", Evidence{Exit: sandbox.Exit{Code: 1}, Problems: []string{"APIError (status 400): context length exceeded"}}, harness.OutcomeAgentFailure, "context length exceeded"},
+		{"denied tool with exit 0", Evidence{Completed: true, Problems: []string{"tool Bash was denied"}}, harness.OutcomeAgentFailure, "Bash was denied"},
+		{"idle", Evidence{Exit: sandbox.Exit{Code: -1, Idle: true, Detail: "killed after 5s without output"}}, harness.OutcomeTimeout, "without output"},
+		{"wall beats errors", Evidence{Exit: sandbox.Exit{TimedOut: true, Detail: "killed after wall timeout 6s"}, Problems: []string{"500"}}, harness.OutcomeTimeout, "last error: 500"},
+		{"exit 0 without a turn", Evidence{}, harness.OutcomeAgentFailure, "without a finished turn"},
+		{"crash with transport stderr", Evidence{Exit: sandbox.Exit{Code: 1}, StderrTail: "Error: connect ECONNREFUSED 127.0.0.1:1"}, harness.OutcomeInfraFailure, "ECONNREFUSED"},
+		{"crash", Evidence{Exit: sandbox.Exit{Code: 2}, StderrTail: "unknown option --frobnicate"}, harness.OutcomeAgentFailure, "frobnicate"},
+	}
+	for _, c := range cases {
+		got, evidence := Classify(c.ev)
+		if got != c.want || !strings.Contains(evidence, c.evidence) {
+			t.Errorf("%s: %s %q, want %s containing %q", c.name, got, evidence, c.want, c.evidence)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package opencode
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+)
+
+// events is what hoh keeps from a `opencode run --format json` stream.
+type events struct {
+	sessionID    string
+	finalMessage string
+	usage        harness.Usage
+	tools        []harness.ToolCall
+	completed    bool
+	problems     []string
+}
+
+type ocEvent struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionID"`
+	Part      *struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		Reason string `json:"reason"`
+		Tool   string `json:"tool"`
+		State  *struct {
+			Status   string          `json:"status"`
+			Input    json.RawMessage `json:"input"`
+			Error    string          `json:"error"`
+			Metadata struct {
+				Exit *int `json:"exit"`
+			} `json:"metadata"`
+		} `json:"state"`
+		Tokens *struct {
+			Input     int64 `json:"input"`
+			Output    int64 `json:"output"`
+			Reasoning int64 `json:"reasoning"`
+			Cache     struct {
+				Read  int64 `json:"read"`
+				Write int64 `json:"write"`
+			} `json:"cache"`
+		} `json:"tokens"`
+	} `json:"part"`
+	Error *struct {
+		Name string `json:"name"`
+		Data struct {
+			Message    string `json:"message"`
+			StatusCode int    `json:"statusCode"`
+		} `json:"data"`
+	} `json:"error"`
+}
+
+func parseEvents(raw []json.RawMessage) events {
+	var ev events
+	lastReason := ""
+	for _, line := range raw {
+		var e ocEvent
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if e.SessionID != "" && ev.sessionID == "" {
+			ev.sessionID = e.SessionID
+		}
+		switch e.Type {
+		case "text":
+			if e.Part != nil && e.Part.Text != "" {
+				ev.finalMessage = e.Part.Text
+			}
+		case "tool_use":
+			if p := e.Part; p != nil && p.State != nil {
+				ev.tools = append(ev.tools, harness.ToolCall{Name: p.Tool, Input: string(p.State.Input), ExitCode: p.State.Metadata.Exit})
+			}
+		case "step_finish":
+			// One step_finish per model call: sum them. OpenCode's input
+			// excludes cache reads and writes and its output excludes
+			// reasoning; hoh's Input and Output include them.
+			if p := e.Part; p != nil && p.Tokens != nil {
+				tk := p.Tokens
+				in := tk.Input + tk.Cache.Read + tk.Cache.Write
+				out := tk.Output + tk.Reasoning
+				ev.usage = ev.usage.Add(harness.Usage{Input: in, CachedInput: tk.Cache.Read, Output: out, Reasoning: tk.Reasoning, Total: in + out})
+				lastReason = p.Reason
+			}
+		case "error":
+			msg := "error event"
+			if e.Error != nil {
+				msg = e.Error.Name
+				if e.Error.Data.StatusCode != 0 {
+					msg += fmt.Sprintf(" (status %d)", e.Error.Data.StatusCode)
+				}
+				if e.Error.Data.Message != "" {
+					msg += ": " + e.Error.Data.Message
+				}
+			}
+			ev.problems = append(ev.problems, msg)
+		}
+	}
+	// The run finished when the last model call ended on its own (not to
+	// call tools, not cut off).
+	ev.completed = lastReason != "" && lastReason != "tool-calls" && lastReason != "error"
+	return ev
+}

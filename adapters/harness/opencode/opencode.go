@@ -1,0 +1,172 @@
+// Package opencode drives OpenCode (`opencode run --format json`) as a hoh
+// harness: HOME and XDG dirs inside the invocation's state dir, the provider
+// in OPENCODE_CONFIG_CONTENT with the key referenced as {env:VAR}, per-role
+// permissions, `--session` for continuation, usage summed over every
+// step_finish, and failure classification from its error events.
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/classify"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/command"
+)
+
+// PinnedVersion is the opencode-ai version this adapter is written against.
+const PinnedVersion = "1.18.33"
+
+// ReadOnlyTools are the tools the Planner may use; every other permission
+// is denied, which also removes those tools from the model's view.
+var ReadOnlyTools = []string{"read", "grep", "glob", "list"}
+
+// npmPackages maps harness.Provider.API onto the AI SDK provider OpenCode
+// loads (bundled in the binary).
+var npmPackages = map[string]string{
+	"chat":      "@ai-sdk/openai-compatible",
+	"responses": "@ai-sdk/openai",
+	"anthropic": "@ai-sdk/anthropic",
+}
+
+// Session titles would cost an extra, tool-less model call per run.
+const title = "hoh"
+
+// Config configures the adapter.
+type Config struct {
+	// Binary is the opencode executable; empty means cliinstall.Find("opencode").
+	Binary string
+	// Version is the expected CLI version; empty means PinnedVersion.
+	Version  string
+	Provider harness.Provider
+}
+
+// Harness is the OpenCode adapter.
+type Harness struct{ cfg Config }
+
+var _ harness.Harness = (*Harness)(nil)
+
+// New validates cfg and locates the CLI.
+func New(cfg Config) (*Harness, error) {
+	p := cfg.Provider
+	if p.Name == "" || p.BaseURL == "" || p.KeyEnv == "" || p.Model == "" {
+		return nil, fmt.Errorf("opencode: provider needs name, base_url, key_env and model (got %+v)", p)
+	}
+	if p.API == "" {
+		cfg.Provider.API = "chat"
+	} else if _, ok := npmPackages[p.API]; !ok {
+		return nil, fmt.Errorf("opencode: provider %q uses API %q; OpenCode speaks chat, responses or anthropic", p.Name, p.API)
+	}
+	if cfg.Version == "" {
+		cfg.Version = PinnedVersion
+	}
+	if cfg.Binary == "" {
+		bin, err := cliinstall.Find("opencode")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binary = bin
+	}
+	if v, err := cliinstall.InstalledVersion(cfg.Binary); err == nil && v != cfg.Version {
+		return nil, fmt.Errorf("opencode: %s is version %s, want %s: %s", cfg.Binary, v, cfg.Version, cliinstall.InstallHint)
+	}
+	return &Harness{cfg: cfg}, nil
+}
+
+func (h *Harness) Name() string    { return "opencode" }
+func (h *Harness) Version() string { return h.cfg.Version }
+
+// Run performs one invocation; see harness.Harness.
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	key, err := command.Prepare("opencode", inv, h.cfg.Provider.KeyEnv)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	cfg, err := h.configJSON(inv.Access)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	env := []string{
+		"HOME=" + inv.StateDir,
+		"XDG_CONFIG_HOME=" + filepath.Join(inv.StateDir, "config"),
+		"XDG_DATA_HOME=" + filepath.Join(inv.StateDir, "data"),
+		"XDG_CACHE_HOME=" + filepath.Join(inv.StateDir, "cache"),
+		"XDG_STATE_HOME=" + filepath.Join(inv.StateDir, "state"),
+		"OPENCODE_CONFIG_CONTENT=" + cfg,
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
+		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		"OPENCODE_DISABLE_SHARE=1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+		// Hermetic: no CLAUDE.md / project opencode.json from the work dir.
+		"OPENCODE_DISABLE_CLAUDE_CODE=1",
+		"OPENCODE_DISABLE_PROJECT_CONFIG=1",
+		h.cfg.Provider.KeyEnv + "=" + key,
+	}
+	env = append(env, inv.Env...)
+	proc, err := command.Execute(ctx, inv, command.Launch{
+		Args: h.argv(inv), Env: env, Stdin: inv.Prompt, Secrets: []string{key},
+		Note: map[string]any{"config": json.RawMessage(cfg), "prompt": "stdin"},
+	})
+	if err != nil {
+		return harness.Result{}, fmt.Errorf("opencode: %w", err)
+	}
+	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
+	raw := command.JSONLines(proc.Lines)
+	if proc.RunErr != nil {
+		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
+		return command.Finish(ctx, "opencode", inv, raw, res)
+	}
+	ev := parseEvents(raw)
+	res.SessionID, res.FinalMessage, res.Usage, res.Tools = ev.sessionID, ev.finalMessage, ev.usage, ev.tools
+	res.Outcome, res.Evidence = classify.Classify(classify.Evidence{
+		Exit: proc.Exit, Completed: ev.completed, Problems: ev.problems, StderrTail: proc.StderrTail,
+	})
+	return command.Finish(ctx, "opencode", inv, raw, res)
+}
+
+// argv builds the command line; the prompt goes on stdin (an argv prompt
+// with spaces reaches the model wrapped in literal quotes).
+func (h *Harness) argv(inv harness.Invocation) []string {
+	p := h.cfg.Provider
+	args := []string{h.cfg.Binary, "run", "--format", "json", "--model", p.Name + "/" + p.Model, "--title", title}
+	if inv.Session != "" {
+		args = append(args, "--session", inv.Session)
+	}
+	return args
+}
+
+// configJSON is OPENCODE_CONFIG_CONTENT. The key appears only as
+// {env:VAR}, which OpenCode substitutes at load time.
+func (h *Harness) configJSON(access harness.Access) (string, error) {
+	p := h.cfg.Provider
+	perm := map[string]any{"*": "allow"}
+	if access != harness.AccessWrite && access != harness.AccessExec {
+		perm = map[string]any{"*": "deny"}
+		for _, t := range ReadOnlyTools {
+			perm[t] = "allow"
+		}
+	}
+	model := map[string]any{"name": p.Model}
+	if p.ReasoningEffort != "" && p.API != "anthropic" {
+		model["options"] = map[string]any{"reasoningEffort": p.ReasoningEffort}
+	}
+	cfg := map[string]any{
+		"$schema":    "https://opencode.ai/config.json",
+		"autoupdate": false,
+		"share":      "disabled",
+		"permission": perm,
+		"provider": map[string]any{p.Name: map[string]any{
+			"npm":     npmPackages[p.API],
+			"options": map[string]any{"baseURL": p.BaseURL, "apiKey": "{env:" + p.KeyEnv + "}"},
+			"models":  map[string]any{p.Model: model},
+		}},
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("opencode: config: %w", err)
+	}
+	return string(b), nil
+}

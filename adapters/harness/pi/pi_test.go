@@ -1,0 +1,69 @@
+package pi
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/command"
+)
+
+func TestParseEventsSumsUsageAndSeesAPIErrors(t *testing.T) {
+	lines := []string{
+		`{"type":"session","id":"abc"}`,
+		`{"type":"message_end","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}`,
+		`{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","name":"bash"}],"stopReason":"toolUse","usage":{"input":100,"output":10,"cacheRead":20,"cacheWrite":3}}}`,
+		`{"type":"tool_execution_start","toolName":"bash","args":{"command":"ls"}}`,
+		`{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}}`,
+		`{"type":"agent_end"}`,
+	}
+	ev := parseEvents(command.JSONLines(lines))
+	if want := (harness.Usage{Input: 123, CachedInput: 20, Output: 10, Total: 133}); ev.usage != want {
+		t.Errorf("usage %+v, want %+v", ev.usage, want)
+	}
+	if ev.sessionID != "abc" || len(ev.tools) != 1 || ev.tools[0].Input != `{"command":"ls"}` {
+		t.Errorf("parsed %+v", ev)
+	}
+	if ev.completed || len(ev.problems) != 1 || ev.problems[0] != "503 overloaded" {
+		t.Errorf("an errored last message must not count as completed: %+v", ev)
+	}
+}
+
+func TestStateFilesNameTheKeyAndDisableRetries(t *testing.T) {
+	h := &Harness{cfg: Config{Provider: harness.Provider{Name: "mm", API: "anthropic", BaseURL: "https://x.example/anthropic/v1", KeyEnv: "MM_KEY", Model: "M3"}, ContextWindow: 1, MaxTokens: 2}}
+	dir := t.TempDir()
+	if err := h.writeState(dir); err != nil {
+		t.Fatal(err)
+	}
+	var models struct {
+		Providers map[string]struct {
+			BaseURL string `json:"baseUrl"`
+			API     string `json:"api"`
+			APIKey  string `json:"apiKey"`
+		} `json:"providers"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "models.json"))
+	if err := json.Unmarshal(b, &models); err != nil {
+		t.Fatal(err)
+	}
+	p := models.Providers["mm"]
+	if p.BaseURL != "https://x.example/anthropic" || p.API != "anthropic-messages" || p.APIKey != "MM_KEY" {
+		t.Errorf("models.json %s", b)
+	}
+	s, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
+	if !strings.Contains(string(s), `"enabled": false`) || !strings.Contains(string(s), `"maxRetries": 0`) {
+		t.Errorf("settings.json %s", s)
+	}
+	plan := h.argv(harness.Invocation{Access: harness.AccessReadOnly, Prompt: "-x", StateDir: dir})
+	if i := slices.Index(plan, "--tools"); i < 0 || plan[i+1] != "read,grep,find,ls" || plan[len(plan)-1] != "\n-x" {
+		t.Errorf("planner argv %q", plan)
+	}
+	dev := h.argv(harness.Invocation{Access: harness.AccessWrite, Session: "abc", StateDir: dir})
+	if slices.Contains(dev, "--tools") || !slices.Contains(dev, "abc") {
+		t.Errorf("developer argv %q", dev)
+	}
+}
