@@ -11,6 +11,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/hoh-research/hoh/experiments/plan"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand name.
@@ -107,4 +109,19 @@ func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
 		name = fs.Arg(0)
 	}
 	return name, nil
+}
+
+// warnScripted prints the scripted-provider notice of every run directory
+// among paths whose lock says its model was the scripted test double, so a
+// table or figure of such a run is never mistaken for a result.
+func warnScripted(w io.Writer, paths []string) {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		lock, err := plan.ReadLock(p)
+		if err != nil || lock.Notice == "" || seen[lock.Notice] {
+			continue
+		}
+		seen[lock.Notice] = true
+		fmt.Fprintf(w, "NOTE (%s): %s\n", p, lock.Notice)
+	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,5 +37,16 @@ func TestTasksCheckOnTheRealGameCraftCheckout(t *testing.T) {
 	code, _, errs = runCLI(t, "tasks", "list", "gamecraft", "/nonexistent")
 	if code != 1 || !strings.Contains(errs, "/nonexistent") {
 		t.Fatalf("a missing checkout must be an error naming it: %d %q", code, errs)
+	}
+}
+
+func TestReportOfAScriptedRunSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "lock.json"), []byte(`{"experiment":"x","notice":"the model is the scripted test double"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "scores.csv"), []byte("benchmark,config,condition,checkpoint,task,metric,value,source\n"+
+		"builtin,c,vanilla,1,t1,pass_rate,50,k1\nbuiltin,c,hoh,1,t1,pass_rate,100,k2\n"), 0o644)
+	code, out, errs := runCLI(t, "report", "table1", "--results", dir, "--config", "../../configs/paper/table1.yaml")
+	if code != 0 || !strings.Contains(out, "NOTE ("+dir+"): the model is the scripted test double") || !strings.Contains(out, "builtin mean pass_rate") {
+		t.Fatalf("code %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -33,6 +33,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("%w: which figure?", errUsage)
 	}
+	warnScripted(stdout, resultPaths)
 	opts := figures.Options{OutDir: *out}
 	var (
 		outs  []figures.Output

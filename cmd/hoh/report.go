@@ -35,5 +35,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if path == "" {
 		path = filepath.Join("configs", "paper", name+".yaml")
 	}
+	if *format == "text" || *format == "markdown" {
+		warnScripted(stdout, resultPaths)
+	} else {
+		warnScripted(stderr, resultPaths)
+	}
 	return tables.Run(name, path, resultPaths, *format, stdout)
 }
