@@ -55,26 +55,40 @@ type Plan struct {
 	Lock       Lock
 }
 
-// OpenBenchmark builds the benchmark adapter the config names. Harbor tasks
-// get their Docker client from the caller before running.
+// OpenBenchmark builds the benchmark adapter the config names, with its
+// options (BenchmarkOptions). Container benchmarks get the run's Docker
+// client later (AttachDocker).
 func OpenBenchmark(e *config.Experiment) (benchmark.Benchmark, error) {
 	path := e.Resolve(e.Benchmark.Path)
 	switch e.Benchmark.Kind {
 	case "builtin":
-		return builtin.Benchmark{}, nil
+		return builtin.Benchmark{}, newBenchOptions(e).err()
 	case "gamecraft":
+		if err := newBenchOptions(e).err(); err != nil {
+			return nil, err
+		}
 		return gamecraft.Load(path)
 	case "programbench":
-		return programbench.Load(path)
+		_, cleanroom, err := readProgrambench(e)
+		if err != nil {
+			return nil, err
+		}
+		b, err := programbench.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		b.Opts.CleanroomRoot = cleanroom
+		return b, nil
 	case "harbor":
-		b := &harbor.Benchmark{Dataset: "harbor", Root: path}
-		if d, ok := e.Benchmark.Options["dataset"].(string); ok && d != "" {
+		o := newBenchOptions(e)
+		b := &harbor.Benchmark{Dataset: "harbor", Root: path, WorkspacePath: o.str("workspace_path")}
+		if d := o.str("dataset"); d != "" {
 			b.Dataset = d
 		}
-		if g, ok := e.Benchmark.Options["gate"].(bool); ok && g {
+		if o.boolean("gate") {
 			b.Gate = &harbor.Gate{}
 		}
-		return b, nil
+		return b, o.err()
 	}
 	return nil, fmt.Errorf("unknown benchmark kind %q", e.Benchmark.Kind)
 }

@@ -46,7 +46,8 @@ type Options struct {
 	NewHarness func(c config.HarnessModel, spec registry.Spec) (harness.Harness, error)
 	// Bench replaces the config's benchmark (tests); nil: plan.Build.
 	Bench benchmark.Benchmark
-	// Exec runs the CLIs; nil: sandbox.Local.
+	// Exec runs the CLIs of host benchmarks (tests); nil: sandbox.Local.
+	// Container benchmarks always run them in the trial's task container.
 	Exec sandbox.Executor
 }
 
@@ -76,6 +77,9 @@ type Outcome struct {
 type Result struct {
 	Plan     *plan.Plan
 	Outcomes []Outcome
+	// DockerRun is the hoh.run label of the run's containers and images
+	// (empty when its benchmark needs none); all are removed when Run returns.
+	DockerRun string
 }
 
 // Count returns how many outcomes are in state s.
@@ -100,7 +104,7 @@ func Prepare(ctx context.Context, e *config.Experiment, bench benchmark.Benchmar
 
 // Run executes the experiment (or the shard of it) to completion, or until
 // ctx ends. Trial failures are outcomes; the error is for the run itself.
-func Run(ctx context.Context, e *config.Experiment, opts Options) (*Result, error) {
+func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, err error) {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
@@ -122,6 +126,19 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (*Result, erro
 	if err := r.startHarnesses(); err != nil {
 		return nil, err
 	}
+	dockerRun := ""
+	defer func() {
+		if cerr := r.closeContainers(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		if res != nil {
+			res.DockerRun = dockerRun
+		}
+	}()
+	if err := r.startContainers(ctx); err != nil {
+		return nil, err
+	}
+	dockerRun = r.dockerRun()
 	for label, rt := range r.configs {
 		p.Lock.Harnesses[label] = rt.harness.Name() + "@" + rt.harness.Version()
 	}
@@ -173,6 +190,7 @@ type run struct {
 	opts    Options
 	out     string
 	configs map[string]*configRuntime
+	docker  *containers // nil unless the benchmark runs tasks in containers
 
 	mu       sync.Mutex
 	finished map[string]Outcome // by key, for records
@@ -212,11 +230,7 @@ func (r *run) startHarnesses() error {
 			rt.secrets = []string{key}
 		}
 		rt.cfg = c
-		build := r.opts.NewHarness
-		if build == nil {
-			build = func(_ config.HarnessModel, s registry.Spec) (harness.Harness, error) { return registry.New(s) }
-		}
-		h, err := build(c, c.HarnessSpec())
+		h, err := r.buildHarness(c, c.HarnessSpec())
 		if err != nil {
 			return fmt.Errorf("config %s: %w", c.Label, err)
 		}
@@ -386,13 +400,10 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) Outcome {
 		logf = func(format string, args ...any) { r.progress.logf(t.Dir+": "+format, args...) }
 	}
 	env := trial.Env{
-		Bench: r.plan.Bench, Task: t.Task, Harness: rt.harness, Exec: r.opts.Exec,
+		Bench: r.plan.Bench, Task: t.Task, Exec: r.opts.Exec,
 		ContractRetries: r.exp.Retries.Contract,
 		Timeouts:        trial.Timeouts(r.exp.Timeouts),
 		Env:             rt.env, Secrets: rt.secrets, Logf: logf,
-	}
-	if env.Exec == nil {
-		env.Exec = sandbox.Local{}
 	}
 	if env.ContractRetries == 0 {
 		env.ContractRetries = -1 // explicit zero: no contract retries
@@ -400,7 +411,7 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) Outcome {
 	o := Outcome{Trial: t}
 	backoff := r.exp.Retries.Backoff
 	for replaced := 0; ; replaced++ {
-		s, err := trial.Run(ctx, dir, t.Spec(), env)
+		s, err := r.attempt(ctx, t, rt, env)
 		if err == nil {
 			o = outcomeOf(t, s)
 			o.Replacements = countReplacements(r.out, t.Key) // across resumed runs too

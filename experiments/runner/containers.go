@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/environment"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// containers is what a run of a container benchmark (Harbor, ProgramBench)
+// holds once: one Docker client whose run label marks every container and
+// image of the run, and one static relay binary for the model relay.
+type containers struct {
+	client     *docker.Client
+	relay      string
+	tmp        string
+	stopSignal func()
+}
+
+// startContainers connects to Docker and builds the relay, only when the
+// benchmark's agents work in task containers.
+func (r *run) startContainers(ctx context.Context) error {
+	if _, ok := r.plan.Bench.(environment.ContainerBenchmark); !ok {
+		return nil
+	}
+	// The relay passes plain http only: say so before any trial starts.
+	for _, rt := range r.configs {
+		if u, err := url.Parse(rt.cfg.Provider.BaseURL); err != nil || u.Scheme != "http" {
+			return fmt.Errorf("config %s: provider base_url %q: agents in task containers reach the model through a relay that forwards plain http only (put a local http proxy in front of an https endpoint)",
+				rt.cfg.Label, rt.cfg.Provider.BaseURL)
+		}
+	}
+	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-run-%d-%d", os.Getpid(), time.Now().UnixNano())})
+	if err != nil {
+		return fmt.Errorf("benchmark %s runs its tasks in containers: %w", r.exp.Benchmark.Kind, err)
+	}
+	r.docker = &containers{client: c, stopSignal: c.CleanupOnSignal()}
+	if err := plan.AttachDocker(r.exp, r.plan.Bench, c); err != nil {
+		return err
+	}
+	root, err := cliinstall.RepoRoot()
+	if err != nil {
+		return fmt.Errorf("building the model relay (run hoh from the repository): %w", err)
+	}
+	if r.docker.tmp, err = os.MkdirTemp("", "hoh-relay-"); err != nil {
+		return err
+	}
+	bin := filepath.Join(r.docker.tmp, "hoh-relay")
+	if err := docker.BuildRelayBinary(ctx, root, bin); err != nil {
+		return fmt.Errorf("building the model relay: %w", err)
+	}
+	r.docker.relay = bin
+	fmt.Fprintf(r.opts.Out, "containers of this run are labelled %s=%s\n", docker.LabelRun, c.RunID())
+	return nil
+}
+
+// closeContainers removes every container and image labelled with this
+// run, even ones an interrupted attempt left behind.
+func (r *run) closeContainers() error {
+	d := r.docker
+	if d == nil {
+		return nil
+	}
+	r.docker = nil
+	d.stopSignal()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := d.client.Cleanup(ctx)
+	d.client.API.Close()
+	if d.tmp != "" {
+		os.RemoveAll(d.tmp)
+	}
+	if err != nil {
+		return fmt.Errorf("removing the run's containers and images (label %s=%s): %w", docker.LabelRun, d.client.RunID(), err)
+	}
+	return nil
+}
+
+// dockerRun is the run label of this run's containers, or "".
+func (r *run) dockerRun() string {
+	if r.docker == nil {
+		return ""
+	}
+	return r.docker.client.RunID()
+}
+
+// attempt runs one attempt of a trial in a fresh environment: the host, or
+// a task container whose start failure is an infrastructure failure.
+func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*trial.Summary, error) {
+	opts := environment.Options{Provider: rt.cfg.Provider}
+	if r.docker != nil {
+		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
+	}
+	env, err := environment.Open(ctx, r.plan.Bench, t.Task, r.trialDir(t), opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &trial.InfraError{Stage: "environment", Evidence: err.Error()}
+	}
+	defer env.Close(context.WithoutCancel(ctx))
+	for _, n := range env.Notes {
+		base.Logf("environment: %s", n)
+	}
+	h := rt.harness
+	if env.Kind == environment.Docker || env.Provider != rt.cfg.Provider {
+		spec := rt.cfg.HarnessSpec()
+		spec.Provider = env.Provider
+		spec.InContainer = env.Kind == environment.Docker
+		if h, err = r.buildHarness(rt.cfg, spec); err != nil {
+			return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)
+		}
+	}
+	base.Harness = h
+	if env.Kind == environment.Docker || r.opts.Exec == nil {
+		base.Exec = env.Exec
+	}
+	return trial.Run(ctx, env.TrialDir, t.Spec(), base)
+}
+
+func (r *run) buildHarness(c config.HarnessModel, s registry.Spec) (harness.Harness, error) {
+	if r.opts.NewHarness != nil {
+		return r.opts.NewHarness(c, s)
+	}
+	return registry.New(s)
+}

@@ -1,0 +1,193 @@
+package runner
+
+// Integration tests of container benchmarks: real Docker, the REAL Codex CLI
+// inside the task containers, and the scripted provider (the test double for
+// the model) on the host, reached only through the model relay.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// smokeBaseTag is the base image testdata/harbor's Dockerfiles start FROM
+// (configs/examples/scripts/harbor-smoke-base.sh builds the same outside tests).
+const smokeBaseTag = "hoh-smoke-busybox:latest"
+
+// dockerPrereqs fails the test unless Docker and the Codex CLI are here, and
+// builds the busybox base image (removed when the test ends).
+func dockerPrereqs(t *testing.T) *docker.Client {
+	t.Helper()
+	if _, err := cliinstall.Find("codex"); err != nil {
+		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
+	}
+	ctx := context.Background()
+	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-runner-test-base-%d", time.Now().UnixNano())})
+	if err != nil {
+		t.Fatalf("Docker is required for this test (run scripts/start-dockerd.sh): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("removing the base image: %v", err)
+		}
+	})
+	bb, err := docker.FindBusybox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := docker.BusyboxContext(dir, bb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.BuildImage(ctx, dir, "", smokeBaseTag); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := cliinstall.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// assertRunRemoved checks that nothing labelled with the run is left.
+func assertRunRemoved(t *testing.T, c *docker.Client, runID string) {
+	t.Helper()
+	if runID == "" {
+		t.Fatal("the run reported no Docker run label")
+	}
+	ctx := context.Background()
+	f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+runID))
+	cs, err := c.API.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ims, err := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs)+len(ims) != 0 {
+		t.Errorf("the run left %d container(s) and %d image(s) labelled %s", len(cs), len(ims), runID)
+	}
+}
+
+// The shipped example configs/examples/harbor-smoke.yaml, run in-process:
+// vanilla and HoH@1 of a no-network Harbor task, every role the real Codex
+// CLI in the task container, each checkpoint scored by the Harbor verifier.
+func TestHarborSmokeRunsInDocker(t *testing.T) {
+	c := dockerPrereqs(t)
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "harbor-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	e.Output = out
+	var log strings.Builder
+	res, err := Run(context.Background(), e, Options{Out: &log})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	assertRunRemoved(t, c, res.DockerRun)
+	if len(res.Outcomes) != 2 {
+		t.Fatalf("%d outcomes, want vanilla and hoh@1", len(res.Outcomes))
+	}
+	for _, o := range res.Outcomes {
+		if o.State != StateDone || o.Status != trial.StatusCompleted || o.Replacements != 0 {
+			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
+		}
+		ws := filepath.Join(out, o.Trial.Dir, "workspace")
+		if got, _ := os.ReadFile(filepath.Join(ws, "seed.txt")); string(got) != "seed\n" {
+			t.Errorf("%s: A_0 from the image's /app missing: seed.txt = %q", o.Trial.Dir, got)
+		}
+		if o.Trial.Arm == "hoh@1" {
+			// Only inside the container is /app the trial workspace.
+			if got, _ := os.ReadFile(filepath.Join(ws, "proof.txt")); string(got) != "seed\n42" {
+				t.Errorf("the Developer's shell did not run in the task container: proof.txt = %q", got)
+			}
+		}
+	}
+	set, err := results.Load(filepath.Join(out, "scores.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arms := map[string]float64{}
+	for _, r := range set.Rows {
+		if r.Metric == "reward" {
+			arms[r.Condition] = r.Value
+		}
+	}
+	if len(set.Rows) != 2 || len(arms) != 2 {
+		t.Fatalf("scores.csv: want one reward row per condition, got %+v", set.Rows)
+	}
+	for arm, v := range arms {
+		if v != 1 {
+			t.Errorf("%s: verifier reward %g, want 1", arm, v)
+		}
+	}
+	// The CLI got the key in its environment; no file may keep the value.
+	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), ScriptedKeyValue) {
+				t.Errorf("the API key value is in %s", p)
+			}
+		}
+		return nil
+	})
+}
+
+// A task container that Docker refuses to start is an infrastructure
+// failure: the attempt is replaced (replacements.jsonl), and the trial
+// fails only once the replacements are used up, with nothing left behind.
+func TestContainerStartFailureIsReplaced(t *testing.T) {
+	c := dockerPrereqs(t)
+	dir := t.TempDir()
+	script := filepath.Join(repoRoot(t), "configs", "examples", "scripts", "harbor-smoke.yaml")
+	cfg := `name: unstartable
+output: ` + filepath.Join(dir, "run") + `
+benchmark: {kind: harbor, path: ` + filepath.Join(repoRoot(t), "experiments", "runner", "testdata", "harbor-unstartable") + `}
+configs:
+  - label: codex
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: ` + script + `}
+conditions: [vanilla]
+retries: {infrastructure: 1, backoff: 10ms}
+`
+	os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(cfg), 0o644)
+	e, err := config.Load(filepath.Join(dir, "exp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), e, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRunRemoved(t, c, res.DockerRun)
+	o := res.Outcomes[0]
+	if o.State != StateFailed || o.Status != "" || !strings.Contains(o.Reason, "infrastructure failure persisted after 1 replacement") ||
+		!strings.Contains(o.Reason, "environment") {
+		t.Fatalf("outcome %+v", o)
+	}
+	reps, err := ReadReplacements(e.Output)
+	if err != nil || len(reps) != 1 || reps[0].Key != o.Trial.Key || !strings.Contains(reps[0].Reason, "memory") {
+		t.Fatalf("replacements.jsonl: %+v %v", reps, err)
+	}
+}
