@@ -191,3 +191,19 @@ retries: {infrastructure: 1, backoff: 10ms}
 		t.Fatalf("replacements.jsonl: %+v %v", reps, err)
 	}
 }
+
+// hoh run --check is Prepare: the example must validate and plan two trials
+// without Docker.
+func TestHarborSmokeConfigChecks(t *testing.T) {
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "harbor-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(context.Background(), e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Trials) != 2 || p.Trials[0].Task.Benchmark != "harbor-smoke" || p.Trials[0].Task.Limits.AllowInternet {
+		t.Fatalf("plan %+v", p.Trials)
+	}
+}
