@@ -4,6 +4,11 @@
 // per-configuration limits, replaces attempts lost to infrastructure
 // failures (paper B.2), stops starting trials once the token budget is
 // spent, and keeps scores.csv and trials.jsonl current after every trial.
+// Container benchmarks (Harbor, ProgramBench) get one Docker client and one
+// model-relay binary per run; every trial attempt opens its own task
+// container (experiments/environment), a container that cannot start is an
+// infrastructure failure, and every container and image of the run is
+// removed when Run returns (or on SIGINT/SIGTERM).
 // Rerunning the same command resumes: finished trials are skipped and
 // interrupted ones continue from their last committed stage.
 package runner
