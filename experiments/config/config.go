@@ -55,8 +55,8 @@ type Experiment struct {
 
 // BenchmarkSpec names the benchmark adapter and its data.
 type BenchmarkSpec struct {
-	Kind    string         `yaml:"kind" json:"kind"` // builtin, gamecraft, programbench, harbor
-	Path    string         `yaml:"path,omitempty" json:"path,omitempty"`
+	Kind string `yaml:"kind" json:"kind"` // builtin, gamecraft, programbench, harbor
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
 	// Options per kind (documented in plan.BenchmarkOptions): harbor
 	// dataset, gate, workspace_path; programbench agent_image, eval_image,
 	// tests_root, cleanroom_root, compile_timeout, test_timeout, eval_cpus,
