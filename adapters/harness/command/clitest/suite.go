@@ -253,3 +253,24 @@ func Faults(t *testing.T, tg Target, api string) {
 		assertGone(t, inv)
 	})
 }
+
+// Effort runs a Planner turn with the provider's ReasoningEffort set and
+// returns the body of the request the CLI sent, so a test can check the
+// effort reached the wire.
+func Effort(t *testing.T, tg Target, api, effort string) string {
+	r := Start(t, scripted.Script{Entries: []scripted.Entry{{
+		Name: "effort", Match: "Think hard", Steps: []scripted.Step{{Say: "thought"}},
+	}}})
+	p := r.Provider(api)
+	p.ReasoningEffort = effort
+	h := tg.New(t, p)
+	res := Run(t, h, r.Inv(t, "effort", harness.RolePlanner, harness.AccessReadOnly, "Think hard about the plan."))
+	if res.Outcome != harness.OutcomeCompleted {
+		t.Fatalf("outcome %s (%s)", res.Outcome, res.Evidence)
+	}
+	bodies := r.Bodies(t, "effort")
+	if len(bodies) == 0 {
+		t.Fatal("no request reached the provider")
+	}
+	return bodies[0]
+}

@@ -1,0 +1,28 @@
+package pi
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+)
+
+// Pi's --thinking maps onto the wire API's own reasoning field.
+func TestPiReasoningEffortReachesTheRequest(t *testing.T) {
+	var chat struct {
+		ReasoningEffort string `json:"reasoning_effort"`
+	}
+	json.Unmarshal([]byte(clitest.Effort(t, clitest.Target{New: newPi}, "chat", "high")), &chat)
+	if chat.ReasoningEffort != "high" {
+		t.Errorf("chat request reasoning_effort %q, want high", chat.ReasoningEffort)
+	}
+	var anth struct {
+		Thinking struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
+	}
+	json.Unmarshal([]byte(clitest.Effort(t, clitest.Target{New: newPi}, "anthropic", "high")), &anth)
+	if anth.Thinking.Type != "enabled" {
+		t.Errorf("anthropic request thinking %+v, want enabled", anth.Thinking)
+	}
+}
