@@ -38,7 +38,7 @@ var infra = regexp.MustCompile(`(?i)` + strings.Join([]string{
 	`stream disconnected`, `stream error`, `error sending request`, `connection (refused|reset|closed|error)`, `econnrefused`, `econnreset`,
 	`socket hang up`, `fetch failed`, `network error`, `terminated`, `premature close`,
 	`transport error`, `timed out`, `broken pipe`, `unexpected eof`, `idle timeout`, `failed to parse (sse|event)`,
-	`unexpected token`, `invalid json`, `json parse`,
+	`unexpected token`, `invalid json`, `json parse`, `in JSON at position`, `malformed (response|sse|event|json|stream)`,
 }, "|"))
 
 // IsInfra reports whether msg looks like a provider or transport failure.

@@ -26,6 +26,8 @@ func TestClassify(t *testing.T) {
 		{"wall beats errors", Evidence{Exit: sandbox.Exit{TimedOut: true, Detail: "killed after wall timeout 6s"}, Problems: []string{"500"}}, harness.OutcomeTimeout, "last error: 500"},
 		{"exit 0 without a turn", Evidence{}, harness.OutcomeAgentFailure, "without a finished turn"},
 		{"crash with transport stderr", Evidence{Exit: sandbox.Exit{Code: 1}, StderrTail: "Error: connect ECONNREFUSED 127.0.0.1:1"}, harness.OutcomeInfraFailure, "ECONNREFUSED"},
+		{"garbage stream (pi)", Evidence{Problems: []string{"Expected property name or '}' in JSON at position 1"}}, harness.OutcomeInfraFailure, "JSON at position"},
+		{"garbage stream (claude)", Evidence{Exit: sandbox.Exit{Code: 1}, Problems: []string{"API returned an empty or malformed response (HTTP 200)"}}, harness.OutcomeInfraFailure, "malformed"},
 		{"crash", Evidence{Exit: sandbox.Exit{Code: 2}, StderrTail: "unknown option --frobnicate"}, harness.OutcomeAgentFailure, "frobnicate"},
 	}
 	for _, c := range cases {

@@ -12,6 +12,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/command"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/scripted"
 )
 
 func loadSpec(t *testing.T, name string) *command.Spec {
@@ -43,5 +44,6 @@ func TestCommandHarnessDescribingPi(t *testing.T) {
 		APIs:            []string{"chat", "responses", "anthropic"},
 		StateEnv:        "PI_CODING_AGENT_DIR",
 		StatusFaultWall: 60 * time.Second,
+		MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
 	})
 }

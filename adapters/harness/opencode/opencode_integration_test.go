@@ -10,6 +10,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/scripted"
 )
 
 func newOpenCode(t *testing.T, p harness.Provider) harness.Harness {
@@ -34,5 +35,6 @@ func TestOpenCodeAgainstScriptedProvider(t *testing.T) {
 		// OpenCode retries 5xx five times with back-off and has no setting
 		// to turn that off.
 		StatusFaultWall: 150 * time.Second,
+		MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}},
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/scripted"
 )
 
 func newPi(t *testing.T, p harness.Provider) harness.Harness {
@@ -31,5 +32,6 @@ func TestPiAgainstScriptedProvider(t *testing.T) {
 		APIs:            []string{"chat", "responses", "anthropic"},
 		StateEnv:        "PI_CODING_AGENT_DIR",
 		StatusFaultWall: 60 * time.Second,
+		MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
 	})
 }

@@ -2,6 +2,7 @@ package clitest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,9 @@ type Target struct {
 	// StatusFaultWall bounds the runs against a failing provider; CLIs whose
 	// own retries cannot be turned off need longer.
 	StatusFaultWall time.Duration
+	// MoreInfraFaults are further faults (401, 429, garbage streams) that
+	// must end as infrastructure failures within StatusFaultWall.
+	MoreInfraFaults []scripted.Fault
 }
 
 // writeTools are tool names a read-only Planner must not be offered.
@@ -225,6 +229,20 @@ func Faults(t *testing.T, tg Target, api string) {
 		}
 		assertGone(t, inv)
 	})
+	for _, f := range tg.MoreInfraFaults {
+		name := api + "/" + f.Kind
+		if f.Status != 0 {
+			name = fmt.Sprintf("%s/http%d", api, f.Status)
+		}
+		t.Run(name, func(t *testing.T) {
+			h, inv := rig(t, &f)
+			res := Run(t, h, inv)
+			if res.Outcome != harness.OutcomeInfraFailure {
+				t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+			}
+			assertGone(t, inv)
+		})
+	}
 	t.Run(api+"/stall", func(t *testing.T) {
 		h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultStall})
 		inv.IdleTimeout, inv.WallTimeout = 5*time.Second, 60*time.Second
