@@ -87,11 +87,20 @@ type Env struct {
 	Container *docker.Environment
 	// Notes are limits that could not be applied, and similar facts.
 	Notes []string
+
+	bridge *tlsBridge // host-side TLS termination for an https provider
 }
 
 // Close removes the container (and stops its relay). Safe to call twice.
 func (e *Env) Close(ctx context.Context) error {
-	if e == nil || e.Container == nil {
+	if e == nil {
+		return nil
+	}
+	if e.bridge != nil {
+		e.bridge.Close()
+		e.bridge = nil
+	}
+	if e.Container == nil {
 		return nil
 	}
 	c := e.Container
@@ -137,9 +146,23 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	mounts = append(mounts, docker.Mount{Host: abs, Container: abs})
 	prov := opts.Provider
 	var relay *docker.RelaySpec
+	var bridge *tlsBridge
 	if prov.BaseURL != "" {
-		target, err := relayTarget(prov.BaseURL)
+		u, err := url.Parse(prov.BaseURL)
 		if err != nil {
+			return nil, fmt.Errorf("environment: provider %s: base_url %q: %w", prov.Name, prov.BaseURL, err)
+		}
+		if u.Scheme == "https" {
+			if bridge, err = startTLSBridge(u); err != nil {
+				return nil, fmt.Errorf("environment: provider %s: %w", prov.Name, err)
+			}
+			u = &url.URL{Scheme: "http", Host: bridge.Addr(), Path: u.Path}
+		}
+		target, err := relayTarget(u.String())
+		if err != nil {
+			if bridge != nil {
+				bridge.Close()
+			}
 			return nil, fmt.Errorf("environment: provider %s: %w", prov.Name, err)
 		}
 		if opts.RelayBinary == "" {
@@ -156,9 +179,12 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		Labels: map[string]string{"hoh.task": task.ID, "hoh.trial": filepath.Base(abs)},
 	})
 	if err != nil {
+		if bridge != nil {
+			bridge.Close()
+		}
 		return nil, err
 	}
-	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: prov, TrialDir: abs, Container: c, Notes: c.Notes}
+	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: prov, TrialDir: abs, Container: c, Notes: c.Notes, bridge: bridge}
 	if relay != nil {
 		u, _ := url.Parse(prov.BaseURL)
 		env.Provider.BaseURL = c.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
@@ -233,15 +259,15 @@ func harnessMounts(opts Options) ([]docker.Mount, []string, error) {
 }
 
 // relayTarget is the host:port the relay forwards to. The relay passes
-// bytes through, so a TLS endpoint's certificate would not match the
-// in-container 127.0.0.1: only plain http is accepted.
+// bytes through, so it takes plain http only; Open puts a tlsBridge in front
+// of an https provider.
 func relayTarget(baseURL string) (string, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return "", fmt.Errorf("base_url %q: %w", baseURL, err)
 	}
 	if u.Scheme != "http" {
-		return "", fmt.Errorf("base_url %q: the container relay forwards plain http only (put a local http proxy in front of an https endpoint)", baseURL)
+		return "", fmt.Errorf("base_url %q: the container relay forwards plain http only (https endpoints go through the host-side TLS bridge)", baseURL)
 	}
 	host, port := u.Hostname(), u.Port()
 	if host == "" {

@@ -34,11 +34,11 @@ func (r *run) startContainers(ctx context.Context) error {
 	if _, ok := r.plan.Bench.(environment.ContainerBenchmark); !ok {
 		return nil
 	}
-	// The relay passes plain http only: say so before any trial starts.
+	// The relay forwards http; https providers go through the environment's
+	// host-side TLS bridge. Anything else is refused before any trial starts.
 	for _, rt := range r.configs {
-		if u, err := url.Parse(rt.cfg.Provider.BaseURL); err != nil || u.Scheme != "http" {
-			return fmt.Errorf("config %s: provider base_url %q: agents in task containers reach the model through a relay that forwards plain http only (put a local http proxy in front of an https endpoint)",
-				rt.cfg.Label, rt.cfg.Provider.BaseURL)
+		if u, err := url.Parse(rt.cfg.Provider.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return fmt.Errorf("config %s: provider base_url %q must be an http or https URL", rt.cfg.Label, rt.cfg.Provider.BaseURL)
 		}
 	}
 	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-run-%d-%d", os.Getpid(), time.Now().UnixNano())})
