@@ -28,7 +28,8 @@ if ! command -v dockerd >/dev/null 2>&1; then
 fi
 
 # A stale pid file from a dead daemon blocks a new start.
-if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
+# A pid file whose pid is dead, or now belongs to another process, is stale.
+if [ -f /var/run/docker.pid ] && [ "$(cat "/proc/$(cat /var/run/docker.pid)/comm" 2>/dev/null)" != dockerd ]; then
 	rm -f /var/run/docker.pid
 fi
 
