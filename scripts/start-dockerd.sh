@@ -33,12 +33,14 @@ if [ -f /var/run/docker.pid ] && [ "$(cat "/proc/$(cat /var/run/docker.pid)/comm
 	rm -f /var/run/docker.pid
 fi
 
+# setsid: the daemons get their own session, so whatever ends the caller's
+# process group (a job runner, a test's group kill) does not end them.
 if ! pgrep -x dockerd >/dev/null 2>&1; then
 	if ! pgrep -x containerd >/dev/null 2>&1 && command -v containerd >/dev/null 2>&1; then
-		nohup containerd >>"${LOG%.log}-containerd.log" 2>&1 &
+		setsid nohup containerd >>"${LOG%.log}-containerd.log" 2>&1 &
 		sleep 1
 	fi
-	nohup dockerd -H "unix://$SOCK" ${DOCKERD_ARGS:-} >>"$LOG" 2>&1 &
+	setsid nohup dockerd -H "unix://$SOCK" ${DOCKERD_ARGS:-} >>"$LOG" 2>&1 &
 	echo "started dockerd (pid $!), log $LOG"
 fi
 
