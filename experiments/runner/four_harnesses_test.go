@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// The same HoH@2 smoke run through each of the four real CLIs (installed by
+// scripts/install-harnesses.sh), each against the scripted test-double
+// provider on one of its wire APIs: every trial completes, every checkpoint
+// is scored, and each trial's token ledger equals what its provider served.
+func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "four-harnesses.yaml"))
+	if err != nil {
+		t.Fatalf("%v (the four CLIs are installed by scripts/install-harnesses.sh)", err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	e.Output = out
+	var log strings.Builder
+	res, err := Run(context.Background(), e, Options{Out: &log})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	harnesses := map[string]bool{}
+	for _, o := range res.Outcomes {
+		harnesses[o.Trial.Config] = true
+		if o.State != StateDone || o.Status != trial.StatusCompleted {
+			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
+			continue
+		}
+		var s trial.Summary
+		if err := records.ReadJSON(filepath.Join(out, o.Trial.Dir, "summary.json"), &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Checkpoints) != 2 || s.Checkpoints[1].Metrics["pass_rate"] != 100 {
+			t.Errorf("%s: checkpoints %+v", o.Trial.Config, s.Checkpoints)
+		}
+		served := servedTokens(t, filepath.Join(out, "provider-"+o.Trial.Config+".jsonl"))
+		if got := s.Usage.Input + s.Usage.Output; got != served || got == 0 {
+			t.Errorf("%s: ledger %d tokens, provider served %d", o.Trial.Config, got, served)
+		}
+	}
+	for _, want := range []string{"codex-scripted", "claude-scripted", "opencode-scripted", "pi-scripted"} {
+		if !harnesses[want] {
+			t.Errorf("no trial for %s", want)
+		}
+	}
+	set, err := results.Load(filepath.Join(out, "scores.csv"))
+	if err != nil || len(set.Rows) != 8 {
+		t.Fatalf("scores.csv: %v, %d rows (want 4 CLIs x 2 checkpoints)", err, len(set.Rows))
+	}
+}
+
+// servedTokens sums input + output over the provider's request log.
+func servedTokens(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var line struct {
+			Served struct {
+				Usage struct{ Input, Output int64 } `json:"usage"`
+			} `json:"served"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		n += line.Served.Usage.Input + line.Served.Usage.Output
+	}
+	return n
+}
