@@ -50,3 +50,20 @@ func TestReportOfAScriptedRunSaysSo(t *testing.T) {
 		t.Fatalf("code %d\n%s\n%s", code, out, errs)
 	}
 }
+
+func TestReportWithoutReplacedTrials(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "scores.csv"), []byte("benchmark,config,condition,checkpoint,task,metric,value,source\n"+
+		"builtin,c,vanilla,1,t1,pass_rate,50,k1\nbuiltin,c,hoh,1,t1,pass_rate,100,k2\n"+
+		"builtin,c,vanilla,1,t2,pass_rate,70,k3\nbuiltin,c,hoh,1,t2,pass_rate,90,k4\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "replacements.jsonl"), []byte(`{"key":"k2","dir":"c/hoh@1/t1/rep-1","attempt":1,"reason":"HTTP 503"}`+"\n"), 0o644)
+	args := []string{"report", "table1", "--results", dir, "--config", "../../configs/paper/table1.yaml", "--format", "csv"}
+	_, with, _ := runCLI(t, args...)
+	code, without, errs := runCLI(t, append(args, "--without-replaced")...)
+	if code != 0 || !strings.Contains(errs, "1 task(s) with a replaced trial dropped") {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	if !strings.Contains(with, "hoh@1,all,pass_rate,,95,") || !strings.Contains(without, "hoh@1,all,pass_rate,,90,") || !strings.Contains(without, "vanilla,all,pass_rate,,70,") {
+		t.Fatalf("with:\n%s\nwithout:\n%s", with, without)
+	}
+}

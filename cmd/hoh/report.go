@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/tables"
+	"github.com/hoh-research/hoh/experiments/runner"
 )
 
 func init() {
@@ -19,6 +21,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
 	format := fs.String("format", "text", "output format: text, markdown, latex or csv")
 	config := fs.String("config", "", "table config YAML (default configs/paper/NAME.yaml)")
+	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure, from every arm (needs --results run directories)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
 		fs.PrintDefaults()
@@ -40,5 +43,49 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	} else {
 		warnScripted(stderr, resultPaths)
 	}
-	return tables.Run(name, path, resultPaths, *format, stdout)
+	if !*withoutReplaced {
+		return tables.Run(name, path, resultPaths, *format, stdout)
+	}
+	if len(resultPaths) == 0 {
+		return fmt.Errorf("%w: --without-replaced needs --results run directories", errUsage)
+	}
+	set, dropped, err := withoutReplacedTrials(resultPaths)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "without replaced trials: %d task(s) with a replaced trial dropped from every arm of their configuration\n", dropped)
+	cfg, err := tables.LoadConfig(path)
+	if err != nil {
+		return err
+	}
+	return tables.Report(name, cfg, set, nil, *format, stdout)
+}
+
+// withoutReplacedTrials loads the records and drops every task that had a
+// replaced trial (runs' replacements.jsonl; rows name their trial in source)
+// from all arms of its configuration, so paired comparisons stay paired.
+func withoutReplacedTrials(paths []string) (*results.Set, int, error) {
+	set, err := results.Load(paths...)
+	if err != nil {
+		return nil, 0, err
+	}
+	replaced := map[string]bool{}
+	for _, p := range paths {
+		reps, err := runner.ReadReplacements(p)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", p, err)
+		}
+		for _, r := range reps {
+			replaced[r.Key] = true
+		}
+	}
+	type configTask struct{ benchmark, config, task string }
+	drop := map[configTask]bool{}
+	for _, r := range set.Rows {
+		if replaced[r.Source] {
+			drop[configTask{r.Benchmark, r.Config, r.Task}] = true
+		}
+	}
+	kept, err := results.NewSet(set.Filter(func(r results.Row) bool { return !drop[configTask{r.Benchmark, r.Config, r.Task}] }))
+	return kept, len(drop), err
 }
