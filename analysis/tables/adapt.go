@@ -341,3 +341,54 @@ func containsInt(xs []int, x int) bool {
 	}
 	return false
 }
+
+// taskSpecs shapes the per-task tables for the user's own records: one
+// table per benchmark and configuration present, its arms as columns (in the
+// paper's order), its primary metric per task, a Mean row, and a Delta
+// column of the last HoH checkpoint minus Vanilla when both are present.
+func taskSpecs(set *results.Set) ([]Spec, error) {
+	c := survey(set.Rows)
+	var specs []Spec
+	for _, bench := range orderBenches(c.benches) {
+		for _, config := range orderConfigs(c.configs) {
+			arms := map[string]bool{}
+			var list []string
+			for _, r := range set.Rows {
+				if a := r.Arm().String(); r.Benchmark == bench && r.Config == config && !arms[a] {
+					arms[a] = true
+					list = append(list, a)
+				}
+			}
+			if len(list) == 0 {
+				continue
+			}
+			sortArms(list)
+			bm, err := primary(set.Rows, bench, arms)
+			if err != nil {
+				return nil, fmt.Errorf("tables: tasks: %w", err)
+			}
+			s := Spec{Name: "tasks", Benchmark: bench, Configs: []string{config}, Arms: list, Metric: bm.metric,
+				Vanilla: results.Vanilla,
+				Title:   fmt.Sprintf("%s per-task %s, %s (from the given records)", bench, bm.metric, configLabel(config))}
+			lastHoH := 0
+			for _, a := range list {
+				if p := parseArm(a); p.Condition == results.HoH && p.Checkpoint > lastHoH {
+					lastHoH = p.Checkpoint
+				}
+			}
+			if arms[results.Vanilla] && lastHoH > 0 {
+				s.Delta = fmt.Sprintf("%s@%d", results.HoH, lastHoH)
+			}
+			for _, a := range list {
+				if a != results.Vanilla && arms[results.Vanilla] {
+					s.Compare = append(s.Compare, a)
+				}
+			}
+			specs = append(specs, s)
+		}
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("tables: tasks: the records hold no rows")
+	}
+	return specs, nil
+}

@@ -243,3 +243,45 @@ func TestOwnRecordsNoMatchError(t *testing.T) {
 		}
 	}
 }
+
+func TestOwnRecordsPerTaskTables(t *testing.T) {
+	rows := []results.Row{
+		row("alpha-local", "vanilla", "t1", 40, 1), row("alpha-local", "hoh@1", "t1", 60, 2), row("alpha-local", "hoh@2", "t1", 70, 3),
+		row("alpha-local", "vanilla", "t2", 50, 1), row("alpha-local", "hoh@1", "t2", 55, 2), row("alpha-local", "hoh@2", "t2", 45, 3),
+		row("beta-local", "vanilla", "t1", 10, 1),
+	}
+	set, err := results.Load(writeRecords(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := Build("tasks", Config{}, set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 {
+		t.Fatalf("want one table per configuration, got %d", len(ts))
+	}
+	alpha := ts[0]
+	if strings.Join(alpha.Columns, "|") != "Vanilla|HoH@1|HoH@2|Delta HoH@2 - Vanilla" {
+		t.Fatalf("columns %q", alpha.Columns)
+	}
+	want := map[string][]float64{"t1": {40, 60, 70, 30}, "t2": {50, 55, 45, -5}, "Mean": {45, 57.5, 57.5, 12.5}}
+	for _, l := range alpha.Lines {
+		w, ok := want[l.Label]
+		if !ok {
+			continue
+		}
+		delete(want, l.Label)
+		for i, c := range l.Cells {
+			if c == nil || !c.HasComputed || math.Abs(c.Computed-w[i]) > 1e-9 {
+				t.Errorf("%s column %d: %+v, want %g", l.Label, i, c, w[i])
+			}
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("rows missing: %v", want)
+	}
+	if len(ts[1].Columns) != 1 || ts[1].Columns[0] != "Vanilla" {
+		t.Errorf("beta-local has only Vanilla and no delta: %q", ts[1].Columns)
+	}
+}

@@ -18,7 +18,14 @@ var Names = []string{"table1", "table2", "table3", "tasks"}
 // leaves every cell computed-only or empty.
 func Build(name string, cfg Config, set *results.Set, reported []paper.Reported) ([]*Table, error) {
 	var out []*Table
-	for _, s := range cfg.specs() {
+	specs := cfg.specs()
+	if set != nil && name == "tasks" {
+		var err error
+		if specs, err = taskSpecs(set); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range specs {
 		data := set
 		if data == nil {
 			var err error
