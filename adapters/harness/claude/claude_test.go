@@ -7,7 +7,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/classify"
-	"github.com/hoh-research/hoh/adapters/harness/command"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
@@ -19,14 +19,14 @@ func TestDeniedToolIsAgentFailureDespiteExitZero(t *testing.T) {
 			`"usage":{"input_tokens":100,"cache_read_input_tokens":20,"cache_creation_input_tokens":5,"output_tokens":7},` +
 			`"permission_denials":[{"tool_name":"Bash","tool_id":"t1","tool_input":{"command":"rm -rf /"}}]}`,
 	}
-	ev := parseEvents(command.JSONLines(lines))
-	if ev.sessionID != "s-1" || ev.finalMessage != "I could not run it." || len(ev.tools) != 1 || ev.tools[0].Name != "Bash" {
+	ev := parseEvents(cliproc.JSONLines(lines))
+	if ev.SessionID != "s-1" || ev.FinalMessage != "I could not run it." || len(ev.Tools) != 1 || ev.Tools[0].Name != "Bash" {
 		t.Errorf("parsed %+v", ev)
 	}
-	if want := (harness.Usage{Input: 125, CachedInput: 20, Output: 7, Total: 132}); ev.usage != want {
-		t.Errorf("usage %+v, want %+v", ev.usage, want)
+	if want := (harness.Usage{Input: 125, CachedInput: 20, Output: 7, Total: 132}); ev.Usage != want {
+		t.Errorf("usage %+v, want %+v", ev.Usage, want)
 	}
-	out, evidence := classify.Classify(classify.Evidence{Exit: sandbox.Exit{Code: 0}, Completed: ev.completed, Problems: ev.problems})
+	out, evidence := classify.Classify(classify.Evidence{Exit: sandbox.Exit{Code: 0}, Completed: ev.Completed, Problems: ev.Problems})
 	if out != harness.OutcomeAgentFailure || !strings.Contains(evidence, "Bash was denied") {
 		t.Errorf("outcome %s evidence %q", out, evidence)
 	}

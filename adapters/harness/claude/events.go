@@ -6,17 +6,11 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
 // events is what hoh keeps from a stream-json run.
-type events struct {
-	sessionID    string
-	finalMessage string
-	usage        harness.Usage
-	tools        []harness.ToolCall
-	completed    bool
-	problems     []string
-}
+type events = cliproc.Report
 
 type claudeEvent struct {
 	Type      string `json:"type"`
@@ -57,7 +51,7 @@ func parseEvents(raw []json.RawMessage) events {
 			continue
 		}
 		if e.SessionID != "" {
-			ev.sessionID = e.SessionID
+			ev.SessionID = e.SessionID
 		}
 		switch e.Type {
 		case "assistant":
@@ -67,7 +61,7 @@ func parseEvents(raw []json.RawMessage) events {
 			for _, c := range e.Message.Content {
 				switch c.Type {
 				case "tool_use":
-					ev.tools = append(ev.tools, harness.ToolCall{Name: c.Name, Input: string(c.Input)})
+					ev.Tools = append(ev.Tools, harness.ToolCall{Name: c.Name, Input: string(c.Input)})
 				case "text":
 					if c.Text != "" {
 						lastText = c.Text
@@ -82,11 +76,11 @@ func parseEvents(raw []json.RawMessage) events {
 			// includes both. Claude does not report reasoning tokens.
 			if u := e.Usage; u != nil {
 				in := u.Input + u.CacheRead + u.CacheCreation
-				ev.usage = harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output}
+				ev.Usage = harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output}
 			}
-			ev.finalMessage = e.Result
-			ev.completed = e.Subtype == "success" && !e.IsError
-			if !ev.completed {
+			ev.FinalMessage = e.Result
+			ev.Completed = e.Subtype == "success" && !e.IsError
+			if !ev.Completed {
 				msg := fmt.Sprintf("result %s", e.Subtype)
 				if s := strings.Trim(string(e.APIErrorStatus), `"`); s != "" && s != "null" {
 					msg += fmt.Sprintf(" (API status %s)", s)
@@ -97,15 +91,15 @@ func parseEvents(raw []json.RawMessage) events {
 				if len(e.Errors) > 0 {
 					msg += ": " + strings.Join(e.Errors, "; ")
 				}
-				ev.problems = append(ev.problems, msg)
+				ev.Problems = append(ev.Problems, msg)
 			}
 			for _, d := range e.PermissionDenials {
-				ev.problems = append(ev.problems, fmt.Sprintf("tool %s was denied by the permission policy (input %s)", d.ToolName, d.ToolInput))
+				ev.Problems = append(ev.Problems, fmt.Sprintf("tool %s was denied by the permission policy (input %s)", d.ToolName, d.ToolInput))
 			}
 		}
 	}
 	if !sawResult {
-		ev.finalMessage = lastText
+		ev.FinalMessage = lastText
 	}
 	return ev
 }

@@ -7,29 +7,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
-	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
 // PinnedVersion is the @openai/codex version this adapter is written against.
 const PinnedVersion = "0.171.0"
-
-// Defaults applied when an Invocation leaves a timeout at zero: a CLI with
-// no timeout can retry or hang forever.
-const (
-	DefaultWallTimeout = 2 * time.Hour
-	DefaultIdleTimeout = 15 * time.Minute
-)
 
 // argvPromptLimit: longer prompts go through stdin ("-") because Linux caps
 // a single argv string at 128 KiB.
@@ -92,17 +83,9 @@ func (h *Harness) Version() string { return h.cfg.Version }
 
 // Run performs one invocation; see harness.Harness.
 func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
-	if inv.StateDir == "" || inv.LogDir == "" || inv.WorkDir == "" {
-		return harness.Result{}, errors.New("codex: invocation needs WorkDir, StateDir and LogDir")
-	}
-	for _, d := range []string{inv.StateDir, inv.LogDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return harness.Result{}, fmt.Errorf("codex: %w", err)
-		}
-	}
-	key := lookupEnv(inv.Env, h.cfg.Provider.KeyEnv)
-	if key == "" {
-		return harness.Result{}, fmt.Errorf("codex: provider key variable %s is not set", h.cfg.Provider.KeyEnv)
+	key, err := cliproc.Prepare("codex", inv, h.cfg.Provider.KeyEnv)
+	if err != nil {
+		return harness.Result{}, err
 	}
 	secrets := append([]string{key}, inv.Secrets...)
 	if err := h.writeConfig(inv.StateDir); err != nil {
@@ -119,41 +102,13 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		h.cfg.Provider.KeyEnv + "=" + key,
 	}
 	env = append(env, inv.Env...)
-
-	stdout := newRedactingLog(filepath.Join(inv.LogDir, "stdout.jsonl"), secrets, true)
-	stderr := newRedactingLog(filepath.Join(inv.LogDir, "stderr.log"), secrets, false)
-	if stdout.err != nil || stderr.err != nil {
-		return harness.Result{}, fmt.Errorf("codex: log files: %w", errors.Join(stdout.err, stderr.err))
+	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{
+		Args: args, Env: env, Stdin: stdin, Secrets: []string{key},
+		Note: map[string]any{"codex_home": inv.StateDir},
+	})
+	if err != nil {
+		return harness.Result{}, fmt.Errorf("codex: %w", err)
 	}
-	redactedArgs := make([]string, len(args))
-	for i, a := range args {
-		redactedArgs[i] = redact(a, secrets)
-	}
-	if err := writeJSON(filepath.Join(inv.LogDir, "command.json"), map[string]any{
-		"argv": redactedArgs, "dir": inv.WorkDir, "env_names": envNames(env), "codex_home": inv.StateDir,
-	}); err != nil {
-		return harness.Result{}, err
-	}
-
-	wall, idle := inv.WallTimeout, inv.IdleTimeout
-	if wall <= 0 {
-		wall = DefaultWallTimeout
-	}
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
-	}
-	exec := inv.Exec
-	if exec == nil {
-		exec = sandbox.Local{}
-	}
-	cmd := sandbox.Command{Args: args, Dir: inv.WorkDir, Env: env, Stdout: stdout, Stderr: stderr,
-		WallTimeout: wall, IdleTimeout: idle}
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	exit, runErr := exec.Run(ctx, cmd)
-	stdout.Close()
-	stderr.Close()
 	// Codex snapshots the shell environment (the key included) into
 	// CODEX_HOME; the snapshot is only a start-up cache, so drop it.
 	_ = os.RemoveAll(filepath.Join(inv.StateDir, "shell_snapshots"))
@@ -161,17 +116,14 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		return harness.Result{}, fmt.Errorf("codex: scrub state dir: %w", err)
 	}
 
-	res := harness.Result{Command: redactedArgs, ExitCode: exit.Code, Duration: exit.Duration}
-	if runErr != nil {
+	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
+	if proc.RunErr != nil {
 		res.Outcome = harness.OutcomeInfraFailure
-		res.Evidence = redact("executor: "+runErr.Error(), secrets)
-		_ = writeJSON(filepath.Join(inv.LogDir, "result.json"), res)
+		res.Evidence = "executor: " + proc.RunErr.Error()
+		_ = cliproc.WriteJSON(filepath.Join(inv.LogDir, "result.json"), res)
 		return res, nil
 	}
-	ev := parseEvents(stdout.lines)
-	if err := writeJSON(filepath.Join(inv.LogDir, "events.json"), ev.raw); err != nil {
-		return res, err
-	}
+	ev := parseEvents(proc.Lines)
 	res.SessionID = ev.threadID
 	res.FinalMessage = ev.finalMessage
 	// Prefer the rollout's running total: it also counts model calls of a
@@ -182,14 +134,8 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		res.Usage = subUsage(ev.usage, baseline)
 	}
 	res.Tools = ev.tools
-	res.Outcome, res.Evidence = classify(exit, ev, stderr.tail())
-	if err := writeJSON(filepath.Join(inv.LogDir, "result.json"), res); err != nil {
-		return res, err
-	}
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("codex: invocation cancelled: %w", ctx.Err())
-	}
-	return res, nil
+	res.Outcome, res.Evidence = classify(proc.Exit, ev, proc.StderrTail)
+	return cliproc.Finish(ctx, "codex", inv, ev.raw, res)
 }
 
 // argv builds the command line; the second value is stdin text when the
@@ -274,33 +220,4 @@ func (h *Harness) writeConfig(stateDir string) error {
 func tomlString(s string) string {
 	b, _ := json.Marshal(s) // a JSON string is a valid TOML basic string
 	return string(b)
-}
-
-func lookupEnv(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return v
-		}
-	}
-	return os.Getenv(name)
-}
-
-func envNames(env []string) []string {
-	var names []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		names = append(names, k)
-	}
-	return names
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("codex: %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("codex: %w", err)
-	}
-	return nil
 }

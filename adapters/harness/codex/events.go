@@ -1,93 +1,14 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
-
-// redactingLog writes complete lines to a file with every secret replaced,
-// keeping the redacted lines (stdout) or a bounded tail (stderr) in memory.
-type redactingLog struct {
-	mu      sync.Mutex
-	f       *os.File
-	err     error
-	secrets []string
-	keep    bool
-	partial []byte
-	lines   []string
-	last    []string // bounded tail for stderr
-}
-
-func newRedactingLog(path string, secrets []string, keepLines bool) *redactingLog {
-	l := &redactingLog{secrets: secrets, keep: keepLines}
-	l.f, l.err = os.Create(path)
-	return l
-}
-
-func (l *redactingLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			break
-		}
-		l.emit(string(l.partial[:i]))
-		l.partial = l.partial[i+1:]
-	}
-	return len(p), nil
-}
-
-func (l *redactingLog) emit(line string) {
-	line = redact(line, l.secrets)
-	if l.f != nil {
-		_, _ = l.f.WriteString(line + "\n")
-	}
-	if l.keep {
-		l.lines = append(l.lines, line)
-	} else {
-		l.last = append(l.last, line)
-		if len(l.last) > 40 {
-			l.last = l.last[1:]
-		}
-	}
-}
-
-func (l *redactingLog) Close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.partial) > 0 {
-		l.emit(string(l.partial))
-		l.partial = nil
-	}
-	if l.f != nil {
-		_ = l.f.Close()
-	}
-}
-
-func (l *redactingLog) tail() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.last, "\n")
-}
-
-func redact(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[REDACTED]")
-		}
-	}
-	return s
-}
 
 // events is what hoh keeps from a `codex exec --json` stream.
 type events struct {

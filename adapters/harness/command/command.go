@@ -9,8 +9,8 @@ import (
 	"sort"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/classify"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
 // Harness is a CLI described by a Spec.
@@ -53,7 +53,7 @@ func (h *Harness) Version() string { return h.spec.Version }
 // Run performs one invocation; see harness.Harness.
 func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
 	name := "command " + h.spec.Name
-	key, err := Prepare(name, inv, h.provider.KeyEnv)
+	key, err := cliproc.Prepare(name, inv, h.provider.KeyEnv)
 	if err != nil {
 		return harness.Result{}, err
 	}
@@ -109,30 +109,18 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	env = append(env, h.provider.KeyEnv+"="+key)
 	env = append(env, inv.Env...)
 
-	proc, err := Execute(ctx, inv, Launch{Args: args, Env: env, Stdin: stdin, Secrets: []string{key},
+	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{Args: args, Env: env, Stdin: stdin, Secrets: []string{key},
 		Note: map[string]any{"spec": h.spec.Name, "prompt": h.spec.Prompt}})
 	if err != nil {
 		return harness.Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
-	raw := JSONLines(proc.Lines)
-	if proc.RunErr != nil {
-		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
-		return Finish(ctx, name, inv, raw, res)
-	}
-	completed, problems := h.extract(raw, &res)
-	res.Outcome, res.Evidence = classify.Classify(classify.Evidence{
-		Exit: proc.Exit, Completed: completed, Problems: problems, StderrTail: proc.StderrTail,
-	})
-	return Finish(ctx, name, inv, raw, res)
+	return cliproc.Conclude(ctx, name, inv, proc, h.extract)
 }
 
-// extract fills the result from the JSON events as the spec's output
-// section says, returning whether a turn completed and the failure messages.
-func (h *Harness) extract(raw []json.RawMessage, res *harness.Result) (bool, []string) {
+// extract reads the JSON events as the spec's output section says.
+func (h *Harness) extract(raw []json.RawMessage) cliproc.Report {
 	out := h.spec.Output
-	completed := false
-	var problems []string
+	var res cliproc.Report
 	for _, line := range raw {
 		var ev map[string]any
 		if json.Unmarshal(line, &ev) != nil {
@@ -152,7 +140,7 @@ func (h *Harness) extract(raw []json.RawMessage, res *harness.Result) (bool, []s
 			res.Tools = append(res.Tools, harness.ToolCall{Name: text(ev, s.Path), Input: text(ev, s.Args)})
 		}
 		if out.Completed.matches(ev) {
-			completed = true
+			res.Completed = true
 		}
 		if u := out.Usage; u != nil && u.matches(ev) {
 			in, outTok := sum(ev, u.Input), sum(ev, u.Output)
@@ -170,11 +158,11 @@ func (h *Harness) extract(raw []json.RawMessage, res *harness.Result) (bool, []s
 				if msg == "" {
 					msg = fmt.Sprintf("failure event %s", line)
 				}
-				problems = append(problems, msg)
+				res.Problems = append(res.Problems, msg)
 			}
 		}
 	}
-	return completed, problems
+	return res
 }
 
 func sortedKeys[V any](m map[string]V) []string {

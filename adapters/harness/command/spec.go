@@ -1,6 +1,5 @@
-// Package command runs coding-agent CLIs for hoh. Execute (exec.go) is the
-// process plumbing every adapter shares: redacted logs, timeouts, the
-// executor. The rest of the package is the generic "command" harness: any
+// Package command is the generic "command" harness (the process plumbing it
+// shares with the built-in adapters lives in cliproc): any
 // CLI described in YAML (configs/harnesses/*.yaml) by its argv template, how
 // it takes the prompt, its state-dir variables, and where its JSON/JSONL
 // output carries the final message, session id, tool calls and usage.

@@ -5,17 +5,11 @@ import (
 	"fmt"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
 // events is what hoh keeps from a `opencode run --format json` stream.
-type events struct {
-	sessionID    string
-	finalMessage string
-	usage        harness.Usage
-	tools        []harness.ToolCall
-	completed    bool
-	problems     []string
-}
+type events = cliproc.Report
 
 type ocEvent struct {
 	Type      string `json:"type"`
@@ -60,17 +54,17 @@ func parseEvents(raw []json.RawMessage) events {
 		if json.Unmarshal(line, &e) != nil {
 			continue
 		}
-		if e.SessionID != "" && ev.sessionID == "" {
-			ev.sessionID = e.SessionID
+		if e.SessionID != "" && ev.SessionID == "" {
+			ev.SessionID = e.SessionID
 		}
 		switch e.Type {
 		case "text":
 			if e.Part != nil && e.Part.Text != "" {
-				ev.finalMessage = e.Part.Text
+				ev.FinalMessage = e.Part.Text
 			}
 		case "tool_use":
 			if p := e.Part; p != nil && p.State != nil {
-				ev.tools = append(ev.tools, harness.ToolCall{Name: p.Tool, Input: string(p.State.Input), ExitCode: p.State.Metadata.Exit})
+				ev.Tools = append(ev.Tools, harness.ToolCall{Name: p.Tool, Input: string(p.State.Input), ExitCode: p.State.Metadata.Exit})
 			}
 		case "step_finish":
 			// One step_finish per model call: sum them. OpenCode's input
@@ -80,7 +74,7 @@ func parseEvents(raw []json.RawMessage) events {
 				tk := p.Tokens
 				in := tk.Input + tk.Cache.Read + tk.Cache.Write
 				out := tk.Output + tk.Reasoning
-				ev.usage = ev.usage.Add(harness.Usage{Input: in, CachedInput: tk.Cache.Read, Output: out, Reasoning: tk.Reasoning, Total: in + out})
+				ev.Usage = ev.Usage.Add(harness.Usage{Input: in, CachedInput: tk.Cache.Read, Output: out, Reasoning: tk.Reasoning, Total: in + out})
 				lastReason = p.Reason
 			}
 		case "error":
@@ -94,11 +88,11 @@ func parseEvents(raw []json.RawMessage) events {
 					msg += ": " + e.Error.Data.Message
 				}
 			}
-			ev.problems = append(ev.problems, msg)
+			ev.Problems = append(ev.Problems, msg)
 		}
 	}
 	// The run finished when the last model call ended on its own (not to
 	// call tools, not cut off).
-	ev.completed = lastReason != "" && lastReason != "tool-calls" && lastReason != "error"
+	ev.Completed = lastReason != "" && lastReason != "tool-calls" && lastReason != "error"
 	return ev
 }

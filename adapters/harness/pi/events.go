@@ -5,17 +5,13 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
-// events is what hoh keeps from a `pi --mode json` stream.
-type events struct {
-	sessionID    string
-	finalMessage string
-	usage        harness.Usage
-	tools        []harness.ToolCall
-	completed    bool     // agent_end seen and the last assistant message did not fail
-	problems     []string // assistant messages that stopped with an error
-}
+// events is what hoh keeps from a `pi --mode json` stream. Completed: agent_end
+// seen and the last assistant message did not fail; Problems: assistant
+// messages that stopped with an error.
+type events = cliproc.Report
 
 type piMessage struct {
 	Role    string `json:"role"`
@@ -52,7 +48,7 @@ func parseEvents(raw []json.RawMessage) events {
 		}
 		switch e.Type {
 		case "session":
-			ev.sessionID = e.ID
+			ev.SessionID = e.ID
 		case "message_end":
 			m := e.Message
 			if m == nil || m.Role != "assistant" {
@@ -63,7 +59,7 @@ func parseEvents(raw []json.RawMessage) events {
 			// includes cache reads and writes. Pi does not report reasoning.
 			if u := m.Usage; u != nil {
 				in := u.Input + u.CacheRead + u.CacheWrite
-				ev.usage = ev.usage.Add(harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output})
+				ev.Usage = ev.Usage.Add(harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output})
 			}
 			lastStop = m.StopReason
 			if m.StopReason == "error" || m.StopReason == "aborted" {
@@ -71,7 +67,7 @@ func parseEvents(raw []json.RawMessage) events {
 				if msg == "" {
 					msg = "assistant message stopped with " + m.StopReason
 				}
-				ev.problems = append(ev.problems, msg)
+				ev.Problems = append(ev.Problems, msg)
 				continue
 			}
 			var text []string
@@ -81,12 +77,12 @@ func parseEvents(raw []json.RawMessage) events {
 				}
 			}
 			if len(text) > 0 {
-				ev.finalMessage = strings.Join(text, "\n")
+				ev.FinalMessage = strings.Join(text, "\n")
 			}
 		case "tool_execution_start":
-			ev.tools = append(ev.tools, harness.ToolCall{Name: e.ToolName, Input: string(e.Args)})
+			ev.Tools = append(ev.Tools, harness.ToolCall{Name: e.ToolName, Input: string(e.Args)})
 		case "agent_end":
-			ev.completed = lastStop != "" && lastStop != "error" && lastStop != "aborted"
+			ev.Completed = lastStop != "" && lastStop != "error" && lastStop != "aborted"
 		}
 	}
 	return ev

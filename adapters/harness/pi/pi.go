@@ -14,9 +14,8 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/classify"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
-	"github.com/hoh-research/hoh/adapters/harness/command"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
 // PinnedVersion is the @mariozechner/pi-coding-agent version this adapter is
@@ -89,7 +88,7 @@ func (h *Harness) Version() string { return h.cfg.Version }
 
 // Run performs one invocation; see harness.Harness.
 func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
-	key, err := command.Prepare("pi", inv, h.cfg.Provider.KeyEnv)
+	key, err := cliproc.Prepare("pi", inv, h.cfg.Provider.KeyEnv)
 	if err != nil {
 		return harness.Result{}, err
 	}
@@ -103,25 +102,14 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		h.cfg.Provider.KeyEnv + "=" + key,
 	}
 	env = append(env, inv.Env...)
-	proc, err := command.Execute(ctx, inv, command.Launch{
+	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{
 		Args: h.argv(inv), Env: env, Secrets: []string{key},
 		Note: map[string]any{"pi_coding_agent_dir": inv.StateDir},
 	})
 	if err != nil {
 		return harness.Result{}, fmt.Errorf("pi: %w", err)
 	}
-	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
-	raw := command.JSONLines(proc.Lines)
-	if proc.RunErr != nil {
-		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
-		return command.Finish(ctx, "pi", inv, raw, res)
-	}
-	ev := parseEvents(raw)
-	res.SessionID, res.FinalMessage, res.Usage, res.Tools = ev.sessionID, ev.finalMessage, ev.usage, ev.tools
-	res.Outcome, res.Evidence = classify.Classify(classify.Evidence{
-		Exit: proc.Exit, Completed: ev.completed, Problems: ev.problems, StderrTail: proc.StderrTail,
-	})
-	return command.Finish(ctx, "pi", inv, raw, res)
+	return cliproc.Conclude(ctx, "pi", inv, proc, parseEvents)
 }
 
 // argv builds the command line. The prompt goes last on argv with stdin at

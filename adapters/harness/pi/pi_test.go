@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/command"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
 func TestParseEventsSumsUsageAndSeesAPIErrors(t *testing.T) {
@@ -21,14 +21,14 @@ func TestParseEventsSumsUsageAndSeesAPIErrors(t *testing.T) {
 		`{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}}`,
 		`{"type":"agent_end"}`,
 	}
-	ev := parseEvents(command.JSONLines(lines))
-	if want := (harness.Usage{Input: 123, CachedInput: 20, Output: 10, Total: 133}); ev.usage != want {
-		t.Errorf("usage %+v, want %+v", ev.usage, want)
+	ev := parseEvents(cliproc.JSONLines(lines))
+	if want := (harness.Usage{Input: 123, CachedInput: 20, Output: 10, Total: 133}); ev.Usage != want {
+		t.Errorf("usage %+v, want %+v", ev.Usage, want)
 	}
-	if ev.sessionID != "abc" || len(ev.tools) != 1 || ev.tools[0].Input != `{"command":"ls"}` {
+	if ev.SessionID != "abc" || len(ev.Tools) != 1 || ev.Tools[0].Input != `{"command":"ls"}` {
 		t.Errorf("parsed %+v", ev)
 	}
-	if ev.completed || len(ev.problems) != 1 || ev.problems[0] != "503 overloaded" {
+	if ev.Completed || len(ev.Problems) != 1 || ev.Problems[0] != "503 overloaded" {
 		t.Errorf("an errored last message must not count as completed: %+v", ev)
 	}
 }

@@ -1,4 +1,8 @@
-package command
+// Package cliproc is the process plumbing every coding-agent CLI adapter
+// shares: checking the invocation, running the CLI through its executor with
+// default timeouts, logs with every secret redacted, command.json,
+// events.json and result.json.
+package cliproc
 
 import (
 	"bytes"
@@ -13,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/classify"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
@@ -263,4 +268,33 @@ func Finish(ctx context.Context, kind string, inv harness.Invocation, events []j
 		return res, fmt.Errorf("%s: invocation cancelled: %w", kind, ctx.Err())
 	}
 	return res, nil
+}
+
+// Report is what an adapter's parser found in a CLI's JSON events.
+type Report struct {
+	SessionID    string
+	FinalMessage string
+	Usage        harness.Usage
+	Tools        []harness.ToolCall
+	// Completed and Problems are the classify.Evidence of the stream.
+	Completed bool
+	Problems  []string
+}
+
+// Conclude ends a Run the way the classify-based adapters do: an executor
+// failure is an infrastructure failure, otherwise parse reads the events and
+// classify.Classify decides; Finish writes the records.
+func Conclude(ctx context.Context, kind string, inv harness.Invocation, proc Process, parse func([]json.RawMessage) Report) (harness.Result, error) {
+	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
+	raw := JSONLines(proc.Lines)
+	if proc.RunErr != nil {
+		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
+		return Finish(ctx, kind, inv, raw, res)
+	}
+	rep := parse(raw)
+	res.SessionID, res.FinalMessage, res.Usage, res.Tools = rep.SessionID, rep.FinalMessage, rep.Usage, rep.Tools
+	res.Outcome, res.Evidence = classify.Classify(classify.Evidence{
+		Exit: proc.Exit, Completed: rep.Completed, Problems: rep.Problems, StderrTail: proc.StderrTail,
+	})
+	return Finish(ctx, kind, inv, raw, res)
 }
