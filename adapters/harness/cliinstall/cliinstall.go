@@ -77,3 +77,19 @@ func InstalledVersion(binPath string) (string, error) {
 		}
 	}
 }
+
+// Resolve returns binary, or Find(name) when it is empty, and fails when the
+// installed npm package reports a version other than want.
+func Resolve(name, binary, want string) (string, error) {
+	if binary == "" {
+		bin, err := Find(name)
+		if err != nil {
+			return "", err
+		}
+		binary = bin
+	}
+	if v, err := InstalledVersion(binary); err == nil && v != want {
+		return "", fmt.Errorf("%s: %s is version %s, want %s: %s", name, binary, v, want, InstallHint)
+	}
+	return binary, nil
+}

@@ -7,7 +7,9 @@ import (
 	"testing"
 )
 
-func TestFindPrefersHOHToolsAndReadsVersion(t *testing.T) {
+// fakeInstall lays out an npm install of version 1.2.3 under a new
+// $HOH_TOOLS and returns its bin directory.
+func fakeInstall(t *testing.T) string {
 	tools := t.TempDir()
 	pkg := filepath.Join(tools, "node_modules", "fake-cli")
 	bin := filepath.Join(tools, "node_modules", ".bin")
@@ -17,6 +19,11 @@ func TestFindPrefersHOHToolsAndReadsVersion(t *testing.T) {
 	os.WriteFile(filepath.Join(pkg, "bin", "fake.js"), []byte("#!/bin/sh\n"), 0o755)
 	os.Symlink("../fake-cli/bin/fake.js", filepath.Join(bin, "hoh-fake-cli"))
 	t.Setenv("HOH_TOOLS", tools)
+	return bin
+}
+
+func TestFindPrefersHOHToolsAndReadsVersion(t *testing.T) {
+	bin := fakeInstall(t)
 	p, err := Find("hoh-fake-cli")
 	if err != nil || p != filepath.Join(bin, "hoh-fake-cli") {
 		t.Fatalf("Find: %q %v", p, err)
@@ -33,5 +40,16 @@ func TestFindMissingSaysHowToInstall(t *testing.T) {
 	_, err := Find("hoh-no-such-cli")
 	if err == nil || !strings.Contains(err.Error(), "scripts/install-harnesses.sh") {
 		t.Fatalf("want install hint, got %v", err)
+	}
+}
+
+func TestResolveChecksThePinnedVersion(t *testing.T) {
+	bin := fakeInstall(t)
+	if p, err := Resolve("hoh-fake-cli", "", "1.2.3"); err != nil || p != filepath.Join(bin, "hoh-fake-cli") {
+		t.Fatalf("Resolve: %q %v", p, err)
+	}
+	_, err := Resolve("hoh-fake-cli", "", "9.9.9")
+	if err == nil || !strings.Contains(err.Error(), "is version 1.2.3, want 9.9.9") {
+		t.Fatalf("want version mismatch, got %v", err)
 	}
 }

@@ -62,16 +62,11 @@ func New(cfg Config) (*Harness, error) {
 	if cfg.Version == "" {
 		cfg.Version = PinnedVersion
 	}
-	if cfg.Binary == "" {
-		bin, err := cliinstall.Find("opencode")
-		if err != nil {
-			return nil, err
-		}
-		cfg.Binary = bin
+	bin, err := cliinstall.Resolve("opencode", cfg.Binary, cfg.Version)
+	if err != nil {
+		return nil, err
 	}
-	if v, err := cliinstall.InstalledVersion(cfg.Binary); err == nil && v != cfg.Version {
-		return nil, fmt.Errorf("opencode: %s is version %s, want %s: %s", cfg.Binary, v, cfg.Version, cliinstall.InstallHint)
-	}
+	cfg.Binary = bin
 	return &Harness{cfg: cfg}, nil
 }
 

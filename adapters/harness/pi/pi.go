@@ -70,16 +70,11 @@ func New(cfg Config) (*Harness, error) {
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = 32000
 	}
-	if cfg.Binary == "" {
-		bin, err := cliinstall.Find("pi")
-		if err != nil {
-			return nil, err
-		}
-		cfg.Binary = bin
+	bin, err := cliinstall.Resolve("pi", cfg.Binary, cfg.Version)
+	if err != nil {
+		return nil, err
 	}
-	if v, err := cliinstall.InstalledVersion(cfg.Binary); err == nil && v != cfg.Version {
-		return nil, fmt.Errorf("pi: %s is version %s, want %s: %s", cfg.Binary, v, cfg.Version, cliinstall.InstallHint)
-	}
+	cfg.Binary = bin
 	return &Harness{cfg: cfg}, nil
 }
 
