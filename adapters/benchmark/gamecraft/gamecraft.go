@@ -166,17 +166,27 @@ func loadTask(dir string) (*TaskData, error) {
 		Spec:      spec,
 		Dir:       dir,
 		Limits: benchmark.Limits{
-			CPUs:            env.CPUs,
-			MemoryMB:        env.MemoryMB,
-			StorageMB:       env.StorageMB,
-			GPUs:            env.GPUs,
+			CPUs:            valueOrZero(env.CPUs),
+			MemoryMB:        valueOrZero(env.MemoryMB),
+			StorageMB:       valueOrZero(env.StorageMB),
+			GPUs:            valueOrZero(env.GPUs),
 			AllowInternet:   allowInternet,
-			AgentTimeout:    seconds(tf.Agent.TimeoutSec, 600),
-			VerifierTimeout: seconds(tf.Verifier.TimeoutSec, 600),
+			AgentTimeout:    seconds(valueOrZero(tf.Agent.TimeoutSec), 600),
+			VerifierTimeout: seconds(valueOrZero(tf.Verifier.TimeoutSec), 600),
 			Image:           env.DockerImage,
 		},
 	}
 	return &TaskData{Task: t, File: tf, Rubric: rubric, Formula: formula, Weights: w}, nil
+}
+
+// valueOrZero reads an optional task.toml number; GameCraft leaves an absent
+// limit at zero rather than Harbor's default.
+func valueOrZero[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func seconds(s, def float64) time.Duration {

@@ -11,54 +11,12 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
 )
 
-// TaskFile is a Harbor task.toml (schema 1.2 as GameCraft-Bench uses it).
-// Unknown keys are rejected so that a format change is noticed.
-type TaskFile struct {
-	Version       string         `toml:"version"`
-	SchemaVersion string         `toml:"schema_version"`
-	Artifacts     []any          `toml:"artifacts"`
-	Task          TaskSection    `toml:"task"`
-	Metadata      map[string]any `toml:"metadata"` // free-form by the format
-	Verifier      struct {
-		TimeoutSec float64           `toml:"timeout_sec"`
-		Env        map[string]string `toml:"env"`
-	} `toml:"verifier"`
-	Agent struct {
-		TimeoutSec float64 `toml:"timeout_sec"`
-	} `toml:"agent"`
-	Environment EnvironmentSection `toml:"environment"`
-	Solution    struct {
-		Env map[string]string `toml:"env"`
-	} `toml:"solution"`
-}
-
-// TaskSection is task.toml's [task] table.
-type TaskSection struct {
-	Name        string   `toml:"name"`
-	Description string   `toml:"description"`
-	Keywords    []string `toml:"keywords"`
-	Authors     []struct {
-		Name  string `toml:"name"`
-		Email string `toml:"email"`
-	} `toml:"authors"`
-}
-
-// EnvironmentSection is task.toml's [environment] table.
-type EnvironmentSection struct {
-	DockerImage     string            `toml:"docker_image"`
-	BuildTimeoutSec float64           `toml:"build_timeout_sec"`
-	CPUs            float64           `toml:"cpus"`
-	MemoryMB        int64             `toml:"memory_mb"`
-	StorageMB       int64             `toml:"storage_mb"`
-	GPUs            int               `toml:"gpus"`
-	GPUTypes        []string          `toml:"gpu_types"`
-	AllowInternet   *bool             `toml:"allow_internet"` // default true
-	OS              string            `toml:"os"`
-	MCPServers      []any             `toml:"mcp_servers"`
-	Env             map[string]string `toml:"env"`
-}
+// TaskFile is a Harbor task.toml: GameCraft-Bench tasks are Harbor tasks.
+type TaskFile = harbor.TaskFile
 
 // Rubric is tests/rubric.json: evaluator-only data.
 type Rubric struct {
@@ -106,28 +64,17 @@ func fileErr(path string, line int, format string, args ...any) error {
 
 // decodeTaskFile reads a task.toml strictly.
 func decodeTaskFile(path string) (*TaskFile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &FileError{Path: path, Err: err}
-	}
-	var tf TaskFile
-	md, err := toml.Decode(string(data), &tf)
+	tf, err := harbor.DecodeTaskFile(path)
 	if err != nil {
 		var pe toml.ParseError
-		if errors.As(err, &pe) {
+		var unknown *harbor.UnknownFieldsError
+		switch {
+		case errors.As(err, &pe):
 			return nil, fileErr(path, pe.Position.Line, "%s", pe.Message)
+		case errors.As(err, &unknown):
+			return nil, fileErr(path, 0, "unknown field(s): %s", strings.Join(unknown.Keys, ", "))
 		}
 		return nil, &FileError{Path: path, Err: err}
-	}
-	var unknown []string
-	for _, k := range md.Undecoded() {
-		if len(k) > 0 && k[0] == "metadata" {
-			continue
-		}
-		unknown = append(unknown, k.String())
-	}
-	if len(unknown) > 0 {
-		return nil, fileErr(path, 0, "unknown field(s): %s", strings.Join(unknown, ", "))
 	}
 	if tf.SchemaVersion == "" && tf.Version == "" {
 		return nil, fileErr(path, 0, "neither schema_version nor version is set")

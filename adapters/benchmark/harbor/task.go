@@ -69,6 +69,38 @@ type TaskFile struct {
 	} `toml:"solution"`
 }
 
+// UnknownFieldsError names task.toml keys the format does not have.
+type UnknownFieldsError struct{ Keys []string }
+
+func (e *UnknownFieldsError) Error() string { return "unknown fields: " + strings.Join(e.Keys, ", ") }
+
+// DecodeTaskFile reads a task.toml strictly: keys outside the free-form
+// [metadata] that the format lacks are an *UnknownFieldsError, and syntax
+// errors stay a toml.ParseError (for the line). Errors do not name path.
+func DecodeTaskFile(path string) (TaskFile, error) {
+	var f TaskFile
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return f, err
+	}
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		return f, err
+	}
+	var keys []string
+	for _, k := range md.Undecoded() {
+		// [metadata] is free-form; its sub-keys are expected.
+		if len(k) > 0 && k[0] == "metadata" {
+			continue
+		}
+		keys = append(keys, k.String())
+	}
+	if len(keys) > 0 {
+		return f, &UnknownFieldsError{Keys: keys}
+	}
+	return f, nil
+}
+
 // Loaded is a task with its parsed task.toml.
 type Loaded struct {
 	Task benchmark.Task
@@ -80,23 +112,11 @@ type Loaded struct {
 func LoadTask(dataset, dir, categoryKey string) (Loaded, error) {
 	var l Loaded
 	tomlPath := filepath.Join(dir, "task.toml")
-	md, err := toml.DecodeFile(tomlPath, &l.File)
+	file, err := DecodeTaskFile(tomlPath)
 	if err != nil {
 		return l, fmt.Errorf("%s: %w", tomlPath, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		var keys []string
-		for _, k := range und {
-			// [metadata] is free-form; its sub-keys are expected.
-			if len(k) > 0 && k[0] == "metadata" {
-				continue
-			}
-			keys = append(keys, k.String())
-		}
-		if len(keys) > 0 {
-			return l, fmt.Errorf("%s: unknown fields: %s", tomlPath, strings.Join(keys, ", "))
-		}
-	}
+	l.File = file
 	f := &l.File
 	switch {
 	case f.Version == "1.0" && f.SchemaVersion == "":
