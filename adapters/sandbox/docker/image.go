@@ -38,6 +38,10 @@ func (c *Client) buildFromTar(ctx context.Context, r io.Reader, dockerfile, tag 
 		Labels:      c.Labels(nil),
 		// Builds never need the network: every image comes from local files.
 		NetworkMode: "none",
+		// Cleanup removes a build's image with its parent layers; a cached
+		// layer shared with another run's concurrent build would vanish under
+		// it, so no build reuses another's layers.
+		NoCache: true,
 	}
 	if tag != "" {
 		opts.Tags = []string{tag}
