@@ -491,6 +491,18 @@ func (b *builder) comparisons(t *Table, bench string, configs []string, metric s
 	return nil
 }
 
+// armLabelAmong labels a among the arms shown beside it: an ablation's
+// label omits the paper's T=3 only when no other checkpoint of it is shown.
+func armLabelAmong(a string, shown []string) string {
+	p := parseArm(a)
+	for _, o := range shown {
+		if q := parseArm(o); o != a && q.Condition == p.Condition && strings.HasPrefix(p.Condition, "wo-") {
+			return strings.TrimSuffix(armLabel(a), ablationCheckpoint(a)) + fmt.Sprintf("@%d", p.Checkpoint)
+		}
+	}
+	return armLabel(a)
+}
+
 func armLabel(a string) string {
 	switch {
 	case a == "vanilla":

@@ -285,3 +285,12 @@ func TestOwnRecordsPerTaskTables(t *testing.T) {
 		t.Errorf("beta-local has only Vanilla and no delta: %q", ts[1].Columns)
 	}
 }
+
+func TestAblationLabelsNameTheirCheckpointWhenSeveralAreShown(t *testing.T) {
+	if got := armLabelAmong("wo-warm-start@3", []string{"wo-warm-start@2", "wo-warm-start@3"}); got != "w/o Warm-Start@3" {
+		t.Errorf("got %q", got)
+	}
+	if got := armLabelAmong("wo-warm-start@3", []string{"hoh@3", "wo-warm-start@3"}); got != "w/o Warm-Start" {
+		t.Errorf("the paper's label must stay: got %q", got)
+	}
+}

@@ -357,7 +357,7 @@ func (b *builder) tasks() (*Table, error) {
 	t := &Table{Name: s.Name, Title: s.Title}
 	config, bench, van := s.Configs[0], s.Benchmark, s.Vanilla
 	for _, a := range s.Arms {
-		t.Columns = append(t.Columns, armLabel(a))
+		t.Columns = append(t.Columns, armLabelAmong(a, s.Arms))
 	}
 	if s.Delta != "" {
 		t.Columns = append(t.Columns, "Delta "+armLabel(s.Delta)+" - "+armLabel(van))
