@@ -1,0 +1,73 @@
+// Package dockerenv is the Docker part of the shared test set-up: a client
+// per test whose labelled objects must all be gone when the test ends, and
+// busybox images built from the host's busybox (no pulls). Imported only by
+// tests; without Docker or busybox the test fails, never skips.
+package dockerenv
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+)
+
+// Client connects with a run label of its own ("hoh-test-<name>-<time>")
+// and, when the test ends, removes the run's objects and fails the test if
+// any container or image carrying the label is left.
+func Client(t testing.TB, name string) *docker.Client {
+	t.Helper()
+	ctx := context.Background()
+	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-test-%s-%d", name, time.Now().UnixNano())})
+	if err != nil {
+		t.Fatalf("Docker is required for this test (run scripts/start-dockerd.sh): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Cleanup(ctx); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		AssertNothingLabelled(t, c)
+		c.API.Close()
+	})
+	return c
+}
+
+// AssertNothingLabelled fails the test when a container or image carries
+// c's run label.
+func AssertNothingLabelled(t testing.TB, c *docker.Client) {
+	t.Helper()
+	ctx := context.Background()
+	f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+c.RunID()))
+	cs, err := c.API.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil || len(cs) != 0 {
+		t.Errorf("containers left with label %s: %d (%v)", c.RunID(), len(cs), err)
+	}
+	ims, err := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
+	if err != nil || len(ims) != 0 {
+		t.Errorf("images left with label %s: %d (%v)", c.RunID(), len(ims), err)
+	}
+}
+
+// BusyboxImage builds an image of the host's busybox plus extraDockerfile
+// lines, tagged tag when it is not empty, and returns its reference.
+func BusyboxImage(t testing.TB, c *docker.Client, tag string, extraDockerfile ...string) string {
+	t.Helper()
+	bb, err := docker.FindBusybox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := docker.BusyboxContext(dir, bb, extraDockerfile...); err != nil {
+		t.Fatal(err)
+	}
+	img, err := c.BuildImage(context.Background(), dir, "", tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}

@@ -1,0 +1,82 @@
+// Package testenv holds the test set-up that many packages' tests share:
+// the repository root, the shared data beside it, the installed harness
+// CLIs and the check that a secret reached no file. Imported only by tests;
+// a missing prerequisite fails the test, never skips it.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+)
+
+// RepoRoot is the directory holding go.mod above the test's working
+// directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := cliinstall.RepoRoot()
+	if err != nil {
+		t.Fatalf("repository root: %v", err)
+	}
+	return root
+}
+
+// SharedPath is ../shared/<parts...> beside the repository (the read-only
+// reference data CI places there); the test fails when it does not exist.
+func SharedPath(t testing.TB, parts ...string) string {
+	t.Helper()
+	p := filepath.Join(append([]string{RepoRoot(t), "..", "shared"}, parts...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("shared data %s is required (shared/ must sit beside the repository): %v", p, err)
+	}
+	return p
+}
+
+// cliNames are the display names of the built-in harness CLIs.
+var cliNames = map[string]string{
+	"codex":    "Codex CLI",
+	"claude":   "Claude Code CLI",
+	"opencode": "OpenCode CLI",
+	"pi":       "Pi CLI",
+}
+
+// CLI is the path of the installed harness CLI name ("codex", "claude",
+// "opencode", "pi"); the test fails when it is not installed.
+func CLI(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := cliinstall.Find(name)
+	if err != nil {
+		display := cliNames[name]
+		if display == "" {
+			display = name + " CLI"
+		}
+		t.Fatalf("the %s is required for this test (run scripts/install-harnesses.sh): %v", display, err)
+	}
+	return bin
+}
+
+// AssertNoSecret fails the test for every regular file under roots (files
+// or directories) that contains secret, and when roots hold no file at all,
+// since then the check would have checked nothing.
+func AssertNoSecret(t testing.TB, secret string, roots ...string) {
+	t.Helper()
+	files := 0
+	for _, root := range roots {
+		_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+			if err != nil || !info.Mode().IsRegular() {
+				return nil
+			}
+			files++
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), secret) {
+				t.Errorf("secret value written to %s", p)
+			}
+			return nil
+		})
+	}
+	if files == 0 {
+		t.Errorf("no files under %v: the secret check checked nothing", roots)
+	}
+}

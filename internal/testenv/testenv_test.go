@@ -1,0 +1,86 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// recorder stands in for a test so the helpers' failures can be asserted;
+// Fatalf ends the goroutine like the real one.
+type recorder struct {
+	testing.TB
+	errors []string
+	fatal  string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func record(t *testing.T, f func(tb testing.TB)) *recorder {
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r
+}
+
+func TestRepoRootHoldsThisModule(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "go.mod"))
+	if err != nil || !strings.Contains(string(b), "module github.com/hoh-research/hoh\n") {
+		t.Fatalf("go.mod at the root: %v %.80q", err, b)
+	}
+}
+
+func TestSharedPathFailsWhenMissing(t *testing.T) {
+	r := record(t, func(tb testing.TB) { SharedPath(tb, "no-such-benchmark-data") })
+	if !strings.Contains(r.fatal, "no-such-benchmark-data is required (shared/ must sit beside the repository)") {
+		t.Fatalf("fatal %q", r.fatal)
+	}
+}
+
+func TestSharedPathIsBesideTheRepository(t *testing.T) {
+	// The paper text is part of the shared data CI provides.
+	p := SharedPath(t, "paper", "harness-of-harness.txt")
+	if want := filepath.Join(filepath.Dir(RepoRoot(t)), "shared", "paper", "harness-of-harness.txt"); p != filepath.Clean(want) {
+		t.Fatalf("SharedPath %s, want %s", p, want)
+	}
+}
+
+func TestCLIFailsNamingTheInstallScript(t *testing.T) {
+	r := record(t, func(tb testing.TB) { CLI(tb, "no-such-harness") })
+	if !strings.Contains(r.fatal, "the no-such-harness CLI is required for this test (run scripts/install-harnesses.sh)") {
+		t.Fatalf("fatal %q", r.fatal)
+	}
+}
+
+func TestAssertNoSecret(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "clean.txt"), []byte("nothing here"), 0o644)
+	leak := filepath.Join(dir, "sub", "leak.log")
+	os.WriteFile(leak, []byte("key=sk-secret-1"), 0o644)
+
+	r := record(t, func(tb testing.TB) { AssertNoSecret(tb, "sk-secret-1", dir) })
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], leak) {
+		t.Fatalf("errors %q, want one naming %s", r.errors, leak)
+	}
+	if r := record(t, func(tb testing.TB) { AssertNoSecret(tb, "sk-other", dir, leak) }); len(r.errors) != 0 {
+		t.Fatalf("clean files reported: %q", r.errors)
+	}
+	if r := record(t, func(tb testing.TB) { AssertNoSecret(tb, "sk-secret-1", t.TempDir()) }); len(r.errors) != 1 || !strings.Contains(r.errors[0], "checked nothing") {
+		t.Fatalf("empty root: %q", r.errors)
+	}
+}
