@@ -11,6 +11,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/dominance"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // Table 1's Dominance from the paper's per-task FrontierSWE rewards. The
@@ -21,7 +22,7 @@ import (
 // exactly 50%, the best and worst members are the printed ones — and that no
 // member is off by more than 6 points.
 func TestTable1DominanceFromPrintedRewards(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	rows, err := results.ReadFile(filepath.Join(root, "results", "paper", "frontierswe-main.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -99,18 +100,4 @@ func extremesOf(m map[string]float64) [2]string {
 	}
 	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
 	return [2]string{keys[0], keys[len(keys)-1]}
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
 }

@@ -16,24 +16,8 @@ import (
 	"github.com/hoh-research/hoh/analysis/dominance"
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
 
 // paperOnce draws the paper figures once for all tests that read them.
 var paperOut struct {
@@ -51,7 +35,7 @@ func paperFigures(t *testing.T) string {
 			t.Fatal(err)
 		}
 		paperOut.dir = dir
-		paperOut.outs, paperOut.skips, paperOut.err = PaperAll(repoRoot(t), Options{OutDir: dir})
+		paperOut.outs, paperOut.skips, paperOut.err = PaperAll(testenv.RepoRoot(t), Options{OutDir: dir})
 	}
 	if paperOut.err != nil {
 		t.Fatal(paperOut.err)
@@ -69,7 +53,7 @@ func TestMain(m *testing.M) {
 
 func readFile(t *testing.T, path string) []results.Row {
 	t.Helper()
-	rows, err := results.ReadFile(filepath.Join(repoRoot(t), "results", "paper", path))
+	rows, err := results.ReadFile(filepath.Join(testenv.RepoRoot(t), "results", "paper", path))
 	if err != nil {
 		t.Fatal(err)
 	}

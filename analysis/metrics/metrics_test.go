@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 const recs = `benchmark,config,condition,checkpoint,task,family,group,category,metric,value,tokens,rep
@@ -195,7 +196,7 @@ gc,c1,hoh,3,vn,build,1,1
 // The benchmark's own rubric formulas use exactly PaperWeights or, for five
 // visual-novel tasks, VisualNovelWeights.
 func TestWeightsMatchBenchmarkRubrics(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "..", "shared", "benchmarks", "gamecraft-bench", "tasks")
+	dir := testenv.SharedPath(t, "benchmarks", "gamecraft-bench", "tasks")
 	files, err := filepath.Glob(filepath.Join(dir, "*", "tests", "rubric.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("GameCraft rubrics not found under %s (shared/ must sit beside the repository): %v", dir, err)
@@ -237,24 +238,6 @@ func TestWeightsMatchBenchmarkRubrics(t *testing.T) {
 	}
 	if vn != 5 {
 		t.Fatalf("%d visual-novel tasks with their own weights, want 5", vn)
-	}
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // Recomputes printed aggregates of the paper from its transcribed per-task
@@ -20,16 +21,7 @@ import (
 
 func paperFile(t *testing.T, name string) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "results", "paper", name)
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
+	return filepath.Join(testenv.RepoRoot(t), "results", "paper", name)
 }
 
 type reported struct {

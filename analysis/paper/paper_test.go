@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func TestMatchesUsesPrintedRounding(t *testing.T) {
@@ -68,7 +69,7 @@ func TestLoadReportedErrorsNameFileAndLine(t *testing.T) {
 }
 
 func TestIndexAndTasksLookups(t *testing.T) {
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	rs, err := LoadReported(filepath.Join(root, "results", "paper", "reported"))
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestIndexAndTasksLookups(t *testing.T) {
 // TestCrossTableDisagreements pins the per-task values on which the paper's
 // tables disagree (documented in results/paper/NOTES.md).
 func TestCrossTableDisagreements(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "results", "paper")
+	dir := filepath.Join(testenv.RepoRoot(t), "results", "paper")
 	load := func(name string) map[string]float64 {
 		rows, err := results.ReadFile(filepath.Join(dir, name))
 		if err != nil {

@@ -11,29 +11,12 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // This test re-reads the paper text itself, independently of the CSVs, and
 // checks that every transcribed per-task value and every printed aggregate
 // equals the printed text, and that nothing printed is missing.
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
 
 type paperText struct {
 	t     *testing.T
@@ -41,7 +24,7 @@ type paperText struct {
 }
 
 func readPaper(t *testing.T) *paperText {
-	path := filepath.Join(repoRoot(t), "..", "shared", "paper", "harness-of-harness.txt")
+	path := testenv.SharedPath(t, "paper", "harness-of-harness.txt")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the paper text is required for the transcription check: %v", err)
@@ -169,7 +152,7 @@ func (w reportedWant) add(t *testing.T, k Key, v string) {
 
 func TestTranscriptionMatchesPaper(t *testing.T) {
 	p := readPaper(t)
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	dir := filepath.Join(root, "results", "paper")
 	gc, gcOrder := p.gamecraftTasks()
 	fs, fsOrder := p.frontierTasks()

@@ -7,25 +7,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func shared(t *testing.T, name string) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("repository root (go.mod) not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	root := filepath.Join(dir, "..", "shared", "benchmarks", name)
-	if _, err := os.Stat(root); err != nil {
-		t.Fatalf("shared benchmark data %s is required: %v", root, err)
-	}
-	return root
+	return testenv.SharedPath(t, "benchmarks", name)
 }
 
 func TestRealGamecraftConforms(t *testing.T) {

@@ -15,30 +15,13 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // realRoot is the shared GameCraft-Bench checkout; its absence fails the test.
 func realRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	root := filepath.Join(dir, "..", "shared", "benchmarks", "gamecraft-bench")
-	if _, err := os.Stat(filepath.Join(root, "tasks")); err != nil {
-		t.Fatalf("GameCraft-Bench data missing at %s (shared/ must sit beside the repository): %v", root, err)
-	}
-	return root
+	return filepath.Dir(testenv.SharedPath(t, "benchmarks", "gamecraft-bench", "tasks"))
 }
 
 func loadReal(t testing.TB) *Benchmark {

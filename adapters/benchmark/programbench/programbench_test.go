@@ -12,25 +12,13 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
+// sharedRoot is the shared ProgramBench checkout; its absence fails the test.
 func sharedRoot(t testing.TB) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("repository root (go.mod) not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	root := filepath.Join(dir, "..", "shared", "benchmarks", "programbench")
-	if _, err := os.Stat(filepath.Join(root, "tasks")); err != nil {
-		t.Fatalf("ProgramBench data missing at %s (shared/ must sit beside the repository): %v", root, err)
-	}
-	return root
+	return filepath.Dir(testenv.SharedPath(t, "benchmarks", "programbench", "tasks"))
 }
 
 func TestStripTrailingCommas(t *testing.T) {

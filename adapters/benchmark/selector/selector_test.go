@@ -2,29 +2,18 @@ package selector
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/gamecraft"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func realTasks(t *testing.T) []benchmark.Task {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("repository root not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	root := filepath.Join(dir, "..", "shared", "benchmarks", "gamecraft-bench")
+	root := testenv.SharedPath(t, "benchmarks", "gamecraft-bench")
 	b, err := gamecraft.Load(root)
 	if err != nil {
 		t.Fatalf("GameCraft-Bench data at %s is required: %v", root, err)
