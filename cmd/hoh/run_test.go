@@ -16,33 +16,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
 
 func buildHoh(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "hoh")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hoh")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = testenv.RepoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -53,7 +38,7 @@ func buildHoh(t *testing.T) string {
 // tasks, three conditions, the same provider script.
 func smokeConfig(t *testing.T, out string) string {
 	t.Helper()
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	data, err := os.ReadFile(filepath.Join(root, "configs/examples/local-smoke.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,15 +61,13 @@ func smokeConfig(t *testing.T, out string) string {
 
 func requireCodex(t *testing.T) {
 	t.Helper()
-	if _, err := cliinstall.Find("codex"); err != nil {
-		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
-	}
+	testenv.CLI(t, "codex")
 }
 
 func hohRun(t *testing.T, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = testenv.RepoRoot(t)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("hoh %v: %v\n%s", args, err, out)
@@ -160,7 +143,7 @@ func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 	kills := 0
 	for _, after := range []int{2, 6, 11} {
 		cmd := exec.Command(bin, "run", cfg)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = testenv.RepoRoot(t)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -208,7 +191,7 @@ func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 
 func TestRunCheckValidatesShippedConfigs(t *testing.T) {
 	bin := buildHoh(t)
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	out := hohRun(t, bin, "run", "--check", "configs/examples/local-smoke.yaml")
 	if !strings.Contains(out, "18 trial(s)") || !strings.Contains(out, "plumbing check") {
 		t.Errorf("check output:\n%s", out)
