@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ var BenchmarkOptions = map[string]map[string]string{
 	"programbench": {
 		"agent_image":     "local image the agent's task container runs (required to run trials)",
 		"eval_image":      "local image with the toolchain compile.sh needs and the tests' runtime (default agent_image)",
-		"tests_root":      "evaluator-only <instance>/<branch>/ test trees (relative to the config file)",
+		"tests_root":      "evaluator-only <instance>/<branch>/ test trees (relative to the config file; required to run trials)",
 		"cleanroom_root":  "<instance>/ folders with the executable and docs for A_0 (default <task>/cleanroom)",
 		"compile_timeout": "wall limit of ./compile.sh during evaluation, e.g. 10m",
 		"test_timeout":    "wall limit of one test branch during evaluation, e.g. 10m",
@@ -168,6 +169,14 @@ func AttachDocker(e *config.Experiment, b benchmark.Benchmark, c *docker.Client)
 		}
 		if p.agentImage == "" {
 			return fmt.Errorf("%s: benchmark option agent_image is missing: ProgramBench agents run in a container from that local image", e.File)
+		}
+		// Without the hidden tests every checkpoint would fail evaluation
+		// only after the agents had spent their tokens.
+		if p.testsRoot == "" {
+			return fmt.Errorf("%s: benchmark option tests_root is missing: ProgramBench evaluation runs the <instance>/<branch>/ test trees found there", e.File)
+		}
+		if fi, err := os.Stat(p.testsRoot); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s: benchmark option tests_root: %s is not a directory of <instance>/<branch>/ test trees", e.File, p.testsRoot)
 		}
 		b.Opts.AgentImage = p.agentImage
 		b.Opts.Runner = programbench.DockerEvaluator{Docker: c, Image: p.evalImage, TestsRoot: p.testsRoot,

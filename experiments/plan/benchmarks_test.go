@@ -94,11 +94,22 @@ func TestProgramBenchOptionsGiveAgentImageAndDockerEvaluator(t *testing.T) {
 	if err := AttachDocker(e, b, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "agent_image") {
 		t.Fatalf("a missing agent_image must be named: %v", err)
 	}
+	e = experimentWith(t, `{kind: programbench, path: `+path+`, options: {agent_image: agent:1}}`)
+	if b, err = OpenBenchmark(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := AttachDocker(e, b, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "tests_root is missing") || !strings.Contains(err.Error(), e.File) {
+		t.Fatalf("a missing tests_root must be named: %v", err)
+	}
 	e = experimentWith(t, `{kind: programbench, path: `+path+`, options: {agent_image: agent:1, tests_root: tests, compile_timeout: 3m, eval_cpus: 2, eval_memory_mb: 512}}`)
 	if b, err = OpenBenchmark(e); err != nil {
 		t.Fatal(err)
 	}
 	pb := b.(*programbench.Benchmark)
+	if err := AttachDocker(e, b, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		t.Fatalf("a tests_root that does not exist must be named: %v", err)
+	}
+	os.Mkdir(filepath.Join(filepath.Dir(e.File), "tests"), 0o755)
 	if err := AttachDocker(e, b, &docker.Client{}); err != nil {
 		t.Fatal(err)
 	}
