@@ -6,17 +6,12 @@ package environment
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
@@ -30,6 +25,8 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
 
 const (
@@ -58,43 +55,15 @@ func dockerClient(t *testing.T) *docker.Client {
 	if setupErr != nil {
 		t.Fatalf("building hoh-relay: %v", setupErr)
 	}
-	ctx := context.Background()
-	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-test-env-%d", time.Now().UnixNano())})
-	if err != nil {
-		t.Fatalf("Docker is required for this test (scripts/start-dockerd.sh): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := c.Cleanup(ctx); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+c.RunID()))
-		cs, _ := c.API.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-		ims, _ := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
-		if len(cs)+len(ims) != 0 {
-			t.Errorf("left behind: %d containers, %d images", len(cs), len(ims))
-		}
-		c.API.Close()
-	})
-	return c
+	return dockerenv.Client(t, "env")
 }
 
 // harborTask writes a Harbor task built from local files only: a busybox
 // base image (built here, no pulls) and a task Dockerfile on top of it.
 func harborTask(t *testing.T, c *docker.Client) (*harbor.Benchmark, benchmark.Task) {
 	t.Helper()
-	bb, err := docker.FindBusybox()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := t.TempDir()
 	// node scripts start with #!/usr/bin/env node.
-	if err := docker.BusyboxContext(base, bb, "RUN mkdir -p /usr/bin && ln -s /bin/env /usr/bin/env"); err != nil {
-		t.Fatal(err)
-	}
-	baseImg, err := c.BuildImage(context.Background(), base, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	baseImg := dockerenv.BusyboxImage(t, c, "", "RUN mkdir -p /usr/bin && ln -s /bin/env /usr/bin/env")
 	root := t.TempDir()
 	dir := filepath.Join(root, "answer")
 	files := map[string]string{
@@ -144,9 +113,7 @@ func scriptedProvider(t *testing.T, script scripted.Script) (*scripted.Server, h
 
 func codexFor(t *testing.T, p harness.Provider) *codex.Harness {
 	t.Helper()
-	if _, err := cliinstall.Find("codex"); err != nil {
-		t.Fatalf("the Codex CLI is required (scripts/install-harnesses.sh): %v", err)
-	}
+	testenv.CLI(t, "codex")
 	h, err := codex.New(codex.Config{Provider: p, BypassSandbox: true})
 	if err != nil {
 		t.Fatal(err)
@@ -311,19 +278,7 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 	if ev, err := b.Evaluate(ctx, task, a0); err != nil || ev.Metrics["reward"] != 0 {
 		t.Fatalf("verifier on A_0: %+v %v", ev, err)
 	}
-	assertNoSecret(t, env.TrialDir)
-}
-
-func assertNoSecret(t *testing.T, root string) {
-	t.Helper()
-	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
-				t.Errorf("secret written to %s", p)
-			}
-		}
-		return nil
-	})
+	testenv.AssertNoSecret(t, key, env.TrialDir)
 }
 
 // A whole HoH@1 trial of a Harbor task runs in Docker through this package:
@@ -379,7 +334,7 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 			t.Errorf("%s: %v", role, err)
 		}
 	}
-	assertNoSecret(t, env.TrialDir)
+	testenv.AssertNoSecret(t, key, env.TrialDir)
 }
 
 // A ProgramBench task gets a no-network container from the configured agent

@@ -11,10 +11,11 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
 
 var (
@@ -56,23 +57,7 @@ func newBench(t *testing.T, gate *Gate) *Benchmark {
 	if setupErr != nil {
 		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
 	}
-	ctx := context.Background()
-	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-harbor-%s-%d", t.Name(), time.Now().UnixNano())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Cleanup(ctx); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+c.RunID()))
-		cs, _ := c.API.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-		ims, _ := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
-		if len(cs)+len(ims) != 0 {
-			t.Errorf("left behind: %d containers, %d images labelled %s", len(cs), len(ims), c.RunID())
-		}
-		c.API.Close()
-	})
+	c := dockerenv.Client(t, "harbor-"+t.Name())
 	return &Benchmark{Dataset: "synthetic", Root: "testdata/tasks", Docker: c, Gate: gate}
 }
 
@@ -161,7 +146,7 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 // All real GameCraft-Bench task.toml files (schema 1.2) parse with the
 // right limits.
 func TestLoadRealGameCraftTasks(t *testing.T) {
-	root := filepath.Join(repoRoot(t), "..", "shared", "benchmarks", "gamecraft-bench", "tasks")
+	root := testenv.SharedPath(t, "benchmarks", "gamecraft-bench", "tasks")
 	ls, err := LoadDir("gamecraft", root, "")
 	if err != nil {
 		t.Fatalf("shared benchmark data (../shared/benchmarks) required: %v", err)
@@ -173,20 +158,6 @@ func TestLoadRealGameCraftTasks(t *testing.T) {
 		if l.Task.Limits.AgentTimeout != 2*time.Hour || l.Task.Spec == "" {
 			t.Fatalf("%s: %+v", l.Task.ID, l.Task.Limits)
 		}
-	}
-}
-
-func repoRoot(t *testing.T) string {
-	d, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			t.Fatal("no go.mod above cwd")
-		}
-		d = p
 	}
 }
 

@@ -3,18 +3,14 @@ package programbench
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
-
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
 
 const calcID = "hohtest__calc.0000001"
@@ -23,42 +19,13 @@ const calcID = "hohtest__calc.0000001"
 // that no container or image carrying it is left.
 func dockerClient(t *testing.T) *docker.Client {
 	t.Helper()
-	ctx := context.Background()
-	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-test-pb-%d", time.Now().UnixNano())})
-	if err != nil {
-		t.Fatalf("Docker is required for this test (scripts/start-dockerd.sh): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := c.Cleanup(ctx); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+c.RunID()))
-		cs, _ := c.API.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-		ims, _ := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
-		if len(cs)+len(ims) != 0 {
-			t.Errorf("left behind: %d containers, %d images", len(cs), len(ims))
-		}
-		c.API.Close()
-	})
-	return c
+	return dockerenv.Client(t, "pb")
 }
 
 // busyboxImage builds the toy's evaluation image locally (no pulls).
 func busyboxImage(t *testing.T, c *docker.Client) string {
 	t.Helper()
-	bb, err := docker.FindBusybox()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := docker.BusyboxContext(dir, bb); err != nil {
-		t.Fatal(err)
-	}
-	img, err := c.BuildImage(context.Background(), dir, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
+	return dockerenv.BusyboxImage(t, c, "")
 }
 
 // submission is A_0 (the clean-room executable and docs) plus the files of

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
@@ -39,7 +40,10 @@ func TestMain(m *testing.M) {
 		}
 		if setupError == nil {
 			relayBin = filepath.Join(tmp, "hoh-relay")
-			setupError = BuildRelayBinary(ctx, repoRoot(), relayBin)
+			var root string
+			if root, setupError = cliinstall.RepoRoot(); setupError == nil {
+				setupError = BuildRelayBinary(ctx, root, relayBin)
+			}
 		}
 		return m.Run()
 	}()
@@ -65,20 +69,6 @@ func buildBusybox(ctx context.Context, c *Client, dir string) (string, error) {
 		return "", err
 	}
 	return c.BuildImage(ctx, dir, "", "")
-}
-
-func repoRoot() string {
-	d, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			return ""
-		}
-		d = p
-	}
 }
 
 // newClient gives each test its own run label and checks afterwards that
