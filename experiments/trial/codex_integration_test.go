@@ -18,11 +18,11 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 const (
@@ -58,10 +58,7 @@ type codexRun struct {
 
 func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) codexRun {
 	t.Helper()
-	bin, err := cliinstall.Find("codex")
-	if err != nil {
-		t.Fatalf("the Codex CLI is required (run scripts/install-harnesses.sh): %v", err)
-	}
+	bin := testenv.CLI(t, "codex")
 	srv, err := scripted.Start(sc, scripted.Options{LogPath: filepath.Join(t.TempDir(), "provider.jsonl")})
 	if err != nil {
 		t.Fatal(err)

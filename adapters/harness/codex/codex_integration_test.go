@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 const (
@@ -34,10 +34,7 @@ type rig struct {
 
 func newRig(t *testing.T, script scripted.Script, cfg Config) *rig {
 	t.Helper()
-	bin, err := cliinstall.Find("codex")
-	if err != nil {
-		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
-	}
+	bin := testenv.CLI(t, "codex")
 	base := t.TempDir()
 	logPath := filepath.Join(base, "provider.jsonl")
 	srv, err := scripted.Start(script, scripted.Options{LogPath: logPath})
@@ -86,23 +83,9 @@ func run(t *testing.T, h *Harness, inv harness.Invocation) harness.Result {
 		errOut, _ := os.ReadFile(filepath.Join(inv.LogDir, "stderr.log"))
 		t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	}
-	assertNoSecret(t, inv.LogDir)
-	assertNoSecret(t, filepath.Join(inv.StateDir, "config.toml"))
+	testenv.AssertNoSecret(t, testKey, inv.LogDir)
+	testenv.AssertNoSecret(t, testKey, filepath.Join(inv.StateDir, "config.toml"))
 	return res
-}
-
-func assertNoSecret(t *testing.T, root string) {
-	t.Helper()
-	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), testKey) {
-			t.Errorf("secret value written to %s", p)
-		}
-		return nil
-	})
 }
 
 // codexProcesses lists live (non-zombie) processes whose environment has

@@ -9,19 +9,15 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/command"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func loadSpec(t *testing.T, name string) *command.Spec {
 	t.Helper()
-	root, err := cliinstall.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := command.LoadSpec(filepath.Join(root, "configs", "harnesses", name))
+	spec, err := command.LoadSpec(filepath.Join(testenv.RepoRoot(t), "configs", "harnesses", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +26,7 @@ func loadSpec(t *testing.T, name string) *command.Spec {
 
 func TestCommandHarnessDescribingPi(t *testing.T) {
 	spec := loadSpec(t, "pi.yaml")
-	if _, err := cliinstall.Find("pi"); err != nil {
-		t.Fatalf("the Pi CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
-	}
+	testenv.CLI(t, "pi")
 	clitest.Suite(t, clitest.Target{
 		New: func(t *testing.T, p harness.Provider) harness.Harness {
 			h, err := command.New(spec, p)
