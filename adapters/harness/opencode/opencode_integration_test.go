@@ -8,18 +8,14 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func newOpenCode(t *testing.T, p harness.Provider) harness.Harness {
 	t.Helper()
-	bin, err := cliinstall.Find("opencode")
-	if err != nil {
-		t.Fatalf("the OpenCode CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
-	}
-	h, err := New(Config{Binary: bin, Provider: p})
+	h, err := New(Config{Binary: testenv.CLI(t, "opencode"), Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}
