@@ -3,9 +3,18 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/experiments/config"
 )
 
 // BenchmarkRunnerOverheadPerTrial measures what the runner itself costs per
@@ -41,4 +50,72 @@ func BenchmarkRunnerOverheadPerTrial(b *testing.B) {
 	b.ReportMetric(perTrialNs, "ns/trial")
 	b.ReportMetric(perTrialBytes/float64(b.N), "B/trial")
 	b.ReportMetric(heapPerTrial/float64(b.N), "heap-inuse-B/trial")
+}
+
+// providerHarness answers like instantHarness, but each invocation first
+// makes one real streaming round trip to the run's scripted provider, so the
+// harness spends real time on the wire; that time is what the runner's own
+// overhead is compared against.
+type providerHarness struct {
+	instantHarness
+	base      string
+	harnessNs atomic.Int64
+}
+
+func (h *providerHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	start := time.Now()
+	body := fmt.Sprintf(`{"model":"m","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":%q}]}]}`, inv.Prompt)
+	req, err := http.NewRequestWithContext(ctx, "POST", h.base+"/responses", strings.NewReader(body))
+	if err != nil {
+		return harness.Result{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return harness.Result{}, fmt.Errorf("scripted provider: status %d, %v", resp.StatusCode, err)
+	}
+	res, err := h.instantHarness.Run(ctx, inv)
+	d := time.Since(start)
+	h.harnessNs.Add(d.Nanoseconds())
+	res.Duration = d
+	return res, err
+}
+
+// BenchmarkRunnerOverheadVsHarnessTime runs trials one at a time (so wall
+// time is harness time plus runner overhead, nothing overlapping) through a
+// harness that talks to the scripted provider, and reports the runner's own
+// time per trial beside the harness's.
+func BenchmarkRunnerOverheadVsHarnessTime(b *testing.B) {
+	const trials = 8
+	var wall, inHarness float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := experiment(b, filepath.Join(b.TempDir(), fmt.Sprint("run", i)), "")
+		e.Conditions = []string{"hoh@1"}
+		e.Repetitions, e.Concurrency = trials/2, 1 // 2 tasks x 4 reps, sequential
+		h := &providerHarness{}
+		o := Options{NewHarness: func(_ config.HarnessModel, s registry.Spec) (harness.Harness, error) {
+			h.base = s.Provider.BaseURL
+			return h, nil
+		}}
+		start := time.Now()
+		b.StartTimer()
+		res, err := Run(context.Background(), e, o)
+		b.StopTimer()
+		if err != nil || res.Count(StateDone) != trials {
+			b.Fatalf("run: %v (%d done)", err, res.Count(StateDone))
+		}
+		wall += float64(time.Since(start).Nanoseconds())
+		inHarness += float64(h.harnessNs.Load())
+	}
+	n := float64(b.N * trials)
+	b.ReportMetric(wall/n, "ns/trial")
+	b.ReportMetric(inHarness/n, "harness-ns/trial")
+	b.ReportMetric((wall-inHarness)/n, "runner-ns/trial")
+	b.ReportMetric((wall-inHarness)/inHarness, "runner/harness")
 }
