@@ -84,7 +84,7 @@ func TestProgramBenchSmokeRunsInDocker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testsRoot, _ := filepath.Abs(filepath.Join("testdata", "programbench", "eval-tests"))
+	testsRoot, _ := filepath.Abs(e.Resolve(filepath.Join("..", "..", "adapters", "benchmark", "programbench", "testdata", "calc", "eval-tests")))
 	bench.Opts.Runner = programbench.DockerEvaluator{Docker: c, Image: programbenchSmokeImage, TestsRoot: testsRoot,
 		CompileTimeout: time.Minute, TestTimeout: time.Minute, MemoryMB: 256}.Run
 	tasks, _ := bench.Tasks(ctx)
