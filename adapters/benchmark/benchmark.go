@@ -6,6 +6,7 @@ package benchmark
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -75,3 +76,21 @@ type Benchmark interface {
 	// Evaluate scores the frozen artifact in dir (a fresh copy the caller owns).
 	Evaluate(ctx context.Context, t Task, dir string) (Evaluation, error)
 }
+
+// FileError is a problem with one file of a benchmark checkout, with the
+// line when the decoder gives one. Loaders return it so conformance reports
+// and error messages name the file.
+type FileError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }

@@ -178,13 +178,9 @@ func List(kind, path string) ([]benchmark.Task, error) {
 // problemOf turns a loader error into a Problem with its file and line.
 func problemOf(err error) Problem {
 	p := Problem{Severity: Error, Message: err.Error()}
-	var ge *gamecraft.FileError
-	var pe *programbench.FileError
-	switch {
-	case errors.As(err, &ge):
-		p.Path, p.Line, p.Message = ge.Path, ge.Line, ge.Err.Error()
-	case errors.As(err, &pe):
-		p.Path, p.Line, p.Message = pe.Path, pe.Line, pe.Err.Error()
+	var fe *benchmark.FileError
+	if errors.As(err, &fe) {
+		p.Path, p.Line, p.Message = fe.Path, fe.Line, fe.Err.Error()
 	}
 	return p
 }

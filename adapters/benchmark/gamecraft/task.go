@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
 )
 
@@ -42,21 +43,8 @@ type Requirement struct {
 	Description string `json:"description"`
 }
 
-// FileError is a problem with one file of a task, with the line when known.
-type FileError struct {
-	Path string
-	Line int
-	Err  error
-}
-
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", e.Path, e.Err)
-}
-
-func (e *FileError) Unwrap() error { return e.Err }
+// FileError is the benchmark package's error naming one file of a task.
+type FileError = benchmark.FileError
 
 func fileErr(path string, line int, format string, args ...any) error {
 	return &FileError{Path: path, Line: line, Err: fmt.Errorf(format, args...)}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
 )
 
 // TaskYAML is tasks/<instance>/task.yaml.
@@ -56,21 +58,8 @@ type Instance struct {
 	Tests *TestsFile
 }
 
-// FileError is a problem with one file, with the line when the decoder gives one.
-type FileError struct {
-	Path string
-	Line int
-	Err  error
-}
-
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", e.Path, e.Err)
-}
-
-func (e *FileError) Unwrap() error { return e.Err }
+// FileError is the benchmark package's error naming one file of a task.
+type FileError = benchmark.FileError
 
 // StripTrailingCommas removes commas that directly precede (up to
 // whitespace) a closing } or ], outside JSON strings. String contents,
