@@ -135,6 +135,9 @@ loop:
 		// The leader is gone; its leftovers (background jobs) go with it.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+	// SIGKILL is delivered asynchronously: return only once no member of the
+	// group still runs, so callers may rely on the group being gone.
+	waitGroupDead(pgid, 2*time.Second)
 	ex.Duration = time.Since(start)
 
 	// Output still buffered in the pipes is drained; a process outside the
@@ -190,6 +193,43 @@ func killGroup(pgid int, grace time.Duration, waited <-chan error) error {
 
 func groupAlive(pgid int) bool {
 	return syscall.Kill(-pgid, 0) == nil
+}
+
+// waitGroupDead polls until no process of the group is running, at most
+// limit. Zombies do not count: an orphan's zombie stays until its new parent
+// reaps it, which may be never where PID 1 does not reap.
+func waitGroupDead(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for groupRunning(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func groupRunning(pgid int) bool {
+	if !groupAlive(pgid) {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // cannot tell: assume the worst, the poll is bounded
+	}
+	want := fmt.Sprint(pgid)
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state ppid pgrp ...
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[2] == want && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 func copyTracking(dst io.Writer, src io.Reader, last *atomic.Int64) {
