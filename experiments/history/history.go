@@ -23,6 +23,10 @@ import (
 type Repo struct {
 	GitDir string
 	Work   string
+	// Exclude names top-level entries of Work that are not part of the
+	// artifact (a project's own .git, hoh's state directory): never
+	// committed, never removed by Restore.
+	Exclude []string
 }
 
 // Open initialises the git directory if needed and returns the repository.
@@ -42,8 +46,8 @@ func Open(gitDir, work string) (*Repo, error) {
 	if err := os.MkdirAll(gitDir, 0o755); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("git", "init", "--quiet")
-	cmd.Env = append(os.Environ(), "GIT_DIR="+gitDir)
+	cmd := exec.Command("git", "-c", "init.templateDir=", "init", "--quiet")
+	cmd.Env = append(os.Environ(), "GIT_DIR="+gitDir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("git init %s: %v: %s", gitDir, err, out)
 	}
@@ -53,13 +57,17 @@ func Open(gitDir, work string) (*Repo, error) {
 func (r *Repo) git(env []string, args ...string) (string, error) {
 	cmd := exec.Command("git", append([]string{
 		"-c", "core.excludesFile=", "-c", "core.autocrlf=false", "-c", "core.fileMode=true",
-		"-c", "commit.gpgSign=false", "-c", "gc.auto=0",
+		"-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false", "-c", "gc.auto=0",
+		// A project's repository is the user's: its hooks, fsmonitor,
+		// filters and templates must not run inside hoh's stage commits.
+		"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+		"-c", "commit.template=", "-c", "core.attributesFile=/dev/null",
 	}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"GIT_DIR="+r.GitDir, "GIT_WORK_TREE="+r.Work,
 		"GIT_AUTHOR_NAME=hoh", "GIT_AUTHOR_EMAIL=hoh@localhost",
 		"GIT_COMMITTER_NAME=hoh", "GIT_COMMITTER_EMAIL=hoh@localhost",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = r.Work
 	var out, errb bytes.Buffer
@@ -74,7 +82,11 @@ func (r *Repo) git(env []string, args ...string) (string, error) {
 // .gitignore written by the agent must not hide part of the artifact) and
 // returns the commit id. Empty commits are allowed: every stage leaves one.
 func (r *Repo) Commit(message string) (string, error) {
-	if _, err := r.git(nil, "add", "--all", "--force", "."); err != nil {
+	args := []string{"add", "--all", "--force", "--", "."}
+	for _, x := range r.Exclude {
+		args = append(args, ":(top,exclude)"+x)
+	}
+	if _, err := r.git(nil, args...); err != nil {
 		return "", err
 	}
 	if _, err := r.git(nil, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", message); err != nil {
@@ -124,7 +136,11 @@ func (r *Repo) Restore(ref string) error {
 	if _, err := r.git(nil, "read-tree", "-u", "--reset", ref); err != nil {
 		return err
 	}
-	_, err := r.git(nil, "clean", "--quiet", "-d", "--force", "--force", "-x")
+	args := []string{"clean", "--quiet", "-d", "--force", "--force", "-x"}
+	for _, x := range r.Exclude {
+		args = append(args, "-e", "/"+x)
+	}
+	_, err := r.git(nil, args...)
 	return err
 }
 
@@ -166,14 +182,50 @@ func (r *Repo) DiffStat(from, to string) (string, error) {
 	return r.git(nil, "diff", "--stat", from, to)
 }
 
+// NumStat counts the files and lines changed between two refs (binary
+// files count as changed files without lines).
+func (r *Repo) NumStat(from, to string) (files, added, deleted int, err error) {
+	out, err := r.git(nil, "diff", "--numstat", "--no-renames", "--no-ext-diff", "--no-textconv", from, to)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 3 {
+			continue
+		}
+		files++
+		var a, d int
+		if _, err := fmt.Sscan(f[0], &a); err == nil {
+			added += a
+		}
+		if _, err := fmt.Sscan(f[1], &d); err == nil {
+			deleted += d
+		}
+	}
+	return files, added, deleted, nil
+}
+
+// Git runs a git command on the repository with the same isolation as
+// every other call (no hooks, no user or system config) and returns its
+// trimmed output.
+func (r *Repo) Git(args ...string) (string, error) { return r.git(nil, args...) }
+
 // Digest is a content digest of a directory tree: paths, executable bits,
 // symlink targets and file contents, independent of timestamps. Two trees
-// have the same digest exactly when they hold the same artifact.
-func Digest(dir string) (string, error) {
+// have the same digest exactly when they hold the same artifact. Top-level
+// entries named in skip are left out (see Repo.Exclude).
+func Digest(dir string, skip ...string) (string, error) {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skipped(dir, p, skip) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if p != dir {
 			paths = append(paths, p)
@@ -217,12 +269,32 @@ func Digest(dir string) (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// skipped reports whether p is a top-level entry of dir named in skip.
+func skipped(dir, p string, skip []string) bool {
+	if len(skip) == 0 || filepath.Dir(p) != dir {
+		return false
+	}
+	for _, s := range skip {
+		if filepath.Base(p) == s {
+			return true
+		}
+	}
+	return false
+}
+
 // CopyTree copies src into dst (created if missing), keeping modes and
-// symlinks. It is how roles get disposable copies of a candidate.
-func CopyTree(src, dst string) error {
+// symlinks. It is how roles get disposable copies of a candidate. Top-level
+// entries named in skip are not copied.
+func CopyTree(src, dst string, skip ...string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skipped(src, p, skip) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		rel, _ := filepath.Rel(src, p)
 		target := filepath.Join(dst, rel)

@@ -46,6 +46,12 @@ type Slots struct {
 	Digest      string
 	FromInitial bool
 	Materials   []Material
+	// OpenEnded (project mode): the heading names the loop, not "t of T",
+	// and Budget says what is left.
+	OpenEnded bool
+	Budget    string
+	// Issues is the Planner's bounded issue table section (project mode).
+	Issues string
 }
 
 // Index renders the categorised list of materials.

@@ -39,6 +39,10 @@ func (r *runner) finish(ctx context.Context) (*Summary, error) {
 			continue // not reached: the trial stopped earlier
 		}
 		cp := Checkpoint{Step: t, Commit: dev.Commit, Digest: dev.Digest, Tokens: r.cumulativeTokens(t)}
+		if r.env.NoEvaluation {
+			s.Checkpoints = append(s.Checkpoints, cp)
+			continue
+		}
 		ev, err := r.evaluate(ctx, t, dev.Commit)
 		if err != nil {
 			return nil, err

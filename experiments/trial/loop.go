@@ -96,6 +96,24 @@ type runner struct {
 	arm  conditions.Arm
 	repo *history.Repo
 	st   *state
+	ws   string // the workspace (Env.Workspace or <dir>/workspace)
+}
+
+func (r *runner) digest() (string, error) { return history.Digest(r.ws, r.env.Exclude...) }
+
+func (r *runner) copyWorkspace(dst string) error { return history.CopyTree(r.ws, dst, r.env.Exclude...) }
+
+// slots fills the iteration context of a prompt: "t of T", or in project
+// mode the loop number and the budget left.
+func (r *runner) slots(t int, s roles.Slots) roles.Slots {
+	s.Iteration, s.Total = t, r.arm.Steps
+	if r.env.Loop != nil {
+		s.OpenEnded = true
+		if r.env.Loop.Budget != nil {
+			s.Budget = r.env.Loop.Budget(t)
+		}
+	}
+	return s
 }
 
 // restore brings the workspace back to the last committed stage, dropping
@@ -110,6 +128,9 @@ func (r *runner) restore() error {
 
 func (r *runner) commitStage(rec StageRecord) error {
 	msg := fmt.Sprintf("iter %d: %s", rec.Iteration, rec.Role)
+	if r.env.Loop != nil {
+		msg = fmt.Sprintf("hoh loop %d: %s", rec.Iteration, rec.Role)
+	}
 	if rec.Failure != "" {
 		msg += " (failed: " + rec.Failure + ")"
 	}
@@ -119,7 +140,7 @@ func (r *runner) commitStage(rec StageRecord) error {
 	}
 	rec.Commit = c
 	if rec.Digest == "" {
-		if rec.Digest, err = history.Digest(r.l.Workspace()); err != nil {
+		if rec.Digest, err = r.digest(); err != nil {
 			return err
 		}
 	}
@@ -298,7 +319,7 @@ func (r *runner) timeout(role harness.Role) time.Duration {
 // checkUnchanged enforces the single-writer boundary after a Planner or QA
 // stage: a changed workspace is a protocol violation and is undone.
 func (r *runner) checkUnchanged(before, role string, t int) ([]string, error) {
-	after, err := history.Digest(r.l.Workspace())
+	after, err := r.digest()
 	if err != nil {
 		return nil, err
 	}
@@ -329,13 +350,13 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 		}
 		return r.commitStage(StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1})
 	}
-	before, err := history.Digest(r.l.Workspace())
+	before, err := r.digest()
 	if err != nil {
 		return err
 	}
 	view := filepath.Join(dir, "artifact")
 	os.RemoveAll(view)
-	if err := history.CopyTree(r.l.Workspace(), view); err != nil {
+	if err := r.copyWorkspace(view); err != nil {
 		return err
 	}
 	defer os.RemoveAll(view)
@@ -360,8 +381,13 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 			mats = append(mats, roles.Material{Category: "Evidence from the previous iteration", Path: p, About: ev.Summary()})
 		}
 	}
-	prompt, err := roles.Render(roles.Planner, roles.Slots{Iteration: t, Total: r.arm.Steps,
-		Spec: r.env.Task.Spec, Access: string(harness.AccessReadOnly), Materials: mats})
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessReadOnly), Materials: mats})
+	if r.env.Loop != nil && r.env.Loop.PlannerIssues != nil {
+		if slots.Issues, err = r.env.Loop.PlannerIssues(t); err != nil {
+			return err
+		}
+	}
+	prompt, err := roles.Render(roles.Planner, slots)
 	if err != nil {
 		return err
 	}
@@ -448,16 +474,16 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	if c.ContinueSession {
 		stateDir = r.l.SessionState()
 	}
-	prompt, err := roles.Render(kind, roles.Slots{Iteration: t, Total: r.arm.Steps, Spec: r.env.Task.Spec,
-		Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "", Materials: mats})
+	prompt, err := roles.Render(kind, r.slots(t, roles.Slots{Spec: r.env.Task.Spec,
+		Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "", Materials: mats}))
 	if err != nil {
 		return err
 	}
-	if rec.StartDigest, err = history.Digest(r.l.Workspace()); err != nil {
+	if rec.StartDigest, err = r.digest(); err != nil {
 		return err
 	}
 	var report roles.DevReport
-	rep, err := r.call(ctx, t, harness.RoleDeveloper, harness.AccessWrite, r.l.Workspace(), prompt,
+	rep, err := r.call(ctx, t, harness.RoleDeveloper, harness.AccessWrite, r.ws, prompt,
 		r.timeout(harness.RoleDeveloper), session, stateDir,
 		func(msg string) []string { d, errs := roles.ParseDevReport(msg); report = d; return errs })
 	if err != nil {
@@ -482,14 +508,14 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 
 func (r *runner) qaStage(ctx context.Context, t int) error {
 	dir := r.stageDir(t, "qa")
-	digest, err := history.Digest(r.l.Workspace())
+	digest, err := r.digest()
 	if err != nil {
 		return err
 	}
 	// Public runtime checks run on their own throw-away copy.
 	checksCopy := filepath.Join(dir, "checks-copy")
 	os.RemoveAll(checksCopy)
-	if err := history.CopyTree(r.l.Workspace(), checksCopy); err != nil {
+	if err := r.copyWorkspace(checksCopy); err != nil {
 		return err
 	}
 	checks, err := r.env.Bench.Check(ctx, r.env.Task, checksCopy)
@@ -503,7 +529,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	}
 	candidate := filepath.Join(dir, "candidate")
 	os.RemoveAll(candidate)
-	if err := history.CopyTree(r.l.Workspace(), candidate); err != nil {
+	if err := r.copyWorkspace(candidate); err != nil {
 		return err
 	}
 	specPath, err := r.writeSpec(dir)
@@ -523,8 +549,8 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
 		{Category: "Specification", Path: specPath},
 	}
-	prompt, err := roles.Render(roles.QA, roles.Slots{Iteration: t, Total: r.arm.Steps, Spec: r.env.Task.Spec,
-		Access: string(harness.AccessExec), Digest: digest, Materials: mats})
+	prompt, err := roles.Render(roles.QA, r.slots(t, roles.Slots{Spec: r.env.Task.Spec,
+		Access: string(harness.AccessExec), Digest: digest, Materials: mats}))
 	if err != nil {
 		return err
 	}

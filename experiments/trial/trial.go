@@ -55,6 +55,33 @@ type Env struct {
 	Secrets []string
 	// Logf receives progress lines; may be nil.
 	Logf func(format string, args ...any)
+
+	// Project mode (experiments/project) sets the fields below; benchmark
+	// trials leave them zero.
+	//
+	// Workspace and GitDir replace <dir>/workspace and <dir>/history.git:
+	// the artifact is the user's directory with its own repository. Exclude
+	// names its top-level entries that are not part of the artifact (.git,
+	// the state directory). The caller must have committed A_0, tagged it
+	// cp-0 and written trial.json before the first Run.
+	Workspace, GitDir string
+	Exclude           []string
+	// NoEvaluation skips the post-run evaluation: a project has no
+	// benchmark evaluator.
+	NoEvaluation bool
+	// Loop, when set, makes the role prompts open-ended: they name the loop
+	// number and the budget left instead of a fixed number of iterations.
+	Loop *LoopContext
+}
+
+// LoopContext is what open-ended (project) prompts carry besides the loop
+// number.
+type LoopContext struct {
+	// Budget describes what is left (loops, tokens, time) before loop t.
+	Budget func(t int) string
+	// PlannerIssues is the bounded issue table section for the Planner of
+	// loop t (open and reopened issues, verified ones to preserve).
+	PlannerIssues func(t int) (string, error)
 }
 
 // Status of a finished trial.
@@ -145,18 +172,26 @@ func Run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 		return nil, err
 	}
 	l := Layout{dir}
+	ws, gitDir := l.Workspace(), l.GitDir()
+	if env.Workspace != "" {
+		ws, gitDir = env.Workspace, env.GitDir
+		if _, err := os.Stat(l.Spec()); err != nil {
+			return nil, fmt.Errorf("trial %s: project trial not initialised: %w", spec.Key, err)
+		}
+	}
 	if err := prepare(ctx, l, spec, env); err != nil {
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
 	}
-	repo, err := history.Open(l.GitDir(), l.Workspace())
+	repo, err := history.Open(gitDir, ws)
 	if err != nil {
 		return nil, err
 	}
+	repo.Exclude = env.Exclude
 	st, err := loadState(l)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
 	}
-	r := &runner{l: l, spec: spec, env: env, arm: arm, repo: repo, st: st}
+	r := &runner{l: l, spec: spec, env: env, arm: arm, repo: repo, st: st, ws: repo.Work}
 	if err := r.restore(); err != nil {
 		return nil, err
 	}
