@@ -101,7 +101,9 @@ type runner struct {
 
 func (r *runner) digest() (string, error) { return history.Digest(r.ws, r.env.Exclude...) }
 
-func (r *runner) copyWorkspace(dst string) error { return history.CopyTree(r.ws, dst, r.env.Exclude...) }
+func (r *runner) copyWorkspace(dst string) error {
+	return history.CopyTree(r.ws, dst, r.env.Exclude...)
+}
 
 // slots fills the iteration context of a prompt: "t of T", or in project
 // mode the loop number and the budget left.
