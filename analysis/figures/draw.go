@@ -165,7 +165,7 @@ func fig4(d Data, opts Options) (*figure, error) {
 				sels = append(sels, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: cm.metric})
 			}
 		}
-		tasks, data, err := metrics.Matrix(rows, sels...)
+		tasks, data, err := metrics.NewIndex(rows).Matrix(sels...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", fig, cfg, err)
 		}
@@ -216,7 +216,7 @@ func fig5(d Data, opts Options) (*figure, error) {
 		return nil, err
 	}
 	metric := defaultMetric(bench, opts)
-	cats, catErr := metrics.Labels(rows, bench, metrics.Category)
+	cats, catErr := metrics.NewIndex(rows).Labels(bench, metrics.Category)
 	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
 	f := &figure{}
 	var cfgs []string
@@ -249,7 +249,7 @@ func fig5(d Data, opts Options) (*figure, error) {
 			if !hasArm(rows, cfg, a, metric) {
 				return nil, missing(fig, "no %s rows for %s %s (the pool needs Vanilla and HoH@1..%d)", metric, cfg, a, T)
 			}
-			v, err := metrics.TaskValues(rows, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
+			v, err := metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
@@ -414,7 +414,7 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 		return nil, err
 	}
 	metric := defaultMetric(bench, opts)
-	labels, err := metrics.Labels(rows, bench, g)
+	labels, err := metrics.NewIndex(rows).Labels(bench, g)
 	if err != nil {
 		return nil, missing(fig, "no %s labels for benchmark %s", g, bench)
 	}
@@ -439,7 +439,7 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 			if !hasArm(rows, cfg, a, metric) {
 				return nil, missing(fig, "no %s rows for %s %s", metric, cfg, a)
 			}
-			v, err := metrics.TaskValues(rows, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
+			v, err := metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
@@ -552,7 +552,7 @@ func meanCI(values map[string]float64, opts Options) (bootstrap.Interval, int, e
 // tokensMillions returns per-task cumulative tokens in millions; an empty
 // map means the arm has no token counts at all.
 func tokensMillions(rows []results.Row, sel metrics.Selector) (map[string]float64, error) {
-	tok, err := metrics.TaskTokens(rows, sel)
+	tok, err := metrics.NewIndex(rows).TaskTokens(sel)
 	if err != nil {
 		return nil, err
 	}
@@ -628,7 +628,7 @@ func fig9(d Data, opts Options) (*figure, error) {
 					continue
 				}
 				sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
-				v, err := metrics.TaskValues(rows, sel)
+				v, err := metrics.NewIndex(rows).TaskValues(sel)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", fig, err)
 				}
@@ -795,7 +795,7 @@ func fig10(d Data, opts Options) (*figure, error) {
 			}
 			clr := armColor(a)
 			if len(tok) > 0 {
-				v, err := metrics.TaskValues(rows, sel)
+				v, err := metrics.NewIndex(rows).TaskValues(sel)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", fig, err)
 				}
@@ -1044,7 +1044,7 @@ func deltas(d Data, opts Options) (*figure, error) {
 			if !hasArm(rows, cfg, a, metric) {
 				return nil, missing(fig, "no %s rows for %s %s", metric, cfg, a)
 			}
-			if vals[i], err = metrics.TaskValues(rows, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}); err != nil {
+			if vals[i], err = metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}); err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
 		}

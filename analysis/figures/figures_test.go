@@ -189,7 +189,7 @@ func TestFig4MatchesBootstrapOfTable25(t *testing.T) {
 			sels = append(sels, metrics.Selector{Benchmark: "gamecraft", Config: codex, Arm: arm(t, a), Metric: m})
 		}
 	}
-	tasks, data, err := metrics.Matrix(rows, sels...)
+	tasks, data, err := metrics.NewIndex(rows).Matrix(sels...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,14 +225,14 @@ func TestFig7AndFig8MatchSubsetMeans(t *testing.T) {
 	} {
 		pts := points(t, dir, c.fig)
 		rows := readFile(t, c.file)
-		labels, err := metrics.Labels(rows, c.bench, c.g)
+		labels, err := metrics.NewIndex(rows).Labels(c.bench, c.g)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
 		for _, cfg := range []string{codex, "opencode-deepseek-v4-pro", "pi-minimax-m3"} {
 			for _, a := range c.arms {
-				v, err := metrics.TaskValues(rows, metrics.Selector{Benchmark: c.bench, Config: cfg, Arm: arm(t, a), Metric: c.metric})
+				v, err := metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: c.bench, Config: cfg, Arm: arm(t, a), Metric: c.metric})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -280,7 +280,7 @@ func TestFig9ComputedAndReportedKeptApart(t *testing.T) {
 				}
 			}
 			sel := metrics.Selector{Benchmark: "gamecraft", Config: codex, Arm: arm(t, a), Metric: "overall"}
-			v, _ := metrics.TaskValues(rows, sel)
+			v, _ := metrics.NewIndex(rows).TaskValues(sel)
 			iv, n, err := meanCI(v, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -290,7 +290,7 @@ func TestFig9ComputedAndReportedKeptApart(t *testing.T) {
 	}
 	// Computed tokens where per-task tokens exist (Table 21), equal to Eq. 11.
 	for k, a := range []string{"vanilla", "vanilla-continuation@2", "vanilla-continuation@3"} {
-		m, err := metrics.MeanTokensMillions(pass, metrics.Selector{Benchmark: "gamecraft", Config: codex, Arm: arm(t, a)})
+		m, err := metrics.NewIndex(pass).MeanTokensMillions(metrics.Selector{Benchmark: "gamecraft", Config: codex, Arm: arm(t, a)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,8 +322,8 @@ func TestFig10ComputedHoHReportedAblations(t *testing.T) {
 	pass := readFile(t, "gamecraft-pass-controlled.csv")
 	for _, a := range []string{"vanilla", "hoh@3"} {
 		sel := metrics.Selector{Benchmark: "gamecraft", Config: codex, Arm: arm(t, a), Metric: "overall"}
-		tok, _ := metrics.TaskTokens(pass, sel)
-		v, _ := metrics.TaskValues(pass, sel)
+		tok, _ := metrics.NewIndex(pass).TaskTokens(sel)
+		v, _ := metrics.NewIndex(pass).TaskValues(sel)
 		tasks, sv, tv, err := metrics.Align(v, tok)
 		if err != nil {
 			t.Fatal(err)
@@ -358,7 +358,7 @@ func TestDeltasMatchMetricsDelta(t *testing.T) {
 	rows := readFile(t, "gamecraft-main.csv")
 	for _, cfg := range []string{codex, "opencode-deepseek-v4-pro", "pi-minimax-m3"} {
 		sel := func(a string) map[string]float64 {
-			v, err := metrics.TaskValues(rows, metrics.Selector{Benchmark: "gamecraft", Config: cfg, Arm: arm(t, a), Metric: "overall"})
+			v, err := metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: "gamecraft", Config: cfg, Arm: arm(t, a), Metric: "overall"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -459,13 +459,13 @@ func TestFig5DominanceOverLoopsFromRunRecords(t *testing.T) {
 	}
 	pool := map[string]map[string]float64{}
 	for _, a := range []string{"vanilla", "hoh@1", "hoh@2", "hoh@3", "hoh@4", "hoh@5", "hoh@6", "hoh@7", "hoh@8", "hoh@9", "hoh@10"} {
-		v, err := metrics.TaskValues(set.Rows, metrics.Selector{Benchmark: "frontierswe", Config: codex, Arm: arm(t, a), Metric: "reward"})
+		v, err := metrics.NewIndex(set.Rows).TaskValues(metrics.Selector{Benchmark: "frontierswe", Config: codex, Arm: arm(t, a), Metric: "reward"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pool[a] = v
 	}
-	cats, _ := metrics.Labels(set.Rows, "frontierswe", metrics.Category)
+	cats, _ := metrics.NewIndex(set.Rows).Labels("frontierswe", metrics.Category)
 	res, err := dominance.Compute(pool, cats, dominance.Macro)
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
-
-	"github.com/hoh-research/hoh/analysis/results"
 )
 
 // Summary is an unweighted mean over tasks (Eq. 10).
@@ -131,16 +129,14 @@ const (
 // The gate is applied per trial before averaging because it is not linear.
 // weightsFor gives each task's weights (nil means PaperWeights). A trial
 // lacking a component is an error naming task, repetition and metric.
-func OverallFromComponents(rows []results.Row, sel Selector, weightsFor func(task string) Weights) (map[string]float64, error) {
+func (x *Index) OverallFromComponents(sel Selector, weightsFor func(task string) Weights) (map[string]float64, error) {
 	type trial struct {
 		task string
 		rep  int
 	}
 	comps := map[trial]map[string]float64{}
-	for _, r := range rows {
-		if !sel.matchesTrial(r) {
-			continue
-		}
+	for _, i := range x.armRows(sel) {
+		r := &x.rows[i]
 		switch r.Metric {
 		case MetricMechanics, MetricDepth, MetricVisuals, MetricArt, MetricBuild:
 		default:
@@ -155,8 +151,7 @@ func OverallFromComponents(rows []results.Row, sel Selector, weightsFor func(tas
 	if len(comps) == 0 {
 		return nil, fmt.Errorf("metrics: no component rows for %s/%s/%s", sel.Benchmark, sel.Config, sel.Arm)
 	}
-	sum := map[string]float64{}
-	count := map[string]int{}
+	perTask := map[string][]float64{}
 	for k, c := range comps {
 		for _, m := range []string{MetricMechanics, MetricDepth, MetricVisuals, MetricArt, MetricBuild} {
 			if _, ok := c[m]; !ok {
@@ -168,11 +163,11 @@ func OverallFromComponents(rows []results.Row, sel Selector, weightsFor func(tas
 		if weightsFor != nil {
 			w = weightsFor(k.task)
 		}
-		sum[k.task] += Overall(c[MetricMechanics], c[MetricDepth], c[MetricVisuals], c[MetricArt], c[MetricBuild] != 0, w)
-		count[k.task]++
+		perTask[k.task] = append(perTask[k.task], Overall(c[MetricMechanics], c[MetricDepth], c[MetricVisuals], c[MetricArt], c[MetricBuild] != 0, w))
 	}
-	for t := range sum {
-		sum[t] /= float64(count[t])
+	out := make(map[string]float64, len(perTask))
+	for t, vs := range perTask {
+		out[t] = ExactMean(vs)
 	}
-	return sum, nil
+	return out, nil
 }

@@ -51,7 +51,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestTaskValuesAveragesRepetitionsFirst(t *testing.T) {
 	rows := load(t, recs)
-	v, err := TaskValues(rows, sel("vanilla", 1))
+	v, err := NewIndex(rows).TaskValues(sel("vanilla", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,15 +70,15 @@ func TestTaskValuesAveragesRepetitionsFirst(t *testing.T) {
 	if !near(s.SE, sd/math.Sqrt(3)) {
 		t.Fatalf("SE %v want %v", s.SE, sd/math.Sqrt(3))
 	}
-	if _, err := TaskValues(rows, sel("hoh", 9)); err == nil || !strings.Contains(err.Error(), "gc/c1/hoh@9/overall") {
+	if _, err := NewIndex(rows).TaskValues(sel("hoh", 9)); err == nil || !strings.Contains(err.Error(), "gc/c1/hoh@9/overall") {
 		t.Fatalf("missing arm error: %v", err)
 	}
 }
 
 func TestSummarizeByGroupAndFamily(t *testing.T) {
 	rows := load(t, recs)
-	v, _ := TaskValues(rows, sel("hoh", 3))
-	groups, err := Labels(rows, "gc", Group)
+	v, _ := NewIndex(rows).TaskValues(sel("hoh", 3))
+	groups, err := NewIndex(rows).Labels("gc", Group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestSummarizeByGroupAndFamily(t *testing.T) {
 	if !math.IsNaN(by["Strategy"].SE) {
 		t.Fatalf("SE of one task should be NaN, got %v", by["Strategy"].SE)
 	}
-	fam, _ := Labels(rows, "gc", Family)
+	fam, _ := NewIndex(rows).Labels("gc", Family)
 	if fam["t3"] != "puzzle" {
 		t.Fatalf("families %v", fam)
 	}
@@ -100,20 +100,20 @@ func TestSummarizeByGroupAndFamily(t *testing.T) {
 	if _, err := SummarizeBy(v, groups); err == nil || !strings.Contains(err.Error(), "t2") {
 		t.Fatalf("unlabelled task error: %v", err)
 	}
-	if _, err := Labels(rows, "gc", Category); err == nil {
+	if _, err := NewIndex(rows).Labels("gc", Category); err == nil {
 		t.Fatal("no category labels should be an error")
 	}
 	bad := append([]results.Row{}, rows...)
 	bad[0].Group, bad[0].Source = "Timing", "x.csv"
-	if _, err := Labels(bad, "gc", Group); err == nil || !strings.Contains(err.Error(), "t1") {
+	if _, err := NewIndex(bad).Labels("gc", Group); err == nil || !strings.Contains(err.Error(), "t1") {
 		t.Fatalf("conflicting label error: %v", err)
 	}
 }
 
 func TestDeltaNeedsBothArms(t *testing.T) {
 	rows := load(t, recs)
-	h, _ := TaskValues(rows, sel("hoh", 3))
-	v, _ := TaskValues(rows, sel("vanilla", 1))
+	h, _ := NewIndex(rows).TaskValues(sel("hoh", 3))
+	v, _ := NewIndex(rows).TaskValues(sel("vanilla", 1))
 	d, err := Delta(h, v)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestDeltaNeedsBothArms(t *testing.T) {
 	if err != nil || !near(md, 55.0/3) {
 		t.Fatalf("mean delta %v %v", md, err)
 	}
-	h1, _ := TaskValues(rows, sel("hoh", 1))
+	h1, _ := NewIndex(rows).TaskValues(sel("hoh", 1))
 	_, err = Delta(h1, v)
 	if err == nil || !strings.Contains(err.Error(), "only in the second: t3") {
 		t.Fatalf("missing task error: %v", err)
@@ -176,7 +176,7 @@ gc,c1,hoh,3,vn,build,1,1
 		}
 		return PaperWeights
 	}
-	o, err := OverallFromComponents(rows, sel("hoh", 3), w)
+	o, err := NewIndex(rows).OverallFromComponents(sel("hoh", 3), w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ gc,c1,hoh,3,vn,build,1,1
 	if !near(o["vn"], 26.5) {
 		t.Fatalf("vn %v", o["vn"])
 	}
-	_, err = OverallFromComponents(rows[1:], sel("hoh", 3), w)
+	_, err = NewIndex(rows[1:]).OverallFromComponents(sel("hoh", 3), w)
 	if err == nil || !strings.Contains(err.Error(), "task td rep 1 lacks metric mechanics") {
 		t.Fatalf("missing component error: %v", err)
 	}
@@ -243,7 +243,7 @@ func TestWeightsMatchBenchmarkRubrics(t *testing.T) {
 
 func TestTokensAndEta(t *testing.T) {
 	rows := load(t, recs)
-	v, err := MeanTokensMillions(rows, sel("vanilla", 1))
+	v, err := NewIndex(rows).MeanTokensMillions(sel("vanilla", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,11 +251,11 @@ func TestTokensAndEta(t *testing.T) {
 	if !near(v.Mean, 8.0/3) || v.N != 3 {
 		t.Fatalf("vanilla tokens %+v", v)
 	}
-	h, err := MeanTokensMillions(rows, sel("hoh", 3))
+	h, err := NewIndex(rows).MeanTokensMillions(sel("hoh", 3))
 	if err != nil || !near(h.Mean, 9) {
 		t.Fatalf("hoh tokens %+v %v", h, err)
 	}
-	e, err := EtaFromRows(rows, sel("hoh", 3), sel("vanilla", 1))
+	e, err := NewIndex(rows).Efficiency(sel("hoh", 3), sel("vanilla", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,16 +264,16 @@ func TestTokensAndEta(t *testing.T) {
 		t.Fatalf("efficiency %+v want eta %v", e, wantEta)
 	}
 	// hoh@1 has no tokens at all: eta is undefined, and says why.
-	_, err = EtaFromRows(rows, sel("hoh", 1), sel("vanilla", 1))
+	_, err = NewIndex(rows).Efficiency(sel("hoh", 1), sel("vanilla", 1))
 	var u *UndefinedError
 	if !errors.As(err, &u) || u.Reason != "tokens missing for the compared arm" {
 		t.Fatalf("undefined eta: %v", err)
 	}
-	if _, err := MeanTokensMillions(rows, sel("hoh", 1)); !errors.Is(err, ErrNoTokens) {
+	if _, err := NewIndex(rows).MeanTokensMillions(sel("hoh", 1)); !errors.Is(err, ErrNoTokens) {
 		t.Fatalf("want ErrNoTokens, got %v", err)
 	}
 	// hoh@2: t1 has tokens, t2 does not.
-	if _, err := MeanTokensMillions(rows, sel("hoh", 2)); err == nil || !strings.Contains(err.Error(), "t2 lack them") {
+	if _, err := NewIndex(rows).MeanTokensMillions(sel("hoh", 2)); err == nil || !strings.Contains(err.Error(), "t2 lack them") {
 		t.Fatalf("partial tokens error: %v", err)
 	}
 	if _, err := Eta(5, 1, 3, 3); !errors.As(err, &u) || u.Reason != "token difference is zero" {
@@ -286,14 +286,14 @@ func TestTokensAndEta(t *testing.T) {
 
 func TestMatrixAlignsSeries(t *testing.T) {
 	rows := load(t, recs)
-	tasks, data, err := Matrix(rows, sel("vanilla", 1), sel("hoh", 3))
+	tasks, data, err := NewIndex(rows).Matrix(sel("vanilla", 1), sel("hoh", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(tasks, ",") != "t1,t2,t3" || data[0][0] != 45 || data[0][1] != 70 || data[2][1] != 80 {
 		t.Fatalf("matrix %v %v", tasks, data)
 	}
-	_, _, err = Matrix(rows, sel("vanilla", 1), sel("hoh", 1))
+	_, _, err = NewIndex(rows).Matrix(sel("vanilla", 1), sel("hoh", 1))
 	if err == nil || !strings.Contains(err.Error(), "task t3 is missing from gc/c1/hoh@1/overall") {
 		t.Fatalf("missing task error: %v", err)
 	}

@@ -70,7 +70,7 @@ func TestTable1MeansFromPerTaskData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vals, err := metrics.TaskValues(rows[rep.benchmark], metrics.Selector{Benchmark: rep.benchmark, Config: rep.config, Arm: arm, Metric: rep.metric})
+		vals, err := metrics.NewIndex(rows[rep.benchmark]).TaskValues(metrics.Selector{Benchmark: rep.benchmark, Config: rep.config, Arm: arm, Metric: rep.metric})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestTable1MeansFromPerTaskData(t *testing.T) {
 			got, err = metrics.Summarize(vals)
 		} else {
 			kind, label, _ := strings.Cut(rep.scope, ":")
-			labels, lerr := metrics.Labels(rows[rep.benchmark], rep.benchmark, metrics.Grouping(kind))
+			labels, lerr := metrics.NewIndex(rows[rep.benchmark]).Labels(rep.benchmark, metrics.Grouping(kind))
 			if lerr != nil {
 				t.Fatal(lerr)
 			}
@@ -117,7 +117,7 @@ func TestTable2TokensAndEtaFromPerTaskData(t *testing.T) {
 		if rep.metric != "tokens_m" || (rep.arm != "vanilla" && !strings.HasPrefix(rep.arm, "vanilla-continuation") && rep.arm != "hoh@3") {
 			continue
 		}
-		got, err := metrics.MeanTokensMillions(rows, sel(rep.arm))
+		got, err := metrics.NewIndex(rows).MeanTokensMillions(sel(rep.arm))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestTable2TokensAndEtaFromPerTaskData(t *testing.T) {
 		checked++
 	}
 	for _, rep := range readReported(t, "text-c3.csv") {
-		e, err := metrics.EtaFromRows(rows, sel(rep.arm), sel(rep.baseline))
+		e, err := metrics.NewIndex(rows).Efficiency(sel(rep.arm), sel(rep.baseline))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,32 +34,6 @@ func (s Selector) String() string {
 	return fmt.Sprintf("%s/%s/%s/%s", s.Benchmark, s.Config, s.Arm, s.Metric)
 }
 
-// matches ignores the metric, so token selection can read any metric row.
-func (s Selector) matchesTrial(r results.Row) bool {
-	return r.Benchmark == s.Benchmark && r.Config == s.Config && r.Arm() == s.Arm
-}
-
-// TaskValues returns task -> value for the selector, averaging repetitions
-// per task. It is an error if no row matches.
-func TaskValues(rows []results.Row, sel Selector) (map[string]float64, error) {
-	sum := map[string]float64{}
-	count := map[string]int{}
-	for _, r := range rows {
-		if r.Metric != sel.Metric || !sel.matchesTrial(r) {
-			continue
-		}
-		sum[r.Task] += r.Value
-		count[r.Task]++
-	}
-	if len(sum) == 0 {
-		return nil, fmt.Errorf("metrics: no rows for %s", sel)
-	}
-	for t := range sum {
-		sum[t] /= float64(count[t])
-	}
-	return sum, nil
-}
-
 // Tasks returns the keys of a per-task map in sorted order.
 func Tasks(values map[string]float64) []string {
 	out := make([]string, 0, len(values))
@@ -130,15 +104,24 @@ func (g Grouping) of(r results.Row) (string, error) {
 
 // Labels returns task -> label of the grouping for one benchmark, read from
 // every row of that benchmark that carries the label. A task labelled two
-// different ways is an error naming both sources.
-func Labels(rows []results.Row, benchmark string, g Grouping) (map[string]string, error) {
+// different ways is an error naming both sources. The map is shared: do not
+// modify it.
+func (x *Index) Labels(benchmark string, g Grouping) (map[string]string, error) {
+	k := labelKey{benchmark, g}
+	if l, ok := x.labels[k]; ok {
+		return l.of, l.err
+	}
+	of, err := x.readLabels(benchmark, g)
+	x.labels[k] = labelled{of, err}
+	return of, err
+}
+
+func (x *Index) readLabels(benchmark string, g Grouping) (map[string]string, error) {
 	out := map[string]string{}
 	from := map[string]string{}
-	for _, r := range rows {
-		if r.Benchmark != benchmark {
-			continue
-		}
-		l, err := g.of(r)
+	for _, i := range x.bench[benchmark] {
+		r := &x.rows[i]
+		l, err := g.of(*r)
 		if err != nil {
 			return nil, err
 		}
@@ -162,14 +145,14 @@ func Labels(rows []results.Row, benchmark string, g Grouping) (map[string]string
 // computation such as the bootstrap: data[i][j] is task tasks[i] (sorted)
 // under sels[j]. Every selector must cover the same tasks; a task missing
 // from some series is an error naming the task and the series.
-func Matrix(rows []results.Row, sels ...Selector) (tasks []string, data [][]float64, err error) {
+func (x *Index) Matrix(sels ...Selector) (tasks []string, data [][]float64, err error) {
 	if len(sels) == 0 {
 		return nil, nil, fmt.Errorf("metrics: no series for the matrix")
 	}
 	series := make([]map[string]float64, len(sels))
 	all := map[string]float64{}
 	for j, s := range sels {
-		if series[j], err = TaskValues(rows, s); err != nil {
+		if series[j], err = x.TaskValues(s); err != nil {
 			return nil, nil, err
 		}
 		for t := range series[j] {

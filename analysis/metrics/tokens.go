@@ -6,8 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-
-	"github.com/hoh-research/hoh/analysis/results"
 )
 
 // ErrNoTokens reports that no task of an arm carries a token count.
@@ -18,17 +16,15 @@ var ErrNoTokens = errors.New("no token counts")
 // trial carries the same count). Repetitions are averaged per task. Tasks
 // without tokens are absent; a task whose repetitions disagree on having
 // tokens, or a trial whose rows disagree on the count, is an error.
-func TaskTokens(rows []results.Row, sel Selector) (map[string]float64, error) {
+func (x *Index) TaskTokens(sel Selector) (map[string]float64, error) {
 	type trial struct {
 		task string
 		rep  int
 	}
 	tok := map[trial]float64{}
 	seen := map[trial]bool{}
-	for _, r := range rows {
-		if !sel.matchesTrial(r) {
-			continue
-		}
+	for _, i := range x.armRows(sel) {
+		r := &x.rows[i]
 		k := trial{r.Task, r.Rep}
 		seen[k] = true
 		if !r.HasTokens() {
@@ -79,8 +75,8 @@ func TaskTokens(rows []results.Row, sel Selector) (map[string]float64, error) {
 // in millions. An arm with no tokens at all returns an error wrapping
 // ErrNoTokens; an arm where only some tasks have tokens is an error naming
 // the tasks that lack them.
-func MeanTokensMillions(rows []results.Row, sel Selector) (Summary, error) {
-	tok, err := TaskTokens(rows, sel)
+func (x *Index) MeanTokensMillions(sel Selector) (Summary, error) {
+	tok, err := x.TaskTokens(sel)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -123,14 +119,14 @@ type Efficiency struct {
 	Eta         float64 // ScoreDelta / TokensDelta
 }
 
-// EtaFromRows computes Eq. 12 for the treated arm against the vanilla arm:
+// Efficiency computes Eq. 12 for the treated arm against the vanilla arm:
 // scores are the task means of each selector's metric, tokens the task means
 // of Eq. 11 over the same arms. An arm without tokens gives an
 // *UndefinedError; partially missing tokens or missing rows give plain errors.
-func EtaFromRows(rows []results.Row, treated, vanilla Selector) (Efficiency, error) {
+func (x *Index) Efficiency(treated, vanilla Selector) (Efficiency, error) {
 	var e Efficiency
 	mean := func(sel Selector) (float64, error) {
-		v, err := TaskValues(rows, sel)
+		v, err := x.TaskValues(sel)
 		if err != nil {
 			return 0, err
 		}
@@ -138,7 +134,7 @@ func EtaFromRows(rows []results.Row, treated, vanilla Selector) (Efficiency, err
 		return s.Mean, err
 	}
 	tokens := func(sel Selector) (float64, error) {
-		s, err := MeanTokensMillions(rows, sel)
+		s, err := x.MeanTokensMillions(sel)
 		if errors.Is(err, ErrNoTokens) {
 			return math.NaN(), nil
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
 )
@@ -74,7 +75,7 @@ type contents struct {
 	tokens                 map[string]bool    // benchmark -> some row carries tokens
 }
 
-func survey(rows []results.Row) contents {
+func survey(ix *metrics.Index) contents {
 	c := contents{has: map[[2]string]bool{}, benchArm: map[[2]string]bool{}, tokens: map[string]bool{}}
 	seen := map[string]bool{}
 	add := func(list *[]string, kind, v string) {
@@ -83,13 +84,15 @@ func survey(rows []results.Row) contents {
 			*list = append(*list, v)
 		}
 	}
-	for _, r := range rows {
-		a := r.Arm().String()
-		add(&c.benches, "b", r.Benchmark)
-		add(&c.configs, "c", r.Config)
+	for _, s := range ix.Selectors() {
+		a := s.Arm.String()
+		add(&c.benches, "b", s.Benchmark)
+		add(&c.configs, "c", s.Config)
 		add(&c.arms, "a", a)
-		c.has[[2]string{r.Config, a}] = true
-		c.benchArm[[2]string{r.Benchmark, a}] = true
+		c.has[[2]string{s.Config, a}] = true
+		c.benchArm[[2]string{s.Benchmark, a}] = true
+	}
+	for _, r := range ix.Rows() {
 		if r.HasTokens() {
 			c.tokens[r.Benchmark] = true
 		}
@@ -153,14 +156,21 @@ func orderBenches(benches []string) []string {
 
 // primary picks a benchmark's metric among the rows of the given arms and
 // counts its tasks.
-func primary(rows []results.Row, bench string, arms map[string]bool) (benchMetric, error) {
+func primary(ix *metrics.Index, bench string, arms map[string]bool) (benchMetric, error) {
 	metrics := map[string]map[string]bool{}
-	for _, r := range rows {
-		if r.Benchmark == bench && arms[r.Arm().String()] {
-			if metrics[r.Metric] == nil {
-				metrics[r.Metric] = map[string]bool{}
-			}
-			metrics[r.Metric][r.Task] = true
+	for _, s := range ix.Selectors() {
+		if s.Benchmark != bench || !arms[s.Arm.String()] {
+			continue
+		}
+		if metrics[s.Metric] == nil {
+			metrics[s.Metric] = map[string]bool{}
+		}
+		vals, err := ix.TaskValues(s)
+		if err != nil {
+			return benchMetric{}, err
+		}
+		for t := range vals {
+			metrics[s.Metric][t] = true
 		}
 	}
 	for _, m := range primaryMetrics {
@@ -185,9 +195,9 @@ func primary(rows []results.Row, bench string, arms map[string]bool) (benchMetri
 // adapt reshapes a table's spec to the records: see the comment at the top of
 // this file. It fails with what the table needs and what the records hold
 // when no row fits the table.
-func adapt(name string, s Spec, set *results.Set) (Spec, layout, error) {
+func adapt(name string, s Spec, ix *metrics.Index) (Spec, layout, error) {
 	var lay layout
-	c := survey(set.Rows)
+	c := survey(ix)
 	inSpec := map[string]bool{}
 	for _, a := range s.Arms {
 		inSpec[a] = true
@@ -308,7 +318,7 @@ func adapt(name string, s Spec, set *results.Set) (Spec, layout, error) {
 		}
 	}
 	for _, b := range orderBenches(benches) {
-		bm, err := primary(set.Rows, b, armSet)
+		bm, err := primary(ix, b, armSet)
 		if err != nil {
 			return s, lay, fmt.Errorf("tables: %s: %w", name, err)
 		}
@@ -346,15 +356,15 @@ func containsInt(xs []int, x int) bool {
 // table per benchmark and configuration present, its arms as columns (in the
 // paper's order), its primary metric per task, a Mean row, and a Delta
 // column of the last HoH checkpoint minus Vanilla when both are present.
-func taskSpecs(set *results.Set) ([]Spec, error) {
-	c := survey(set.Rows)
+func taskSpecs(ix *metrics.Index) ([]Spec, error) {
+	c := survey(ix)
 	var specs []Spec
 	for _, bench := range orderBenches(c.benches) {
 		for _, config := range orderConfigs(c.configs) {
 			arms := map[string]bool{}
 			var list []string
-			for _, r := range set.Rows {
-				if a := r.Arm().String(); r.Benchmark == bench && r.Config == config && !arms[a] {
+			for _, s := range ix.Selectors() {
+				if a := s.Arm.String(); s.Benchmark == bench && s.Config == config && !arms[a] {
 					arms[a] = true
 					list = append(list, a)
 				}
@@ -363,7 +373,7 @@ func taskSpecs(set *results.Set) ([]Spec, error) {
 				continue
 			}
 			sortArms(list)
-			bm, err := primary(set.Rows, bench, arms)
+			bm, err := primary(ix, bench, arms)
 			if err != nil {
 				return nil, fmt.Errorf("tables: tasks: %w", err)
 			}

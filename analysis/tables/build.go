@@ -107,7 +107,7 @@ type lookup struct{ bench, config, arm, scope, metric, baseline string }
 type builder struct {
 	spec      Spec
 	boot      Bootstrap
-	rows      []results.Row
+	ix        *metrics.Index
 	printed   map[lookup]paper.Reported
 	dominance map[string]*dominance.Result // benchmark -> pool result
 
@@ -118,11 +118,8 @@ type builder struct {
 	lay         layout // what adapt chose
 }
 
-func newBuilder(s Spec, boot Bootstrap, set *results.Set, reported []paper.Reported) *builder {
-	b := &builder{spec: s, boot: boot, printed: map[lookup]paper.Reported{}, dominance: map[string]*dominance.Result{}}
-	if set != nil {
-		b.rows = set.Rows
-	}
+func newBuilder(s Spec, boot Bootstrap, ix *metrics.Index, reported []paper.Reported) *builder {
+	b := &builder{spec: s, boot: boot, ix: ix, printed: map[lookup]paper.Reported{}, dominance: map[string]*dominance.Result{}}
 	// First table in ReportedTables order wins.
 	for i := len(s.ReportedTables) - 1; i >= 0; i-- {
 		for _, r := range reported {
@@ -225,13 +222,7 @@ func parseArm(s string) results.Arm {
 }
 
 func (b *builder) has(bench, config, arm, metric string) bool {
-	a := parseArm(arm)
-	for _, r := range b.rows {
-		if r.Benchmark == bench && r.Config == config && r.Arm() == a && r.Metric == metric {
-			return true
-		}
-	}
-	return false
+	return b.ix.Has(metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm), Metric: metric})
 }
 
 // halfUnit is half a unit in the last decimal any input carries (up to 6):
@@ -259,7 +250,7 @@ func (b *builder) scoped(bench, config, arm, metric, scope string) (map[string]f
 	if !b.has(bench, config, arm, metric) {
 		return nil, false, nil
 	}
-	vals, err := metrics.TaskValues(b.rows, metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm), Metric: metric})
+	vals, err := b.ix.TaskValues(metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm), Metric: metric})
 	if err != nil {
 		return nil, false, err
 	}
@@ -278,7 +269,7 @@ func (b *builder) scoped(bench, config, arm, metric, scope string) (map[string]f
 		if kind == "category" {
 			g = metrics.Category
 		}
-		labels, err := metrics.Labels(b.rows, bench, g)
+		labels, err := b.ix.Labels(bench, g)
 		if err != nil {
 			return nil, false, err
 		}
@@ -334,7 +325,7 @@ func (b *builder) tokens(bench, config, arm string) computeFn {
 		if err != nil || tok == nil {
 			return 0, 0, false, err
 		}
-		s, err := metrics.MeanTokensMillions(b.rows, sel)
+		s, err := b.ix.MeanTokensMillions(sel)
 		if err != nil {
 			return 0, 0, false, err
 		}
@@ -354,7 +345,7 @@ func (b *builder) eta(bench, config, arm, vanilla, metric string) computeFn {
 		if !b.has(bench, config, arm, metric) || !b.has(bench, config, vanilla, metric) {
 			return 0, 0, false, nil
 		}
-		e, err := metrics.EtaFromRows(b.rows, sel(arm), sel(vanilla))
+		e, err := b.ix.Efficiency(sel(arm), sel(vanilla))
 		var undef *metrics.UndefinedError
 		if errors.As(err, &undef) {
 			return 0, 0, false, nil
@@ -405,7 +396,7 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 				}
 				return nil, false, nil // an incomplete pool changes every value: do not compute
 			}
-			v, err := metrics.TaskValues(b.rows, metrics.Selector{Benchmark: bench, Config: c, Arm: parseArm(a), Metric: "reward"})
+			v, err := b.ix.TaskValues(metrics.Selector{Benchmark: bench, Config: c, Arm: parseArm(a), Metric: "reward"})
 			if err != nil {
 				return nil, false, err
 			}
@@ -415,7 +406,7 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 	if len(pool) < 2 {
 		return nil, false, nil
 	}
-	domains, err := metrics.Labels(b.rows, bench, metrics.Category)
+	domains, err := b.ix.Labels(bench, metrics.Category)
 	if err != nil {
 		return nil, false, err
 	}
@@ -437,11 +428,11 @@ func (b *builder) compare(bench, config, arm, baseline, metric string) (*Compari
 	sel := func(a string) metrics.Selector {
 		return metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(a), Metric: metric}
 	}
-	x, err := metrics.TaskValues(b.rows, sel(arm))
+	x, err := b.ix.TaskValues(sel(arm))
 	if err != nil {
 		return nil, err
 	}
-	y, err := metrics.TaskValues(b.rows, sel(baseline))
+	y, err := b.ix.TaskValues(sel(baseline))
 	if err != nil {
 		return nil, err
 	}
@@ -538,11 +529,11 @@ func configLabel(c string) string {
 }
 
 // taskOrder lists a benchmark's tasks in first-appearance order with their label.
-func taskOrder(rows []results.Row, bench string) (tasks []string, label map[string]string) {
+func taskOrder(ix *metrics.Index, bench string) (tasks []string, label map[string]string) {
 	label = map[string]string{}
 	seen := map[string]bool{}
-	for _, r := range rows {
-		if r.Benchmark != bench || seen[r.Task] {
+	for _, r := range ix.BenchmarkRows(bench) {
+		if seen[r.Task] {
 			continue
 		}
 		seen[r.Task] = true
@@ -562,17 +553,10 @@ func taskOrder(rows []results.Row, bench string) (tasks []string, label map[stri
 
 func (b *builder) tokensByTask(bench, config, arm string) (map[string]float64, error) {
 	a := parseArm(arm)
-	found := false
-	for _, r := range b.rows {
-		if r.Benchmark == bench && r.Config == config && r.Arm() == a {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if !b.ix.HasArm(metrics.Selector{Benchmark: bench, Config: config, Arm: a}) {
 		return nil, nil
 	}
-	tok, err := metrics.TaskTokens(b.rows, metrics.Selector{Benchmark: bench, Config: config, Arm: a})
+	tok, err := b.ix.TaskTokens(metrics.Selector{Benchmark: bench, Config: config, Arm: a})
 	if err != nil || len(tok) == 0 {
 		return nil, err // len 0: the arm has no token counts, so nothing to recompute
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
 )
@@ -19,29 +20,34 @@ var Names = []string{"table1", "table2", "table3", "tasks"}
 func Build(name string, cfg Config, set *results.Set, reported []paper.Reported) ([]*Table, error) {
 	var out []*Table
 	specs := cfg.specs()
+	var given *metrics.Index
+	if set != nil {
+		given = metrics.NewIndex(set.Rows)
+	}
 	if set != nil && name == "tasks" {
 		var err error
-		if specs, err = taskSpecs(set); err != nil {
+		if specs, err = taskSpecs(given); err != nil {
 			return nil, err
 		}
 	}
 	for _, s := range specs {
-		data := set
-		if data == nil {
-			var err error
-			if data, err = cfg.LoadResults(s); err != nil {
+		ix := given
+		if ix == nil {
+			data, err := cfg.LoadResults(s)
+			if err != nil {
 				return nil, err
 			}
+			ix = metrics.NewIndex(data.Rows)
 		}
 		var lay layout
 		fromRecords := set != nil && name != "tasks"
 		if fromRecords {
 			var err error
-			if s, lay, err = adapt(name, s, set); err != nil {
+			if s, lay, err = adapt(name, s, given); err != nil {
 				return nil, err
 			}
 		}
-		b := newBuilder(s, cfg.Bootstrap, data, reported)
+		b := newBuilder(s, cfg.Bootstrap, ix, reported)
 		b.fromRecords, b.lay = fromRecords, lay
 		var t *Table
 		var err error
@@ -150,8 +156,8 @@ func (bm benchMetric) label() string {
 // leave out the lines a config never ran.
 func (b *builder) hasArm(config, arm string) bool {
 	a := parseArm(arm)
-	for _, r := range b.rows {
-		if r.Config == config && r.Arm() == a {
+	for _, bench := range b.ix.Benchmarks() {
+		if b.ix.HasArm(metrics.Selector{Benchmark: bench, Config: config, Arm: a}) {
 			return true
 		}
 	}
@@ -388,7 +394,7 @@ func (b *builder) tasks() (*Table, error) {
 		t.Lines = append(t.Lines, line)
 		return nil
 	}
-	tasks, label := taskOrder(b.rows, bench)
+	tasks, label := taskOrder(b.ix, bench)
 	prev := ""
 	for _, task := range tasks {
 		if label[task] != prev {

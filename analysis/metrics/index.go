@@ -1,0 +1,165 @@
+package metrics
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+
+	"github.com/hoh-research/hoh/analysis/results"
+)
+
+// Index holds result rows grouped once by series (benchmark, configuration,
+// arm, metric) and by trial arm (benchmark, configuration, arm), so every
+// statistic reads only its own rows: building a table or figure is linear in
+// the number of rows instead of rows x cells. Per-task series are computed
+// once and shared; callers must not modify the maps it returns.
+type Index struct {
+	rows   []results.Row
+	series map[Selector][]int32
+	arms   map[armKey][]int32
+	bench  map[string][]int32
+	order  []Selector // series in first-appearance order
+
+	values map[Selector]map[string]float64
+	labels map[labelKey]labelled
+}
+
+type armKey struct {
+	Benchmark, Config string
+	Arm               results.Arm
+}
+
+type labelKey struct {
+	benchmark string
+	g         Grouping
+}
+
+type labelled struct {
+	of  map[string]string
+	err error
+}
+
+// NewIndex groups rows; it keeps rows, which must not change afterwards.
+func NewIndex(rows []results.Row) *Index {
+	x := &Index{
+		rows:   rows,
+		series: map[Selector][]int32{},
+		arms:   map[armKey][]int32{},
+		bench:  map[string][]int32{},
+		values: map[Selector]map[string]float64{},
+		labels: map[labelKey]labelled{},
+	}
+	for i, r := range rows {
+		s := Selector{r.Benchmark, r.Config, r.Arm(), r.Metric}
+		if _, ok := x.series[s]; !ok {
+			x.order = append(x.order, s)
+		}
+		x.series[s] = append(x.series[s], int32(i))
+		a := armKey{r.Benchmark, r.Config, r.Arm()}
+		x.arms[a] = append(x.arms[a], int32(i))
+		x.bench[r.Benchmark] = append(x.bench[r.Benchmark], int32(i))
+	}
+	return x
+}
+
+// Rows returns the indexed rows in their original order.
+func (x *Index) Rows() []results.Row { return x.rows }
+
+// Has reports whether any row belongs to the series sel.
+func (x *Index) Has(sel Selector) bool { return len(x.series[sel]) > 0 }
+
+// HasArm reports whether any row of any metric belongs to sel's arm
+// (sel.Metric is ignored).
+func (x *Index) HasArm(sel Selector) bool {
+	return len(x.arms[armKey{sel.Benchmark, sel.Config, sel.Arm}]) > 0
+}
+
+// Selectors lists every series present, in first-appearance order.
+func (x *Index) Selectors() []Selector { return x.order }
+
+func (x *Index) armRows(sel Selector) []int32 {
+	return x.arms[armKey{sel.Benchmark, sel.Config, sel.Arm}]
+}
+
+// Benchmarks lists the benchmarks present, in first-appearance order.
+func (x *Index) Benchmarks() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range x.order {
+		if !seen[s.Benchmark] {
+			seen[s.Benchmark] = true
+			out = append(out, s.Benchmark)
+		}
+	}
+	return out
+}
+
+// BenchmarkRows returns the rows of one benchmark in their original order.
+func (x *Index) BenchmarkRows(benchmark string) []results.Row {
+	idx := x.bench[benchmark]
+	out := make([]results.Row, len(idx))
+	for i, j := range idx {
+		out[i] = x.rows[j]
+	}
+	return out
+}
+
+// TaskValues returns task -> value for the selector, the exact mean of the
+// task's repetitions (see ExactMean). It is an error if no row matches. The
+// map is shared: do not modify it.
+func (x *Index) TaskValues(sel Selector) (map[string]float64, error) {
+	if v, ok := x.values[sel]; ok {
+		return v, nil
+	}
+	idx := x.series[sel]
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("metrics: no rows for %s", sel)
+	}
+	out := make(map[string]float64, len(idx))
+	var reps map[string][]float64 // only tasks with more than one repetition
+	for _, i := range idx {
+		r := &x.rows[i]
+		if prev, dup := out[r.Task]; dup {
+			if reps == nil {
+				reps = map[string][]float64{}
+			}
+			if reps[r.Task] == nil {
+				reps[r.Task] = []float64{prev}
+			}
+			reps[r.Task] = append(reps[r.Task], r.Value)
+			continue
+		}
+		out[r.Task] = r.Value
+	}
+	for t, vs := range reps {
+		out[t] = ExactMean(vs)
+	}
+	x.values[sel] = out
+	return out, nil
+}
+
+// ExactMean is the mean of values, each read as the shortest decimal that
+// prints it (the number as written in a record), computed exactly and
+// rounded once to the nearest float64. Summing binary floats would invent
+// differences: the mean of 0.1 and 0.2 would be 0.15000000000000002 and beat
+// another arm's exact 0.15; here both are the float nearest 0.15, a tie.
+func ExactMean(values []float64) float64 {
+	switch len(values) {
+	case 0:
+		return 0
+	case 1:
+		return values[0]
+	}
+	var sum, v big.Rat
+	var buf []byte
+	for _, f := range values {
+		buf = strconv.AppendFloat(buf[:0], f, 'g', -1, 64)
+		if _, ok := v.SetString(string(buf)); !ok {
+			panic("metrics: unparsable float " + string(buf)) // finite floats always print as decimals
+		}
+		sum.Add(&sum, &v)
+	}
+	sum.Quo(&sum, v.SetInt64(int64(len(values))))
+	f, _ := sum.Float64()
+	return f
+}
