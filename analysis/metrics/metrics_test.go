@@ -298,3 +298,21 @@ func TestMatrixAlignsSeries(t *testing.T) {
 		t.Fatalf("missing task error: %v", err)
 	}
 }
+
+func TestExactMeanOfDecimals(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{0.1, 0.2}, 0.15},
+		{[]float64{0.3, 0.6}, 0.45},
+		{[]float64{0.2, 0.4}, 0.3},
+		{[]float64{0.1, 0.2, 0.3}, 0.2},
+		{[]float64{1e-20, 3e-20}, 2e-20},
+		{[]float64{7}, 7},
+	} {
+		if got := ExactMean(c.in); got != c.want {
+			t.Errorf("ExactMean(%v) = %v, want exactly %v", c.in, got, c.want)
+		}
+	}
+}
