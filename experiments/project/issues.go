@@ -1,0 +1,418 @@
+package project
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/hoh-research/hoh/experiments/roles"
+)
+
+// Issue states.
+const (
+	Open     = "open"
+	Closed   = "closed"
+	Reopened = "reopened"
+)
+
+// Transition is one change of an issue's state.
+type Transition struct {
+	Loop     int    `json:"loop"`
+	From     string `json:"from,omitempty"` // "" when the issue was opened
+	To       string `json:"to"`
+	ClaimID  string `json:"claim_id"`
+	Evidence string `json:"evidence"` // evidence bundle, relative to the state directory
+}
+
+// Issue is one row of the issue table. Everything in it is derived from the
+// evidence bundles; see BuildIssues for the rule.
+type Issue struct {
+	ID       string   `json:"id"`
+	State    string   `json:"state"`
+	Claim    string   `json:"claim"` // text of the gap that opened it
+	Key      string   `json:"normalised_claim"`
+	ClaimIDs []string `json:"claim_ids"`
+	Opened   int      `json:"loop_opened"`
+	// PreviouslyVerified lists loops in which the claim was verified before
+	// it was ever a gap (a regression of behaviour that was never an issue).
+	PreviouslyVerified []int        `json:"previously_verified,omitempty"`
+	GapLoops           []int        `json:"gap_loops"`
+	VerifiedLoops      []int        `json:"verified_loops"`
+	ClosedLoops        []int        `json:"closed_loops"`
+	ReopenedLoops      []int        `json:"reopened_loops"`
+	Recommended        string       `json:"recommended_update,omitempty"` // from the latest gap record
+	PlayerImpact       string       `json:"player_impact,omitempty"`
+	History            []Transition `json:"history"`
+}
+
+// LastLoop is the last loop that mentioned the issue.
+func (i Issue) LastLoop() int { return i.History[len(i.History)-1].Loop }
+
+// Unresolved reports whether the issue is open or reopened.
+func (i Issue) Unresolved() bool { return i.State != Closed }
+
+// LoopIssues counts what loop t did to the table.
+type LoopIssues struct {
+	Loop       int `json:"loop"`
+	New        int `json:"new"`
+	Closed     int `json:"closed"`
+	Reopened   int `json:"reopened"`
+	Unresolved int `json:"unresolved"` // open or reopened at the end of the loop
+	Total      int `json:"total"`      // issues recorded so far
+}
+
+// Bundle is the evidence of one loop: nil Evidence when the loop has no QA
+// evidence (not reached, or the QA stage failed its contract).
+type Bundle struct {
+	Loop     int
+	Path     string
+	Evidence *roles.Evidence
+}
+
+// Normalise a claim's text for matching: lower case, every run of
+// characters other than letters and digits becomes one space, trimmed.
+func NormaliseClaim(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+			continue
+		}
+		space = true
+	}
+	return b.String()
+}
+
+// BuildIssues derives the issue table from the evidence bundles of loops
+// 1..n in loop order. No model is involved and the result depends only on
+// the bundles, so it is recomputed from scratch whenever a loop ends (resume
+// and rollback need no separate bookkeeping). The rule:
+//
+//   - A record is matched to an existing issue by claim id first (the issue
+//     most recently associated with that id), then by normalised claim text
+//     (NormaliseClaim); a match adds the record's claim id to the issue.
+//   - A gap record that matches no issue opens a new issue (ids I-001, I-002,
+//     ... in order of loop, then of the record in the bundle). If the claim
+//     was verified in earlier loops without ever being an issue, those loops
+//     are kept as previously_verified; it still counts as new.
+//   - A gap on a closed issue reopens it; a gap on an open or reopened issue
+//     only adds the loop to its gap loops.
+//   - A verified record closes an open or reopened issue; on a closed issue
+//     it only adds the loop to its verified loops. A verified record that
+//     matches no issue is remembered (by id and text) for the rule above.
+//   - Within one bundle, gaps are applied before verified records, and an
+//     issue that received a gap in a loop is not closed by a verified record
+//     of the same loop (two records that collapse to the same issue: the
+//     conservative reading, as in roles.Normalise).
+//
+// It returns the issues in id order and the per-loop counts of loops 1..n.
+func BuildIssues(bundles []Bundle) ([]Issue, []LoopIssues) {
+	var issues []*Issue
+	byID := map[string]*Issue{}
+	byKey := map[string]*Issue{}
+	verifiedByID := map[string][]int{}
+	verifiedByKey := map[string][]int{}
+	var counts []LoopIssues
+	match := func(c roles.Claim) *Issue {
+		if is, ok := byID[c.ClaimID]; ok {
+			return is
+		}
+		return byKey[NormaliseClaim(c.Claim)]
+	}
+	associate := func(is *Issue, c roles.Claim) {
+		byID[c.ClaimID] = is
+		if k := NormaliseClaim(c.Claim); byKey[k] == nil {
+			byKey[k] = is
+		}
+		for _, id := range is.ClaimIDs {
+			if id == c.ClaimID {
+				return
+			}
+		}
+		is.ClaimIDs = append(is.ClaimIDs, c.ClaimID)
+	}
+	for _, b := range bundles {
+		lc := LoopIssues{Loop: b.Loop}
+		if ev := b.Evidence; ev != nil {
+			gapped := map[*Issue]bool{}
+			for _, c := range ev.Gaps {
+				is := match(c)
+				switch {
+				case is == nil:
+					key := NormaliseClaim(c.Claim)
+					is = &Issue{ID: fmt.Sprintf("I-%03d", len(issues)+1), State: Open, Claim: c.Claim, Key: key, Opened: b.Loop}
+					is.PreviouslyVerified = mergeLoops(verifiedByID[c.ClaimID], verifiedByKey[key])
+					is.History = append(is.History, Transition{Loop: b.Loop, To: Open, ClaimID: c.ClaimID, Evidence: b.Path})
+					issues = append(issues, is)
+					lc.New++
+				case is.State == Closed:
+					is.History = append(is.History, Transition{Loop: b.Loop, From: Closed, To: Reopened, ClaimID: c.ClaimID, Evidence: b.Path})
+					is.State = Reopened
+					is.ReopenedLoops = append(is.ReopenedLoops, b.Loop)
+					lc.Reopened++
+				}
+				associate(is, c)
+				if !gapped[is] {
+					is.GapLoops = append(is.GapLoops, b.Loop)
+				}
+				gapped[is] = true
+				if c.RecommendedUpdate != "" {
+					is.Recommended = c.RecommendedUpdate
+				}
+				if c.PlayerImpact != "" {
+					is.PlayerImpact = c.PlayerImpact
+				}
+			}
+			verified := map[*Issue]bool{}
+			for _, c := range ev.Verified {
+				is := match(c)
+				if is == nil {
+					verifiedByID[c.ClaimID] = appendLoop(verifiedByID[c.ClaimID], b.Loop)
+					k := NormaliseClaim(c.Claim)
+					verifiedByKey[k] = appendLoop(verifiedByKey[k], b.Loop)
+					continue
+				}
+				if gapped[is] {
+					continue
+				}
+				associate(is, c)
+				if verified[is] {
+					continue
+				}
+				verified[is] = true
+				is.VerifiedLoops = append(is.VerifiedLoops, b.Loop)
+				if is.State != Closed {
+					is.History = append(is.History, Transition{Loop: b.Loop, From: is.State, To: Closed, ClaimID: c.ClaimID, Evidence: b.Path})
+					is.State = Closed
+					is.ClosedLoops = append(is.ClosedLoops, b.Loop)
+					lc.Closed++
+				}
+			}
+		}
+		for _, is := range issues {
+			if is.Unresolved() {
+				lc.Unresolved++
+			}
+		}
+		lc.Total = len(issues)
+		counts = append(counts, lc)
+	}
+	out := make([]Issue, len(issues))
+	for i, is := range issues {
+		out[i] = *is
+	}
+	return out, counts
+}
+
+func appendLoop(loops []int, t int) []int {
+	if n := len(loops); n > 0 && loops[n-1] == t {
+		return loops
+	}
+	return append(loops, t)
+}
+
+func mergeLoops(a, b []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, t := range append(append([]int{}, a...), b...) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Ranked orders unresolved issues by importance: reopened first (a
+// regression of verified behaviour), then the most loops seen as a gap, then
+// the oldest, then id.
+func Ranked(issues []Issue) []Issue {
+	var out []Issue
+	for _, is := range issues {
+		if is.Unresolved() {
+			out = append(out, is)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.State == Reopened) != (b.State == Reopened) {
+			return a.State == Reopened
+		}
+		if len(a.GapLoops) != len(b.GapLoops) {
+			return len(a.GapLoops) > len(b.GapLoops)
+		}
+		if a.Opened != b.Opened {
+			return a.Opened < b.Opened
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
+
+// maxClaimText bounds each issue's line in a prompt.
+const maxClaimText = 160
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func loopsText(ls []int) string {
+	const show = 6
+	var parts []string
+	for i, t := range ls {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("+%d more", len(ls)-show))
+			break
+		}
+		parts = append(parts, strconv.Itoa(t))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PlannerSection is the Planner's view of the table: at most n unresolved
+// issues (Ranked) and at most n issues verified before that must keep
+// working (closed issues, most recently verified first), each clipped to a
+// fixed length, with the rest counted and the full table's path named. Its
+// size is bounded by n, whatever the number of issues.
+func PlannerSection(issues []Issue, n int, fullTable string) string {
+	var b strings.Builder
+	ranked := Ranked(issues)
+	reopened := 0
+	for _, is := range ranked {
+		if is.State == Reopened {
+			reopened++
+		}
+	}
+	fmt.Fprintf(&b, "Unresolved issues carried from earlier loops: %d (%d reopened after an earlier verification, %d open).\n",
+		len(ranked), reopened, len(ranked)-reopened)
+	if len(ranked) > 0 {
+		fmt.Fprintf(&b, "The %d most important (reopened first, then most often seen as a gap, then oldest):\n", min(n, len(ranked)))
+	}
+	for i, is := range ranked {
+		if i == n {
+			fmt.Fprintf(&b, "- ... and %d more unresolved issues\n", len(ranked)-n)
+			break
+		}
+		fmt.Fprintf(&b, "- %s [%s since loop %d; gap in loops %s", is.ID, is.State, is.History[len(is.History)-1].Loop, loopsText(is.GapLoops))
+		if len(is.VerifiedLoops) > 0 {
+			fmt.Fprintf(&b, "; verified before in loops %s", loopsText(is.VerifiedLoops))
+		}
+		fmt.Fprintf(&b, "]: %s", clip(is.Claim, maxClaimText))
+		if is.Recommended != "" {
+			fmt.Fprintf(&b, " (QA recommended: %s)", clip(is.Recommended, maxClaimText))
+		}
+		b.WriteString("\n")
+	}
+	var closed []Issue
+	for _, is := range issues {
+		if is.State == Closed {
+			closed = append(closed, is)
+		}
+	}
+	sort.SliceStable(closed, func(i, j int) bool {
+		a, b := closed[i].VerifiedLoops, closed[j].VerifiedLoops
+		if a[len(a)-1] != b[len(b)-1] {
+			return a[len(a)-1] > b[len(b)-1]
+		}
+		return closed[i].ID < closed[j].ID
+	})
+	fmt.Fprintf(&b, "\nIssues verified before that must keep working (preserve them): %d.\n", len(closed))
+	for i, is := range closed {
+		if i == n {
+			fmt.Fprintf(&b, "- ... and %d more verified issues\n", len(closed)-n)
+			break
+		}
+		fmt.Fprintf(&b, "- %s [verified in loop %d]: %s\n", is.ID, is.VerifiedLoops[len(is.VerifiedLoops)-1], clip(is.Claim, maxClaimText))
+	}
+	if fullTable != "" {
+		fmt.Fprintf(&b, "\nThe whole table, with every issue's history: `%s`\n", fullTable)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// IssueColumns is the header of the CSV export.
+var IssueColumns = []string{"id", "state", "loop_opened", "last_loop", "claim_ids", "claim", "gap_loops",
+	"verified_loops", "closed_loops", "reopened_loops", "previously_verified", "recommended_update"}
+
+func joinInts(ls []int) string {
+	parts := make([]string, len(ls))
+	for i, t := range ls {
+		parts[i] = strconv.Itoa(t)
+	}
+	return strings.Join(parts, " ")
+}
+
+// IssuesCSV writes the table as CSV (lists space-separated).
+func IssuesCSV(issues []Issue) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(IssueColumns)
+	for _, is := range issues {
+		_ = w.Write([]string{is.ID, is.State, strconv.Itoa(is.Opened), strconv.Itoa(is.LastLoop()),
+			strings.Join(is.ClaimIDs, " "), is.Claim, joinInts(is.GapLoops), joinInts(is.VerifiedLoops),
+			joinInts(is.ClosedLoops), joinInts(is.ReopenedLoops), joinInts(is.PreviouslyVerified), is.Recommended})
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// IssuesJSONL writes one issue per line, history included.
+func IssuesJSONL(issues []Issue) []byte {
+	var buf bytes.Buffer
+	for _, is := range issues {
+		line, _ := json.Marshal(is)
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
+}
+
+// IssuesMarkdown renders the table and each issue's history.
+func IssuesMarkdown(issues []Issue) []byte {
+	var b strings.Builder
+	open, reopened := 0, 0
+	for _, is := range issues {
+		switch is.State {
+		case Open:
+			open++
+		case Reopened:
+			reopened++
+		}
+	}
+	fmt.Fprintf(&b, "# Issue table\n\n%d issues: %d open, %d reopened, %d closed.\n\n", len(issues), open, reopened, len(issues)-open-reopened)
+	b.WriteString("| id | state | opened | closed in | reopened in | claim |\n|:--|:--|--:|:--|:--|:--|\n")
+	for _, is := range issues {
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", is.ID, is.State, is.Opened, joinInts(is.ClosedLoops), joinInts(is.ReopenedLoops), mdCell(is.Claim))
+	}
+	b.WriteString("\n## Histories\n")
+	for _, is := range issues {
+		fmt.Fprintf(&b, "\n### %s (%s)\n%s\n\n", is.ID, is.State, mdCell(is.Claim))
+		for _, h := range is.History {
+			from := h.From
+			if from == "" {
+				from = "(new)"
+			}
+			fmt.Fprintf(&b, "- loop %d: %s -> %s (claim %s, `%s`)\n", h.Loop, from, h.To, h.ClaimID, h.Evidence)
+		}
+	}
+	return []byte(b.String())
+}

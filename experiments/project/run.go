@@ -1,0 +1,398 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// RunLimits are the stop conditions of one `hoh project run`. Zero values
+// mean no limit, except Loops.
+type RunLimits struct {
+	// Loops is the loop count to reach (total, not additional): a project
+	// at loop 40 run with Loops 70 runs loops 41..70.
+	Loops int `json:"loops"`
+	// Tokens stops before a loop once the project's cumulative tokens
+	// reach it.
+	Tokens int64 `json:"tokens,omitempty"`
+	// Deadline stops before a loop once it has passed.
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// RunOptions adjust a run.
+type RunOptions struct {
+	Limits RunLimits
+	// Force accepts a changed harness or model (recorded in runs.jsonl).
+	Force bool
+	// Harness replaces the configured harness (tests); Exec the executor.
+	Harness harness.Harness
+	Exec    sandbox.Executor
+	// Env and Secrets are given to every invocation in addition to the
+	// provider key (tests).
+	Env, Secrets []string
+	Out          io.Writer
+	// AfterLoop is called when loop t and its derived files are written
+	// (tests use it to stop a run at a chosen point).
+	AfterLoop func(t int)
+}
+
+// Stop reasons.
+const (
+	StopLoops     = "loop count reached"
+	StopTokens    = "token budget reached"
+	StopDeadline  = "deadline passed"
+	StopFile      = "stop file found"
+	StopDone      = "no open issues and QA passed in two loops in a row"
+	StopFailed    = "a role failed and ended the loop"
+	StopInterrupt = "interrupted"
+)
+
+// Result of a run.
+type Result struct {
+	Loops  int    // loops completed in the project
+	Ran    int    // loops completed by this run
+	Reason string // why the run stopped
+}
+
+// Run runs (or resumes) the project's loops until a stop condition holds.
+// A loop interrupted at any point (Ctrl-C, SIGKILL, reboot) is resumed at
+// its next unfinished stage; a new loop starts only if no stop condition
+// holds. Only one run per project at a time (a lock held for the process's
+// life; the kernel releases it when the process dies).
+func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
+	project, err := filepath.Abs(project)
+	if err != nil {
+		return nil, err
+	}
+	l := Layout{project}
+	c, err := LoadConfig(project)
+	if err != nil {
+		return nil, err
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	unlock, err := lock(l)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	specText, err := os.ReadFile(c.resolve(project, c.Spec))
+	if err != nil {
+		return nil, fmt.Errorf("specification: %w", err)
+	}
+	h, env, secrets, closeH, err := buildHarness(l, c, o)
+	if err != nil {
+		return nil, err
+	}
+	defer closeH()
+	if err := checkIdentity(l, identityOf(c, h.Version()), o.Force); err != nil {
+		return nil, err
+	}
+	limits := o.Limits
+	if err := appendEvent(l, Event{Kind: "start", Options: &limits}); err != nil {
+		return nil, err
+	}
+	// A kill between a stage commit and the derived files: repair first.
+	if err := writeDerived(l, c); err != nil {
+		return nil, err
+	}
+	bench := &checks{list: c.Checks}
+	task := benchmark.Task{Benchmark: "project", ID: c.Name, Spec: string(specText)}
+	res := &Result{}
+	stop := func(reason string, t int) (*Result, error) {
+		res.Reason = reason
+		if err := appendEvent(l, Event{Kind: "stop", Loop: t, Reason: reason}); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Out, "stopped after loop %d: %s\n", res.Loops, reason)
+		return res, nil
+	}
+	for {
+		st, err := stages(l)
+		if err != nil {
+			return nil, err
+		}
+		done := completedLoops(st)
+		res.Loops = done
+		t := done + 1
+		if f := failure(st); f != nil {
+			return stop(fmt.Sprintf("%s: loop %d %s: %s", StopFailed, f.Iteration, f.Role, f.Failure), done)
+		}
+		if ctx.Err() != nil {
+			return stop(StopInterrupt, done)
+		}
+		// A loop already under way is always finished; a new one starts
+		// only within the limits.
+		if find(st, t, "planner") == nil && find(st, t, "developer") == nil {
+			if reason, err := stopBefore(l, limits, st, done); err != nil || reason != "" {
+				if err != nil {
+					return nil, err
+				}
+				return stop(reason, done)
+			}
+		}
+		if err := records.WriteJSON(filepath.Join(l.Trial(), "trial.json"), trialSpec(c, t)); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Out, "loop %d\n", t)
+		tenv := trial.Env{Bench: bench, Task: task, Harness: h, Exec: o.Exec,
+			ContractRetries: c.ContractRetries, Timeouts: trial.Timeouts(c.Timeouts),
+			Env: env, Secrets: secrets,
+			Workspace: project, GitDir: l.GitDir(), Exclude: exclude, NoEvaluation: true,
+			Loop: &trial.LoopContext{
+				Budget: func(int) string { return budgetText(limits, st, t) },
+				PlannerIssues: func(int) (string, error) {
+					issues, err := ReadIssues(project)
+					if err != nil {
+						return "", err
+					}
+					return PlannerSection(issues, c.plannerIssues(), l.IssuesMD()), nil
+				},
+			}}
+		if _, err := trial.Run(ctx, l.Trial(), trialSpec(c, t), tenv); err != nil {
+			if ctx.Err() != nil {
+				return stop(StopInterrupt, done)
+			}
+			appendEvent(l, Event{Kind: "error", Loop: t, Reason: err.Error()})
+			return res, fmt.Errorf("loop %d: %w (rerun `hoh project run` to resume at this stage)", t, err)
+		}
+		if err := endLoop(l, c, t); err != nil {
+			return nil, err
+		}
+		st, err = stages(l)
+		if err != nil {
+			return nil, err
+		}
+		if completedLoops(st) >= t {
+			res.Ran++
+			res.Loops = t
+			if o.AfterLoop != nil {
+				o.AfterLoop(t)
+			}
+		}
+	}
+}
+
+// endLoop writes the derived files, tags the loop's last commit and drops
+// the QA Tester's copy of the candidate (identical to the tagged commit).
+func endLoop(l Layout, c *Config, t int) error {
+	if err := writeDerived(l, c); err != nil {
+		return err
+	}
+	st, err := stages(l)
+	if err != nil {
+		return err
+	}
+	qa := find(st, t, "qa")
+	if qa == nil {
+		return nil
+	}
+	repo, err := history.Open(l.GitDir(), l.Project)
+	if err != nil {
+		return err
+	}
+	if err := repo.Tag(fmt.Sprintf("loop-%d", t), qa.Commit); err != nil {
+		return err
+	}
+	return os.RemoveAll(filepath.Join(trial.Layout{Dir: l.Trial()}.Stage(t, "qa"), "candidate"))
+}
+
+// stopBefore checks the stop conditions before loop done+1 starts.
+func stopBefore(l Layout, lim RunLimits, st []trial.StageRecord, done int) (string, error) {
+	if _, err := os.Stat(l.StopFile()); err == nil {
+		if err := os.Remove(l.StopFile()); err != nil {
+			return "", err
+		}
+		return StopFile, nil
+	}
+	if done >= lim.Loops {
+		return StopLoops, nil
+	}
+	if lim.Tokens > 0 && tokens(st) >= lim.Tokens {
+		return StopTokens, nil
+	}
+	if !lim.Deadline.IsZero() && !time.Now().Before(lim.Deadline) {
+		return StopDeadline, nil
+	}
+	if done >= 2 {
+		issues, err := ReadIssues(l.Project)
+		if err != nil {
+			return "", err
+		}
+		dyn, err := ReadDynamics(l.Dynamics())
+		if err != nil {
+			return "", err
+		}
+		unresolved := 0
+		for _, is := range issues {
+			if is.Unresolved() {
+				unresolved++
+			}
+		}
+		if n := len(dyn); unresolved == 0 && n >= 2 && dyn[n-1].QAStatus == "pass" && dyn[n-2].QAStatus == "pass" {
+			return StopDone, nil
+		}
+	}
+	return "", nil
+}
+
+// budgetText is what the prompts say is left: never a fixed total T.
+func budgetText(lim RunLimits, st []trial.StageRecord, t int) string {
+	parts := []string{fmt.Sprintf("this run may continue to loop %d (%d more after this one)", lim.Loops, max(lim.Loops-t, 0))}
+	if lim.Tokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", max(lim.Tokens-tokens(st), 0)))
+	}
+	if !lim.Deadline.IsZero() {
+		parts = append(parts, "until "+lim.Deadline.UTC().Format(time.RFC3339))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// checkIdentity refuses a changed harness or model unless forced; a forced
+// change is recorded and becomes the new identity.
+func checkIdentity(l Layout, now Identity, force bool) error {
+	old, err := readIdentity(l)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return records.WriteJSON(l.Identity(), now)
+	}
+	d := old.diff(now)
+	if len(d) == 0 {
+		return nil
+	}
+	if !force {
+		return fmt.Errorf("the project ran with a different harness-model configuration (%s); a changed configuration changes what the loops measure: pass --force to continue anyway (recorded in %s)",
+			strings.Join(d, ", "), l.Runs())
+	}
+	if err := appendEvent(l, Event{Kind: "forced-change", Changes: d}); err != nil {
+		return err
+	}
+	return records.WriteJSON(l.Identity(), now)
+}
+
+// lock takes the project's run lock.
+func lock(l Layout) (func(), error) {
+	if err := os.MkdirAll(l.State(), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(l.Lock(), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		pid, _ := os.ReadFile(l.Lock())
+		return nil, fmt.Errorf("another hoh project run holds %s (pid %s)", l.Lock(), strings.TrimSpace(string(pid)))
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	return func() { f.Close() }, nil
+}
+
+// ScriptedKeyValue is the dummy key handed to a CLI talking to the scripted
+// test-double provider.
+const ScriptedKeyValue = "hoh-scripted-dummy-key"
+
+func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string, []string, func(), error) {
+	env, secrets := append([]string{}, o.Env...), append([]string{}, o.Secrets...)
+	if o.Harness != nil {
+		return o.Harness, env, secrets, func() {}, nil
+	}
+	hm := c.Harness
+	closeFn := func() {}
+	if hm.IsScripted() {
+		script, err := scripted.LoadScript(c.resolve(l.Project, hm.Scripted.Script))
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		srv, err := scripted.Start(script, scripted.Options{LogPath: filepath.Join(l.State(), "provider.jsonl")})
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("start the scripted provider: %w", err)
+		}
+		closeFn = func() { srv.Close() }
+		hm.Provider.BaseURL = srv.URL() + "/v1"
+		env = append(env, hm.Provider.KeyEnv+"="+ScriptedKeyValue)
+	} else if hm.Provider.KeyEnv != "" {
+		key := os.Getenv(hm.Provider.KeyEnv)
+		if key == "" {
+			return nil, nil, nil, nil, fmt.Errorf("the provider key variable %s is not set", hm.Provider.KeyEnv)
+		}
+		env = append(env, hm.Provider.KeyEnv+"="+key)
+		secrets = append(secrets, key)
+	}
+	h, err := registry.New(hm.HarnessSpec())
+	if err != nil {
+		closeFn()
+		return nil, nil, nil, nil, err
+	}
+	return h, env, secrets, closeFn, nil
+}
+
+// checks runs the project's configured runtime checks; a project has no
+// evaluator, so Evaluate is never used (trial.Env.NoEvaluation).
+type checks struct{ list []Check }
+
+func (c *checks) Name() string { return "project" }
+func (c *checks) Tasks(context.Context) ([]benchmark.Task, error) {
+	return nil, errors.New("a project has no task list")
+}
+func (c *checks) InitialWorkspace(context.Context, benchmark.Task, string) error {
+	return errors.New("a project's A_0 is committed by hoh project init")
+}
+func (c *checks) Evaluate(context.Context, benchmark.Task, string) (benchmark.Evaluation, error) {
+	return benchmark.Evaluation{}, errors.New("a project has no evaluator")
+}
+
+const maxCheckOutput = 8 << 10
+
+func (c *checks) Check(ctx context.Context, _ benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
+	out := []benchmark.CheckResult{}
+	for _, ch := range c.list {
+		timeout := ch.Timeout
+		if timeout == 0 {
+			timeout = 10 * time.Minute
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		cmd := exec.CommandContext(cctx, "sh", "-c", ch.Command)
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r := benchmark.CheckResult{Name: ch.Name, Command: ch.Command, Passed: err == nil}
+		if len(b) > maxCheckOutput {
+			b = append(b[:maxCheckOutput], "\n[output clipped]"...)
+		}
+		r.Output = string(b)
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			r.ExitCode = ee.ExitCode()
+		case err != nil:
+			r.ExitCode, r.Unavailable = -1, true
+			r.Output += err.Error()
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

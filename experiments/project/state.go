@@ -1,0 +1,331 @@
+package project
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// stages reads the committed stages of the project's trial.
+func stages(l Layout) ([]trial.StageRecord, error) {
+	var out []trial.StageRecord
+	_, err := records.ReadLines(trial.Layout{Dir: l.Trial()}.Stages(), func(b []byte) error {
+		var s trial.StageRecord
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+func find(st []trial.StageRecord, t int, role string) *trial.StageRecord {
+	for i := range st {
+		if st[i].Iteration == t && st[i].Role == role {
+			return &st[i]
+		}
+	}
+	return nil
+}
+
+// completedLoops is the number of loops whose QA stage is committed (loops
+// end in order, so they are loops 1..n).
+func completedLoops(st []trial.StageRecord) int {
+	n := 0
+	for _, s := range st {
+		if s.Role == "qa" && s.Iteration > n {
+			n = s.Iteration
+		}
+	}
+	return n
+}
+
+func failure(st []trial.StageRecord) *trial.StageRecord {
+	for i := range st {
+		if st[i].Failure != "" {
+			return &st[i]
+		}
+	}
+	return nil
+}
+
+func tokens(st []trial.StageRecord) int64 {
+	var n int64
+	for _, s := range st {
+		for _, inv := range s.Invocations {
+			n += inv.Usage.Input + inv.Usage.Output
+		}
+	}
+	return n
+}
+
+// bundles loads the evidence of loops 1..n.
+func bundles(l Layout, n int) ([]Bundle, error) {
+	tl := trial.Layout{Dir: l.Trial()}
+	var out []Bundle
+	for t := 1; t <= n; t++ {
+		p := filepath.Join(tl.Stage(t, "qa"), "evidence.json")
+		rel, _ := filepath.Rel(l.State(), p)
+		b := Bundle{Loop: t, Path: rel}
+		var ev roles.Evidence
+		if err := records.ReadJSON(p, &ev); err == nil {
+			b.Evidence = &ev
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// LoopDynamics is one row of dynamics.csv.
+type LoopDynamics struct {
+	LoopIssues
+	PlannerTokens   int64     `json:"planner_tokens"`
+	DeveloperTokens int64     `json:"developer_tokens"`
+	QATokens        int64     `json:"qa_tokens"`
+	Tokens          int64     `json:"cumulative_tokens"`
+	FilesChanged    int       `json:"files_changed"`
+	LinesAdded      int       `json:"lines_added"`
+	LinesDeleted    int       `json:"lines_deleted"`
+	QAStatus        string    `json:"qa_status"`
+	BuildStatus     string    `json:"build_status"`
+	Finished        time.Time `json:"finished"`
+}
+
+// DynamicsColumns is the header of dynamics.csv.
+var DynamicsColumns = []string{"loop", "new", "closed", "reopened", "unresolved", "total_issues",
+	"planner_tokens", "developer_tokens", "qa_tokens", "cumulative_tokens",
+	"files_changed", "lines_added", "lines_deleted", "qa_status", "build_status", "finished"}
+
+func roleTokens(s *trial.StageRecord) int64 {
+	if s == nil {
+		return 0
+	}
+	var n int64
+	for _, inv := range s.Invocations {
+		n += inv.Usage.Input + inv.Usage.Output
+	}
+	return n
+}
+
+// buildStatus summarises the runtime checks the QA Tester was shown: the
+// check named "build" if there is one, else all of them.
+func buildStatus(path string) string {
+	var checks []benchmark.CheckResult
+	if err := records.ReadJSON(path, &checks); err != nil {
+		return "unknown"
+	}
+	var sel []benchmark.CheckResult
+	for _, c := range checks {
+		if c.Name == "build" {
+			sel = append(sel, c)
+		}
+	}
+	if len(sel) == 0 {
+		sel = checks
+	}
+	if len(sel) == 0 {
+		return "none"
+	}
+	for _, c := range sel {
+		if c.Unavailable {
+			return "unavailable"
+		}
+		if !c.Passed {
+			return "fail"
+		}
+	}
+	return "pass"
+}
+
+// diffCache remembers diff sizes by commit pair (commits never change).
+type diffCache map[string][3]int
+
+func diffSize(repo *history.Repo, cache diffCache, from, to string) ([3]int, error) {
+	key := from + ".." + to
+	if d, ok := cache[key]; ok {
+		return d, nil
+	}
+	f, a, d, err := repo.NumStat(from, to)
+	if err != nil {
+		return [3]int{}, err
+	}
+	cache[key] = [3]int{f, a, d}
+	return cache[key], nil
+}
+
+// derive computes the issue table and the dynamics from the records.
+func derive(l Layout) ([]Issue, []LoopDynamics, error) {
+	st, err := stages(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := completedLoops(st)
+	bs, err := bundles(l, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	issues, counts := BuildIssues(bs)
+	repo, err := history.Open(l.GitDir(), l.Project)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo.Exclude = exclude
+	cachePath := filepath.Join(l.State(), "diffstat-cache.json")
+	cache := diffCache{}
+	_ = records.ReadJSON(cachePath, &cache) // a lost cache is recomputed
+	tl := trial.Layout{Dir: l.Trial()}
+	var dyn []LoopDynamics
+	var cum int64
+	prev := "cp-0"
+	if c, err := repo.Git("rev-parse", "cp-0"); err == nil {
+		prev = c
+	}
+	for i, c := range counts {
+		t := c.Loop
+		d := LoopDynamics{LoopIssues: c}
+		pl, dev, qa := find(st, t, "planner"), find(st, t, "developer"), find(st, t, "qa")
+		d.PlannerTokens, d.DeveloperTokens, d.QATokens = roleTokens(pl), roleTokens(dev), roleTokens(qa)
+		cum += d.PlannerTokens + d.DeveloperTokens + d.QATokens
+		d.Tokens = cum
+		if dev != nil {
+			ds, err := diffSize(repo, cache, prev, dev.Commit)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.FilesChanged, d.LinesAdded, d.LinesDeleted = ds[0], ds[1], ds[2]
+			prev = dev.Commit
+		}
+		d.QAStatus = "missing"
+		if ev := bs[i].Evidence; ev != nil {
+			d.QAStatus = ev.QAStatus
+		} else if qa != nil && qa.Failure != "" {
+			d.QAStatus = "failed"
+		}
+		d.BuildStatus = buildStatus(filepath.Join(tl.Stage(t, "qa"), "context", "runtime-checks.json"))
+		if qa != nil {
+			d.Finished = qa.Finished
+		}
+		dyn = append(dyn, d)
+	}
+	if err := records.WriteJSON(cachePath, cache); err != nil {
+		return nil, nil, err
+	}
+	return issues, dyn, nil
+}
+
+// DynamicsCSV renders dynamics rows.
+func DynamicsCSV(rows []LoopDynamics) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(DynamicsColumns)
+	i := strconv.Itoa
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, d := range rows {
+		fin := ""
+		if !d.Finished.IsZero() {
+			fin = d.Finished.UTC().Format(time.RFC3339)
+		}
+		_ = w.Write([]string{i(d.Loop), i(d.New), i(d.Closed), i(d.Reopened), i(d.Unresolved), i(d.Total),
+			i64(d.PlannerTokens), i64(d.DeveloperTokens), i64(d.QATokens), i64(d.Tokens),
+			i(d.FilesChanged), i(d.LinesAdded), i(d.LinesDeleted), d.QAStatus, d.BuildStatus, fin})
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// ReadDynamics reads a dynamics.csv.
+func ReadDynamics(path string) ([]LoopDynamics, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || len(recs[0]) != len(DynamicsColumns) {
+		return nil, fmt.Errorf("%s: header is not %v", path, DynamicsColumns)
+	}
+	var out []LoopDynamics
+	for n, r := range recs[1:] {
+		var d LoopDynamics
+		ints := []*int{&d.Loop, &d.New, &d.Closed, &d.Reopened, &d.Unresolved, &d.Total}
+		for k, p := range ints {
+			v, err := strconv.Atoi(r[k])
+			if err != nil {
+				return nil, fmt.Errorf("%s line %d: %s: %w", path, n+2, DynamicsColumns[k], err)
+			}
+			*p = v
+		}
+		i64s := []*int64{&d.PlannerTokens, &d.DeveloperTokens, &d.QATokens, &d.Tokens}
+		for k, p := range i64s {
+			v, err := strconv.ParseInt(r[6+k], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s line %d: %s: %w", path, n+2, DynamicsColumns[6+k], err)
+			}
+			*p = v
+		}
+		for k, p := range []*int{&d.FilesChanged, &d.LinesAdded, &d.LinesDeleted} {
+			v, err := strconv.Atoi(r[10+k])
+			if err != nil {
+				return nil, fmt.Errorf("%s line %d: %s: %w", path, n+2, DynamicsColumns[10+k], err)
+			}
+			*p = v
+		}
+		d.QAStatus, d.BuildStatus = r[13], r[14]
+		if r[15] != "" {
+			if d.Finished, err = time.Parse(time.RFC3339, r[15]); err != nil {
+				return nil, fmt.Errorf("%s line %d: finished: %w", path, n+2, err)
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// writeDerived rewrites the issue table exports and dynamics.csv.
+func writeDerived(l Layout, c *Config) error {
+	issues, dyn, err := derive(l)
+	if err != nil {
+		return err
+	}
+	if err := records.WriteFile(l.IssuesJSONL(), IssuesJSONL(issues)); err != nil {
+		return err
+	}
+	if err := records.WriteFile(l.IssuesCSV(), IssuesCSV(issues)); err != nil {
+		return err
+	}
+	if err := records.WriteFile(l.IssuesMD(), IssuesMarkdown(issues)); err != nil {
+		return err
+	}
+	return records.WriteFile(l.Dynamics(), DynamicsCSV(dyn))
+}
+
+// ReadIssues reads the issue table (issues.jsonl).
+func ReadIssues(project string) ([]Issue, error) {
+	var out []Issue
+	_, err := records.ReadLines(Layout{project}.IssuesJSONL(), func(b []byte) error {
+		var is Issue
+		if err := json.Unmarshal(b, &is); err != nil {
+			return err
+		}
+		out = append(out, is)
+		return nil
+	})
+	return out, err
+}
