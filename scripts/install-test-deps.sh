@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs and starts what `make test` needs on a fresh Debian machine, and
 # does nothing that is already done: Debian's docker.io, busybox-static (test
-# images are built from it, nothing is pulled), git, node/npm, the pinned
-# coding-agent CLIs from npm, and a running dockerd. Needs root for apt-get
+# images are built from it, nothing is pulled), git, node/npm, chromium (the
+# report viewer's browser tests drive it headless), the pinned coding-agent
+# CLIs from npm, and a running dockerd. Needs root for apt-get
 # and dockerd.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -13,6 +14,7 @@ command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-test-deps: need root to apt-get install ${need[*]}" >&2

@@ -1,0 +1,357 @@
+package viewer
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/runner"
+)
+
+// indexPage is the experiment page.
+type indexPage struct {
+	Title, Notice, Generated string
+	Assets                   string
+	Refresh                  int // seconds; 0: no reload
+	LockJSON, ConfigText     string
+	Counts                   []countView
+	Groups                   []groupView
+	Columns                  []gridColumn
+	Rows                     []gridRow
+	Benchmarks, Configs      []string
+	Arms, Statuses           []string
+	Metrics                  []string // "benchmark: metric" shown in the grid
+	Tables                   []tableView
+	TableErrors              []string
+	Figures                  []figureView
+	FigureNotes              []string
+	Replacements             []replacementView
+	Files                    []fileLink
+}
+
+type countView struct {
+	Label, Class string
+	N            int
+}
+
+type groupView struct {
+	Config, Arm                                   string
+	Done, Running, Failed, Remaining, NotRun, Rep int
+	Tokens                                        int64
+}
+
+type gridColumn struct {
+	Config, Arm string
+}
+
+type gridRow struct {
+	Benchmark, Task string
+	Rep             int
+	Cells           []gridCell
+}
+
+// gridCell is one trial in the grid; Class distinguishes completed,
+// failed, replaced and missing cells.
+type gridCell struct {
+	Present               bool
+	Key, Href             string
+	Class, Status, Title  string
+	Value, Metric         string
+	Num                   float64
+	HasValue              bool
+	Tokens                int64
+	Checkpoint, Replaced  int
+	State, StatusCategory string
+}
+
+type replacementView struct {
+	runner.Replacement
+	Href string
+}
+
+type fileLink struct{ Label, Href string }
+
+// Status categories the grid and its filter use.
+const (
+	catCompleted  = "completed"
+	catFailed     = "failed"
+	catRunning    = "running"
+	catMissing    = "not run"
+	catEvalFailed = "evaluation failed"
+)
+
+func buildExperiment(dir string, opts Options) (*Result, error) {
+	rr, err := readRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	report := filepath.Join(dir, ReportDir)
+	m := readManifest(report)
+	if err := writeAssets(report); err != nil {
+		return nil, err
+	}
+	page := &indexPage{Assets: "assets/", Title: rr.Lock.Experiment, Notice: rr.Lock.Notice, ConfigText: rr.ConfigText,
+		Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
+	if page.Title == "" {
+		page.Title = filepath.Base(dir)
+	}
+	if b, err := json.MarshalIndent(rr.Lock, "", "  "); err == nil {
+		page.LockJSON = string(b)
+	}
+	unfinished := fillGrid(page, rr)
+	if opts.Live && unfinished {
+		page.Refresh = 10
+	}
+	fillTables(page, rr, opts)
+	if !opts.NoFigures {
+		fillFigures(page, dir, report)
+	}
+	for _, r := range rr.Replacements {
+		page.Replacements = append(page.Replacements, replacementView{r, "trials/" + r.Key + ".html"})
+	}
+	indexLinks := []string{}
+	for _, f := range []struct{ label, name string }{
+		{"lock.json (what was run: config digest, harness versions, scripts)", "lock.json"},
+		{"plan.json (every planned trial)", "plan.json"},
+		{"trials.jsonl (state of every trial)", "trials.jsonl"},
+		{"scores.csv (every checkpoint's scores)", "scores.csv"},
+		{"replacements.jsonl (replaced attempts)", "replacements.jsonl"},
+		{"config.yaml (the config as run)", "config.yaml"},
+	} {
+		if _, err := os.Stat(filepath.Join(dir, f.name)); err == nil {
+			page.Files = append(page.Files, fileLink{f.label, "../" + f.name})
+			indexLinks = append(indexLinks, f.name)
+		}
+	}
+	// Trial pages: only those whose records changed since the last build.
+	res := &Result{Index: filepath.Join(report, "index.html")}
+	var jobs []trialJob
+	for _, t := range rr.Trials {
+		tdir := filepath.Join(dir, t.Dir)
+		if _, err := os.Stat(filepath.Join(tdir, "trial.json")); err != nil {
+			continue
+		}
+		res.Trials++
+		name := "trials/" + t.Key + ".html"
+		var reps []runner.Replacement
+		for _, r := range rr.Replacements {
+			if r.Key == t.Key {
+				reps = append(reps, r)
+			}
+		}
+		fp := fingerprint(trialFingerprintFiles(tdir)) + fmt.Sprintf("r%d;n%q;l%v", len(reps), rr.Lock.Notice, opts.Live)
+		if e, ok := m.Pages[name]; ok && e.Fingerprint == fp {
+			if _, err := os.Stat(filepath.Join(report, name)); err == nil {
+				continue
+			}
+		}
+		jobs = append(jobs, trialJob{dir: tdir, page: name, fp: fp, ctx: trialContext{
+			Report: report, Page: filepath.Join(report, name), ToRun: "../../", TrialRel: filepath.ToSlash(t.Dir),
+			Index: "../index.html", Assets: "../assets/", Notice: rr.Lock.Notice, Experiment: page.Title, Replacements: reps,
+			Live: opts.Live, State: t.State, Reason: t.Reason,
+		}})
+	}
+	res.Rebuilt = len(jobs)
+	if err := buildTrialPages(jobs, m, opts); err != nil {
+		return nil, err
+	}
+	n, err := renderPage(res.Index, "index.html", page)
+	if err != nil {
+		return nil, err
+	}
+	res.IndexBytes = n
+	m.Pages["index.html"] = pageEntry{Links: indexLinks}
+	return res, saveManifest(report, m)
+}
+
+// primaryMetrics are tried in order for a benchmark's grid value, as the
+// tables choose a benchmark's metric.
+var primaryMetrics = []string{"overall", "reward", "pass_rate"}
+
+func primaryMetric(rows []results.Row) map[string]string {
+	have := map[string]map[string]bool{}
+	for _, r := range rows {
+		if have[r.Benchmark] == nil {
+			have[r.Benchmark] = map[string]bool{}
+		}
+		have[r.Benchmark][r.Metric] = true
+	}
+	out := map[string]string{}
+	for b, ms := range have {
+		for _, m := range primaryMetrics {
+			if ms[m] {
+				out[b] = m
+				break
+			}
+		}
+		if out[b] == "" {
+			var names []string
+			for m := range ms {
+				names = append(names, m)
+			}
+			sort.Strings(names)
+			out[b] = names[0]
+		}
+	}
+	return out
+}
+
+func formatValue(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// fillGrid lays the trials out as task x (configuration, arm) and counts
+// states; it reports whether the run is unfinished.
+func fillGrid(p *indexPage, rr *runRecords) bool {
+	metric := primaryMetric(rr.Scores)
+	type final struct {
+		cp     int
+		value  float64
+		tokens float64
+	}
+	finals := map[string]final{}
+	for _, r := range rr.Scores {
+		if r.Metric != metric[r.Benchmark] {
+			continue
+		}
+		if f, ok := finals[r.Source]; !ok || r.Checkpoint > f.cp {
+			finals[r.Source] = final{r.Checkpoint, r.Value, r.Tokens}
+		}
+	}
+	for b, m := range metric {
+		p.Metrics = append(p.Metrics, b+": "+m)
+	}
+	sort.Strings(p.Metrics)
+	colIdx := map[gridColumn]int{}
+	type rowKey struct {
+		bench, task string
+		rep         int
+	}
+	rowIdx := map[rowKey]int{}
+	seen := map[string]map[string]bool{"b": {}, "c": {}, "a": {}}
+	counts := map[string]int{}
+	groups := map[gridColumn]*groupView{}
+	unfinished := false
+	for _, t := range rr.Trials {
+		col := gridColumn{t.Config, t.Arm}
+		if _, ok := colIdx[col]; !ok {
+			colIdx[col] = len(p.Columns)
+			p.Columns = append(p.Columns, col)
+			groups[col] = &groupView{Config: t.Config, Arm: t.Arm}
+			p.Groups = append(p.Groups, groupView{})
+		}
+		for k, v := range map[string]string{"b": t.Benchmark, "c": t.Config, "a": t.Arm} {
+			if !seen[k][v] {
+				seen[k][v] = true
+				switch k {
+				case "b":
+					p.Benchmarks = append(p.Benchmarks, v)
+				case "c":
+					p.Configs = append(p.Configs, v)
+				case "a":
+					p.Arms = append(p.Arms, v)
+				}
+			}
+		}
+		rk := rowKey{t.Benchmark, t.Task, t.Rep}
+		if _, ok := rowIdx[rk]; !ok {
+			rowIdx[rk] = len(p.Rows)
+			p.Rows = append(p.Rows, gridRow{Benchmark: t.Benchmark, Task: t.Task, Rep: t.Rep})
+		}
+		c := gridCell{Present: true, Key: t.Key, State: t.State, Status: t.Status, Tokens: t.Tokens,
+			Replaced: t.Replacements, Metric: metric[t.Benchmark]}
+		g := groups[col]
+		g.Tokens += t.Tokens
+		switch runner.State(t.State) {
+		case runner.StateDone:
+			g.Done++
+			c.Href = "trials/" + t.Key + ".html"
+			if f, ok := finals[t.Key]; ok {
+				c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
+			}
+			switch t.Status {
+			case "completed":
+				c.StatusCategory, c.Class = catCompleted, "ok"
+			case "evaluation_failed":
+				c.StatusCategory, c.Class = catEvalFailed, "evalfail"
+			default:
+				c.StatusCategory, c.Class = catFailed, "fail"
+			}
+		case runner.StateFailed:
+			g.Failed++
+			c.StatusCategory, c.Class = catFailed, "fail"
+			if _, err := os.Stat(filepath.Join(rr.Dir, t.Dir, "trial.json")); err == nil {
+				c.Href = "trials/" + t.Key + ".html"
+			}
+		case runner.StateRunning:
+			g.Running++
+			unfinished = true
+			c.StatusCategory, c.Class, c.Href = catRunning, "running", "trials/"+t.Key+".html"
+		case runner.StateBudget:
+			g.NotRun++
+			c.StatusCategory, c.Class = catMissing, "missing"
+		default:
+			g.Remaining++
+			unfinished = true
+			c.StatusCategory, c.Class = catMissing, "missing"
+		}
+		if t.Replacements > 0 {
+			c.Class += " replaced"
+		}
+		counts[c.StatusCategory]++
+		if t.Replacements > 0 {
+			counts["replaced"]++
+		}
+		c.Title = cellTitle(t, c)
+		row := &p.Rows[rowIdx[rk]]
+		for len(row.Cells) <= colIdx[col] {
+			row.Cells = append(row.Cells, gridCell{})
+		}
+		row.Cells[colIdx[col]] = c
+	}
+	for i := range p.Rows {
+		for len(p.Rows[i].Cells) < len(p.Columns) {
+			p.Rows[i].Cells = append(p.Rows[i].Cells, gridCell{})
+		}
+	}
+	for i, col := range p.Columns {
+		p.Groups[i] = *groups[col]
+	}
+	for _, s := range []struct{ label, class string }{
+		{catCompleted, "ok"}, {catEvalFailed, "evalfail"}, {catFailed, "fail"}, {catRunning, "running"}, {catMissing, "missing"}, {"replaced", "replaced"},
+	} {
+		if counts[s.label] > 0 {
+			p.Counts = append(p.Counts, countView{s.label, s.class, counts[s.label]})
+			if s.label != "replaced" {
+				p.Statuses = append(p.Statuses, s.label)
+			}
+		}
+	}
+	return unfinished
+}
+
+func cellTitle(t trialEntry, c gridCell) string {
+	parts := []string{fmt.Sprintf("%s %s %s rep %d", t.Config, t.Arm, t.Task, t.Rep), t.State}
+	if t.Status != "" {
+		parts = append(parts, t.Status)
+	}
+	if c.HasValue {
+		parts = append(parts, fmt.Sprintf("%s at checkpoint %d = %s, %d tokens", c.Metric, c.Checkpoint, c.Value, c.Tokens))
+	}
+	if t.Replacements > 0 {
+		parts = append(parts, fmt.Sprintf("%d replaced attempt(s)", t.Replacements))
+	}
+	if t.Reason != "" {
+		parts = append(parts, t.Reason)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,417 @@
+package viewer
+
+// The viewer's only reader of run directories. Everything the pages show
+// comes through here, so moving to another record package is one file.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// runRecords is what an experiment's run directory holds.
+type runRecords struct {
+	Dir          string
+	Lock         plan.Lock
+	Trials       []trialEntry
+	Scores       []results.Row
+	Replacements []runner.Replacement
+	ConfigText   string // the config as run, when the run directory keeps one
+}
+
+// trialEntry is one planned trial with its state.
+type trialEntry struct {
+	Key, Dir, Benchmark, Task, Config, Arm string
+	Rep                                    int
+	State, Status, Reason                  string
+	Tokens                                 int64
+	Replacements                           int
+}
+
+func readRun(dir string) (*runRecords, error) {
+	in, err := runner.Inspect(dir)
+	if err != nil {
+		return nil, err
+	}
+	rr := &runRecords{Dir: dir, Lock: in.Lock}
+	if rr.Replacements, err = runner.ReadReplacements(dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", runner.ReplacementsPath(dir), err)
+	}
+	reps := map[string]int{}
+	for _, r := range rr.Replacements {
+		reps[r.Key]++
+	}
+	for _, ts := range in.Trials {
+		t := ts.Trial
+		rr.Trials = append(rr.Trials, trialEntry{Key: t.Key, Dir: t.Dir, Benchmark: t.Task.Benchmark, Task: t.Task.ID,
+			Config: t.Config, Arm: t.Arm, Rep: max(t.Rep, 1), State: string(ts.State), Status: string(ts.Status),
+			Reason: ts.Reason, Tokens: ts.Usage.Total, Replacements: reps[t.Key]})
+	}
+	// scores.csv of the run holds every finished trial's rows; a trial that
+	// finished after the runner last rewrote it still has its own file.
+	if rows, err := results.ReadFile(filepath.Join(dir, "scores.csv")); err == nil {
+		rr.Scores = rows
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, r := range rr.Scores {
+		have[r.Source] = true
+	}
+	for _, t := range rr.Trials {
+		if t.State != string(runner.StateDone) || have[t.Key] {
+			continue
+		}
+		rows, err := results.ReadFile(trial.Layout{Dir: filepath.Join(dir, t.Dir)}.Scores())
+		if err == nil {
+			rr.Scores = append(rr.Scores, rows...)
+		}
+	}
+	for _, name := range []string{"config.yaml", "experiment.yaml"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			rr.ConfigText = string(b)
+			break
+		}
+	}
+	return rr, nil
+}
+
+// runDirs lists the files of a run directory that decide what the pages
+// show, for change detection.
+func runFingerprintFiles(dir string) []string {
+	return []string{filepath.Join(dir, "plan.json"), filepath.Join(dir, "lock.json"),
+		filepath.Join(dir, "trials.jsonl"), filepath.Join(dir, "scores.csv"), runner.ReplacementsPath(dir)}
+}
+
+// trialFingerprintFiles are the files of a trial directory whose change
+// means its page must be rebuilt.
+func trialFingerprintFiles(dir string) []string {
+	l := trial.Layout{Dir: dir}
+	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), filepath.Join(dir, runner.FailureFile)}
+}
+
+// fingerprint is sizes and modification times of files (missing ones
+// count too), cheap enough to check on every served request.
+func fingerprint(files []string) string {
+	var b strings.Builder
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, "%d:%d;", st.Size(), st.ModTime().UnixNano())
+		} else {
+			b.WriteString("-;")
+		}
+	}
+	return b.String()
+}
+
+// loopRecords is one trial (or project) directory as its pages need it.
+type loopRecords struct {
+	Dir          string
+	Spec         trial.Spec
+	Stages       []trial.StageRecord
+	Summary      *trial.Summary
+	Failure      *runner.Failure
+	Iterations   []iterationRecords
+	Evaluations  map[int]benchmark.Evaluation
+	Scores       []results.Row
+	Replacements []runner.Replacement
+	HistoryNote  string // why there is no diff, when there is none
+}
+
+// iterationRecords is one iteration (or project loop) t.
+type iterationRecords struct {
+	T            int
+	Plan         *roles.Plan
+	PlanPath     string // relative to the trial directory
+	PlanContext  []string
+	DevReport    *roles.DevReport
+	QAReport     *roles.QAReport
+	Evidence     *roles.Evidence
+	EvidencePath string
+	Checks       []benchmark.CheckResult
+	ChecksPath   string
+	CandidateDir string // relative path of the QA candidate copy, when kept
+	Diff         string // unified diff of the Developer's change
+	DiffNote     string
+	Stages       []trial.StageRecord
+	Attempts     map[string]attemptRecords // attempt dir -> what it holds
+}
+
+// attemptRecords is one invocation's directory.
+type attemptRecords struct {
+	Result    *harness.Result
+	Files     []string // relative to the trial directory: prompt, logs
+	StderrEnd string   // the end of stderr.log
+}
+
+const stderrTail = 4 << 10
+
+func readJSONIf[T any](path string) (*T, error) {
+	var v T
+	if err := records.ReadJSON(path, &v); err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &v, nil
+}
+
+// readLoop reads a trial directory. Errors name the file; a missing
+// optional record is simply absent.
+func readLoop(dir string, maxDiff int) (*loopRecords, error) {
+	l := trial.Layout{Dir: dir}
+	lr := &loopRecords{Dir: dir, Evaluations: map[int]benchmark.Evaluation{}}
+	if err := records.ReadJSON(l.Spec(), &lr.Spec); err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s is not a trial directory (no trial.json): the trial has not started", dir)
+		}
+		return nil, err
+	}
+	if _, err := records.ReadLines(l.Stages(), func(b []byte) error {
+		var s trial.StageRecord
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		lr.Stages = append(lr.Stages, s)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var err error
+	if lr.Summary, err = readJSONIf[trial.Summary](l.Summary()); err != nil {
+		return nil, err
+	}
+	if lr.Failure, err = readJSONIf[runner.Failure](filepath.Join(dir, runner.FailureFile)); err != nil {
+		return nil, err
+	}
+	if rows, err := results.ReadFile(l.Scores()); err == nil {
+		lr.Scores = rows
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	evals, _ := filepath.Glob(filepath.Join(l.Evaluation(), "cp-*.json"))
+	for _, p := range evals {
+		var t int
+		if _, err := fmt.Sscanf(filepath.Base(p), "cp-%d.json", &t); err != nil {
+			continue
+		}
+		var ev benchmark.Evaluation
+		if err := records.ReadJSON(p, &ev); err != nil {
+			return nil, err
+		}
+		lr.Evaluations[t] = ev
+	}
+	iters := map[int]*iterationRecords{}
+	get := func(t int) *iterationRecords {
+		if it, ok := iters[t]; ok {
+			return it
+		}
+		it := &iterationRecords{T: t, Attempts: map[string]attemptRecords{}}
+		iters[t] = it
+		return it
+	}
+	// Iteration directories exist before their stage is committed: a
+	// running trial shows its current iteration too.
+	dirs, _ := filepath.Glob(filepath.Join(dir, "iter-*"))
+	for _, d := range dirs {
+		var t int
+		if _, err := fmt.Sscanf(filepath.Base(d), "iter-%d", &t); err == nil {
+			get(t)
+		}
+	}
+	for _, s := range lr.Stages {
+		it := get(s.Iteration)
+		it.Stages = append(it.Stages, s)
+	}
+	repo := gitDir(l.GitDir())
+	if repo == "" {
+		lr.HistoryNote = "no workspace history (history.git) in this trial directory"
+	}
+	for _, it := range iters {
+		if err := readIteration(lr, it, repo, maxDiff); err != nil {
+			return nil, err
+		}
+		lr.Iterations = append(lr.Iterations, *it)
+	}
+	sort.Slice(lr.Iterations, func(i, j int) bool { return lr.Iterations[i].T < lr.Iterations[j].T })
+	return lr, nil
+}
+
+func gitDir(p string) string {
+	if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
+		return ""
+	}
+	return p
+}
+
+func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff int) error {
+	l := trial.Layout{Dir: lr.Dir}
+	rel := func(p string) string {
+		r, err := filepath.Rel(lr.Dir, p)
+		if err != nil {
+			return p
+		}
+		return filepath.ToSlash(r)
+	}
+	var err error
+	pdir, ddir, qdir := l.Stage(it.T, "planner"), l.Stage(it.T, "developer"), l.Stage(it.T, "qa")
+	if it.Plan, err = readJSONIf[roles.Plan](filepath.Join(pdir, "plan.json")); err != nil {
+		return err
+	}
+	if it.Plan != nil {
+		it.PlanPath = rel(filepath.Join(pdir, "plan.md"))
+	}
+	ctx, _ := filepath.Glob(filepath.Join(pdir, "context", "*"))
+	for _, c := range ctx {
+		it.PlanContext = append(it.PlanContext, rel(c))
+	}
+	if it.DevReport, err = readJSONIf[roles.DevReport](filepath.Join(ddir, "report.json")); err != nil {
+		return err
+	}
+	if it.QAReport, err = readJSONIf[roles.QAReport](filepath.Join(qdir, "report.json")); err != nil {
+		return err
+	}
+	evPath := filepath.Join(qdir, "evidence.json")
+	if it.Evidence, err = readJSONIf[roles.Evidence](evPath); err != nil {
+		return err
+	}
+	if it.Evidence != nil {
+		it.EvidencePath = rel(evPath)
+	}
+	checksPath := filepath.Join(qdir, "context", "runtime-checks.json")
+	checks, err := readJSONIf[[]benchmark.CheckResult](checksPath)
+	if err != nil {
+		return err
+	}
+	if checks != nil {
+		it.Checks, it.ChecksPath = *checks, rel(checksPath)
+	}
+	if st, err := os.Stat(filepath.Join(qdir, "candidate")); err == nil && st.IsDir() {
+		it.CandidateDir = rel(filepath.Join(qdir, "candidate"))
+	}
+	for _, role := range []string{"planner", "developer", "qa"} {
+		attempts, _ := filepath.Glob(filepath.Join(l.Stage(it.T, role), "attempt-*"))
+		for _, a := range attempts {
+			ar := attemptRecords{}
+			if ar.Result, err = readJSONIf[harness.Result](filepath.Join(a, "result.json")); err != nil {
+				return err
+			}
+			for _, f := range []string{"prompt.md", "logs/stdout.jsonl", "logs/stderr.log", "logs/events.json", "logs/command.json", "result.json"} {
+				if _, err := os.Stat(filepath.Join(a, f)); err == nil {
+					ar.Files = append(ar.Files, rel(filepath.Join(a, f)))
+				}
+			}
+			ar.StderrEnd = tail(filepath.Join(a, "logs", "stderr.log"), stderrTail)
+			it.Attempts[rel(a)] = ar
+		}
+	}
+	if repo != "" {
+		it.Diff, it.DiffNote = developerDiff(lr, it, repo, maxDiff)
+	}
+	return nil
+}
+
+// developerDiff is the change of the Developer stage of iteration t: from
+// the workspace it started on (the previous stage, or A_0 when the
+// condition restarts from it) to A_t.
+func developerDiff(lr *loopRecords, it *iterationRecords, repo string, maxDiff int) (string, string) {
+	var dev *trial.StageRecord
+	prev := "cp-0"
+	for i := range lr.Stages {
+		s := &lr.Stages[i]
+		if s.Iteration == it.T && s.Role == "developer" {
+			dev = s
+			break
+		}
+		prev = s.Commit
+	}
+	if dev == nil {
+		return "", ""
+	}
+	if dev.StartedFrom != "" {
+		prev = dev.StartedFrom
+	}
+	cmd := exec.Command("git", "--git-dir", repo, "diff", "--no-color", "--no-ext-diff", "-M", prev, dev.Commit)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Sprintf("git diff %s..%s: %v: %s", short(prev), short(dev.Commit), err, strings.TrimSpace(errb.String()))
+	}
+	d := out.String()
+	if maxDiff > 0 && len(d) > maxDiff {
+		// Cut at a file boundary so that what is shown still parses.
+		cut := strings.LastIndex(d[:maxDiff], "\ndiff --git ") + 1
+		if cut <= 0 {
+			cut = strings.LastIndexByte(d[:maxDiff], '\n') + 1
+		}
+		return d[:cut], fmt.Sprintf("the diff is %d bytes; the first %d are shown (the whole change is in history.git)", len(d), cut)
+	}
+	return d, ""
+}
+
+func short(c string) string {
+	if len(c) > 10 {
+		return c[:10]
+	}
+	return c
+}
+
+func tail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(st.Size()-n, 0)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return ""
+	}
+	return string(buf)
+}
+
+// modTime is the newest modification time among files, zero when none
+// exists.
+func modTime(files ...string) time.Time {
+	var t time.Time
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.ModTime().After(t) {
+			t = st.ModTime()
+		}
+	}
+	return t
+}
+
+// readPlanDirs lists the trial directories of a run's plan.
+func readPlanDirs(dir string) ([]string, error) {
+	ts, err := runner.ReadPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Dir
+	}
+	return out, nil
+}

@@ -1,0 +1,170 @@
+package viewer
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server serves a run directory's report and the run files the report
+// links, nothing else; pages are rebuilt while the run is going.
+type Server struct {
+	dir     string
+	opts    Options
+	every   time.Duration
+	mu      sync.Mutex
+	checked time.Time
+	fp      string
+	allowed map[string]bool
+	Logf    func(format string, args ...any)
+}
+
+// NewServer builds the report once and returns its server. Pages are
+// rebuilt at most every `every` when the run's records changed.
+func NewServer(dir string, opts Options, every time.Duration) (*Server, error) {
+	opts.Live = true
+	s := &Server{dir: dir, opts: opts, every: every, Logf: func(string, ...any) {}}
+	if err := s.refresh(true); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ListenAddr makes an address without a host bind to loopback only:
+// ":8080" and "8080" become "127.0.0.1:8080".
+func ListenAddr(addr string) string {
+	if addr == "" {
+		return "127.0.0.1:8080"
+	}
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "" {
+		return addr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// recordFiles are the files whose change means the report is stale.
+func (s *Server) recordFiles() []string {
+	files := runFingerprintFiles(s.dir)
+	single := false
+	if _, err := os.Stat(filepath.Join(s.dir, "trial.json")); err == nil {
+		single = true
+		files = trialFingerprintFiles(s.dir)
+	}
+	if !single {
+		if rr, err := readPlanDirs(s.dir); err == nil {
+			for _, d := range rr {
+				files = append(files, trialFingerprintFiles(filepath.Join(s.dir, d))...)
+			}
+		}
+	}
+	return files
+}
+
+func (s *Server) refresh(force bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !force && time.Since(s.checked) < s.every {
+		return nil
+	}
+	s.checked = time.Now()
+	fp := fingerprint(s.recordFiles())
+	if !force && fp == s.fp {
+		return nil
+	}
+	res, err := Build(s.dir, s.opts)
+	if err != nil {
+		return err
+	}
+	s.fp = fp
+	s.allowed = readManifest(filepath.Join(s.dir, ReportDir)).links()
+	s.Logf("report rebuilt: %d trial page(s) rewritten", res.Rebuilt)
+	return nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	raw := r.URL.Path
+	for _, seg := range strings.Split(raw, "/") {
+		if seg == ".." || strings.HasPrefix(seg, ".") && seg != "" {
+			http.NotFound(w, r)
+			return
+		}
+	}
+	p := strings.TrimPrefix(path.Clean("/"+raw), "/")
+	if p == "" || p == "." {
+		http.Redirect(w, r, "/"+ReportDir+"/index.html", http.StatusFound)
+		return
+	}
+	if strings.HasSuffix(p, ".html") || p == ReportDir {
+		if err := s.refresh(false); err != nil {
+			s.Logf("rebuild: %v", err)
+		}
+	}
+	if p == ReportDir {
+		p = ReportDir + "/index.html"
+	}
+	s.mu.Lock()
+	allowed := s.allowed[p]
+	s.mu.Unlock()
+	inReport := strings.HasPrefix(p, ReportDir+"/")
+	if !inReport && !allowed {
+		http.NotFound(w, r)
+		return
+	}
+	full := filepath.Join(s.dir, filepath.FromSlash(p))
+	if !within(s.dir, full) {
+		http.NotFound(w, r)
+		return
+	}
+	st, err := os.Stat(full)
+	if err != nil || !st.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	if inReport {
+		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+	} else {
+		// Run files are untrusted (logs, prompts, an agent's media): shown
+		// as text or images, never run as a page of this origin.
+		h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'")
+		if !imageExt[strings.ToLower(path.Ext(p))] {
+			h.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+	}
+	h.Set("Cache-Control", "no-cache")
+	f, err := os.Open(full)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
+}
+
+// within reports whether p, with symbolic links resolved, lies inside dir.
+func within(dir, p string) bool {
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	q, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	r, err := filepath.Rel(d, q)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
+}

@@ -1,0 +1,217 @@
+package viewer
+
+// A synthetic run directory written with the records' own types, for tests
+// that need shapes a real run rarely has (hostile text, 10,000 trials,
+// failed, replaced and missing trials).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+type synthOpts struct {
+	Tasks   int
+	Configs []string
+	Arms    []string // hoh@T style; T iterations are written
+	History bool     // write history.git with a real diff per iteration
+	Hostile string   // put into the plan, the diff and a log of every trial
+	// Shapes: trial i gets a shape by i % 10: 7 failed, 8 replaced, 9
+	// missing (planned, never started); the rest completed.
+	Shapes bool
+}
+
+// writeSynthRun writes a run directory and returns its trials.
+func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
+	t.Helper()
+	var trials []plan.Trial
+	for c, config := range o.Configs {
+		for a, arm := range o.Arms {
+			for k := 0; k < o.Tasks; k++ {
+				task := fmt.Sprintf("task-%04d", k)
+				key := fmt.Sprintf("%04x%04x%08x", c, a, k)
+				trials = append(trials, plan.Trial{Key: key, Dir: filepath.ToSlash(filepath.Join(config, arm, task, "rep-1")),
+					Config: config, Arm: arm, Task: benchmark.Task{Benchmark: "builtin", ID: task}, Rep: 1})
+			}
+		}
+	}
+	lock := plan.Lock{Experiment: "synthetic", ConfigDigest: "sha256:synthetic", HohVersion: "(test)",
+		Notice: "synthetic records written by a test: not results"}
+	for _, tr := range trials {
+		lock.Keys = append(lock.Keys, tr.Key)
+	}
+	must(t, records.WriteJSON(filepath.Join(dir, "plan.json"), trials))
+	must(t, records.WriteJSON(plan.LockPath(dir), lock))
+	var rows []results.Row
+	var lines, reps bytes.Buffer
+	for i, tr := range trials {
+		shape := "completed"
+		if o.Shapes {
+			shape = map[int]string{7: "failed", 8: "replaced", 9: "missing"}[i%10]
+			if shape == "" {
+				shape = "completed"
+			}
+		}
+		if shape == "missing" {
+			continue
+		}
+		arm, err := results.ParseArm(tr.Arm)
+		must(t, err)
+		steps := arm.Checkpoint
+		tdir := filepath.Join(dir, tr.Dir)
+		rs := writeSynthTrial(t, tdir, tr, steps, i, shape, o)
+		rows = append(rows, rs...)
+		status := trial.StatusCompleted
+		if shape == "failed" {
+			status = trial.StatusProtocolFailure
+		}
+		l, _ := json.Marshal(runner.TrialLine{Key: tr.Key, Dir: tr.Dir, Config: tr.Config, Arm: tr.Arm, Task: tr.Task.ID,
+			Rep: 1, State: runner.StateDone, Status: status})
+		lines.Write(append(l, '\n'))
+		if shape == "replaced" {
+			r, _ := json.Marshal(runner.Replacement{Key: tr.Key, Dir: tr.Dir, Attempt: 1,
+				Reason: "infrastructure failure in iteration 1 developer: provider returned 502", Time: time.Unix(1700000000, 0)})
+			reps.Write(append(r, '\n'))
+		}
+	}
+	var buf bytes.Buffer
+	must(t, results.Write(&buf, rows))
+	must(t, records.WriteFile(filepath.Join(dir, "scores.csv"), buf.Bytes()))
+	must(t, records.WriteFile(filepath.Join(dir, "trials.jsonl"), lines.Bytes()))
+	if reps.Len() > 0 {
+		must(t, records.WriteFile(runner.ReplacementsPath(dir), reps.Bytes()))
+	}
+	return trials
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// synthScore is trial i's score at checkpoint s.
+func synthScore(i, s int) float64 { return float64((i*37+s*11)%100) + 0.5 }
+
+func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, shape string, o synthOpts) []results.Row {
+	l := trial.Layout{Dir: tdir}
+	spec := tr.Spec()
+	must(t, records.WriteJSON(l.Spec(), spec))
+	var repo *history.Repo
+	var err error
+	if o.History {
+		must(t, os.MkdirAll(l.Workspace(), 0o755))
+		repo, err = history.Open(l.GitDir(), l.Workspace())
+		must(t, err)
+		c, err := repo.Commit("A_0: initial workspace")
+		must(t, err)
+		must(t, repo.Tag("cp-0", c))
+	}
+	var stages []trial.StageRecord
+	var cps []trial.Checkpoint
+	var rows []results.Row
+	var cum int64
+	summary := trial.Summary{Spec: spec, Status: trial.StatusCompleted, Harness: "codex", Version: "0.0.0-test",
+		ByRole: map[string]harness.Usage{}, ByIteration: map[int]harness.Usage{}}
+	for s := 1; s <= steps; s++ {
+		for _, role := range []string{"planner", "developer", "qa"} {
+			sd := l.Stage(s, role)
+			adir := filepath.Join(sd, "attempt-1")
+			u := harness.Usage{Input: 1000, CachedInput: 100, Output: 200, Reasoning: 20, Total: 1200}
+			inv := trial.Invocation{Iteration: s, Role: role, Attempt: 1, Outcome: harness.OutcomeCompleted, Usage: u,
+				Duration: time.Duration(500+100*s) * time.Millisecond, Dir: filepath.ToSlash(filepath.Join(fmt.Sprintf("iter-%02d", s), role, "attempt-1"))}
+			cum += u.Input + u.Output
+			summary.Usage = summary.Usage.Add(u)
+			summary.ByRole[role] = summary.ByRole[role].Add(u)
+			must(t, records.WriteFile(filepath.Join(adir, "prompt.md"), []byte("# Role: "+role+"\n")))
+			stderr := "codex: started\n"
+			if o.Hostile != "" && role == "developer" {
+				stderr += "log line " + strings.ReplaceAll(o.Hostile, "MARK", "LOG") + "\n"
+			}
+			must(t, records.WriteFile(filepath.Join(adir, "logs", "stderr.log"), []byte(stderr)))
+			must(t, records.WriteJSON(filepath.Join(adir, "result.json"), harness.Result{Outcome: harness.OutcomeCompleted,
+				FinalMessage: "{}", Usage: u, Tools: []harness.ToolCall{{Name: "command_execution", Input: "ls"}}}))
+			rec := trial.StageRecord{Iteration: s, Role: role, Invocations: []trial.Invocation{inv}, Finished: time.Unix(1700000000+int64(s), 0)}
+			switch role {
+			case "planner":
+				p := roles.Plan{Objective: fmt.Sprintf("make %s pass (iteration %d)", tr.Task.ID, s),
+					Tasks:      []roles.PlanTask{{ID: "T1", Description: "implement the tool"}},
+					Preserve:   []string{"what was verified"},
+					Acceptance: []roles.Acceptance{{ID: "R1", Requirement: "prints 5 for 2 + 3", Observation: "run it"}}}
+				if o.Hostile != "" {
+					p.Objective += " " + strings.ReplaceAll(o.Hostile, "MARK", "PLAN")
+				}
+				must(t, records.WriteJSON(filepath.Join(sd, "plan.json"), p))
+				must(t, records.WriteFile(filepath.Join(sd, "plan.md"), []byte(p.Markdown(s))))
+			case "developer":
+				must(t, records.WriteJSON(filepath.Join(sd, "report.json"), roles.DevReport{Summary: "wrote tool.sh",
+					SelfTests: []roles.SelfTest{{Command: "./tool.sh", Outcome: "ok"}}}))
+				if repo != nil {
+					content := fmt.Sprintf("#!/bin/sh\n# iteration %d\necho %d\n", s, s)
+					if o.Hostile != "" {
+						content += "echo '" + strings.ReplaceAll(o.Hostile, "MARK", "DIFF") + "'\n"
+					}
+					must(t, os.WriteFile(filepath.Join(l.Workspace(), "tool.sh"), []byte(content), 0o755))
+				}
+			case "qa":
+				ev := roles.Evidence{Iteration: s, CandidateDigest: "sha256:synthetic", QAStatus: "partial",
+					Verified: []roles.Claim{{ClaimID: "C1", Claim: "tool.sh prints 5", Status: "verified",
+						ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "./tool.sh", Observation: "5"}}}},
+					Gaps: []roles.Claim{{ClaimID: "C2", Claim: "division by zero is reported", Status: "gap",
+						ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "./tool.sh 1 / 0", Observation: "no message"}}}}}
+				must(t, records.WriteJSON(filepath.Join(sd, "evidence.json"), ev))
+				must(t, records.WriteJSON(filepath.Join(sd, "context", "runtime-checks.json"), []benchmark.CheckResult{
+					{Name: "syntax", Command: "sh -n tool.sh", Passed: true}}))
+			}
+			if repo != nil {
+				c, err := repo.Commit(fmt.Sprintf("iter %d: %s", s, role))
+				must(t, err)
+				rec.Commit = c
+				if role == "developer" {
+					must(t, repo.Tag(fmt.Sprintf("cp-%d", s), c))
+				}
+			}
+			if shape == "failed" && s == steps && role == "qa" {
+				rec.Failure = "QA report violated its contract after retries: no claims"
+				rec.FailureStatus = trial.StatusProtocolFailure
+				summary.Status, summary.Reason = rec.FailureStatus, rec.Failure
+			}
+			stages = append(stages, rec)
+		}
+		v := synthScore(i, s)
+		cps = append(cps, trial.Checkpoint{Step: s, Tokens: cum, Metrics: map[string]float64{"pass_rate": v}})
+		must(t, records.WriteJSON(filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", s)),
+			benchmark.Evaluation{Metrics: map[string]float64{"pass_rate": v}, Details: map[string]any{"passed": 3, "total": 6}}))
+		arm, _ := results.ParseArm(tr.Arm)
+		rows = append(rows, results.Row{Benchmark: "builtin", Config: tr.Config, Condition: arm.Condition, Checkpoint: s,
+			Task: tr.Task.ID, Metric: "pass_rate", Value: v, Tokens: float64(cum), Rep: 1, Source: tr.Key})
+	}
+	var sl bytes.Buffer
+	for _, st := range stages {
+		b, _ := json.Marshal(st)
+		sl.Write(append(b, '\n'))
+	}
+	must(t, records.WriteFile(l.Stages(), sl.Bytes()))
+	summary.Checkpoints = cps
+	must(t, records.WriteJSON(l.Summary(), summary))
+	var buf bytes.Buffer
+	must(t, results.Write(&buf, rows))
+	must(t, records.WriteFile(l.Scores(), buf.Bytes()))
+	return rows
+}

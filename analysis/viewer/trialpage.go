@@ -1,0 +1,434 @@
+package viewer
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// trialContext is what a trial page knows of its surroundings.
+type trialContext struct {
+	Report, Page       string // absolute paths of the report and this page
+	ToRun              string // relative URL from the page to the run directory
+	TrialRel           string // the trial directory, relative to the run directory
+	Index              string // URL of the experiment (or project) page
+	Notice, Experiment string
+	Replacements       []runner.Replacement
+	Live               bool
+	State, Reason      string // the runner's view (failed, running, ...)
+	Unit               string // "iteration" for trials, "loop" for projects
+	Assets             string // URL of the report's assets/ from the page
+}
+
+type trialPage struct {
+	Ctx                trialContext
+	Assets             string
+	Title              string
+	Spec               trial.Spec
+	Status, Reason     string
+	Harness            string
+	Refresh            int
+	Timeline           []timelineRow
+	Iterations         []iterationView
+	Roles              []roleTokens
+	Total              harness.Usage
+	Violations         []string
+	HistoryNote        string
+	Eval               evalView
+	Files              []fileLink
+	Generated          string
+	MaxStageDurationNS int64
+}
+
+type timelineRow struct {
+	T      int
+	Anchor string
+	Stages []timelineStage
+}
+
+type timelineStage struct {
+	Role, Class, Label string
+	Percent            float64
+	Failed             bool
+}
+
+type roleTokens struct {
+	Role        string
+	Invocations int
+	Usage       harness.Usage
+	Duration    string
+}
+
+type iterationView struct {
+	T, ReusedFrom                 int
+	Anchor, StartedFrom           string
+	Plan                          *roles.Plan
+	PlanHref                      string
+	PlanContext                   []fileLink
+	Dev                           *roles.DevReport
+	Diff                          diffView
+	Checks                        []benchmark.CheckResult
+	ChecksHref                    string
+	ChecksPassed                  int
+	Evidence                      *roles.Evidence
+	EvidenceHref                  string
+	Verified, Gaps                []claimView
+	Stages                        []stageView
+	Violations                    []string
+	Failure                       string
+	Tokens                        int64
+	HasPlanner, HasDev, HasQA     bool
+	PlannerRan, DevRan, QARan     bool
+	CandidateHref, CandidateLabel string
+}
+
+type claimView struct {
+	ID, Text, Status, PlayerImpact, RecommendedUpdate string
+	Records                                           []execView
+}
+
+type execView struct {
+	roles.ExecutionRecord
+	Media, MediaHref string // "image" when the record points at a frame kept in the trial
+}
+
+type stageView struct {
+	Role, Commit, Duration string
+	Tokens                 int64
+	Invocations            []invocationView
+	Violations             []string
+	Failure                string
+	Finished               string
+}
+
+type invocationView struct {
+	Role, Outcome, Evidence, Duration, Session string
+	Attempt                                    int
+	Usage                                      harness.Usage
+	Files                                      []fileLink
+	Tools                                      []harness.ToolCall
+	Stderr, FinalMessage                       string
+}
+
+type evalView struct {
+	Checkpoints []checkpointView
+	Scores      []results.Row
+	ScoresHref  string
+}
+
+type checkpointView struct {
+	Step                  int
+	Commit, Error         string
+	Tokens                int64
+	Metrics               []metricView
+	Details, DetailsHref  string
+	DetailsTruncatedBytes int
+}
+
+type metricView struct {
+	Name, Value string
+}
+
+const maxInline = 16 << 10
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + fmt.Sprintf("\n… (%d more bytes; open the raw file)", len(s)-n)
+}
+
+func fmtDuration(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+var roleOrder = map[string]int{"planner": 0, "developer": 1, "qa": 2}
+
+// buildTrialPage renders one trial page and returns the run files it links.
+func buildTrialPage(j trialJob, opts Options) ([]string, error) {
+	lr, err := readLoop(j.dir, opts.MaxDiffBytes)
+	if err != nil {
+		return nil, err
+	}
+	ctx := j.ctx
+	if ctx.Unit == "" {
+		ctx.Unit = "iteration"
+	}
+	var links []string
+	link := func(relToTrial, label string) fileLink {
+		p := path.Join(ctx.TrialRel, filepath.ToSlash(relToTrial))
+		links = append(links, p)
+		return fileLink{Label: label, Href: ctx.ToRun + escapePath(p)}
+	}
+	p := &trialPage{Ctx: ctx, Assets: ctx.Assets, Spec: lr.Spec, HistoryNote: lr.HistoryNote,
+		Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
+	p.Title = fmt.Sprintf("%s · %s · %s · rep %d", lr.Spec.Task, lr.Spec.Config, lr.Spec.Arm, max(lr.Spec.Rep, 1))
+	switch {
+	case lr.Summary != nil:
+		p.Status, p.Reason = string(lr.Summary.Status), lr.Summary.Reason
+		p.Harness = lr.Summary.Harness + " " + lr.Summary.Version
+	case lr.Failure != nil:
+		p.Status, p.Reason = "failed (the runner gave up)", lr.Failure.Reason
+	case ctx.State != "":
+		p.Status, p.Reason = ctx.State, ctx.Reason
+	default:
+		p.Status = "running or interrupted (no summary yet)"
+	}
+	if ctx.Live && lr.Summary == nil && lr.Failure == nil {
+		p.Refresh = 10
+	}
+	byRole := map[string]*roleTokens{}
+	var maxStage time.Duration
+	for _, s := range lr.Stages {
+		var d time.Duration
+		for _, inv := range s.Invocations {
+			d += inv.Duration
+		}
+		maxStage = max(maxStage, d)
+	}
+	for _, it := range lr.Iterations {
+		iv := iterationView{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Plan: it.Plan, Dev: it.DevReport,
+			Checks: it.Checks, Evidence: it.Evidence}
+		if it.PlanPath != "" {
+			iv.PlanHref = link(it.PlanPath, "plan.md").Href
+		}
+		for _, c := range it.PlanContext {
+			iv.PlanContext = append(iv.PlanContext, link(c, path.Base(c)))
+		}
+		if it.ChecksPath != "" {
+			iv.ChecksHref = link(it.ChecksPath, "runtime-checks.json").Href
+		}
+		for _, c := range it.Checks {
+			if c.Passed {
+				iv.ChecksPassed++
+			}
+		}
+		if it.EvidencePath != "" {
+			iv.EvidenceHref = link(it.EvidencePath, "evidence.json").Href
+		}
+		if it.Evidence != nil {
+			iv.Verified = claims(it.Evidence.Verified, lr.Dir, it, link)
+			iv.Gaps = claims(it.Evidence.Gaps, lr.Dir, it, link)
+		}
+		iv.Diff = renderDiff(it.Diff, it.DiffNote)
+		row := timelineRow{T: it.T, Anchor: iv.Anchor}
+		for _, s := range it.Stages {
+			sv := stageView{Role: s.Role, Commit: short(s.Commit), Violations: s.Violations, Failure: s.Failure,
+				Finished: s.Finished.UTC().Format("15:04:05")}
+			var d time.Duration
+			for _, inv := range s.Invocations {
+				d += inv.Duration
+				sv.Tokens += inv.Usage.Total
+				rt := byRole[inv.Role]
+				if rt == nil {
+					rt = &roleTokens{Role: inv.Role}
+					byRole[inv.Role] = rt
+				}
+				rt.Invocations++
+				rt.Usage = rt.Usage.Add(inv.Usage)
+				p.Total = p.Total.Add(inv.Usage)
+				sv.Invocations = append(sv.Invocations, invocation(inv, it, link))
+			}
+			sv.Duration = fmtDuration(d)
+			iv.Tokens += sv.Tokens
+			iv.Violations = append(iv.Violations, s.Violations...)
+			p.Violations = append(p.Violations, s.Violations...)
+			if s.Failure != "" {
+				iv.Failure = s.Failure
+			}
+			switch s.Role {
+			case "planner":
+				iv.PlannerRan, iv.ReusedFrom = true, s.ReusedFrom
+			case "developer":
+				iv.DevRan, iv.StartedFrom = true, s.StartedFrom
+			case "qa":
+				iv.QARan = true
+			}
+			pct := 0.0
+			if maxStage > 0 {
+				pct = 100 * float64(d) / float64(maxStage)
+			}
+			label := fmt.Sprintf("%s %s, %d tokens", s.Role, sv.Duration, sv.Tokens)
+			if s.ReusedFrom > 0 {
+				label = fmt.Sprintf("planner: D reused from %s %d", ctx.Unit, s.ReusedFrom)
+			}
+			row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + s.Role, Label: label,
+				Percent: max(pct, 2), Failed: s.Failure != ""})
+			iv.Stages = append(iv.Stages, sv)
+		}
+		if it.CandidateDir != "" {
+			iv.CandidateLabel = it.CandidateDir
+		}
+		p.Timeline = append(p.Timeline, row)
+		p.Iterations = append(p.Iterations, iv)
+	}
+	for _, rt := range byRole {
+		p.Roles = append(p.Roles, *rt)
+	}
+	sort.Slice(p.Roles, func(i, j int) bool { return roleOrder[p.Roles[i].Role] < roleOrder[p.Roles[j].Role] })
+	for i := range p.Roles {
+		var d time.Duration
+		for _, s := range lr.Stages {
+			for _, inv := range s.Invocations {
+				if inv.Role == p.Roles[i].Role {
+					d += inv.Duration
+				}
+			}
+		}
+		p.Roles[i].Duration = fmtDuration(d)
+	}
+	p.Eval = evaluation(lr, link)
+	for _, f := range []struct{ name, label string }{
+		{"trial.json", "trial.json"}, {"stages.jsonl", "stages.jsonl (committed stages)"},
+		{"usage.jsonl", "usage.jsonl (token ledger)"}, {"summary.json", "summary.json"},
+		{runner.FailureFile, runner.FailureFile},
+	} {
+		if _, err := os.Stat(filepath.Join(lr.Dir, f.name)); err == nil {
+			p.Files = append(p.Files, link(f.name, f.label))
+		}
+	}
+	if _, err := renderPage(ctx.Page, "trial.html", p); err != nil {
+		return nil, err
+	}
+	return links, nil
+}
+
+func invocation(inv trial.Invocation, it iterationRecords, link func(string, string) fileLink) invocationView {
+	v := invocationView{Role: inv.Role, Attempt: inv.Attempt, Outcome: string(inv.Outcome), Evidence: inv.Evidence,
+		Usage: inv.Usage, Duration: fmtDuration(inv.Duration), Session: inv.Session}
+	ar, ok := it.Attempts[filepath.ToSlash(inv.Dir)]
+	if !ok {
+		return v
+	}
+	for _, f := range ar.Files {
+		v.Files = append(v.Files, link(f, strings.TrimPrefix(f, filepath.ToSlash(inv.Dir)+"/")))
+	}
+	v.Stderr = ar.StderrEnd
+	if ar.Result != nil {
+		v.Tools = ar.Result.Tools
+		v.FinalMessage = truncate(ar.Result.FinalMessage, maxInline)
+	}
+	return v
+}
+
+var imageExt = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true, ".svg": true}
+
+// claims resolves each execution record's path to a file kept in the
+// trial directory (the QA candidate copy or the trial itself), so media
+// frames can be shown.
+func claims(cs []roles.Claim, trialDir string, it iterationRecords, link func(string, string) fileLink) []claimView {
+	var out []claimView
+	for _, c := range cs {
+		cv := claimView{ID: c.ClaimID, Text: c.Claim, Status: c.Status, PlayerImpact: c.PlayerImpact, RecommendedUpdate: c.RecommendedUpdate}
+		for _, er := range c.ExecutionRecords {
+			ev := execView{ExecutionRecord: er}
+			if er.Path != "" {
+				if rp, ok := keptFile(trialDir, it, er.Path); ok {
+					ev.MediaHref = link(rp, path.Base(rp)).Href
+					if imageExt[strings.ToLower(path.Ext(rp))] {
+						ev.Media = "image"
+					} else {
+						ev.Media = "file"
+					}
+				}
+			}
+			cv.Records = append(cv.Records, ev)
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// keptFile finds p (absolute, or relative to the QA candidate) inside the
+// trial directory; nothing outside it is ever linked.
+func keptFile(trialDir string, it iterationRecords, p string) (string, bool) {
+	var cands []string
+	if filepath.IsAbs(p) {
+		cands = append(cands, p)
+	} else {
+		if it.CandidateDir != "" {
+			cands = append(cands, filepath.Join(trialDir, it.CandidateDir, p))
+		}
+		cands = append(cands, filepath.Join(trialDir, p))
+	}
+	for _, c := range cands {
+		r, err := filepath.Rel(trialDir, filepath.Clean(c))
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			return filepath.ToSlash(r), true
+		}
+	}
+	return "", false
+}
+
+// evaluation is the after-the-run panel: checkpoint scores, evaluator
+// output. None of it was ever shown to a role.
+func evaluation(lr *loopRecords, link func(string, string) fileLink) evalView {
+	ev := evalView{Scores: lr.Scores}
+	if len(lr.Scores) > 0 {
+		ev.ScoresHref = link("scores.csv", "scores.csv").Href
+	}
+	cps := map[int]*checkpointView{}
+	if lr.Summary != nil {
+		for _, c := range lr.Summary.Checkpoints {
+			cv := &checkpointView{Step: c.Step, Commit: short(c.Commit), Tokens: c.Tokens, Error: c.EvalError}
+			cps[c.Step] = cv
+		}
+	}
+	for t, e := range lr.Evaluations {
+		cv := cps[t]
+		if cv == nil {
+			cv = &checkpointView{Step: t}
+			cps[t] = cv
+		}
+		if cv.Error == "" {
+			cv.Error = e.Error
+		}
+		var names []string
+		for m := range e.Metrics {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		for _, m := range names {
+			cv.Metrics = append(cv.Metrics, metricView{m, formatValue(e.Metrics[m])})
+		}
+		if len(e.Details) > 0 {
+			b, _ := json.MarshalIndent(e.Details, "", "  ")
+			cv.Details = truncate(string(b), maxInline)
+		}
+		cv.DetailsHref = link(fmt.Sprintf("evaluation/cp-%d.json", t), fmt.Sprintf("cp-%d.json", t)).Href
+	}
+	for _, cv := range cps {
+		ev.Checkpoints = append(ev.Checkpoints, *cv)
+	}
+	sort.Slice(ev.Checkpoints, func(i, j int) bool { return ev.Checkpoints[i].Step < ev.Checkpoints[j].Step })
+	return ev
+}
+
+// escapePath percent-escapes each segment of a run-relative path; '@'
+// stays (run directories are named config/arm@T/task/rep-N).
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), "%40", "@")
+	}
+	return strings.Join(segs, "/")
+}

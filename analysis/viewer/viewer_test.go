@@ -1,0 +1,202 @@
+package viewer
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/internal/testenv"
+)
+
+const hostile = `<script>window.hohPwned="MARK"</script><img src=x onerror=alert(1)>`
+
+func testOpts(t testing.TB) Options {
+	return Options{TableConfigDir: filepath.Join(testenv.RepoRoot(t), "configs", "paper"),
+		Now: func() time.Time { return time.Unix(1700000000, 0) }}
+}
+
+func read(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Untrusted text from a plan, a diff and a log is shown as text: the raw
+// markup never reaches a page, its escaped form does.
+func TestUntrustedTextIsEscaped(t *testing.T) {
+	dir := t.TempDir()
+	trials := writeSynthRun(t, dir, synthOpts{Tasks: 1, Configs: []string{"cfg"}, Arms: []string{"hoh@2"}, History: true, Hostile: hostile})
+	res, err := Build(dir, testOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := read(t, filepath.Join(dir, ReportDir, "trials", trials[0].Key+".html"))
+	for _, where := range []string{"PLAN", "DIFF", "LOG"} {
+		raw := `<script>window.hohPwned="` + where + `"</script>`
+		if strings.Contains(page, raw) {
+			t.Errorf("the %s's <script> reached the page unescaped", where)
+		}
+		if !strings.Contains(page, "&lt;script&gt;window.hohPwned=") || !strings.Contains(page, where) {
+			t.Errorf("the %s's text is not shown escaped", where)
+		}
+	}
+	if strings.Contains(page, "<img src=x") {
+		t.Error("an <img> from untrusted text reached the page")
+	}
+	// The only scripts are the report's own.
+	if n := strings.Count(page, "<script"); n != 1 {
+		t.Errorf("%d <script> elements on the trial page, want 1 (assets/app.js)", n)
+	}
+	if idx := read(t, res.Index); strings.Count(idx, "<script") != 1 {
+		t.Errorf("index has extra <script> elements")
+	}
+	// The diff is highlighted (chroma classes) and shows the added line.
+	if !regexp.MustCompile(`class="c-[a-z0-9]+"`).MatchString(page) || !strings.Contains(page, `tr class="add"`) {
+		t.Error("the diff is not rendered with highlighting and added lines")
+	}
+}
+
+func TestGridDistinguishesStatesAndLinksTrials(t *testing.T) {
+	dir := t.TempDir()
+	trials := writeSynthRun(t, dir, synthOpts{Tasks: 10, Configs: []string{"cfg"}, Arms: []string{"vanilla", "hoh@2"}, Shapes: true})
+	res, err := Build(dir, testOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := read(t, res.Index)
+	cell := func(key string) string {
+		m := regexp.MustCompile(`<td class="cell ([a-z ]+)" data-key="` + key + `"[^>]*>(.*?)</td>`).FindStringSubmatch(idx)
+		if m == nil {
+			t.Fatalf("no grid cell for trial %s", key)
+		}
+		return m[1] + "|" + m[2]
+	}
+	for i, tr := range trials {
+		c := cell(tr.Key)
+		switch i % 10 {
+		case 7:
+			if !strings.HasPrefix(c, "fail|") {
+				t.Errorf("failed trial %d: cell %s", i, c)
+			}
+		case 8:
+			if !strings.Contains(c, "replaced") {
+				t.Errorf("replaced trial %d: cell %s", i, c)
+			}
+		case 9:
+			if !strings.HasPrefix(c, "missing|") || strings.Contains(c, "href") {
+				t.Errorf("missing trial %d: cell %s", i, c)
+			}
+		default:
+			if !strings.HasPrefix(c, "ok|") || !strings.Contains(c, `href="trials/`+tr.Key+`.html"`) {
+				t.Errorf("completed trial %d: cell %s", i, c)
+			}
+		}
+	}
+	if res.Trials != 18 {
+		t.Errorf("%d trial pages, want 18 (2 of 20 never started)", res.Trials)
+	}
+	if !strings.Contains(idx, "table1") || !strings.Contains(idx, "W/T/L") {
+		t.Error("the hoh report tables are missing from the experiment page")
+	}
+}
+
+func TestRebuildWritesOnlyChangedTrials(t *testing.T) {
+	dir := t.TempDir()
+	trials := writeSynthRun(t, dir, synthOpts{Tasks: 3, Configs: []string{"cfg"}, Arms: []string{"hoh@1"}})
+	opts := testOpts(t)
+	opts.NoFigures = true
+	res, err := Build(dir, opts)
+	if err != nil || res.Rebuilt != 3 {
+		t.Fatalf("first build: %+v %v", res, err)
+	}
+	if res, err = Build(dir, opts); err != nil || res.Rebuilt != 0 {
+		t.Fatalf("second build rebuilt %+v %v", res, err)
+	}
+	// A new stage line in one trial: only its page is rewritten.
+	stages := filepath.Join(dir, trials[1].Dir, "stages.jsonl")
+	f, err := os.OpenFile(stages, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	f.WriteString(`{"iteration":2,"role":"planner","finished":"2026-01-01T00:00:00Z"}` + "\n")
+	f.Close()
+	if res, err = Build(dir, opts); err != nil || res.Rebuilt != 1 {
+		t.Fatalf("after one change: %+v %v", res, err)
+	}
+}
+
+func TestServeOnlyReportAndLinkedFiles(t *testing.T) {
+	dir := t.TempDir()
+	trials := writeSynthRun(t, dir, synthOpts{Tasks: 1, Configs: []string{"cfg"}, Arms: []string{"hoh@1"}})
+	// A file next to the run that must never be served, and an unlinked
+	// file inside it.
+	secret := filepath.Join(filepath.Dir(dir), "outside-secret.txt")
+	must(t, os.WriteFile(secret, []byte("do not serve"), 0o644))
+	defer os.Remove(secret)
+	opts := testOpts(t)
+	opts.NoFigures = true
+	srv, err := NewServer(dir, opts, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	get := func(p string) (int, string) {
+		// A raw request line, so that the client does not clean "../".
+		req, _ := http.NewRequest("GET", ts.URL, nil)
+		req.URL.Opaque = p
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	tr := trials[0]
+	for p, want := range map[string]int{
+		"/report/index.html":                                200,
+		"/report/trials/" + tr.Key + ".html":                200,
+		"/report/assets/app.js":                             200,
+		"/" + tr.Dir + "/iter-01/qa/evidence.json":          200, // linked from the trial page
+		"/" + tr.Dir + "/trial.json":                        200,
+		"/scores.csv":                                       200,
+		"/../outside-secret.txt":                            404,
+		"/report/../../outside-secret.txt":                  404,
+		"/report/%2e%2e/%2e%2e/outside-secret.txt":          404,
+		"/report/..%2f..%2foutside-secret.txt":              404,
+		"/" + tr.Dir + "/../../../../../outside-secret.txt": 404,
+		"/" + tr.Dir + "/workspace/x":                       404, // not linked
+		"/" + tr.Dir + "/stages.jsonl/../summary.json":      404,
+		"/report/.manifest.json":                            404,
+		"/lock.json/..":                                     404,
+	} {
+		code, body := get(p)
+		if code != want {
+			t.Errorf("GET %s: %d, want %d", p, code, want)
+		}
+		if strings.Contains(body, "do not serve") {
+			t.Errorf("GET %s served a file outside the run directory", p)
+		}
+	}
+	code, _ := get("/")
+	if code != 200 { // redirected to the index
+		t.Errorf("GET /: %d", code)
+	}
+}
+
+func TestListenAddrDefaultsToLoopback(t *testing.T) {
+	for in, want := range map[string]string{":8080": "127.0.0.1:8080", "8080": "127.0.0.1:8080", "": "127.0.0.1:8080",
+		"0.0.0.0:9000": "0.0.0.0:9000", "127.0.0.1:0": "127.0.0.1:0"} {
+		if got := ListenAddr(in); got != want {
+			t.Errorf("ListenAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
