@@ -1,7 +1,9 @@
 // Package benchmark defines what hoh needs from a benchmark: tasks with their
 // public specification, an initial workspace A_0, public runtime checks that
 // roles may see, and an evaluation of a frozen artifact that only the records
-// see. Adapters live in subpackages (builtin, gamecraft, programbench, harbor).
+// see. Adapters live in subpackages (builtin, gamecraft, programbench, harbor);
+// each declares its kind (package kind) and adapters/benchmark/registry
+// lists them.
 package benchmark
 
 import (

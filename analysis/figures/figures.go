@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/analysis/bootstrap"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
@@ -228,16 +229,14 @@ func armName(a results.Arm) string {
 	return fmt.Sprintf("%s@%d", n, a.Checkpoint)
 }
 
-// defaultMetric is the per-task metric a benchmark reports.
-func defaultMetric(benchmark string, opts Options) string {
+// defaultMetric is the per-task metric a benchmark reports (its primary
+// metric in adapters/benchmark's reporting table; overall if unknown).
+func defaultMetric(bench string, opts Options) string {
 	if opts.Metric != "" {
 		return opts.Metric
 	}
-	switch benchmark {
-	case "frontierswe":
-		return "reward"
-	case "programbench":
-		return "pass_rate"
+	if r, ok := benchmark.ReportingOf(bench); ok {
+		return r.PrimaryMetric
 	}
 	return "overall"
 }
@@ -249,17 +248,9 @@ func benchmarkOf(def string, opts Options) string {
 	return def
 }
 
-var benchmarkNames = map[string]string{
-	"gamecraft":    "GameCraft-Bench",
-	"frontierswe":  "FrontierSWE",
-	"programbench": "ProgramBench",
-}
-
 func benchmarkName(b string) string {
-	if n, ok := benchmarkNames[b]; ok {
-		return n
-	}
-	return b
+	r, _ := benchmark.ReportingOf(b)
+	return r.Label
 }
 
 func rowsOf(d Data, fig, benchmark string) ([]results.Row, error) {

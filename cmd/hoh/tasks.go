@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
+	"github.com/hoh-research/hoh/adapters/benchmark/registry"
 )
 
 func init() {
@@ -17,7 +18,7 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tasks", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: hoh tasks list|show|check BENCHMARK PATH [TASK]\n\nBENCHMARK is one of %s.\n", strings.Join(conformance.Kinds, ", "))
+		fmt.Fprintf(stderr, "Usage: hoh tasks list|show|check BENCHMARK PATH [TASK]\n\nBENCHMARK is one of %s.\n", strings.Join(registry.Checkable(), ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -31,7 +32,7 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 	verb, kind, path := rest[0], rest[1], rest[2]
 	switch verb {
 	case "list":
-		tasks, err := conformance.List(kind, path)
+		tasks, err := registry.List(kind, path)
 		if err != nil {
 			return err
 		}
@@ -47,7 +48,7 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		if len(rest) < 4 {
 			return fmt.Errorf("%w: show needs a task id", errUsage)
 		}
-		tasks, err := conformance.List(kind, path)
+		tasks, err := registry.List(kind, path)
 		if err != nil {
 			return err
 		}
@@ -63,7 +64,7 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("no task %q in %s", rest[3], path)
 	case "check":
-		rep, err := conformance.Check(kind, path)
+		rep, err := registry.Check(kind, path)
 		if err != nil {
 			return err
 		}

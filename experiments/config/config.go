@@ -20,6 +20,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	benchmarks "github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/adapters/scripted"
@@ -55,12 +56,10 @@ type Experiment struct {
 
 // BenchmarkSpec names the benchmark adapter and its data.
 type BenchmarkSpec struct {
-	Kind string `yaml:"kind" json:"kind"` // builtin, gamecraft, programbench, harbor
+	Kind string `yaml:"kind" json:"kind"` // a kind of adapters/benchmark/registry
 	Path string `yaml:"path,omitempty" json:"path,omitempty"`
-	// Options per kind (documented in plan.BenchmarkOptions): harbor
-	// dataset, gate, workspace_path; programbench agent_image, eval_image,
-	// tests_root, cleanroom_root, compile_timeout, test_timeout, eval_cpus,
-	// eval_memory_mb.
+	// Options per kind: the Options of the kind's registration
+	// (adapters/benchmark/registry; each adapter's kind.go documents them).
 	Options map[string]any `yaml:"options,omitempty" json:"options,omitempty"`
 }
 
@@ -255,7 +254,37 @@ func line(n *yaml.Node, fallback int) int {
 	return n.Line
 }
 
-var knownBenchmarks = map[string]bool{"builtin": true, "gamecraft": true, "programbench": true, "harbor": true}
+// checkBenchmark checks the benchmark section against the kind's
+// registration: the kind exists, its path, and its options (each problem at
+// the line of its option).
+func (v *validator) checkBenchmark(doc *yaml.Node, e *Experiment) {
+	bn := child(doc, "benchmark")
+	k, known := benchmarks.Lookup(e.Benchmark.Kind)
+	switch {
+	case !known:
+		v.add(line(child(bn, "kind"), line(bn, doc.Line)), "%v", benchmarks.UnknownError(e.Benchmark.Kind))
+		return
+	case k.NeedsPath && e.Benchmark.Path == "":
+		v.add(line(bn, doc.Line), "benchmark %s needs a path to its tasks", e.Benchmark.Kind)
+	case e.Benchmark.Path != "":
+		if _, err := os.Stat(e.Resolve(e.Benchmark.Path)); err != nil {
+			v.add(line(child(bn, "path"), line(bn, doc.Line)), "benchmark path %s: %v", e.Benchmark.Path, errors.Unwrap(err))
+		}
+	}
+	on := child(bn, "options")
+	_, errs := k.ParseOptions(e.Benchmark.Options, e.Resolve)
+	for _, oe := range errs {
+		ln := line(on, line(bn, doc.Line))
+		if on != nil && on.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(on.Content); i += 2 {
+				if on.Content[i].Value == oe.Option {
+					ln = on.Content[i].Line
+				}
+			}
+		}
+		v.add(ln, "%s", oe.Msg)
+	}
+}
 
 func (v *validator) check(doc *yaml.Node, e *Experiment) {
 	if doc.Kind != yaml.MappingNode {
@@ -268,17 +297,7 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 	if strings.TrimSpace(e.Output) == "" {
 		v.add(line(child(doc, "output"), doc.Line), "output (the run directory) is missing")
 	}
-	bn := child(doc, "benchmark")
-	switch {
-	case !knownBenchmarks[e.Benchmark.Kind]:
-		v.add(line(child(bn, "kind"), line(bn, doc.Line)), "unknown benchmark kind %q (known: builtin, gamecraft, programbench, harbor)", e.Benchmark.Kind)
-	case e.Benchmark.Kind != "builtin" && e.Benchmark.Path == "":
-		v.add(line(bn, doc.Line), "benchmark %s needs a path to its tasks", e.Benchmark.Kind)
-	case e.Benchmark.Path != "":
-		if _, err := os.Stat(e.Resolve(e.Benchmark.Path)); err != nil {
-			v.add(line(child(bn, "path"), line(bn, doc.Line)), "benchmark path %s: %v", e.Benchmark.Path, errors.Unwrap(err))
-		}
-	}
+	v.checkBenchmark(doc, e)
 	tn := child(doc, "tasks")
 	n := 0
 	for _, set := range []bool{len(e.Tasks.IDs) > 0, len(e.Tasks.Glob) > 0, e.Tasks.Sample != nil, e.Tasks.Named != ""} {

@@ -5,16 +5,26 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
 	"github.com/hoh-research/hoh/adapters/benchmark/programbench"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/config"
+	"gopkg.in/yaml.v3"
 )
 
 // experimentWith loads a config whose benchmark line is bench.
 func experimentWith(t *testing.T, bench string) *config.Experiment {
+	t.Helper()
+	e, err := loadWith(t, bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// loadWith writes a config whose benchmark line is bench and loads it.
+func loadWith(t *testing.T, bench string) (*config.Experiment, error) {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("entries:\n  - name: a\n    match: .\n    steps:\n      - say: ok\n"), 0o644)
@@ -30,10 +40,10 @@ configs:
 conditions: [vanilla]
 `), 0o644)
 	e, err := config.Load(p)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil && !strings.Contains(err.Error(), p+":3: ") {
+		t.Errorf("config errors must name the benchmark line %s:3: %v", p, err)
 	}
-	return e
+	return e, err
 }
 
 func abs(t *testing.T, rel string) string {
@@ -48,7 +58,7 @@ func abs(t *testing.T, rel string) string {
 func TestHarborOptions(t *testing.T) {
 	root := abs(t, "../runner/testdata/harbor")
 	e := experimentWith(t, `{kind: harbor, path: `+root+`, options: {dataset: smoke, gate: true, workspace_path: /srv}}`)
-	b, err := OpenBenchmark(e)
+	b, err := OpenBenchmark(e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +67,8 @@ func TestHarborOptions(t *testing.T) {
 		t.Fatalf("%+v", h)
 	}
 	c := &docker.Client{}
-	if err := AttachDocker(e, b, c); err != nil || h.Docker != c {
-		t.Fatalf("attach: %v %p", err, h.Docker)
+	if b, err = OpenBenchmark(e, c); err != nil || b.(*harbor.Benchmark).Docker != c {
+		t.Fatalf("open with Docker: %v %+v", err, b)
 	}
 }
 
@@ -70,8 +80,29 @@ func TestUnknownOrMistypedBenchmarkOptionsNameTheFile(t *testing.T) {
 		`{kind: builtin, options: {dataset: x}}`:                                                                                              {"builtin takes no options"},
 		`{kind: programbench, path: ` + abs(t, "../../adapters/benchmark/programbench/testdata/calc") + `, options: {compile_timeout: soon}}`: {"compile_timeout: want a duration"},
 	} {
-		e := experimentWith(t, bench)
-		_, err := OpenBenchmark(e)
+		// config.Load refuses them at the options' line (loadWith checks
+		// the file:line) ...
+		_, err := loadWith(t, bench)
+		if err == nil {
+			t.Errorf("%s: accepted", bench)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v lacks %q", bench, err, w)
+			}
+		}
+		// ... and so does OpenBenchmark for an experiment built in code.
+		kindOnly := bench[:strings.Index(bench, ", options:")] + "}"
+		e := experimentWith(t, kindOnly)
+		var opts map[string]any
+		if err := yaml.Unmarshal([]byte(bench), &struct {
+			Options *map[string]any `yaml:"options"`
+		}{&opts}); err != nil {
+			t.Fatal(err)
+		}
+		e.Benchmark.Options = opts
+		_, err = OpenBenchmark(e, nil)
 		if err == nil || !strings.Contains(err.Error(), e.File) {
 			t.Errorf("%s: %v", bench, err)
 			continue
@@ -87,38 +118,30 @@ func TestUnknownOrMistypedBenchmarkOptionsNameTheFile(t *testing.T) {
 func TestProgramBenchOptionsGiveAgentImageAndDockerEvaluator(t *testing.T) {
 	path := abs(t, "../../adapters/benchmark/programbench/testdata/calc")
 	e := experimentWith(t, `{kind: programbench, path: `+path+`}`)
-	b, err := OpenBenchmark(e)
+	// Planning needs neither option; a run (Docker given) needs both.
+	b, err := OpenBenchmark(e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := AttachDocker(e, b, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "agent_image") {
+	if pb := b.(*programbench.Benchmark); pb.Opts.AgentImage != "" || pb.Opts.Runner != nil {
+		t.Fatalf("planning gave a runner: %+v", pb.Opts)
+	}
+	if _, err := OpenBenchmark(e, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "agent_image") {
 		t.Fatalf("a missing agent_image must be named: %v", err)
 	}
 	e = experimentWith(t, `{kind: programbench, path: `+path+`, options: {agent_image: agent:1}}`)
-	if b, err = OpenBenchmark(e); err != nil {
-		t.Fatal(err)
-	}
-	if err := AttachDocker(e, b, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "tests_root is missing") || !strings.Contains(err.Error(), e.File) {
+	if _, err := OpenBenchmark(e, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "tests_root is missing") || !strings.Contains(err.Error(), e.File) {
 		t.Fatalf("a missing tests_root must be named: %v", err)
 	}
 	e = experimentWith(t, `{kind: programbench, path: `+path+`, options: {agent_image: agent:1, tests_root: tests, compile_timeout: 3m, eval_cpus: 2, eval_memory_mb: 512}}`)
-	if b, err = OpenBenchmark(e); err != nil {
-		t.Fatal(err)
-	}
-	pb := b.(*programbench.Benchmark)
-	if err := AttachDocker(e, b, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+	if _, err := OpenBenchmark(e, &docker.Client{}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
 		t.Fatalf("a tests_root that does not exist must be named: %v", err)
 	}
 	os.Mkdir(filepath.Join(filepath.Dir(e.File), "tests"), 0o755)
-	if err := AttachDocker(e, b, &docker.Client{}); err != nil {
+	if b, err = OpenBenchmark(e, &docker.Client{}); err != nil {
 		t.Fatal(err)
 	}
-	if pb.Opts.AgentImage != "agent:1" || pb.Opts.Runner == nil {
+	if pb := b.(*programbench.Benchmark); pb.Opts.AgentImage != "agent:1" || pb.Opts.Runner == nil {
 		t.Fatalf("options %+v", pb.Opts)
-	}
-	p, _, err := readProgrambench(e)
-	if err != nil || p.evalImage != "agent:1" || p.testsRoot != filepath.Join(filepath.Dir(e.File), "tests") ||
-		p.compile != 3*time.Minute || p.cpus != 2 || p.memoryMB != 512 {
-		t.Fatalf("evaluator settings %+v %v", p, err)
 	}
 }

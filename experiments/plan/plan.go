@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -18,11 +19,10 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
-	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
-	"github.com/hoh-research/hoh/adapters/benchmark/gamecraft"
-	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
-	"github.com/hoh-research/hoh/adapters/benchmark/programbench"
+	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+	"github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/benchmark/selector"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/history"
@@ -55,42 +55,21 @@ type Plan struct {
 	Lock       Lock
 }
 
-// OpenBenchmark builds the benchmark adapter the config names, with its
-// options (BenchmarkOptions). Container benchmarks get the run's Docker
-// client later (AttachDocker).
-func OpenBenchmark(e *config.Experiment) (benchmark.Benchmark, error) {
-	path := e.Resolve(e.Benchmark.Path)
-	switch e.Benchmark.Kind {
-	case "builtin":
-		return builtin.Benchmark{}, newBenchOptions(e).err()
-	case "gamecraft":
-		if err := newBenchOptions(e).err(); err != nil {
-			return nil, err
-		}
-		return gamecraft.Load(path)
-	case "programbench":
-		_, cleanroom, err := readProgrambench(e)
-		if err != nil {
-			return nil, err
-		}
-		b, err := programbench.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		b.Opts.CleanroomRoot = cleanroom
+// OpenBenchmark opens the benchmark the config names through the benchmark
+// registry. c is the run's Docker client, given to kinds whose agents work
+// in containers; nil when only planning.
+func OpenBenchmark(e *config.Experiment, c *docker.Client) (benchmark.Benchmark, error) {
+	b, err := registry.Open(registry.Spec{Kind: e.Benchmark.Kind, Path: e.Resolve(e.Benchmark.Path),
+		Options: e.Benchmark.Options, Resolve: e.Resolve}, c)
+	var one *kind.OptionError
+	var all kind.OptionErrors
+	switch {
+	case err == nil:
 		return b, nil
-	case "harbor":
-		o := newBenchOptions(e)
-		b := &harbor.Benchmark{Dataset: "harbor", Root: path, WorkspacePath: o.str("workspace_path")}
-		if d := o.str("dataset"); d != "" {
-			b.Dataset = d
-		}
-		if o.boolean("gate") {
-			b.Gate = &harbor.Gate{}
-		}
-		return b, o.err()
+	case errors.As(err, &one), errors.As(err, &all):
+		return nil, fmt.Errorf("%s: %w", e.File, err)
 	}
-	return nil, fmt.Errorf("unknown benchmark kind %q", e.Benchmark.Kind)
+	return nil, fmt.Errorf("%s: benchmark: %w", e.File, err)
 }
 
 // SelectTasks applies the config's task selection.
@@ -113,11 +92,12 @@ func SelectTasks(e *config.Experiment, all []benchmark.Task) ([]benchmark.Task, 
 	return all, nil
 }
 
-// Build loads the benchmark and lays out the trials.
+// Build opens the benchmark without Docker and lays out the trials (hoh run
+// --check, status); a run opens it with its client (OpenBenchmark, BuildWith).
 func Build(ctx context.Context, e *config.Experiment) (*Plan, error) {
-	b, err := OpenBenchmark(e)
+	b, err := OpenBenchmark(e, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: benchmark: %w", e.File, err)
+		return nil, err
 	}
 	return BuildWith(ctx, e, b)
 }

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
+	harnesses "github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/environment"
@@ -28,10 +30,37 @@ type containers struct {
 	stopSignal func()
 }
 
-// startContainers connects to Docker and builds the relay, only when the
-// benchmark's agents work in task containers.
+// connectDocker connects to Docker only when the benchmark's agents work in
+// task containers: a kind registered with Containers, or a test's
+// benchmark that is a ContainerBenchmark.
+func (r *run) connectDocker(ctx context.Context, bench benchmark.Benchmark) error {
+	if bench != nil {
+		if _, ok := bench.(environment.ContainerBenchmark); !ok {
+			return nil
+		}
+	} else if k, ok := registry.Lookup(r.exp.Benchmark.Kind); !ok || !k.Containers {
+		return nil
+	}
+	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-run-%d-%d", os.Getpid(), time.Now().UnixNano())})
+	if err != nil {
+		return fmt.Errorf("benchmark %s runs its tasks in containers: %w", r.exp.Benchmark.Kind, err)
+	}
+	r.docker = &containers{client: c, stopSignal: c.CleanupOnSignal()}
+	return nil
+}
+
+// dockerClient is the run's Docker client, or nil.
+func (r *run) dockerClient() *docker.Client {
+	if r.docker == nil {
+		return nil
+	}
+	return r.docker.client
+}
+
+// startContainers checks the providers can be relayed and builds the relay,
+// only when the run has a Docker client.
 func (r *run) startContainers(ctx context.Context) error {
-	if _, ok := r.plan.Bench.(environment.ContainerBenchmark); !ok {
+	if r.docker == nil {
 		return nil
 	}
 	// The relay forwards http; https providers go through the environment's
@@ -40,14 +69,6 @@ func (r *run) startContainers(ctx context.Context) error {
 		if u, err := url.Parse(rt.cfg.Provider.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 			return fmt.Errorf("config %s: provider base_url %q must be an http or https URL", rt.cfg.Label, rt.cfg.Provider.BaseURL)
 		}
-	}
-	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-run-%d-%d", os.Getpid(), time.Now().UnixNano())})
-	if err != nil {
-		return fmt.Errorf("benchmark %s runs its tasks in containers: %w", r.exp.Benchmark.Kind, err)
-	}
-	r.docker = &containers{client: c, stopSignal: c.CleanupOnSignal()}
-	if err := plan.AttachDocker(r.exp, r.plan.Bench, c); err != nil {
-		return err
 	}
 	root, err := cliinstall.RepoRoot()
 	if err != nil {
@@ -61,7 +82,7 @@ func (r *run) startContainers(ctx context.Context) error {
 		return fmt.Errorf("building the model relay: %w", err)
 	}
 	r.docker.relay = bin
-	fmt.Fprintf(r.opts.Out, "containers of this run are labelled %s=%s\n", docker.LabelRun, c.RunID())
+	fmt.Fprintf(r.opts.Out, "containers of this run are labelled %s=%s\n", docker.LabelRun, r.docker.client.RunID())
 	return nil
 }
 
@@ -129,9 +150,9 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	return trial.Run(ctx, env.TrialDir, t.Spec(), base)
 }
 
-func (r *run) buildHarness(c config.HarnessModel, s registry.Spec) (harness.Harness, error) {
+func (r *run) buildHarness(c config.HarnessModel, s harnesses.Spec) (harness.Harness, error) {
 	if r.opts.NewHarness != nil {
 		return r.opts.NewHarness(c, s)
 	}
-	return registry.New(s)
+	return harnesses.New(s)
 }

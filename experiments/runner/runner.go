@@ -113,24 +113,8 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
-	p, err := Prepare(ctx, e, opts.Bench)
-	if err != nil {
-		return nil, err
-	}
 	out := e.Output
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, err
-	}
-	unlock, err := lockDir(out)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r := &run{exp: e, plan: p, opts: opts, out: out, finished: map[string]Outcome{}}
-	defer r.close()
-	if err := r.startHarnesses(); err != nil {
-		return nil, err
-	}
+	r := &run{exp: e, opts: opts, out: out, finished: map[string]Outcome{}}
 	dockerRun := ""
 	defer func() {
 		if cerr := r.closeContainers(); cerr != nil {
@@ -140,10 +124,37 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 			res.DockerRun = dockerRun
 		}
 	}()
-	if err := r.startContainers(ctx); err != nil {
+	// A container benchmark gets the run's Docker client when it opens.
+	bench := opts.Bench
+	if err := r.connectDocker(ctx, bench); err != nil {
 		return nil, err
 	}
 	dockerRun = r.dockerRun()
+	if bench == nil {
+		if bench, err = plan.OpenBenchmark(e, r.dockerClient()); err != nil {
+			return nil, err
+		}
+	}
+	p, err := plan.BuildWith(ctx, e, bench)
+	if err != nil {
+		return nil, err
+	}
+	r.plan = p
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(out)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	defer r.close()
+	if err := r.startHarnesses(); err != nil {
+		return nil, err
+	}
+	if err := r.startContainers(ctx); err != nil {
+		return nil, err
+	}
 	for label, rt := range r.configs {
 		p.Lock.Harnesses[label] = rt.harness.Name() + "@" + rt.harness.Version()
 	}

@@ -1,10 +1,12 @@
-// Package conformance checks a benchmark checkout before it is run: every
-// file loads, no unknown fields, and no task needs resources the host lacks.
-// It backs `hoh tasks list|show|check`; the CLI wiring lives elsewhere.
+// Package conformance is the report of checking a benchmark checkout before
+// it is run: every file loads, no unknown fields, and no task needs resources
+// the host lacks. Each benchmark kind checks its own checkout (its Kind's
+// Check, in its adapter package) and adds Problems here;
+// adapters/benchmark/registry picks the kind and `hoh tasks` prints the
+// report.
 package conformance
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,17 +14,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
-	"github.com/hoh-research/hoh/adapters/benchmark/gamecraft"
-	"github.com/hoh-research/hoh/adapters/benchmark/programbench"
 )
-
-// Kinds are the benchmark kinds Check understands.
-var Kinds = []string{"gamecraft", "programbench", "harbor"}
 
 // Severity of a problem: errors make a checkout unusable as is, warnings are
 // worth knowing before a run.
@@ -127,23 +123,8 @@ func WriteTaskTable(w io.Writer, tasks []benchmark.Task) error {
 	return t.Render()
 }
 
-// Check checks the checkout at path against the detected host.
-func Check(kind, path string) (Report, error) { return CheckHost(kind, path, DetectHost()) }
-
-// CheckHost checks the checkout at path against the given host. The error is
-// for an unknown kind only; everything wrong with the checkout is a Problem.
-func CheckHost(kind, path string, host Host) (Report, error) {
-	r := Report{Kind: kind, Root: path, Host: host}
-	switch kind {
-	case "gamecraft":
-		checkGamecraft(&r)
-	case "programbench":
-		checkProgramBench(&r)
-	case "harbor":
-		checkHarbor(&r)
-	default:
-		return r, fmt.Errorf("conformance: unknown kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
-	}
+// Sort puts errors first, then orders by path.
+func (r *Report) Sort() {
 	sort.SliceStable(r.Problems, func(i, j int) bool {
 		a, b := r.Problems[i], r.Problems[j]
 		if a.Severity != b.Severity {
@@ -151,32 +132,10 @@ func CheckHost(kind, path string, host Host) (Report, error) {
 		}
 		return a.Path < b.Path
 	})
-	return r, nil
 }
 
-// List loads the checkout and returns its tasks; any load problem is an error.
-func List(kind, path string) ([]benchmark.Task, error) {
-	switch kind {
-	case "gamecraft":
-		b, err := gamecraft.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		return b.Tasks(context.Background())
-	case "programbench":
-		b, err := programbench.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		return b.Tasks(context.Background())
-	case "harbor":
-		return listHarbor(path)
-	}
-	return nil, fmt.Errorf("conformance: unknown kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
-}
-
-// problemOf turns a loader error into a Problem with its file and line.
-func problemOf(err error) Problem {
+// ProblemOf turns a loader error into a Problem with its file and line.
+func ProblemOf(err error) Problem {
 	p := Problem{Severity: Error, Message: err.Error()}
 	var fe *benchmark.FileError
 	if errors.As(err, &fe) {
@@ -185,8 +144,9 @@ func problemOf(err error) Problem {
 	return p
 }
 
-// hostProblems flags tasks whose limits ask for what the host lacks.
-func hostProblems(r *Report, t benchmark.Task, file string) {
+// HostProblems flags a task whose limits ask for what the host lacks; file
+// is where the task states them.
+func (r *Report) HostProblems(t benchmark.Task, file string) {
 	if t.Limits.GPUs > r.Host.GPUs {
 		r.Problems = append(r.Problems, Problem{Severity: Error, Path: file, Task: t.ID,
 			Message: fmt.Sprintf("task needs %d GPU(s), host has %d", t.Limits.GPUs, r.Host.GPUs)})
@@ -194,42 +154,5 @@ func hostProblems(r *Report, t benchmark.Task, file string) {
 	if t.Limits.AllowInternet && !r.Host.Internet {
 		r.Problems = append(r.Problems, Problem{Severity: Warning, Path: file, Task: t.ID,
 			Message: "task allows internet access (allow_internet=true) but the host has none: it will run offline"})
-	}
-}
-
-func checkGamecraft(r *Report) {
-	b, errs := gamecraft.Scan(r.Root)
-	for _, err := range errs {
-		r.Problems = append(r.Problems, problemOf(err))
-	}
-	if b == nil {
-		return
-	}
-	r.Tasks, _ = b.Tasks(context.Background())
-	for _, t := range r.Tasks {
-		hostProblems(r, t, filepath.Join(t.Dir, "task.toml"))
-		td, _ := b.Task(t.ID)
-		if cmd := td.Rubric.BuildCheck.Cmd; cmd != "" && cmd != "godot --headless --path /workspace/game --quit-after 5" {
-			r.Problems = append(r.Problems, Problem{Severity: Warning, Path: filepath.Join(t.Dir, "tests", "rubric.json"), Task: t.ID,
-				Message: "build_check.cmd differs from the public build command hoh runs: " + cmd})
-		}
-		if !td.Weights.Equal(gamecraft.PaperWeights) {
-			r.Problems = append(r.Problems, Problem{Severity: Warning, Path: filepath.Join(t.Dir, "tests", "rubric.json"), Task: t.ID,
-				Message: fmt.Sprintf("score_formula weights %s differ from the paper's %s", td.Weights, gamecraft.PaperWeights)})
-		}
-	}
-}
-
-func checkProgramBench(r *Report) {
-	insts, errs := programbench.Scan(r.Root)
-	for _, err := range errs {
-		r.Problems = append(r.Problems, problemOf(err))
-	}
-	for _, in := range insts {
-		r.Tasks = append(r.Tasks, programbench.TaskOf(in))
-		if in.Tests == nil {
-			r.Problems = append(r.Problems, Problem{Severity: Warning, Path: filepath.Join(in.Dir, "tests.json"), Task: in.ID,
-				Message: "no tests.json: ignored tests cannot be dropped when scoring this instance"})
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package conformance
+package harbor
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
-	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
+	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 )
 
 // harborRoot is the folder holding the task folders: path itself, or
@@ -63,8 +63,8 @@ func harborTaskDirs(root string) ([]string, error) {
 
 // harborProblem turns a task load error into a Problem, with the line when
 // the TOML decoder reports one.
-func harborProblem(dir string, err error) Problem {
-	p := Problem{Severity: Error, Path: filepath.Join(dir, "task.toml"), Task: filepath.Base(dir), Message: err.Error()}
+func harborProblem(dir string, err error) conformance.Problem {
+	p := conformance.Problem{Severity: conformance.Error, Path: filepath.Join(dir, "task.toml"), Task: filepath.Base(dir), Message: err.Error()}
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		p.Line = pe.Position.Line
@@ -75,19 +75,20 @@ func harborProblem(dir string, err error) Problem {
 	return p
 }
 
-func checkHarbor(r *Report) {
+// checkConformance is the Harbor Kind's Check.
+func checkConformance(r *conformance.Report) {
 	root := harborRoot(r.Root)
 	dirs, err := harborTaskDirs(root)
 	if err != nil {
-		r.Problems = append(r.Problems, Problem{Severity: Error, Path: r.Root, Message: err.Error()})
+		r.Problems = append(r.Problems, conformance.Problem{Severity: conformance.Error, Path: r.Root, Message: err.Error()})
 		return
 	}
 	if len(dirs) == 0 {
-		r.Problems = append(r.Problems, Problem{Severity: Error, Path: r.Root, Message: "no Harbor tasks (folders with task.toml) here or under tasks/"})
+		r.Problems = append(r.Problems, conformance.Problem{Severity: conformance.Error, Path: r.Root, Message: "no Harbor tasks (folders with task.toml) here or under tasks/"})
 		return
 	}
 	for _, dir := range dirs {
-		l, err := harbor.LoadTask("harbor", dir, "")
+		l, err := LoadTask("harbor", dir, "")
 		if err != nil {
 			r.Problems = append(r.Problems, harborProblem(dir, err))
 			continue
@@ -95,30 +96,31 @@ func checkHarbor(r *Report) {
 		t := l.Task
 		r.Tasks = append(r.Tasks, t)
 		file := filepath.Join(dir, "task.toml")
-		add := func(sev Severity, path, msg string) {
-			r.Problems = append(r.Problems, Problem{Severity: sev, Path: path, Task: t.ID, Message: msg})
+		add := func(sev conformance.Severity, path, msg string) {
+			r.Problems = append(r.Problems, conformance.Problem{Severity: sev, Path: path, Task: t.ID, Message: msg})
 		}
 		if t.Limits.Image == "" {
 			if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err != nil {
-				add(Error, filepath.Join(dir, "environment", "Dockerfile"), "missing: the task has no environment.docker_image, so environment/Dockerfile must exist to build its container")
+				add(conformance.Error, filepath.Join(dir, "environment", "Dockerfile"), "missing: the task has no environment.docker_image, so environment/Dockerfile must exist to build its container")
 			}
 		}
 		if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
-			add(Error, filepath.Join(dir, "tests", "test.sh"), "missing: the verifier cannot run without tests/test.sh")
+			add(conformance.Error, filepath.Join(dir, "tests", "test.sh"), "missing: the verifier cannot run without tests/test.sh")
 		}
 		if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err != nil {
-			add(Warning, filepath.Join(dir, "solution", "solve.sh"), "missing: the oracle agent cannot check this task's pipeline")
+			add(conformance.Warning, filepath.Join(dir, "solution", "solve.sh"), "missing: the oracle agent cannot check this task's pipeline")
 		}
 		if len(l.File.Environment.MCPServers) > 0 {
-			add(Warning, file, fmt.Sprintf("environment.mcp_servers lists %d server(s); hoh does not start MCP servers", len(l.File.Environment.MCPServers)))
+			add(conformance.Warning, file, fmt.Sprintf("environment.mcp_servers lists %d server(s); hoh does not start MCP servers", len(l.File.Environment.MCPServers)))
 		}
-		hostProblems(r, t, file)
+		r.HostProblems(t, file)
 	}
 }
 
-// listHarbor loads every task; the first broken task.toml is the error.
-func listHarbor(path string) ([]benchmark.Task, error) {
-	ls, err := harbor.LoadDir("harbor", harborRoot(path), "")
+// listTasks is the Harbor Kind's List: every task, the first broken
+// task.toml is the error.
+func listTasks(path string) ([]benchmark.Task, error) {
+	ls, err := LoadDir("harbor", harborRoot(path), "")
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package conformance
+package registry
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/internal/testenv"
+
+	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 )
 
 func shared(t *testing.T, name string) string {
@@ -17,7 +19,7 @@ func shared(t *testing.T, name string) string {
 }
 
 func TestRealGamecraftConforms(t *testing.T) {
-	r, err := CheckHost("gamecraft", shared(t, "gamecraft-bench"), Host{})
+	r, err := CheckHost("gamecraft", shared(t, "gamecraft-bench"), conformance.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,19 +46,19 @@ func TestRealGamecraftConforms(t *testing.T) {
 	if internet != 140 {
 		t.Errorf("%d internet warnings, want 140 (133 set allow_internet=true, 7 take the default true)", internet)
 	}
-	r, _ = CheckHost("gamecraft", shared(t, "gamecraft-bench"), Host{Internet: true})
-	if r.Count(Warning) != 5 {
-		t.Errorf("with internet: %d warnings, want 5", r.Count(Warning))
+	r, _ = CheckHost("gamecraft", shared(t, "gamecraft-bench"), conformance.Host{Internet: true})
+	if r.Count(conformance.Warning) != 5 {
+		t.Errorf("with internet: %d warnings, want 5", r.Count(conformance.Warning))
 	}
 }
 
 func TestRealProgramBenchConforms(t *testing.T) {
-	r, err := CheckHost("programbench", shared(t, "programbench"), Host{})
+	r, err := CheckHost("programbench", shared(t, "programbench"), conformance.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.OK() || len(r.Tasks) != 201 || r.Count(Warning) != 201-36 {
-		t.Fatalf("tasks %d, errors %d, warnings %d", len(r.Tasks), r.Count(Error), r.Count(Warning))
+	if !r.OK() || len(r.Tasks) != 201 || r.Count(conformance.Warning) != 201-36 {
+		t.Fatalf("tasks %d, errors %d, warnings %d", len(r.Tasks), r.Count(conformance.Error), r.Count(conformance.Warning))
 	}
 	tasks, err := List("programbench", shared(t, "programbench"))
 	if err != nil || len(tasks) != 201 {
@@ -74,7 +76,7 @@ func TestBrokenCheckoutProblemsNameFiles(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\n  \"score_formula\": \"BUILD\",\n  oops\n}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := CheckHost("gamecraft", root, Host{GPUs: 0, Internet: true})
+	r, err := CheckHost("gamecraft", root, conformance.Host{GPUs: 0, Internet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestBrokenCheckoutProblemsNameFiles(t *testing.T) {
 	}
 	var malformed, gpu bool
 	for _, p := range r.Problems {
-		if p.Path == bad && p.Line == 3 && p.Severity == Error {
+		if p.Path == bad && p.Line == 3 && p.Severity == conformance.Error {
 			malformed = true
 		}
 		if p.Task == "visualnovel-tea-house" && strings.Contains(p.Message, "needs 1 GPU") && strings.HasSuffix(p.Path, "task.toml") {
@@ -104,9 +106,9 @@ func TestBrokenCheckoutProblemsNameFiles(t *testing.T) {
 		}
 	}
 	// With a GPU the tea-house task is fine.
-	r, _ = CheckHost("gamecraft", root, Host{GPUs: 1, Internet: true})
-	if r.Count(Error) != 1 {
-		t.Errorf("with a GPU: %d errors", r.Count(Error))
+	r, _ = CheckHost("gamecraft", root, conformance.Host{GPUs: 1, Internet: true})
+	if r.Count(conformance.Error) != 1 {
+		t.Errorf("with a GPU: %d errors", r.Count(conformance.Error))
 	}
 	if _, err := List("gamecraft", root); err == nil {
 		t.Error("List of a broken checkout succeeded")
@@ -120,7 +122,7 @@ func TestKindsAndTable(t *testing.T) {
 	if r, err := Check("harbor", t.TempDir()); err != nil || r.OK() {
 		t.Errorf("harbor on an empty folder must report a problem: %+v %v", r, err)
 	}
-	r, err := CheckHost("gamecraft", t.TempDir(), Host{})
+	r, err := CheckHost("gamecraft", t.TempDir(), conformance.Host{})
 	if err != nil || r.OK() {
 		t.Errorf("empty root: %+v %v", r, err)
 	}
@@ -129,7 +131,7 @@ func TestKindsAndTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteTaskTable(&buf, tasks); err != nil {
+	if err := conformance.WriteTaskTable(&buf, tasks); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "platformer-paper-kite") || !strings.Contains(buf.String(), "Adventure") {

@@ -1,4 +1,4 @@
-package conformance
+package registry
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 )
 
 // writeTask writes a Harbor task folder; files maps relative paths to content.
@@ -32,8 +34,8 @@ func complete(toml string) map[string]string {
 	}
 }
 
-func problemsFor(r Report, task string) []Problem {
-	var out []Problem
+func problemsFor(r conformance.Report, task string) []conformance.Problem {
+	var out []conformance.Problem
 	for _, p := range r.Problems {
 		if p.Task == task {
 			out = append(out, p)
@@ -42,7 +44,7 @@ func problemsFor(r Report, task string) []Problem {
 	return out
 }
 
-func hasProblem(ps []Problem, sev Severity, pathSuffix, msg string) bool {
+func hasProblem(ps []conformance.Problem, sev conformance.Severity, pathSuffix, msg string) bool {
 	for _, p := range ps {
 		if p.Severity == sev && strings.HasSuffix(p.Path, pathSuffix) && strings.Contains(p.Message, msg) {
 			return true
@@ -73,7 +75,7 @@ func TestHarborSyntheticDataset(t *testing.T) {
 	delete(noInstr, "instruction.md")
 	writeTask(t, root, "no-instruction", noInstr)
 
-	r, err := CheckHost("harbor", root, Host{})
+	r, err := CheckHost("harbor", root, conformance.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,25 +91,25 @@ func TestHarborSyntheticDataset(t *testing.T) {
 		}
 	}
 	ps := problemsFor(r, "missing-files")
-	if !hasProblem(ps, Error, "tests/test.sh", "missing") || !hasProblem(ps, Error, "environment/Dockerfile", "missing") ||
-		!hasProblem(ps, Warning, "solution/solve.sh", "oracle") {
+	if !hasProblem(ps, conformance.Error, "tests/test.sh", "missing") || !hasProblem(ps, conformance.Error, "environment/Dockerfile", "missing") ||
+		!hasProblem(ps, conformance.Warning, "solution/solve.sh", "oracle") {
 		t.Errorf("missing-files: %v", ps)
 	}
 	ps = problemsFor(r, "needs-gpu")
-	if !hasProblem(ps, Error, "task.toml", "needs 1 GPU") || !hasProblem(ps, Warning, "task.toml", "allow_internet") {
+	if !hasProblem(ps, conformance.Error, "task.toml", "needs 1 GPU") || !hasProblem(ps, conformance.Warning, "task.toml", "allow_internet") {
 		t.Errorf("needs-gpu: %v", ps)
 	}
-	if ps := problemsFor(r, "unknown-field"); !hasProblem(ps, Error, "task.toml", "unknown fields: environment.cpu_count") {
+	if ps := problemsFor(r, "unknown-field"); !hasProblem(ps, conformance.Error, "task.toml", "unknown fields: environment.cpu_count") {
 		t.Errorf("unknown-field: %v", ps)
 	}
-	if ps := problemsFor(r, "bad-version"); !hasProblem(ps, Error, "task.toml", "unsupported format") {
+	if ps := problemsFor(r, "bad-version"); !hasProblem(ps, conformance.Error, "task.toml", "unsupported format") {
 		t.Errorf("bad-version: %v", ps)
 	}
 	ps = problemsFor(r, "syntax")
 	if len(ps) != 1 || ps[0].Line != 3 {
 		t.Errorf("syntax error must carry its line (3): %v", ps)
 	}
-	if ps := problemsFor(r, "no-instruction"); !hasProblem(ps, Error, "task.toml", "instruction.md") {
+	if ps := problemsFor(r, "no-instruction"); !hasProblem(ps, conformance.Error, "task.toml", "instruction.md") {
 		t.Errorf("no-instruction: %v", ps)
 	}
 	if r.OK() {
@@ -115,7 +117,7 @@ func TestHarborSyntheticDataset(t *testing.T) {
 	}
 
 	// A host with a GPU and internet clears the host problems of needs-gpu.
-	r, _ = CheckHost("harbor", root, Host{GPUs: 1, Internet: true})
+	r, _ = CheckHost("harbor", root, conformance.Host{GPUs: 1, Internet: true})
 	if ps := problemsFor(r, "needs-gpu"); len(ps) != 0 {
 		t.Errorf("needs-gpu on a capable host: %v", ps)
 	}
@@ -129,15 +131,15 @@ func TestHarborSyntheticDataset(t *testing.T) {
 	if err != nil || len(tasks) != 1 || tasks[0].Limits.CPUs != 2 || tasks[0].Limits.AllowInternet {
 		t.Fatalf("list: %+v %v", tasks, err)
 	}
-	r, _ = CheckHost("harbor", clean, Host{})
-	if !r.OK() || r.Count(Warning) != 0 {
+	r, _ = CheckHost("harbor", clean, conformance.Host{})
+	if !r.OK() || r.Count(conformance.Warning) != 0 {
 		t.Errorf("clean dataset: %+v", r.Problems)
 	}
 }
 
 // The committed Harbor test fixtures are a valid dataset.
 func TestHarborFixturesConform(t *testing.T) {
-	r, err := CheckHost("harbor", "../harbor/testdata/tasks", Host{})
+	r, err := CheckHost("harbor", "../harbor/testdata/tasks", conformance.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestHarborFixturesConform(t *testing.T) {
 // but is reported as not runnable, naming the missing files.
 func TestRealGamecraftAsHarbor(t *testing.T) {
 	root := shared(t, "gamecraft-bench")
-	r, err := CheckHost("harbor", root, Host{})
+	r, err := CheckHost("harbor", root, conformance.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,11 +165,11 @@ func TestRealGamecraftAsHarbor(t *testing.T) {
 	var verifier, dockerfile, other int
 	for _, p := range r.Problems {
 		switch {
-		case p.Severity == Error && strings.HasSuffix(p.Path, "tests/test.sh"):
+		case p.Severity == conformance.Error && strings.HasSuffix(p.Path, "tests/test.sh"):
 			verifier++
-		case p.Severity == Error && strings.HasSuffix(p.Path, "environment/Dockerfile"):
+		case p.Severity == conformance.Error && strings.HasSuffix(p.Path, "environment/Dockerfile"):
 			dockerfile++
-		case p.Severity == Error:
+		case p.Severity == conformance.Error:
 			other++
 			t.Errorf("unexpected error: %s", p)
 		}

@@ -1,0 +1,36 @@
+package harbor
+
+import (
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+)
+
+// Kind registers Harbor-format datasets (FrontierSWE, Terminal-Bench, ...):
+// task images are built and verifiers run with the run's Docker client.
+var Kind = kind.Kind{
+	Name:       "harbor",
+	NeedsPath:  true,
+	Containers: true,
+	Options: []kind.Option{
+		{Name: "dataset", Type: kind.String, Doc: "benchmark name in records (default harbor)"},
+		{Name: "gate", Type: kind.Bool, Doc: "true: score reward.json through FrontierSWE's category gate"},
+		{Name: "workspace_path", Type: kind.String, Doc: "the agent's workspace in the task image (default: its WORKDIR, else /workspace)"},
+	},
+	Open:      open,
+	List:      listTasks,
+	Check:     checkConformance,
+	Reporting: reporting(),
+}
+
+func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf("harbor"); return r }
+
+func open(o kind.Opening) (benchmark.Benchmark, error) {
+	b := &Benchmark{Dataset: "harbor", Root: o.Path, WorkspacePath: o.Options.Str("workspace_path"), Docker: o.Docker}
+	if d := o.Options.Str("dataset"); d != "" {
+		b.Dataset = d
+	}
+	if o.Options.Bool("gate") {
+		b.Gate = &Gate{}
+	}
+	return b, nil
+}

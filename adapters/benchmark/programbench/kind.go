@@ -1,0 +1,101 @@
+package programbench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
+	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+)
+
+// Kind registers ProgramBench checkouts. Agents work in a container of
+// agent_image; each checkpoint is scored in fresh containers of eval_image
+// with the hidden tests of tests_root.
+var Kind = kind.Kind{
+	Name:       Name,
+	NeedsPath:  true,
+	Containers: true,
+	Options: []kind.Option{
+		{Name: "agent_image", Type: kind.String, Doc: "local image the agent's task container runs (required to run trials)"},
+		{Name: "eval_image", Type: kind.String, Doc: "local image with the toolchain compile.sh needs and the tests' runtime (default agent_image)"},
+		{Name: "tests_root", Type: kind.Path, Doc: "evaluator-only <instance>/<branch>/ test trees (relative to the config file; required to run trials)"},
+		{Name: "cleanroom_root", Type: kind.Path, Doc: "<instance>/ folders with the executable and docs for A_0 (default <task>/cleanroom)"},
+		{Name: "compile_timeout", Type: kind.Duration, Doc: "wall limit of ./compile.sh during evaluation, e.g. 10m"},
+		{Name: "test_timeout", Type: kind.Duration, Doc: "wall limit of one test branch during evaluation, e.g. 10m"},
+		{Name: "eval_cpus", Type: kind.Number, Doc: "CPUs of each evaluation container"},
+		{Name: "eval_memory_mb", Type: kind.Number, Doc: "memory of each evaluation container in MB"},
+	},
+	Open:      open,
+	List:      listTasks,
+	Check:     checkConformance,
+	Reporting: reporting(),
+}
+
+func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf(Name); return r }
+
+// open loads the checkout; with the run's Docker client it also requires
+// what running needs, so a run fails before any agent spends tokens.
+func open(o kind.Opening) (benchmark.Benchmark, error) {
+	b, err := Load(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	b.Opts.CleanroomRoot = o.Options.Str("cleanroom_root")
+	if o.Docker == nil {
+		return b, nil
+	}
+	ev := evaluator(o.Options)
+	agentImage := o.Options.Str("agent_image")
+	if agentImage == "" {
+		return nil, &kind.OptionError{Option: "agent_image", Msg: "benchmark option agent_image is missing: ProgramBench agents run in a container from that local image"}
+	}
+	// Without the hidden tests every checkpoint would fail evaluation only
+	// after the agents had spent their tokens.
+	if ev.TestsRoot == "" {
+		return nil, &kind.OptionError{Option: "tests_root", Msg: "benchmark option tests_root is missing: ProgramBench evaluation runs the <instance>/<branch>/ test trees found there"}
+	}
+	if fi, err := os.Stat(ev.TestsRoot); err != nil || !fi.IsDir() {
+		return nil, &kind.OptionError{Option: "tests_root", Msg: "benchmark option tests_root: " + ev.TestsRoot + " is not a directory of <instance>/<branch>/ test trees"}
+	}
+	ev.Docker = o.Docker
+	b.Opts.AgentImage = agentImage
+	b.Opts.Runner = ev.Run
+	return b, nil
+}
+
+// evaluator is the DockerEvaluator the options describe, without a client.
+func evaluator(v kind.Values) DockerEvaluator {
+	ev := DockerEvaluator{Image: v.Str("eval_image"), TestsRoot: v.Str("tests_root"),
+		CompileTimeout: v.Duration("compile_timeout"), TestTimeout: v.Duration("test_timeout"),
+		CPUs: v.Number("eval_cpus"), MemoryMB: int64(v.Number("eval_memory_mb"))}
+	if ev.Image == "" {
+		ev.Image = v.Str("agent_image")
+	}
+	return ev
+}
+
+func listTasks(path string) ([]benchmark.Task, error) {
+	b, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return b.Tasks(context.Background())
+}
+
+// checkConformance reports files that do not load and instances without
+// tests.json.
+func checkConformance(r *conformance.Report) {
+	insts, errs := Scan(r.Root)
+	for _, err := range errs {
+		r.Problems = append(r.Problems, conformance.ProblemOf(err))
+	}
+	for _, in := range insts {
+		r.Tasks = append(r.Tasks, TaskOf(in))
+		if in.Tests == nil {
+			r.Problems = append(r.Problems, conformance.Problem{Severity: conformance.Warning, Path: filepath.Join(in.Dir, "tests.json"), Task: in.ID,
+				Message: "no tests.json: ignored tests cannot be dropped when scoring this instance"})
+		}
+	}
+}
