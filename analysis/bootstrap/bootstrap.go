@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
@@ -108,14 +109,19 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 	R := opt.Resamples
 	means := make([]float64, cols*R) // column-major, so each column sorts in place
 	sums := make([]float64, cols)
-	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed))
 	inv := 1 / float64(n)
+	draws := newDraws(opt.Seed, n, R)
 	for r := range R {
+		idx := draws.resample(r)
 		clear(sums)
-		for range n {
-			i := rng.IntN(n)
-			floats.Add(sums, flat[i*cols:i*cols+cols]) // gonum's assembly AXPY kernel
-
+		if cols == 1 { // paired differences: a call per draw would cost more than the add
+			for _, i := range idx {
+				sums[0] += flat[i]
+			}
+		} else {
+			for _, i := range idx {
+				floats.Add(sums, flat[int(i)*cols:int(i)*cols+cols]) // gonum's assembly AXPY kernel
+			}
 		}
 		for j, s := range sums {
 			means[j*R+r] = s * inv
@@ -137,6 +143,63 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 		out[j] = Interval{Mean: stat.Mean(col, nil), Lo: m[kLo-1], Hi: m[kHi-1]}
 	}
 	return out, nil
+}
+
+// drawKey identifies a sequence of draws: they depend on nothing else.
+type drawKey struct {
+	seed    uint64
+	n, runs int
+}
+
+// maxCachedDraws bounds the cached sequence (4 bytes a draw).
+var maxCachedDraws = 1 << 23
+
+var drawCache struct {
+	sync.Mutex
+	key   drawKey
+	draws []int32
+}
+
+// draws yields the task indices of each resample in order. A table compares
+// many arm pairs over the same tasks with the same seed, so the last whole
+// sequence is cached and replayed instead of drawn again; sequences longer
+// than maxCachedDraws are drawn one resample at a time.
+type draws struct {
+	n      int
+	cached []int32
+	rng    *rand.Rand
+	buf    []int32
+}
+
+func newDraws(seed uint64, n, runs int) *draws {
+	d := &draws{n: n, rng: rand.New(rand.NewPCG(seed, seed))}
+	if n*runs > maxCachedDraws || n > math.MaxInt32 {
+		d.buf = make([]int32, n)
+		return d
+	}
+	k := drawKey{seed, n, runs}
+	drawCache.Lock()
+	defer drawCache.Unlock()
+	if drawCache.key != k || drawCache.draws == nil {
+		all := make([]int32, n*runs)
+		for i := range all {
+			all[i] = int32(d.rng.IntN(n))
+		}
+		drawCache.key, drawCache.draws = k, all
+	}
+	d.cached = drawCache.draws
+	return d
+}
+
+// resample returns resample r's indices; calls must come in order r = 0, 1, ...
+func (d *draws) resample(r int) []int32 {
+	if d.cached != nil {
+		return d.cached[r*d.n : (r+1)*d.n]
+	}
+	for i := range d.buf {
+		d.buf[i] = int32(d.rng.IntN(d.n))
+	}
+	return d.buf
 }
 
 // selectKth reorders x so that x[k] holds the value it would hold if x were

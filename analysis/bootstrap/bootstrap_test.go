@@ -311,3 +311,25 @@ func BenchmarkPercentile45x16x20000(b *testing.B) {
 		}
 	}
 }
+
+// Replaying the cached draws gives the intervals drawing afresh gives.
+func TestCachedDrawsEqualFreshDraws(t *testing.T) {
+	data := make([][]float64, 37)
+	for i := range data {
+		data[i] = []float64{float64(i*i%11) / 3, float64(i % 7)}
+	}
+	opt := Options{Resamples: 999, Seed: 7}
+	cached, err := Percentile(data, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Percentile(data, opt) // replays the cache
+	defer func(m int) { maxCachedDraws = m }(maxCachedDraws)
+	maxCachedDraws = 0
+	fresh, _ := Percentile(data, opt)
+	for j := range fresh {
+		if cached[j] != fresh[j] || again[j] != fresh[j] {
+			t.Errorf("column %d: cached %+v, replayed %+v, fresh %+v", j, cached[j], again[j], fresh[j])
+		}
+	}
+}

@@ -22,6 +22,7 @@ type Index struct {
 
 	values map[Selector]map[string]float64
 	labels map[labelKey]labelled
+	tasks  map[string][]int32 // benchmark -> first row of each task
 }
 
 type armKey struct {
@@ -48,6 +49,7 @@ func NewIndex(rows []results.Row) *Index {
 		bench:  map[string][]int32{},
 		values: map[Selector]map[string]float64{},
 		labels: map[labelKey]labelled{},
+		tasks:  map[string][]int32{},
 	}
 	for i, r := range rows {
 		s := Selector{r.Benchmark, r.Config, r.Arm(), r.Metric}
@@ -97,6 +99,27 @@ func (x *Index) Benchmarks() []string {
 // BenchmarkRows returns the rows of one benchmark in their original order.
 func (x *Index) BenchmarkRows(benchmark string) []results.Row {
 	idx := x.bench[benchmark]
+	out := make([]results.Row, len(idx))
+	for i, j := range idx {
+		out[i] = x.rows[j]
+	}
+	return out
+}
+
+// TaskFirstRows returns the first row of each task of a benchmark, in the
+// order the tasks first appear.
+func (x *Index) TaskFirstRows(benchmark string) []results.Row {
+	idx, ok := x.tasks[benchmark]
+	if !ok {
+		seen := map[string]bool{}
+		for _, i := range x.bench[benchmark] {
+			if t := x.rows[i].Task; !seen[t] {
+				seen[t] = true
+				idx = append(idx, i)
+			}
+		}
+		x.tasks[benchmark] = idx
+	}
 	out := make([]results.Row, len(idx))
 	for i, j := range idx {
 		out[i] = x.rows[j]

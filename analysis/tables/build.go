@@ -531,12 +531,7 @@ func configLabel(c string) string {
 // taskOrder lists a benchmark's tasks in first-appearance order with their label.
 func taskOrder(ix *metrics.Index, bench string) (tasks []string, label map[string]string) {
 	label = map[string]string{}
-	seen := map[string]bool{}
-	for _, r := range ix.BenchmarkRows(bench) {
-		if seen[r.Task] {
-			continue
-		}
-		seen[r.Task] = true
+	for _, r := range ix.TaskFirstRows(bench) {
 		tasks = append(tasks, r.Task)
 		label[r.Task] = r.Group + r.Category
 	}
