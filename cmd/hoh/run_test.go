@@ -44,7 +44,7 @@ func smokeConfig(t *testing.T, out string) string {
 		t.Fatal(err)
 	}
 	text := strings.NewReplacer(
-		"output: runs/local-smoke", "output: "+out,
+		"output: ../../runs/local-smoke", "output: "+out,
 		"scripts/local-smoke.yaml", filepath.Join(root, "configs/examples/scripts/local-smoke.yaml"),
 		"ids: [greet, fizzbuzz, calc]", "ids: [greet, calc]",
 	).Replace(string(data))

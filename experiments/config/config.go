@@ -11,9 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,10 +50,41 @@ type Experiment struct {
 	Retries     Retries        `yaml:"retries" json:"retries"`
 	Budget      Budget         `yaml:"budget" json:"budget"`
 
-	// File is the config's path; relative paths inside it (benchmark path,
-	// scripts) are resolved against its directory. Output is relative to
-	// the current directory.
+	// File is the config's path; every relative path inside it (output,
+	// benchmark path, scripts) is resolved against its directory.
 	File string `yaml:"-" json:"-"`
+	// Lines maps a key path ("output", "configs[1].binary", "tasks.ids[0]")
+	// to its line in File, for problems found after parsing.
+	Lines map[string]int `yaml:"-" json:"-"`
+}
+
+// Caps on the sizes a config may ask for: beyond them a typo (hoh@100000)
+// would silently plan a run nobody can pay for.
+const (
+	MaxSteps       = 50
+	MaxRepetitions = 100
+	MaxConcurrency = 256
+)
+
+// Line returns the line of a key path (see Lines), or of its nearest
+// ancestor that has one, or 0.
+func (e *Experiment) Line(path string) int {
+	for path != "" {
+		if n, ok := e.Lines[path]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 0
+}
+
+// Problem returns a Problem at the line of key path.
+func (e *Experiment) Problem(path, format string, args ...any) Problem {
+	return Problem{File: e.File, Line: e.Line(path), Msg: fmt.Sprintf(format, args...)}
 }
 
 // BenchmarkSpec names the benchmark adapter and its data.
@@ -173,6 +206,11 @@ func Parse(file string, data []byte) (*Experiment, error) {
 	}
 	doc := root.Content[0]
 	v := &validator{file: file}
+	// A duplicate key stops yaml.v3's decoder, so every later key would look
+	// missing: report the duplicates alone.
+	if v.duplicates(doc); len(v.problems) > 0 {
+		return nil, v.problems
+	}
 	exp := &Experiment{Repetitions: 1, Concurrency: 1, Retries: Retries{Contract: 2, Infrastructure: 3, Backoff: 30 * time.Second}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -187,11 +225,58 @@ func Parse(file string, data []byte) (*Experiment, error) {
 		}
 	}
 	exp.File = file
+	exp.Lines = map[string]int{}
+	recordLines(doc, "", exp.Lines)
 	v.check(doc, exp)
 	if len(v.problems) > 0 {
 		return nil, v.problems
 	}
+	exp.Output = exp.Resolve(exp.Output)
+	for i, c := range exp.Configs {
+		// A bare name is looked up on PATH; a path is the config's.
+		if strings.ContainsRune(c.Binary, '/') {
+			exp.Configs[i].Binary = exp.Resolve(c.Binary)
+		}
+	}
 	return exp, nil
+}
+
+// duplicates reports every key given twice in one mapping.
+func (v *validator) duplicates(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		first := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if prev, dup := first[k.Value]; dup {
+				v.add(k.Line, "key %q is given twice (first at line %d)", k.Value, prev)
+			} else {
+				first[k.Value] = k.Line
+			}
+		}
+	}
+	for _, c := range n.Content {
+		v.duplicates(c)
+	}
+}
+
+func recordLines(n *yaml.Node, path string, out map[string]int) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			out[p] = n.Content[i].Line
+			recordLines(n.Content[i+1], p, out)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			out[p] = c.Line
+			recordLines(c, p, out)
+		}
+	}
 }
 
 func syntaxProblem(file string, err error) Problem {
@@ -286,6 +371,13 @@ func (v *validator) checkBenchmark(doc *yaml.Node, e *Experiment) {
 	}
 }
 
+// safeSegment is a label that is one safe path segment (never "." or "..").
+var safeSegment = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// TimeoutDefaults are the limits a left-out timeouts key means (the trial
+// package applies them; idle: none).
+var TimeoutDefaults = map[string]string{"planner": "30m", "developer": "2h", "qa": "1h", "idle": "no idle limit"}
+
 func (v *validator) check(doc *yaml.Node, e *Experiment) {
 	if doc.Kind != yaml.MappingNode {
 		v.add(doc.Line, "the config must be a mapping of keys (name, output, benchmark, ...)")
@@ -328,24 +420,32 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 		if cn != nil && i < len(cn.Content) {
 			ln = cn.Content[i].Line
 		}
-		if _, err := conditions.ParseArm(c); err != nil {
+		if arm, err := conditions.ParseArm(c); err != nil {
 			v.add(ln, "condition %q: %v", c, err)
+		} else if arm.Steps > MaxSteps {
+			v.add(ln, "condition %q: at most %d steps per trial (each step is a full Planner/Developer/QA iteration)", c, MaxSteps)
 		}
 		if seen[c] {
 			v.add(ln, "condition %q listed twice", c)
 		}
 		seen[c] = true
 	}
-	if e.Repetitions < 1 {
-		v.add(line(child(doc, "repetitions"), doc.Line), "repetitions must be at least 1")
+	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
+		v.add(line(child(doc, "repetitions"), doc.Line), "repetitions must be between 1 and %d, got %d", MaxRepetitions, e.Repetitions)
 	}
-	if e.Concurrency < 1 {
-		v.add(line(child(doc, "concurrency"), doc.Line), "concurrency must be at least 1")
+	if e.Concurrency < 1 || e.Concurrency > MaxConcurrency {
+		v.add(line(child(doc, "concurrency"), doc.Line), "concurrency must be between 1 and %d, got %d", MaxConcurrency, e.Concurrency)
 	}
 	tmn := child(doc, "timeouts")
-	for key, d := range map[string]time.Duration{"planner": e.Timeouts.Planner, "developer": e.Timeouts.Developer, "qa": e.Timeouts.QA, "idle": e.Timeouts.Idle} {
-		if d < 0 {
-			v.add(line(child(tmn, key), line(tmn, doc.Line)), "timeouts.%s must not be negative", key)
+	for _, key := range []string{"planner", "developer", "qa", "idle"} {
+		d := map[string]time.Duration{"planner": e.Timeouts.Planner, "developer": e.Timeouts.Developer, "qa": e.Timeouts.QA, "idle": e.Timeouts.Idle}[key]
+		// Left out means the default; written, it must be a real limit.
+		kn := child(tmn, key)
+		if kn == nil {
+			continue
+		}
+		if _, err := time.ParseDuration(kn.Value); err == nil && d <= 0 { // a bad duration is reported by the decoder
+			v.add(kn.Line, "timeouts.%s must be positive, got %s (leave the key out for the default: %s)", key, d, TimeoutDefaults[key])
 		}
 	}
 	rn := child(doc, "retries")
@@ -379,12 +479,15 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 			} else {
 				labels[c.Label] = at("label")
 			}
-			if strings.ContainsAny(c.Label, "/\\ ") {
-				v.add(at("label"), "%s: a label is used as a directory name: no slashes or spaces", name)
+			if !safeSegment.MatchString(c.Label) {
+				v.add(at("label"), "%s: a label is used as a directory name: letters, digits, '.', '_' and '-' only, starting with a letter or digit", name)
 			}
 		}
 		if !registry.Known(c.Harness) {
 			v.add(at("harness"), "%s: unknown harness %q (known: %s)", name, c.Harness, strings.Join(registry.Kinds(), ", "))
+		}
+		if c.Concurrency > MaxConcurrency {
+			v.add(at("concurrency"), "%s: concurrency must be at most %d, got %d", name, MaxConcurrency, c.Concurrency)
 		}
 		pn := child(item, "provider")
 		pat := func(key string) int { return line(child(pn, key), line(pn, at("provider"))) }
@@ -393,6 +496,9 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 		}
 		switch c.Provider.API {
 		case "responses", "chat", "anthropic":
+			if apis := registry.APIs(c.Harness); apis != nil && !slices.Contains(apis, c.Provider.API) {
+				v.add(pat("api"), "%s: harness %s speaks only %s, not provider.api %q", name, c.Harness, strings.Join(apis, ", "), c.Provider.API)
+			}
 		default:
 			v.add(pat("api"), "%s: provider.api must be responses, chat or anthropic, got %q", name, c.Provider.API)
 		}
@@ -455,20 +561,38 @@ func (e *Experiment) Config(label string) (HarnessModel, bool) {
 	return HarnessModel{}, false
 }
 
-// Digest is a content digest of everything that decides what the trials are
-// and how they run; output, concurrency and budget may change on resume.
-func (e *Experiment) Digest() string {
+// Canonical is the JSON of everything that decides what the trials are and
+// how they run: not output, concurrency, budget, binary paths, nor the host
+// and port of an endpoint (a provider that moved is the same provider).
+func (e *Experiment) Canonical() []byte {
 	c := *e
 	c.Output, c.Concurrency, c.Budget = "", 0, Budget{}
 	c.Configs = nil
 	for _, h := range e.Configs {
 		h.Concurrency, h.Binary = 0, ""
-		if h.IsScripted() {
-			h.Provider.BaseURL = "" // filled at run time
-		}
+		h.Provider.BaseURL = EndpointIdentity(h)
 		c.Configs = append(c.Configs, h)
 	}
 	data, _ := json.Marshal(c)
-	sum := sha256.Sum256(data)
+	return data
+}
+
+// EndpointIdentity is the part of a configuration's base URL that names the
+// API rather than where it is served: scheme and path, without host and
+// port; empty for the scripted provider (its address is chosen at run time).
+func EndpointIdentity(h HarnessModel) string {
+	if h.IsScripted() || h.Provider.BaseURL == "" {
+		return ""
+	}
+	u, err := url.Parse(h.Provider.BaseURL)
+	if err != nil || u.Host == "" {
+		return h.Provider.BaseURL
+	}
+	return u.Scheme + "://*" + u.Path
+}
+
+// Digest is a content digest of Canonical.
+func (e *Experiment) Digest() string {
+	sum := sha256.Sum256(e.Canonical())
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

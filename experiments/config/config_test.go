@@ -131,3 +131,52 @@ func TestDigestIgnoresOutputAndConcurrency(t *testing.T) {
 		t.Errorf("digests %s %s %s", a.Digest(), b.Digest(), c.Digest())
 	}
 }
+
+// Each config problem of issue 18 is found at load time, with its line.
+func TestConfigProblemsFoundBeforeAnythingRuns(t *testing.T) {
+	cases := []struct {
+		name, from, to string
+		line           int
+		want           string
+	}{
+		{"codex speaks no chat", "api: responses", "api: chat", 8, "harness codex speaks only responses"},
+		{"explicit zero timeout", "idle: 10m", "idle: 0s", 11, "timeouts.idle must be positive"},
+		{"zero developer timeout", "developer: 2h", "developer: 0", 11, "timeouts.developer must be positive"},
+		{"steps capped", "hoh@3", "hoh@100000", 10, "at most 50 steps"},
+		{"repetitions capped", "conditions: [vanilla, hoh@3]", "conditions: [vanilla, hoh@3]\nrepetitions: 1000", 11, "repetitions must be between 1 and 100"},
+		{"concurrency capped", "conditions: [vanilla, hoh@3]", "conditions: [vanilla, hoh@3]\nconcurrency: 100000", 11, "concurrency must be between 1 and 256"},
+		{"label dot-dot", "label: a", "label: ..", 6, "label is used as a directory name"},
+		{"label dot", "label: a", "label: .", 6, "label is used as a directory name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(good, c.from, c.to, 1)
+			if text == good {
+				t.Fatalf("%q not in the config", c.from)
+			}
+			has(t, problems(t, text), c.line, c.want)
+		})
+	}
+}
+
+func TestDuplicateKeyIsOneProblem(t *testing.T) {
+	ps := problems(t, good+"conditions: [hoh@2]\n")
+	if len(ps) != 1 {
+		t.Fatalf("want one problem, got %d:\n%v", len(ps), ps)
+	}
+	has(t, ps, 12, `key "conditions" is given twice (first at line 10)`)
+}
+
+func TestOutputIsRelativeToTheConfigFile(t *testing.T) {
+	p := write(t, good)
+	e, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(p), "runs/t"); e.Output != want {
+		t.Errorf("output %q, want %q", e.Output, want)
+	}
+	if e.Line("tasks.ids[0]") != 4 || e.Line("configs[0].provider.model") != 8 || e.Line("configs[0].nothing") != 6 {
+		t.Errorf("lines: %v", e.Lines)
+	}
+}

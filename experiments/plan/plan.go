@@ -77,6 +77,9 @@ func SelectTasks(e *config.Experiment, all []benchmark.Task) ([]benchmark.Task, 
 	s := e.Tasks
 	switch {
 	case len(s.IDs) > 0:
+		if ps := unknownIDs(e, all); len(ps) > 0 {
+			return nil, ps
+		}
 		return selector.ByIDs(all, s.IDs)
 	case len(s.Glob) > 0:
 		return selector.ByGlob(all, s.Glob)
@@ -90,6 +93,21 @@ func SelectTasks(e *config.Experiment, all []benchmark.Task) ([]benchmark.Task, 
 		return selector.ByIDs(all, ids)
 	}
 	return all, nil
+}
+
+// unknownIDs names every selected task id the benchmark lacks, at its line.
+func unknownIDs(e *config.Experiment, all []benchmark.Task) config.Problems {
+	have := make(map[string]bool, len(all))
+	for _, t := range all {
+		have[t.ID] = true
+	}
+	var ps config.Problems
+	for i, id := range e.Tasks.IDs {
+		if !have[id] {
+			ps = append(ps, e.Problem(fmt.Sprintf("tasks.ids[%d]", i), "task %q is not in benchmark %s (%d tasks; hoh tasks list %s PATH lists them)", id, e.Benchmark.Kind, len(all), e.Benchmark.Kind))
+		}
+	}
+	return ps
 }
 
 // Build opens the benchmark without Docker and lays out the trials (hoh run
@@ -109,6 +127,9 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 		return nil, fmt.Errorf("%s: benchmark tasks: %w", e.File, err)
 	}
 	tasks, err := SelectTasks(e, all)
+	if ps, ok := err.(config.Problems); ok {
+		return nil, ps
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: tasks: %w", e.File, err)
 	}
@@ -150,9 +171,7 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 // binary's path (it differs between machines) nor limits.
 func harnessIdentity(c config.HarnessModel) any {
 	prov := c.Provider
-	if c.IsScripted() {
-		prov.BaseURL = ""
-	}
+	prov.BaseURL = config.EndpointIdentity(c)
 	return struct {
 		Kind, Version string
 		Provider      any
@@ -240,26 +259,34 @@ func (p *Plan) Select(s Shard) []Trial {
 
 // Lock pins what a run directory was started with (lock.json).
 type Lock struct {
-	Experiment   string            `json:"experiment"`
-	ConfigDigest string            `json:"config_digest"`
-	TaskDigests  map[string]string `json:"task_digests"`
-	Harnesses    map[string]string `json:"harness_versions"`  // label -> kind@version
-	Scripts      map[string]string `json:"scripts,omitempty"` // label -> script digest
-	HohVersion   string            `json:"hoh_version"`
-	Keys         []string          `json:"plan_keys"` // every trial of the full plan
-	Shard        string            `json:"shard,omitempty"`
-	Shards       []string          `json:"merged_shards,omitempty"`
-	Notice       string            `json:"notice,omitempty"`
+	Experiment   string `json:"experiment"`
+	ConfigDigest string `json:"config_digest"`
+	// Config is what ConfigDigest covers, so a refusal can say what changed.
+	Config json.RawMessage `json:"config,omitempty"`
+	// Endpoints are the base URLs by label; a changed host or port alone
+	// does not block a resume.
+	Endpoints   map[string]string `json:"endpoints,omitempty"`
+	TaskDigests map[string]string `json:"task_digests"`
+	Harnesses   map[string]string `json:"harness_versions"`  // label -> kind@version
+	Scripts     map[string]string `json:"scripts,omitempty"` // label -> script digest
+	HohVersion  string            `json:"hoh_version"`
+	Keys        []string          `json:"plan_keys"` // every trial of the full plan
+	Shard       string            `json:"shard,omitempty"`
+	Shards      []string          `json:"merged_shards,omitempty"`
+	Notice      string            `json:"notice,omitempty"`
 }
 
 func newLock(e *config.Experiment, p *Plan) (Lock, error) {
-	l := Lock{Experiment: e.Name, ConfigDigest: e.Digest(), TaskDigests: map[string]string{},
-		Harnesses: map[string]string{}, HohVersion: HohVersion()}
+	l := Lock{Experiment: e.Name, ConfigDigest: e.Digest(), Config: e.Canonical(), TaskDigests: map[string]string{},
+		Harnesses: map[string]string{}, HohVersion: HohVersion(), Endpoints: map[string]string{}}
 	for _, t := range p.Trials {
 		l.TaskDigests[t.Task.ID] = t.TaskDigest
 		l.Keys = append(l.Keys, t.Key)
 	}
 	for _, c := range e.Configs {
+		if !c.IsScripted() {
+			l.Endpoints[c.Label] = c.Provider.BaseURL
+		}
 		l.Harnesses[c.Label] = c.Harness + "@" + c.Version
 		if c.IsScripted() && c.Scripted != nil {
 			data, err := os.ReadFile(e.Resolve(c.Scripted.Script))
@@ -299,7 +326,11 @@ func HohVersion() string {
 func Diff(old, cur Lock) []string {
 	var out []string
 	if old.ConfigDigest != cur.ConfigDigest {
-		out = append(out, fmt.Sprintf("config digest %s -> %s", old.ConfigDigest, cur.ConfigDigest))
+		changes := configChanges(old.Config, cur.Config)
+		if len(changes) == 0 { // a lock written before locks kept the config
+			changes = []string{fmt.Sprintf("config digest %s -> %s", old.ConfigDigest, cur.ConfigDigest)}
+		}
+		out = append(out, changes...)
 	}
 	diffMap := func(what string, a, b map[string]string) {
 		keys := map[string]bool{}
@@ -330,12 +361,102 @@ func Diff(old, cur Lock) []string {
 	diffMap("harness", old.Harnesses, cur.Harnesses)
 	diffMap("provider script", old.Scripts, cur.Scripts)
 	if strings.Join(old.Keys, ",") != strings.Join(cur.Keys, ",") {
-		out = append(out, fmt.Sprintf("plan: %d trials -> %d trials", len(old.Keys), len(cur.Keys)))
+		gone, added := setDiff(old.Keys, cur.Keys), setDiff(cur.Keys, old.Keys)
+		switch {
+		case gone == 0 && added == 0:
+			out = append(out, fmt.Sprintf("plan: the same %d trials in another order", len(cur.Keys)))
+		default:
+			out = append(out, fmt.Sprintf("plan: %d trial(s) no longer planned, %d new (%d -> %d)", gone, added, len(old.Keys), len(cur.Keys)))
+		}
 	}
 	if old.Shard != cur.Shard {
 		out = append(out, fmt.Sprintf("shard %q -> %q", old.Shard, cur.Shard))
 	}
 	return out
+}
+
+// EndpointChanges lists configurations whose endpoint moved (host or port):
+// allowed on resume, and said.
+func EndpointChanges(old, cur Lock) []string {
+	var out []string
+	for label, u := range cur.Endpoints {
+		if prev, ok := old.Endpoints[label]; ok && prev != u {
+			out = append(out, fmt.Sprintf("config %s: endpoint %s -> %s", label, prev, u))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func setDiff(a, b []string) int {
+	in := make(map[string]bool, len(b))
+	for _, k := range b {
+		in[k] = true
+	}
+	n := 0
+	for _, k := range a {
+		if !in[k] {
+			n++
+		}
+	}
+	return n
+}
+
+// configChanges lists the differing leaves of two canonical configs as
+// "path: old -> new".
+func configChanges(a, b json.RawMessage) []string {
+	if len(a) == 0 || len(b) == 0 {
+		return nil
+	}
+	var av, bv any
+	if json.Unmarshal(a, &av) != nil || json.Unmarshal(b, &bv) != nil {
+		return nil
+	}
+	fa, fb := map[string]string{}, map[string]string{}
+	flatten("", av, fa)
+	flatten("", bv, fb)
+	keys := map[string]bool{}
+	for k := range fa {
+		keys[k] = true
+	}
+	for k := range fb {
+		keys[k] = true
+	}
+	var out []string
+	for k := range keys {
+		x, okx := fa[k]
+		y, oky := fb[k]
+		switch {
+		case !okx:
+			out = append(out, fmt.Sprintf("%s: added %s", k, y))
+		case !oky:
+			out = append(out, fmt.Sprintf("%s: removed (was %s)", k, x))
+		case x != y:
+			out = append(out, fmt.Sprintf("%s: %s -> %s", k, x, y))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func flatten(path string, v any, out map[string]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, c := range v {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			flatten(p, c, out)
+		}
+	case []any:
+		for i, c := range v {
+			flatten(fmt.Sprintf("%s[%d]", path, i), c, out)
+		}
+	default:
+		b, _ := json.Marshal(v)
+		out[path] = string(b)
+	}
 }
 
 // LockPath is where a run directory keeps its lock.

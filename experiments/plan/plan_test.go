@@ -60,7 +60,8 @@ func TestKeysAreStableUniqueAndDirsReadable(t *testing.T) {
 		}
 	}
 	d := Diff(a.Lock, c.Lock)
-	if len(d) == 0 || !strings.Contains(strings.Join(d, "\n"), "12 trials -> 18 trials") {
+	if len(d) == 0 || !strings.Contains(strings.Join(d, "\n"), "0 trial(s) no longer planned, 6 new (12 -> 18)") ||
+		!strings.Contains(strings.Join(d, "\n"), `conditions[2]: added "hoh@2"`) {
 		t.Errorf("diff %v", d)
 	}
 }
@@ -85,5 +86,80 @@ func TestShardsPartitionThePlan(t *testing.T) {
 		if _, err := ParseShard(bad); err == nil {
 			t.Errorf("shard %q accepted", bad)
 		}
+	}
+}
+
+func realProviderPlan(t *testing.T, provider string) *Plan {
+	t.Helper()
+	t.Setenv("HOH_PLAN_TEST_KEY", "not-a-real-key")
+	p := filepath.Join(t.TempDir(), "e.yaml")
+	os.WriteFile(p, []byte(`name: p
+output: out
+benchmark: {kind: builtin}
+configs:
+  - label: c
+    harness: codex
+    provider: `+provider+`
+conditions: [vanilla, hoh@2]
+`), 0o644)
+	e, err := config.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Build(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+// A provider that moved to another host or port is the same provider: the
+// resume is allowed and says so; anything else is listed by what changed.
+func TestLockDiffListsChangesAndAllowsAMovedEndpoint(t *testing.T) {
+	base := realProviderPlan(t, `{name: lab, api: responses, base_url: "http://127.0.0.1:8080/v1", key_env: HOH_PLAN_TEST_KEY, model: m}`)
+	moved := realProviderPlan(t, `{name: lab, api: responses, base_url: "http://10.0.0.7:9090/v1", key_env: HOH_PLAN_TEST_KEY, model: m}`)
+	if d := Diff(base.Lock, moved.Lock); len(d) != 0 {
+		t.Errorf("a moved endpoint blocks the resume: %v", d)
+	}
+	if c := EndpointChanges(base.Lock, moved.Lock); len(c) != 1 || !strings.Contains(c[0], "127.0.0.1:8080/v1 -> http://10.0.0.7:9090/v1") {
+		t.Errorf("endpoint change not said: %v", c)
+	}
+	other := realProviderPlan(t, `{name: lab, api: responses, base_url: "http://127.0.0.1:8080/v2", key_env: HOH_PLAN_TEST_KEY, model: m2}`)
+	d := strings.Join(Diff(base.Lock, other.Lock), "\n")
+	for _, want := range []string{`configs[0].provider.model: "m" -> "m2"`, `configs[0].provider.base_url: "http://*/v1" -> "http://*/v2"`, "plan: 6 trial(s) no longer planned, 6 new"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("diff lacks %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d, "sha256:") {
+		t.Errorf("diff shows digests instead of changes:\n%s", d)
+	}
+}
+
+func TestUnknownTaskIDNamesItsLine(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("entries:\n  - name: a\n    match: .\n    steps:\n      - say: ok\n"), 0o644)
+	p := filepath.Join(dir, "e.yaml")
+	os.WriteFile(p, []byte(`name: p
+output: out
+benchmark: {kind: builtin}
+tasks:
+  ids:
+    - greet
+    - no-such-task
+configs:
+  - label: c
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: K, model: m}
+    scripted: {script: s.yaml}
+conditions: [vanilla]
+`), 0o644)
+	e, err := config.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(context.Background(), e)
+	if err == nil || !strings.Contains(err.Error(), p+":7:") || !strings.Contains(err.Error(), `"no-such-task"`) {
+		t.Fatalf("want %s:7 naming the task, got %v", p, err)
 	}
 }

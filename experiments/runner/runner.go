@@ -179,6 +179,9 @@ func writeLock(out string, p *plan.Plan, opts Options) error {
 			}
 			fmt.Fprintf(opts.Out, "warning: resuming %s with a changed configuration:\n  %s\n", out, strings.Join(diff, "\n  "))
 		}
+		for _, c := range plan.EndpointChanges(old, cur) {
+			fmt.Fprintf(opts.Out, "note: resuming with a moved endpoint (same provider, API and model): %s\n", c)
+		}
 	case !os.IsNotExist(err):
 		return err
 	}

@@ -87,6 +87,14 @@ func Resolve(name, binary, want string) (string, error) {
 			return "", err
 		}
 		binary = bin
+	} else {
+		// A configured binary that is not there fails now, not as every
+		// trial's replaced attempts later.
+		bin, err := exec.LookPath(binary)
+		if err != nil {
+			return "", fmt.Errorf("%s: binary %s: %w", name, binary, errors.Unwrap(err))
+		}
+		binary = bin
 	}
 	if v, err := InstalledVersion(binary); err == nil && v != want {
 		return "", fmt.Errorf("%s: %s is version %s, want %s: %s", name, binary, v, want, InstallHint)

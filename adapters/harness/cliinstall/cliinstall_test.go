@@ -53,3 +53,10 @@ func TestResolveChecksThePinnedVersion(t *testing.T) {
 		t.Fatalf("want version mismatch, got %v", err)
 	}
 }
+
+func TestResolveRefusesAConfiguredBinaryThatIsNotThere(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-codex")
+	if _, err := Resolve("codex", missing, "0.171.0"); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("want an error naming %s, got %v", missing, err)
+	}
+}

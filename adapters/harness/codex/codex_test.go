@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 func testHarness(t *testing.T, bypass bool) *Harness {
 	t.Helper()
-	h, err := New(Config{Binary: "/opt/codex", BypassSandbox: bypass, Overrides: []string{"foo=1"},
+	h, err := New(Config{Binary: fakeBinary(t), BypassSandbox: bypass, Overrides: []string{"foo=1"},
 		Provider: harness.Provider{Name: "p", API: "responses", BaseURL: "http://127.0.0.1:1/v1", KeyEnv: "K", Model: "m", ReasoningEffort: "high"}})
 	if err != nil {
 		t.Fatal(err)
@@ -22,11 +23,21 @@ func testHarness(t *testing.T, bypass bool) *Harness {
 	return h
 }
 
+// fakeBinary is an executable standing in for codex where only argv matters
+// (New refuses a binary that does not exist).
+func fakeBinary(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "codex")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestArgvPerRoleAndResume(t *testing.T) {
 	h := testHarness(t, false)
 	inv := harness.Invocation{Access: harness.AccessReadOnly, WorkDir: "/w", Prompt: "plan it"}
 	args, stdin := h.argv(inv)
-	want := []string{"/opt/codex", "exec", "--json", "--skip-git-repo-check", "-m", "m", "-C", "/w", "-s", "read-only",
+	want := []string{h.cfg.Binary, "exec", "--json", "--skip-git-repo-check", "-m", "m", "-C", "/w", "-s", "read-only",
 		"-c", `model_reasoning_effort="high"`, "-c", "foo=1", "plan it"}
 	if !slices.Equal(args, want) || stdin != "" {
 		t.Errorf("planner argv %q", args)

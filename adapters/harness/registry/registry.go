@@ -73,6 +73,21 @@ var builders = map[string]builder{
 	},
 }
 
+// apis are the provider wire APIs each built-in adapter speaks; a command
+// harness says nothing here (its YAML description decides).
+var apis = map[string][]string{
+	"codex":    {"responses"},
+	"claude":   {"anthropic"},
+	"opencode": {"chat", "responses", "anthropic"},
+	"pi":       {"chat", "responses", "anthropic"},
+}
+
+// APIs lists the provider APIs harness kind speaks, or nil when unknown.
+func APIs(kind string) []string { return apis[kind] }
+
+// Executables are the CLI executable names of the built-in kinds.
+var Executables = map[string]string{"codex": "codex", "claude": "claude", "opencode": "opencode", "pi": "pi"}
+
 // Kinds lists the harness kinds hoh knows.
 func Kinds() []string {
 	var out []string
