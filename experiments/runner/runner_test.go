@@ -273,7 +273,7 @@ func TestChangedConfigIsRefusedOnResume(t *testing.T) {
 	mustRun(t, experiment(t, out, ""), opts(&instantHarness{}))
 	changed := experiment(t, out, "repetitions: 2\n")
 	_, err := Run(context.Background(), changed, opts(&instantHarness{}))
-	if err == nil || !strings.Contains(err.Error(), "refusing to resume") || !strings.Contains(err.Error(), "config digest") || !strings.Contains(err.Error(), "4 trials -> 8 trials") {
+	if err == nil || !strings.Contains(err.Error(), "refusing to resume") || !strings.Contains(err.Error(), "repetitions: 1 -> 2") || !strings.Contains(err.Error(), "4 new (4 -> 8)") {
 		t.Fatalf("err %v", err)
 	}
 	o := opts(&instantHarness{})
