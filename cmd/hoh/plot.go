@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register("plot", "draw a figure: plot fig4|fig5|fig7|fig8|fig9|fig10|fig11|deltas|all [--results PATH...] [--out DIR]", runPlot)
+	register("plot", "draw a figure: plot fig4|fig5|fig7|fig8|fig9|fig10|fig11|deltas|all [--results PATH...] [--out DIR], or plot dynamics --project DIR", runPlot)
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
@@ -18,6 +18,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&resultPaths, "results", "run records or result files/folders (repeatable); default: the paper's per-task data")
 	out := fs.String("out", "figures", "output directory (PNG, SVG and the CSV of every plotted mark)")
 	root := fs.String("paper", ".", "repository root holding results/paper (used without --results)")
+	proj := fs.String("project", "", "a project directory (hoh plot dynamics --project DIR)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh plot %s|all [flags]\n\n", strings.Join(figures.Names(), "|"))
 		for _, n := range figures.Names() {
@@ -32,6 +33,12 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if name == "" {
 		fs.Usage()
 		return fmt.Errorf("%w: which figure?", errUsage)
+	}
+	if name == "dynamics" {
+		if *proj == "" {
+			return fmt.Errorf("%w: hoh plot dynamics needs --project DIR", errUsage)
+		}
+		return plotDynamics(*proj, *out, stdout)
 	}
 	warnScripted(stdout, resultPaths)
 	opts := figures.Options{OutDir: *out}

@@ -1,0 +1,250 @@
+package project
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/experiments/roles"
+)
+
+func claim(id, text string) roles.Claim { return roles.Claim{ClaimID: id, Claim: text} }
+
+func TestBuildIssuesMatchingRule(t *testing.T) {
+	ev := func(verified, gaps []roles.Claim) *roles.Evidence {
+		return &roles.Evidence{Verified: verified, Gaps: gaps}
+	}
+	issues, counts := BuildIssues([]Bundle{
+		// loop 1: a gap opens I-001; a verified claim that is no issue is remembered.
+		{Loop: 1, Evidence: ev([]roles.Claim{claim("v1", "Menu opens")}, []roles.Claim{claim("g1", "Score is shown")})},
+		// loop 2: same claim id, different text: matched by id and closed.
+		{Loop: 2, Evidence: ev([]roles.Claim{claim("g1", "The score is displayed")}, nil)},
+		// loop 3: new id, same normalised text as I-001: reopened; the menu
+		// regresses (verified before, never an issue): new issue I-002.
+		{Loop: 3, Evidence: ev(nil, []roles.Claim{claim("x9", "  SCORE is-shown!"), claim("m", "menu OPENS")})},
+		// loop 4: no QA evidence (QA timed out): nothing changes.
+		{Loop: 4},
+		// loop 5: a gap and a verified record collapse to I-001: it stays unresolved.
+		{Loop: 5, Evidence: ev([]roles.Claim{claim("other", "score is shown")}, []roles.Claim{claim("g1", "score still missing")})},
+	})
+	if len(issues) != 2 {
+		t.Fatalf("issues %+v", issues)
+	}
+	a, b := issues[0], issues[1]
+	if a.ID != "I-001" || a.State != Reopened || !reflect.DeepEqual(a.ClosedLoops, []int{2}) || !reflect.DeepEqual(a.ReopenedLoops, []int{3}) ||
+		!reflect.DeepEqual(a.GapLoops, []int{1, 3, 5}) || !reflect.DeepEqual(a.ClaimIDs, []string{"g1", "x9"}) {
+		t.Errorf("I-001 %+v", a)
+	}
+	if len(a.History) != 3 || a.History[2].From != Closed || a.History[2].To != Reopened || a.History[2].Loop != 3 {
+		t.Errorf("I-001 history %+v", a.History)
+	}
+	if b.ID != "I-002" || b.Opened != 3 || b.State != Open || !reflect.DeepEqual(b.PreviouslyVerified, []int{1}) {
+		t.Errorf("I-002 %+v", b)
+	}
+	want := []LoopIssues{{1, 1, 0, 0, 1, 1}, {2, 0, 1, 0, 0, 1}, {3, 1, 0, 1, 2, 2}, {4, 0, 0, 0, 2, 2}, {5, 0, 0, 0, 2, 2}}
+	if !reflect.DeepEqual(counts, want) {
+		t.Errorf("counts %+v, want %+v", counts, want)
+	}
+}
+
+func fakeProject(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "app")
+	if err := newTestProject(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestStopConditions(t *testing.T) {
+	sched := schedule(70)
+	t.Run("tokens", func(t *testing.T) {
+		dir := fakeProject(t)
+		// A loop costs 110 + 220 + 330 = 660 tokens: 3 loops are below 2000, 4 are not.
+		r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 10, Tokens: 2000}, Harness: &fakeHarness{sched: sched}})
+		if err != nil || r.Loops != 4 || r.Reason != StopTokens {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		dir := fakeProject(t)
+		r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 10, Deadline: time.Now().Add(-time.Second)}, Harness: &fakeHarness{sched: sched}})
+		if err != nil || r.Loops != 0 || r.Reason != StopDeadline {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	t.Run("stop file", func(t *testing.T) {
+		dir := fakeProject(t)
+		r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 10}, Harness: &fakeHarness{sched: sched},
+			AfterLoop: func(l int) {
+				if l == 2 {
+					os.WriteFile(Layout{dir}.StopFile(), nil, 0o644)
+				}
+			}})
+		if err != nil || r.Loops != 2 || r.Reason != StopFile {
+			t.Fatalf("%+v %v", r, err)
+		}
+		if _, err := os.Stat(Layout{dir}.StopFile()); !os.IsNotExist(err) {
+			t.Fatal("the stop file must be consumed")
+		}
+	})
+	t.Run("no open issues and QA pass twice", func(t *testing.T) {
+		dir := fakeProject(t)
+		one := []schedIssue{{N: 1, Open: 1, Events: []int{2}}} // gap at 1, verified from 2 on
+		r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 10}, Harness: &fakeHarness{sched: one}})
+		if err != nil || r.Loops != 3 || r.Reason != StopDone {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		dir := fakeProject(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		r, err := Run(ctx, dir, RunOptions{Limits: RunLimits{Loops: 10}, Harness: &fakeHarness{sched: sched},
+			AfterLoop: func(l int) {
+				if l == 1 {
+					cancel()
+				}
+			}})
+		if err != nil || r.Loops != 1 || r.Reason != StopInterrupt {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+}
+
+type otherModel struct{ *fakeHarness }
+
+func (otherModel) Version() string { return "another-version" }
+
+func TestChangedHarnessIsRefusedUnlessForced(t *testing.T) {
+	dir := fakeProject(t)
+	sched := schedule(70)
+	runFake(t, dir, 2, &fakeHarness{sched: sched})
+	_, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 3}, Harness: otherModel{&fakeHarness{sched: sched}}})
+	if err == nil || !strings.Contains(err.Error(), "--force") || !strings.Contains(err.Error(), "another-version") {
+		t.Fatalf("changed harness version: %v", err)
+	}
+	r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 3}, Force: true, Harness: otherModel{&fakeHarness{sched: sched}}})
+	if err != nil || r.Loops != 3 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	evs, _ := ReadEvents(dir)
+	found := false
+	for _, e := range evs {
+		found = found || e.Kind == "forced-change" && strings.Contains(strings.Join(e.Changes, " "), "another-version")
+	}
+	if !found {
+		t.Fatalf("the forced change is not recorded: %+v", evs)
+	}
+	// A second runner on the same project is refused.
+	unlock, err := lock(Layout{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 4}, Harness: otherModel{&fakeHarness{sched: sched}}}); err == nil || !strings.Contains(err.Error(), "another hoh project run") {
+		t.Fatalf("concurrent run: %v", err)
+	}
+}
+
+func TestRollbackRestoresArtifactAndStateKeepingHistory(t *testing.T) {
+	dir := fakeProject(t)
+	sched := schedule(70)
+	runFake(t, dir, 10, &fakeHarness{sched: sched})
+	if err := Rollback(dir, 6); err != nil {
+		t.Fatal(err)
+	}
+	checkSchedule(t, dir, sched, 6)
+	b, _ := os.ReadFile(filepath.Join(dir, "progress.log"))
+	if n := strings.Count(string(b), "\n"); n != 6 {
+		t.Fatalf("progress.log has %d lines after rollback to loop 6", n)
+	}
+	if s, err := ReadStatus(dir); err != nil || s.Loops != 6 {
+		t.Fatalf("status %+v %v", s, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".hoh", "rollbacks", "1", "iter-07")); err != nil {
+		t.Fatalf("loop 7's records must be kept: %v", err)
+	}
+	log := gitOut(t, dir, "log", "--format=%s")
+	if !strings.HasPrefix(log, "hoh rollback 1") || !strings.Contains(log, "hoh loop 10: qa") {
+		t.Fatalf("history must be kept and the rollback committed on top:\n%s", log[:300])
+	}
+	if gitOut(t, dir, "rev-parse", "rollback-1/loop-10") == "" {
+		t.Fatal("old loop tags kept under rollback-1/")
+	}
+	runFake(t, dir, 10, &fakeHarness{sched: sched})
+	checkSchedule(t, dir, sched, 10)
+	b, _ = os.ReadFile(filepath.Join(dir, "progress.log"))
+	if n := strings.Count(string(b), "\n"); n != 10 {
+		t.Fatalf("progress.log has %d lines after re-running to loop 10", n)
+	}
+	if err := Rollback(dir, 11); err == nil {
+		t.Fatal("rolling forward must be refused")
+	}
+}
+
+// A fake gh CLI (a test double) on PATH records its arguments.
+const fakeGH = `#!/bin/sh
+echo "$*" >> "$GH_LOG"
+case "$1 $2" in
+"auth status") exit 0 ;;
+"issue create") n=$(cat "$GH_LOG.n" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$GH_LOG.n"; echo "https://github.com/o/r/issues/$n" ;;
+esac
+`
+
+func TestPushGitHubWithAFakeGh(t *testing.T) {
+	dir := fakeProject(t)
+	sched := schedule(70)
+	runFake(t, dir, 4, &fakeHarness{sched: sched})
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "gh"), []byte(fakeGH), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "gh.log")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("GH_LOG", logPath)
+	count := func(prefix string) int {
+		b, _ := os.ReadFile(logPath)
+		n := 0
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	if _, err := PushGitHub(dir, "o/r"); err != nil {
+		t.Fatal(err)
+	}
+	issues, _ := ReadIssues(dir)
+	closed := 0
+	for _, is := range issues {
+		if is.State == Closed {
+			closed++
+		}
+	}
+	if count("issue create") != len(issues) || count("issue close") != closed || count("issue reopen") != 0 || closed == 0 {
+		t.Fatalf("first push: %d creates (want %d), %d closes (want %d)", count("issue create"), len(issues), count("issue close"), closed)
+	}
+	// Loop 6 reopens issue 1 (closed at 3): the next push reopens it, and
+	// issues created before are not created again.
+	runFake(t, dir, 6, &fakeHarness{sched: sched})
+	before := count("issue create")
+	if _, err := PushGitHub(dir, "o/r"); err != nil {
+		t.Fatal(err)
+	}
+	issues, _ = ReadIssues(dir)
+	if count("issue create")-before != len(issues)-before {
+		t.Fatalf("second push created %d, want %d new issues", count("issue create")-before, len(issues)-before)
+	}
+	if count("issue reopen 1 ") != 1 {
+		t.Fatal("the reopening of I-001 (GitHub #1) was not pushed")
+	}
+	b, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(b), "--repo o/r") {
+		t.Fatalf("gh calls must name the repository:\n%s", b)
+	}
+}
