@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoh-research/hoh"
 	"github.com/hoh-research/hoh/analysis/bootstrap"
 	"github.com/hoh-research/hoh/analysis/dominance"
 	"github.com/hoh-research/hoh/analysis/metrics"
@@ -35,7 +36,7 @@ func paperFigures(t *testing.T) string {
 			t.Fatal(err)
 		}
 		paperOut.dir = dir
-		paperOut.outs, paperOut.skips, paperOut.err = PaperAll(testenv.RepoRoot(t), Options{OutDir: dir})
+		paperOut.outs, paperOut.skips, paperOut.err = PaperAll(hoh.Paper, Options{OutDir: dir})
 	}
 	if paperOut.err != nil {
 		t.Fatal(paperOut.err)

@@ -2,14 +2,19 @@ package figures
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
@@ -174,128 +179,93 @@ func LoadRuns(paths ...string) (Data, error) {
 	return d, nil
 }
 
-// PaperData assembles each figure's source from the paper's per-task data
-// under root/results/paper. The paper's files overlap (the same codex cells
-// appear in several tables), so each figure reads only the files and arms
-// it needs instead of one merged set.
-func PaperData(root string) (map[string]Data, error) {
-	dir := filepath.Join(root, "results", "paper")
-	read := func(name string, keep func(results.Row) bool) ([]results.Row, error) {
-		rows, err := results.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return nil, err
-		}
-		var out []results.Row
-		for _, r := range rows {
-			if keep == nil || keep(r) {
-				out = append(out, r)
-			}
-		}
-		return out, nil
+// PaperSource is one result file of a paper figure, with optional filters
+// (the paper's experiments overlap, so a figure names which arms come from
+// which file).
+type PaperSource struct {
+	Path    string   `yaml:"path"`
+	Configs []string `yaml:"configs"` // empty: all
+	Arms    []string `yaml:"arms"`    // empty: all
+}
+
+// PaperFigure is what one figure is drawn from on the paper's data.
+type PaperFigure struct {
+	Results        []PaperSource `yaml:"results"`
+	ReportedTables []string      `yaml:"reported_tables"` // printed values drawn as marked reported points
+	Scope          string        `yaml:"scope"`           // shown under the title
+	Missing        string        `yaml:"missing"`         // why the paper's data cannot support it
+}
+
+// PaperFigures is configs/paper/figures.yaml.
+type PaperFigures struct {
+	Reported string                 `yaml:"reported"` // folder of printed aggregates
+	Figures  map[string]PaperFigure `yaml:"figures"`
+}
+
+// PaperConfigPath is where the paper's figure inputs are, in the repository
+// and in the binary's embedded copy (hoh.Paper).
+const PaperConfigPath = "configs/paper/figures.yaml"
+
+// PaperData assembles each figure's source from the paper's per-task data as
+// configs/paper/figures.yaml describes it, read from fsys: hoh.Paper (the
+// copy embedded in the binary) or os.DirFS of a checkout. Relative paths in
+// the config are relative to its folder.
+func PaperData(fsys fs.FS) (map[string]Data, error) {
+	b, err := fs.ReadFile(fsys, PaperConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("figures: %w", err)
 	}
-	set := func(parts ...[]results.Row) (*results.Set, error) {
-		var all []results.Row
-		for _, p := range parts {
-			all = append(all, p...)
-		}
-		return results.NewSet(all)
+	var cfg PaperFigures
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true) // a misspelt key is an error, not a silently empty figure
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("figures: %s: %w", PaperConfigPath, err)
 	}
-	reported, err := paper.LoadReported(filepath.Join(dir, "reported"))
+	dir := path.Dir(PaperConfigPath)
+	reported, err := paper.LoadReportedFS(fsys, path.Join(dir, cfg.Reported))
 	if err != nil {
 		return nil, err
-	}
-	tables := func(names ...string) []paper.Reported {
-		var out []paper.Reported
-		for _, r := range reported {
-			for _, n := range names {
-				if r.Table == n {
-					out = append(out, r)
-				}
-			}
-		}
-		return out
-	}
-	arms := func(names ...string) func(results.Row) bool {
-		return func(r results.Row) bool {
-			for _, n := range names {
-				if r.Arm().String() == n {
-					return true
-				}
-			}
-			return false
-		}
 	}
 	out := map[string]Data{}
-
-	comps, err := read("gamecraft-components.csv", nil)
-	if err != nil {
-		return nil, err
-	}
-	main, err := read("gamecraft-main.csv", nil)
-	if err != nil {
-		return nil, err
-	}
-	fswe, err := read("frontierswe-main.csv", nil)
-	if err != nil {
-		return nil, err
-	}
-	pass, err := read("gamecraft-pass-controlled.csv", nil)
-	if err != nil {
-		return nil, err
-	}
-	hoh12, err := read("gamecraft-main.csv", func(r results.Row) bool {
-		return r.Config == "codex-gpt-5.5-high" && arms("hoh@1", "hoh@2")(r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	abl, err := read("gamecraft-ablations.csv", arms("wo-plan-update@3", "wo-evidence-feedback@3", "wo-warm-start@3"))
-	if err != nil {
-		return nil, err
-	}
-	passVH := make([]results.Row, 0, len(pass))
-	for _, r := range pass {
-		if arms("vanilla", "hoh@3")(r) {
-			passVH = append(passVH, r)
+	for name, f := range cfg.Figures {
+		if _, ok := drawers[name]; !ok {
+			return nil, fmt.Errorf("figures: %s: unknown figure %q (known: %s)", PaperConfigPath, name, strings.Join(Names(), ", "))
 		}
-	}
-
-	add := func(name string, d Data, parts ...[]results.Row) error {
-		s, err := set(parts...)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		if f.Missing != "" {
+			out[name] = Data{Missing: f.Missing}
+			continue
 		}
-		d.Set = s
+		d := Data{Scope: f.Scope}
+		for _, r := range reported {
+			if slices.Contains(f.ReportedTables, r.Table) {
+				d.Reported = append(d.Reported, r)
+			}
+		}
+		var rows []results.Row
+		for _, src := range f.Results {
+			rs, err := results.ReadFS(fsys, path.Join(dir, src.Path))
+			if err != nil {
+				return nil, fmt.Errorf("figures: %s: %w", name, err)
+			}
+			for _, r := range rs {
+				if (len(src.Configs) == 0 || slices.Contains(src.Configs, r.Config)) &&
+					(len(src.Arms) == 0 || slices.Contains(src.Arms, r.Arm().String())) {
+					rows = append(rows, r)
+				}
+			}
+		}
+		if d.Set, err = results.NewSet(rows); err != nil {
+			return nil, fmt.Errorf("figures: %s: %w", name, err)
+		}
 		out[name] = d
-		return nil
 	}
-	for _, e := range []struct {
-		name  string
-		d     Data
-		parts [][]results.Row
-	}{
-		{"fig4", Data{Scope: "15 games of Table 25, Codex + GPT-5.5 (high) only"}, [][]results.Row{comps}},
-		{"fig7", Data{}, [][]results.Row{main}},
-		{"fig8", Data{}, [][]results.Row{fswe}},
-		{"fig9", Data{Reported: tables("table2")}, [][]results.Row{pass, hoh12}},
-		{"fig10", Data{Reported: tables("table3", "table23")}, [][]results.Row{abl, passVH}},
-		{"deltas", Data{}, [][]results.Row{main}},
-	} {
-		if err := add(e.name, e.d, e.parts...); err != nil {
-			return nil, err
-		}
-	}
-	out["fig5"] = Data{Missing: "the paper prints no per-task FrontierSWE rewards for HoH@4..10 " +
-		"(Figure 5 needs Vanilla and HoH@1..T of one configuration from run records)"}
-	out["fig11"] = Data{Missing: "the paper publishes no per-invocation token ledgers " +
-		"(Figure 11 needs usage.jsonl from run records)"}
 	return out, nil
 }
 
 // PaperAll draws every figure the paper's per-task data supports (for
 // `make figures`) and skips the others with a reason.
-func PaperAll(root string, opts Options) ([]Output, []Skip, error) {
-	src, err := PaperData(root)
+func PaperAll(fsys fs.FS, opts Options) ([]Output, []Skip, error) {
+	src, err := PaperData(fsys)
 	if err != nil {
 		return nil, nil, err
 	}

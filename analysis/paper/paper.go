@@ -24,8 +24,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -88,7 +90,13 @@ func ReadReported(path string) ([]Reported, error) {
 		return nil, err
 	}
 	defer f.Close()
-	cr := csv.NewReader(f)
+	return DecodeReported(f, path)
+}
+
+// DecodeReported reads reported aggregates from r; path names it in errors
+// and in each value's Source.
+func DecodeReported(r io.Reader, path string) ([]Reported, error) {
+	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err == io.EOF {
@@ -156,6 +164,27 @@ func LoadReported(dir string) ([]Reported, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadReported(files, dir, ReadReported)
+}
+
+// LoadReportedFS is LoadReported on a file system (the binary's embedded
+// copy of the paper's data).
+func LoadReportedFS(fsys fs.FS, dir string) ([]Reported, error) {
+	files, err := fs.Glob(fsys, path.Join(dir, "*.csv"))
+	if err != nil {
+		return nil, err
+	}
+	return loadReported(files, dir, func(name string) ([]Reported, error) {
+		f, err := fsys.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return DecodeReported(f, name)
+	})
+}
+
+func loadReported(files []string, dir string, read func(string) ([]Reported, error)) ([]Reported, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("paper: no reported CSV files in %s", dir)
 	}
@@ -163,7 +192,7 @@ func LoadReported(dir string) ([]Reported, error) {
 	var all []Reported
 	seen := map[Key]string{}
 	for _, f := range files {
-		rows, err := ReadReported(f)
+		rows, err := read(f)
 		if err != nil {
 			return nil, fmt.Errorf("paper: %w", err)
 		}

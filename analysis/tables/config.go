@@ -10,12 +10,17 @@ package tables
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hoh-research/hoh"
 	"github.com/hoh-research/hoh/analysis/bootstrap"
+	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
 )
 
@@ -70,20 +75,36 @@ type Config struct {
 	Bootstrap Bootstrap `yaml:"bootstrap"`
 	Tables    []Spec    `yaml:"tables"`
 	dir       string
+	fsys      fs.FS // nil: the operating system's files
 }
 
 // LoadConfig reads a table configuration; relative paths in it are relative
 // to the file's folder.
 func LoadConfig(path string) (Config, error) {
-	var c Config
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return c, err
+		return Config{}, err
 	}
+	return parseConfig(b, path, filepath.Dir(path), nil)
+}
+
+// PaperConfig is the binary's embedded configs/paper/NAME.yaml, reading the
+// embedded paper data: `hoh report` needs no checkout.
+func PaperConfig(name string) (Config, error) {
+	p := "configs/paper/" + name + ".yaml"
+	b, err := fs.ReadFile(hoh.Paper, p)
+	if err != nil {
+		return Config{}, fmt.Errorf("tables: no paper config for %q (known: %s)", name, strings.Join(Names, ", "))
+	}
+	return parseConfig(b, p, path.Dir(p), hoh.Paper)
+}
+
+func parseConfig(b []byte, name, dir string, fsys fs.FS) (Config, error) {
+	var c Config
 	if err := yaml.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
+		return c, fmt.Errorf("%s: %w", name, err)
 	}
-	c.dir = filepath.Dir(path)
+	c.dir, c.fsys = dir, fsys
 	if c.Bootstrap.Resamples == 0 {
 		c.Bootstrap.Resamples = bootstrap.DefaultResamples
 	}
@@ -93,18 +114,21 @@ func LoadConfig(path string) (Config, error) {
 	for _, s := range c.specs() {
 		for _, a := range append(append(append([]string{}, s.Arms...), s.GainArms...), s.Compare...) {
 			if _, err := results.ParseArm(a); err != nil {
-				return c, fmt.Errorf("%s: table %s: %w", path, s.Name, err)
+				return c, fmt.Errorf("%s: table %s: %w", name, s.Name, err)
 			}
 		}
 		if s.Name == "" {
-			return c, fmt.Errorf("%s: a table without a name", path)
+			return c, fmt.Errorf("%s: a table without a name", name)
 		}
 	}
 	return c, nil
 }
 
 func (c Config) resolve(p string) string {
-	if filepath.IsAbs(p) || c.dir == "" {
+	switch {
+	case c.fsys != nil:
+		return path.Join(c.dir, p)
+	case filepath.IsAbs(p) || c.dir == "":
 		return p
 	}
 	return filepath.Join(c.dir, p)
@@ -118,14 +142,19 @@ func (c Config) specs() []Spec {
 	return []Spec{c.Spec}
 }
 
-// ReportedDir is the resolved folder of printed aggregates.
-func (c Config) ReportedDir() string { return c.resolve(c.Reported) }
+// LoadReported reads the printed aggregates the config names.
+func (c Config) LoadReported() ([]paper.Reported, error) {
+	if c.fsys != nil {
+		return paper.LoadReportedFS(c.fsys, c.resolve(c.Reported))
+	}
+	return paper.LoadReported(c.resolve(c.Reported))
+}
 
 // LoadResults reads a spec's sources, applying their filters.
 func (c Config) LoadResults(s Spec) (*results.Set, error) {
 	var rows []results.Row
 	for _, src := range s.Results {
-		rs, err := results.ReadFile(c.resolve(src.Path))
+		rs, err := c.readResults(c.resolve(src.Path))
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", s.Name, err)
 		}
@@ -140,6 +169,13 @@ func (c Config) LoadResults(s Spec) (*results.Set, error) {
 		return nil, fmt.Errorf("table %s: %w", s.Name, err)
 	}
 	return set, nil
+}
+
+func (c Config) readResults(name string) ([]results.Row, error) {
+	if c.fsys == nil {
+		return results.ReadFile(name)
+	}
+	return results.ReadFS(c.fsys, name)
 }
 
 func in(list []string, x string) bool {

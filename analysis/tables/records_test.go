@@ -221,7 +221,7 @@ func TestOwnRecordsConfigOrder(t *testing.T) {
 func TestOwnRecordsNoMatchError(t *testing.T) {
 	dir := writeRecords(t, []results.Row{row("alpha-local", "vanilla", "t1", 50, 1), row("alpha-local", "hoh@1", "t1", 60, 2)})
 	var out bytes.Buffer
-	err := Run("table3", filepath.Join("..", "..", "configs", "paper", "table3.yaml"), []string{dir}, "text", &out)
+	err := Run("table3", paperConfig(t, "table3"), []string{dir}, "text", &out)
 	if err == nil {
 		t.Fatalf("table3 on records without ablations printed:\n%s", out.String())
 	}
@@ -234,7 +234,7 @@ func TestOwnRecordsNoMatchError(t *testing.T) {
 		t.Errorf("output on error: %q", out.String())
 	}
 	// Table 1 from the same records renders the config label and the column.
-	if err := Run("table1", filepath.Join("..", "..", "configs", "paper", "table1.yaml"), []string{dir}, "text", &out); err != nil {
+	if err := Run("table1", paperConfig(t, "table1"), []string{dir}, "text", &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"alpha-local", "builtin mean pass_rate (1 task)", "HoH@1", "60.00"} {

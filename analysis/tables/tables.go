@@ -88,11 +88,7 @@ func Report(name string, cfg Config, set *results.Set, reported []paper.Reported
 // Run is the CLI's entry: with no override paths it reports the paper data
 // the config names against the printed values; with override paths (files or
 // folders of result records) it reports those, computed-only.
-func Run(name, configPath string, override []string, format string, w io.Writer) error {
-	cfg, err := LoadConfig(configPath)
-	if err != nil {
-		return err
-	}
+func Run(name string, cfg Config, override []string, format string, w io.Writer) error {
 	if len(override) > 0 {
 		set, err := results.Load(override...)
 		if err != nil {
@@ -100,7 +96,7 @@ func Run(name, configPath string, override []string, format string, w io.Writer)
 		}
 		return Report(name, cfg, set, nil, format, w)
 	}
-	reported, err := paper.LoadReported(cfg.ReportedDir())
+	reported, err := cfg.LoadReported()
 	if err != nil {
 		return err
 	}

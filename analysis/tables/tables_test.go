@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -13,13 +12,20 @@ import (
 	"github.com/hoh-research/hoh/analysis/results"
 )
 
-func paperTables(t *testing.T, name string) []*Table {
+// paperConfig is the config embedded in the binary, as hoh report reads it.
+func paperConfig(t *testing.T, name string) Config {
 	t.Helper()
-	cfg, err := LoadConfig(filepath.Join("..", "..", "configs", "paper", name+".yaml"))
+	cfg, err := PaperConfig(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := paper.LoadReported(cfg.ReportedDir())
+	return cfg
+}
+
+func paperTables(t *testing.T, name string) []*Table {
+	t.Helper()
+	cfg := paperConfig(t, name)
+	rep, err := cfg.LoadReported()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,8 +52,10 @@ func fillTables(p *indexPage, rr *runRecords, opts Options) {
 		return
 	}
 	for _, name := range tables.Names {
-		cfgPath := filepath.Join(opts.TableConfigDir, name+".yaml")
-		cfg, err := tables.LoadConfig(cfgPath)
+		cfg, err := tables.PaperConfig(name)
+		if opts.TableConfigDir != "" {
+			cfg, err = tables.LoadConfig(filepath.Join(opts.TableConfigDir, name+".yaml"))
+		}
 		if err != nil {
 			p.TableErrors = append(p.TableErrors, fmt.Sprintf("%s: %v", name, err))
 			continue

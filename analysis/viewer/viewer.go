@@ -31,7 +31,7 @@ const ReportDir = "report"
 // Options configure a build.
 type Options struct {
 	// TableConfigDir holds the table configs of hoh report
-	// (NAME.yaml); default configs/paper.
+	// (NAME.yaml); default: the configs embedded in the binary.
 	TableConfigDir string
 	// NoFigures leaves the figures out (they are the slowest part).
 	NoFigures bool
@@ -47,9 +47,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.TableConfigDir == "" {
-		o.TableConfigDir = filepath.Join("configs", "paper")
-	}
 	if o.MaxDiffBytes == 0 {
 		o.MaxDiffBytes = 1 << 20
 	}

@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"os"
 	"strings"
 
+	"github.com/hoh-research/hoh"
 	"github.com/hoh-research/hoh/analysis/figures"
 )
 
@@ -17,7 +20,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	var resultPaths multiFlag
 	fs.Var(&resultPaths, "results", "run records or result files/folders (repeatable); default: the paper's per-task data")
 	out := fs.String("out", "figures", "output directory (PNG, SVG and the CSV of every plotted mark)")
-	root := fs.String("paper", ".", "repository root holding results/paper (used without --results)")
+	root := fs.String("paper", "", "repository checkout whose results/paper and configs/paper/figures.yaml to draw (default: the copy embedded in the binary; used without --results)")
 	proj := fs.String("project", "", "a project directory (hoh plot dynamics --project DIR)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh plot %s|all [flags]\n\n", strings.Join(figures.Names(), "|"))
@@ -42,6 +45,10 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	warnScripted(stdout, resultPaths)
 	opts := figures.Options{OutDir: *out}
+	var paperData iofs.FS = hoh.Paper
+	if *root != "" {
+		paperData = os.DirFS(*root)
+	}
 	var (
 		outs  []figures.Output
 		skips []figures.Skip
@@ -50,10 +57,10 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	case len(resultPaths) > 0:
 		outs, skips, err = figures.Plot(name, resultPaths, opts)
 	case name == "all":
-		outs, skips, err = figures.PaperAll(*root, opts)
+		outs, skips, err = figures.PaperAll(paperData, opts)
 	default:
 		var sources map[string]figures.Data
-		if sources, err = figures.PaperData(*root); err == nil {
+		if sources, err = figures.PaperData(paperData); err == nil {
 			d, ok := sources[name]
 			if !ok {
 				return fmt.Errorf("%s cannot be drawn from the paper's per-task data (known: %s); give run records with --results",

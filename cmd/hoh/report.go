@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/hoh-research/hoh/analysis/results"
@@ -20,7 +19,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	var resultPaths multiFlag
 	fs.Var(&resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
 	format := fs.String("format", "text", "output format: text, markdown, latex or csv")
-	config := fs.String("config", "", "table config YAML (default configs/paper/NAME.yaml)")
+	config := fs.String("config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
 	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure, from every arm (needs --results run directories)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
@@ -34,9 +33,14 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("%w: which table? (%s)", errUsage, strings.Join(tables.Names, ", "))
 	}
-	path := *config
-	if path == "" {
-		path = filepath.Join("configs", "paper", name+".yaml")
+	var cfg tables.Config
+	if *config != "" {
+		cfg, err = tables.LoadConfig(*config)
+	} else {
+		cfg, err = tables.PaperConfig(name) // embedded in the binary: works from any directory
+	}
+	if err != nil {
+		return err
 	}
 	if *format == "text" || *format == "markdown" {
 		warnScripted(stdout, resultPaths)
@@ -44,7 +48,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		warnScripted(stderr, resultPaths)
 	}
 	if !*withoutReplaced {
-		return tables.Run(name, path, resultPaths, *format, stdout)
+		return tables.Run(name, cfg, resultPaths, *format, stdout)
 	}
 	if len(resultPaths) == 0 {
 		return fmt.Errorf("%w: --without-replaced needs --results run directories", errUsage)
@@ -54,10 +58,6 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "without replaced trials: %d task(s) with a replaced trial dropped from every arm of their configuration\n", dropped)
-	cfg, err := tables.LoadConfig(path)
-	if err != nil {
-		return err
-	}
 	return tables.Report(name, cfg, set, nil, *format, stdout)
 }
 

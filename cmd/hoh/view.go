@@ -18,7 +18,7 @@ func init() {
 func viewCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("view", stderr)
 	serve := fs.String("serve", "", "serve the report on ADDR (\":8080\" binds 127.0.0.1:8080), rebuilding pages while the run is going")
-	tableConfigs := fs.String("tables", filepath.Join("configs", "paper"), "directory of the table configs of hoh report (NAME.yaml)")
+	tableConfigs := fs.String("tables", "", "directory of the table configs of hoh report (NAME.yaml); default: those embedded in the binary")
 	noFigures := fs.Bool("no-figures", false, "leave the figures out (faster on very large runs)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: hoh view RUN_DIR|TRIAL_DIR [--serve ADDR]\n\nWrites RUN_DIR/report/index.html (one page per trial under report/trials/).")
