@@ -11,7 +11,8 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 )
 
 // indexPage is the experiment page.
@@ -71,7 +72,7 @@ type gridCell struct {
 }
 
 type replacementView struct {
-	runner.Replacement
+	attempt.Replacement
 	Href string
 }
 
@@ -139,7 +140,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 		}
 		res.Trials++
 		name := "trials/" + t.Key + ".html"
-		var reps []runner.Replacement
+		var reps []attempt.Replacement
 		for _, r := range rr.Replacements {
 			if r.Key == t.Key {
 				reps = append(reps, r)
@@ -271,8 +272,8 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			Replaced: t.Replacements, Metric: metric[t.Benchmark]}
 		g := groups[col]
 		g.Tokens += t.Tokens
-		switch runner.State(t.State) {
-		case runner.StateDone:
+		switch status.State(t.State) {
+		case status.StateDone:
 			g.Done++
 			c.Href = "trials/" + t.Key + ".html"
 			if f, ok := finals[t.Key]; ok {
@@ -286,17 +287,17 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			default:
 				c.StatusCategory, c.Class = catFailed, "fail"
 			}
-		case runner.StateFailed:
+		case status.StateFailed:
 			g.Failed++
 			c.StatusCategory, c.Class = catFailed, "fail"
 			if _, err := os.Stat(filepath.Join(rr.Dir, t.Dir, "trial.json")); err == nil {
 				c.Href = "trials/" + t.Key + ".html"
 			}
-		case runner.StateRunning:
+		case status.StateRunning:
 			g.Running++
 			unfinished = true
 			c.StatusCategory, c.Class, c.Href = catRunning, "running", "trials/"+t.Key+".html"
-		case runner.StateBudget:
+		case status.StateBudget:
 			g.NotRun++
 			c.StatusCategory, c.Class = catMissing, "missing"
 		default:

@@ -20,7 +20,8 @@ import (
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -30,7 +31,7 @@ type runRecords struct {
 	Lock         plan.Lock
 	Trials       []trialEntry
 	Scores       []results.Row
-	Replacements []runner.Replacement
+	Replacements []attempt.Replacement
 	ConfigText   string // the config as run, when the run directory keeps one
 }
 
@@ -44,13 +45,13 @@ type trialEntry struct {
 }
 
 func readRun(dir string) (*runRecords, error) {
-	in, err := runner.Inspect(dir)
+	in, err := status.Inspect(dir)
 	if err != nil {
 		return nil, err
 	}
 	rr := &runRecords{Dir: dir, Lock: in.Lock}
-	if rr.Replacements, err = runner.ReadReplacements(dir); err != nil {
-		return nil, fmt.Errorf("%s: %w", runner.ReplacementsPath(dir), err)
+	if rr.Replacements, err = attempt.ReadReplacements(dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", attempt.ReplacementsPath(dir), err)
 	}
 	reps := map[string]int{}
 	for _, r := range rr.Replacements {
@@ -74,7 +75,7 @@ func readRun(dir string) (*runRecords, error) {
 		have[r.Source] = true
 	}
 	for _, t := range rr.Trials {
-		if t.State != string(runner.StateDone) || have[t.Key] {
+		if t.State != string(status.StateDone) || have[t.Key] {
 			continue
 		}
 		rows, err := results.ReadFile(trial.Layout{Dir: filepath.Join(dir, t.Dir)}.Scores())
@@ -95,14 +96,14 @@ func readRun(dir string) (*runRecords, error) {
 // show, for change detection.
 func runFingerprintFiles(dir string) []string {
 	return []string{filepath.Join(dir, "plan.json"), filepath.Join(dir, "lock.json"),
-		filepath.Join(dir, "trials.jsonl"), filepath.Join(dir, "scores.csv"), runner.ReplacementsPath(dir)}
+		filepath.Join(dir, "trials.jsonl"), filepath.Join(dir, "scores.csv"), attempt.ReplacementsPath(dir)}
 }
 
 // trialFingerprintFiles are the files of a trial directory whose change
 // means its page must be rebuilt.
 func trialFingerprintFiles(dir string) []string {
 	l := trial.Layout{Dir: dir}
-	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), filepath.Join(dir, runner.FailureFile)}
+	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), filepath.Join(dir, attempt.FailureFile)}
 }
 
 // fingerprint is sizes and modification times of files (missing ones
@@ -125,11 +126,11 @@ type loopRecords struct {
 	Spec         trial.Spec
 	Stages       []trial.StageRecord
 	Summary      *trial.Summary
-	Failure      *runner.Failure
+	Failure      *attempt.Failure
 	Iterations   []iterationRecords
 	Evaluations  map[int]benchmark.Evaluation
 	Scores       []results.Row
-	Replacements []runner.Replacement
+	Replacements []attempt.Replacement
 	HistoryNote  string // why there is no diff, when there is none
 }
 
@@ -197,7 +198,7 @@ func readLoop(dir string, maxDiff int) (*loopRecords, error) {
 	if lr.Summary, err = readJSONIf[trial.Summary](l.Summary()); err != nil {
 		return nil, err
 	}
-	if lr.Failure, err = readJSONIf[runner.Failure](filepath.Join(dir, runner.FailureFile)); err != nil {
+	if lr.Failure, err = readJSONIf[attempt.Failure](filepath.Join(dir, attempt.FailureFile)); err != nil {
 		return nil, err
 	}
 	if rows, err := results.ReadFile(l.Scores()); err == nil {
@@ -405,7 +406,7 @@ func modTime(files ...string) time.Time {
 
 // readPlanDirs lists the trial directories of a run's plan.
 func readPlanDirs(dir string) ([]string, error) {
-	ts, err := runner.ReadPlan(dir)
+	ts, err := status.ReadPlan(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,8 @@ import (
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -76,15 +77,15 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 		tdir := filepath.Join(dir, tr.Dir)
 		rs := writeSynthTrial(t, tdir, tr, steps, i, shape, o)
 		rows = append(rows, rs...)
-		status := trial.StatusCompleted
+		st := trial.StatusCompleted
 		if shape == "failed" {
-			status = trial.StatusProtocolFailure
+			st = trial.StatusProtocolFailure
 		}
-		l, _ := json.Marshal(runner.TrialLine{Key: tr.Key, Dir: tr.Dir, Config: tr.Config, Arm: tr.Arm, Task: tr.Task.ID,
-			Rep: 1, State: runner.StateDone, Status: status})
+		l, _ := json.Marshal(status.TrialLine{Key: tr.Key, Dir: tr.Dir, Config: tr.Config, Arm: tr.Arm, Task: tr.Task.ID,
+			Rep: 1, State: status.StateDone, Status: st})
 		lines.Write(append(l, '\n'))
 		if shape == "replaced" {
-			r, _ := json.Marshal(runner.Replacement{Key: tr.Key, Dir: tr.Dir, Attempt: 1,
+			r, _ := json.Marshal(attempt.Replacement{Key: tr.Key, Dir: tr.Dir, Attempt: 1,
 				Reason: "infrastructure failure in iteration 1 developer: provider returned 502", Time: time.Unix(1700000000, 0)})
 			reps.Write(append(r, '\n'))
 		}
@@ -94,7 +95,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 	must(t, records.WriteFile(filepath.Join(dir, "scores.csv"), buf.Bytes()))
 	must(t, records.WriteFile(filepath.Join(dir, "trials.jsonl"), lines.Bytes()))
 	if reps.Len() > 0 {
-		must(t, records.WriteFile(runner.ReplacementsPath(dir), reps.Bytes()))
+		must(t, records.WriteFile(attempt.ReplacementsPath(dir), reps.Bytes()))
 	}
 	return trials
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -26,7 +26,7 @@ type trialContext struct {
 	TrialRel           string // the trial directory, relative to the run directory
 	Index              string // URL of the experiment (or project) page
 	Notice, Experiment string
-	Replacements       []runner.Replacement
+	Replacements       []attempt.Replacement
 	Live               bool
 	State, Reason      string // the runner's view (failed, running, ...)
 	Unit               string // "iteration" for trials, "loop" for projects
@@ -297,7 +297,7 @@ func buildTrialPage(j trialJob, opts Options) ([]string, error) {
 	for _, f := range []struct{ name, label string }{
 		{"trial.json", "trial.json"}, {"stages.jsonl", "stages.jsonl (committed stages)"},
 		{"usage.jsonl", "usage.jsonl (token ledger)"}, {"summary.json", "summary.json"},
-		{runner.FailureFile, runner.FailureFile},
+		{attempt.FailureFile, attempt.FailureFile},
 	} {
 		if _, err := os.Stat(filepath.Join(lr.Dir, f.name)); err == nil {
 			p.Files = append(p.Files, link(f.name, f.label))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/tables"
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
 )
 
 func init() {
@@ -71,7 +71,7 @@ func withoutReplacedTrials(paths []string) (*results.Set, int, error) {
 	}
 	replaced := map[string]bool{}
 	for _, p := range paths {
-		reps, err := runner.ReadReplacements(p)
+		reps, err := attempt.ReadReplacements(p)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", p, err)
 		}

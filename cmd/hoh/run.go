@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 )
 
 func init() {
@@ -63,7 +64,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := runner.Run(ctx, exp, runner.Options{Shard: shard, AllowChangedConfig: *allowChanged, Out: stdout, Terminal: terminal})
 	if res != nil {
-		if serr := runner.Summary(stdout, res); serr != nil && err == nil {
+		if serr := status.Summary(stdout, res.Outcomes, exp.Scripted()); serr != nil && err == nil {
 			err = serr
 		}
 	}
@@ -71,7 +72,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "records: %s (scores.csv, trials.jsonl, replacements.jsonl)\n", exp.Output)
-	if n := res.Count(runner.StateFailed); n > 0 {
+	if n := res.Count(status.StateFailed); n > 0 {
 		return fmt.Errorf("%d trial(s) failed; see hoh status %s", n, exp.Output)
 	}
 	return nil

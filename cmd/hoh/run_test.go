@@ -18,7 +18,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
@@ -100,12 +100,12 @@ func fingerprint(t *testing.T, out string) string {
 	for _, r := range rows {
 		lines = append(lines, fmt.Sprintf("score %s %s %s@%d %s %s=%g tokens=%g", r.Source, r.Config, r.Condition, r.Checkpoint, r.Task, r.Metric, r.Value, r.Tokens))
 	}
-	ts, err := runner.ReadPlan(out)
+	ts, err := status.ReadPlan(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tr := range ts {
-		v, err := runner.ViewTrial(filepath.Join(out, tr.Dir))
+		v, err := status.ViewTrial(filepath.Join(out, tr.Dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func fingerprint(t *testing.T, out string) string {
 		for _, s := range v.Stages {
 			st = append(st, fmt.Sprintf("%d:%s:%d", s.Iteration, s.Role, len(s.Invocations)))
 		}
-		u, err := runner.LedgerUsage(trial.Layout{Dir: filepath.Join(out, tr.Dir)}.Usage())
+		u, err := status.LedgerUsage(trial.Layout{Dir: filepath.Join(out, tr.Dir)}.Usage())
 		if err != nil {
 			t.Fatal(err)
 		}

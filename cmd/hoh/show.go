@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -30,7 +30,7 @@ func showCmd(args []string, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(trial.Layout{Dir: dir}.Spec()); err == nil {
 		return showTrial(stdout, dir)
 	}
-	in, err := runner.Inspect(dir)
+	in, err := status.Inspect(dir)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func showCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, ts := range in.Trials {
 		switch ts.State {
-		case runner.StateRemaining, runner.StateBudget:
+		case status.StateRemaining, status.StateBudget:
 			fmt.Fprintf(stdout, "== %s (%s): %s\n\n", ts.Trial.Dir, ts.Trial.Key, ts.State)
 			continue
 		}
@@ -51,7 +51,7 @@ func showCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 func showTrial(w io.Writer, dir string) error {
-	v, err := runner.ViewTrial(dir)
+	v, err := status.ViewTrial(dir)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/hoh-research/hoh/experiments/runner"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 )
 
 func init() {
@@ -25,7 +25,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("%w: want one run directory", errUsage)
 	}
-	in, err := runner.Inspect(fs.Arg(0))
+	in, err := status.Inspect(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("Config", "Condition", "Done", "Running", "Failed", "Remaining", "Not run (budget)", "Tokens")
-	var tot runner.Group
+	var tot status.Group
 	for _, g := range in.Groups() {
 		t.Append(g.Config, g.Arm, g.Done, g.Running, g.Failed, g.Remaining, g.NotRun, g.Tokens)
 		tot.Done += g.Done
@@ -54,7 +54,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, ts := range in.Trials {
-		if ts.State == runner.StateFailed || (*verbose && ts.State == runner.StateRunning) {
+		if ts.State == status.StateFailed || (*verbose && ts.State == status.StateRunning) {
 			fmt.Fprintf(stdout, "%s %s: %s %s\n", ts.State, ts.Trial.Dir, ts.Status, ts.Reason)
 		}
 	}

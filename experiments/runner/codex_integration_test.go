@@ -12,6 +12,9 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -63,15 +66,15 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	byTask := map[string]Outcome{}
+	byTask := map[string]status.Outcome{}
 	for _, o := range res.Outcomes {
 		byTask[o.Trial.Task.ID] = o
 	}
 	g := byTask["greet"]
-	if g.State != StateDone || g.Replacements != 1 {
+	if g.State != status.StateDone || g.Replacements != 1 {
 		t.Fatalf("greet: %+v", g)
 	}
-	reps, err := ReadReplacements(out)
+	reps, err := attempt.ReadReplacements(out)
 	if err != nil || len(reps) != 1 || reps[0].Key != g.Trial.Key || !strings.Contains(reps[0].Reason, "infrastructure failure") {
 		t.Fatalf("replacements.jsonl: %+v %v", reps, err)
 	}
@@ -84,7 +87,7 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 	if c.Replacements != 0 {
 		t.Errorf("calc was replaced: %+v", c)
 	}
-	v, err := ViewTrial(filepath.Join(out, c.Trial.Dir))
+	v, err := status.ViewTrial(filepath.Join(out, c.Trial.Dir))
 	if err != nil || len(v.Stages) != 1 || len(v.Stages[0].Invocations) != 1 || v.Stages[0].Invocations[0].Outcome != "timeout" {
 		t.Fatalf("calc stages %+v %v", v, err)
 	}
@@ -94,5 +97,5 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 }
 
 func readSummary(dir string, s *trial.Summary) error {
-	return jsonFile(trial.Layout{Dir: dir}.Summary(), s)
+	return records.ReadJSON(trial.Layout{Dir: dir}.Summary(), s)
 }

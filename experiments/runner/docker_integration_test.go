@@ -21,6 +21,8 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -110,7 +112,7 @@ func TestHarborSmokeRunsInDocker(t *testing.T) {
 		t.Fatalf("%d outcomes, want vanilla and hoh@1", len(res.Outcomes))
 	}
 	for _, o := range res.Outcomes {
-		if o.State != StateDone || o.Status != trial.StatusCompleted || o.Replacements != 0 {
+		if o.State != status.StateDone || o.Status != trial.StatusCompleted || o.Replacements != 0 {
 			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
 		}
 		ws := filepath.Join(out, o.Trial.Dir, "workspace")
@@ -145,7 +147,7 @@ func TestHarborSmokeRunsInDocker(t *testing.T) {
 	// The CLI got the key in its environment; no file may keep the value.
 	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
-			if b, _ := os.ReadFile(p); strings.Contains(string(b), ScriptedKeyValue) {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), scriptedKeyValue) {
 				t.Errorf("the API key value is in %s", p)
 			}
 		}
@@ -182,11 +184,11 @@ retries: {infrastructure: 1, backoff: 10ms}
 	}
 	assertRunRemoved(t, c, res.DockerRun)
 	o := res.Outcomes[0]
-	if o.State != StateFailed || o.Status != "" || !strings.Contains(o.Reason, "infrastructure failure persisted after 1 replacement") ||
+	if o.State != status.StateFailed || o.Status != "" || !strings.Contains(o.Reason, "infrastructure failure persisted after 1 replacement") ||
 		!strings.Contains(o.Reason, "environment") {
 		t.Fatalf("outcome %+v", o)
 	}
-	reps, err := ReadReplacements(e.Output)
+	reps, err := attempt.ReadReplacements(e.Output)
 	if err != nil || len(reps) != 1 || reps[0].Key != o.Trial.Key || !strings.Contains(reps[0].Reason, "memory") {
 		t.Fatalf("replacements.jsonl: %+v %v", reps, err)
 	}

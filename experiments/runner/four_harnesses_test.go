@@ -12,6 +12,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -34,7 +35,7 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 	harnesses := map[string]bool{}
 	for _, o := range res.Outcomes {
 		harnesses[o.Trial.Config] = true
-		if o.State != StateDone || o.Status != trial.StatusCompleted {
+		if o.State != status.StateDone || o.Status != trial.StatusCompleted {
 			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
 			continue
 		}

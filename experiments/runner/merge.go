@@ -9,6 +9,8 @@ import (
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 )
 
 // MergeReport says what a merge found.
@@ -36,7 +38,7 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("merge: %s: %w", d, err)
 		}
-		ts, err := ReadPlan(d)
+		ts, err := status.ReadPlan(d)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
@@ -51,19 +53,19 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 		}
 	}
 	rep := &MergeReport{}
-	finished := map[string]Outcome{}
+	finished := map[string]status.Outcome{}
 	owner := map[string]string{}
 	var shards []string
-	var replacements []Replacement
+	var replacements []attempt.Replacement
 	for _, d := range dirs {
 		l, _ := plan.ReadLock(d)
 		shards = append(shards, l.Shard)
-		in, err := Inspect(d)
+		in, err := status.Inspect(d)
 		if err != nil {
 			return nil, err
 		}
 		for _, st := range in.Trials {
-			if st.State != StateDone && (st.State != StateFailed || st.Status == "") {
+			if st.State != status.StateDone && (st.State != status.StateFailed || st.Status == "") {
 				continue
 			}
 			if prev, dup := owner[st.Trial.Key]; dup {
@@ -74,9 +76,9 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 			if err := history.CopyTree(filepath.Join(d, st.Trial.Dir), filepath.Join(out, st.Trial.Dir)); err != nil {
 				return nil, err
 			}
-			finished[st.Trial.Key] = Outcome{Trial: st.Trial, State: st.State, Status: st.Status, Reason: st.Reason, Usage: st.Usage}
+			finished[st.Trial.Key] = status.Outcome{Trial: st.Trial, State: st.State, Status: st.Status, Reason: st.Reason, Usage: st.Usage}
 		}
-		rs, err := ReadReplacements(d)
+		rs, err := attempt.ReadReplacements(d)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +97,7 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 	if err := records.WriteJSON(plan.LockPath(out), merged); err != nil {
 		return nil, err
 	}
-	if err := records.WriteJSON(PlanPath(out), trials); err != nil {
+	if err := records.WriteJSON(status.PlanPath(out), trials); err != nil {
 		return nil, err
 	}
 	for _, r := range replacements {
@@ -103,9 +105,9 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 			o.Replacements++
 			finished[r.Key] = o
 		}
-		if err := records.Append(ReplacementsPath(out), r); err != nil {
+		if err := records.Append(attempt.ReplacementsPath(out), r); err != nil {
 			return nil, err
 		}
 	}
-	return rep, WriteOutputs(out, trials, finished, merged.Notice)
+	return rep, writeRecords(out, trials, finished, merged.Notice)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -91,7 +92,7 @@ func TestProgramBenchSmokeRunsInDocker(t *testing.T) {
 	want := map[string]float64{"vanilla": 75, "hoh@1": 100}
 	for _, o := range res.Outcomes {
 		dir := filepath.Join(out, o.Trial.Dir)
-		if o.State != StateDone || o.Status != trial.StatusCompleted || o.Replacements != 0 {
+		if o.State != status.StateDone || o.Status != trial.StatusCompleted || o.Replacements != 0 {
 			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
 			continue
 		}
@@ -134,7 +135,7 @@ func TestProgramBenchSmokeRunsInDocker(t *testing.T) {
 	// The CLI got the key in its environment; no file may keep the value.
 	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
-			if b, _ := os.ReadFile(p); strings.Contains(string(b), ScriptedKeyValue) {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), scriptedKeyValue) {
 				t.Errorf("the API key value is in %s", p)
 			}
 		}

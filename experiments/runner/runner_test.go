@@ -16,6 +16,8 @@ import (
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -122,7 +124,7 @@ func TestRunFinishesEveryTrialAndWritesRecords(t *testing.T) {
 	o := opts(&instantHarness{})
 	o.Out = &log
 	res := mustRun(t, experiment(t, out, ""), o)
-	if res.Count(StateDone) != 4 || len(res.Outcomes) != 4 {
+	if res.Count(status.StateDone) != 4 || len(res.Outcomes) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 	rows := scoreRows(t, out)
@@ -140,7 +142,7 @@ func TestRunFinishesEveryTrialAndWritesRecords(t *testing.T) {
 	// Rerunning skips everything: the harness is not called again.
 	h2 := &instantHarness{}
 	res = mustRun(t, experiment(t, out, ""), opts(h2))
-	if h2.calls != 0 || res.Count(StateDone) != 4 {
+	if h2.calls != 0 || res.Count(status.StateDone) != 4 {
 		t.Fatalf("rerun called the harness %d times; outcomes %+v", h2.calls, res.Outcomes)
 	}
 	if got := scoreRows(t, out); strings.Join(got, "\n") != strings.Join(rows, "\n") {
@@ -152,10 +154,10 @@ func TestInfrastructureFailuresAreReplacedAndRecorded(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	h := &instantHarness{infraFirst: map[string]bool{"calc": true}}
 	res := mustRun(t, experiment(t, out, ""), opts(h))
-	if res.Count(StateDone) != 4 {
+	if res.Count(status.StateDone) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
-	reps, err := ReadReplacements(out)
+	reps, err := attempt.ReadReplacements(out)
 	if err != nil || len(reps) != 1 {
 		t.Fatalf("replacements %+v (%v)", reps, err)
 	}
@@ -176,18 +178,18 @@ func TestPersistentInfrastructureFailureStopsAtTheLimit(t *testing.T) {
 	e.Retries.Infrastructure = 2
 	h := &alwaysInfra{}
 	res := mustRun(t, e, opts(h))
-	if res.Count(StateFailed) != 4 {
+	if res.Count(status.StateFailed) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
-	reps, _ := ReadReplacements(out)
+	reps, _ := attempt.ReadReplacements(out)
 	if len(reps) != 8 { // 2 replacements for each of 4 trials
 		t.Errorf("%d replacements, want 8", len(reps))
 	}
 	if !strings.Contains(res.Outcomes[0].Reason, "after 2 replacement") {
 		t.Errorf("reason %q", res.Outcomes[0].Reason)
 	}
-	in, err := Inspect(out)
-	if err != nil || in.Trials[0].State != StateFailed {
+	in, err := status.Inspect(out)
+	if err != nil || in.Trials[0].State != status.StateFailed {
 		t.Fatalf("status after giving up: %+v %v", in, err)
 	}
 }
@@ -214,14 +216,14 @@ func TestCorruptRecordFailsOnlyItsTrial(t *testing.T) {
 	os.WriteFile(stages, append([]byte("{not json\n"), data...), 0o644)
 
 	res = mustRun(t, e, opts(&instantHarness{}))
-	if res.Count(StateDone) != 3 || res.Count(StateFailed) != 1 {
+	if res.Count(status.StateDone) != 3 || res.Count(status.StateFailed) != 1 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 	f := res.Outcomes[1]
-	if f.State != StateFailed || !strings.Contains(f.Reason, stages) || !strings.Contains(f.Reason, "corrupt") {
+	if f.State != status.StateFailed || !strings.Contains(f.Reason, stages) || !strings.Contains(f.Reason, "corrupt") {
 		t.Errorf("failed trial reason %q does not name %s", f.Reason, stages)
 	}
-	if res.Outcomes[2].State != StateDone {
+	if res.Outcomes[2].State != status.StateDone {
 		t.Errorf("intact trial: %+v", res.Outcomes[2])
 	}
 }
@@ -236,7 +238,7 @@ func TestSecondRunnerOnTheSameDirectoryIsRefused(t *testing.T) {
 	defer unlock()
 	h := &instantHarness{}
 	_, err = Run(context.Background(), experiment(t, out, ""), opts(h))
-	if !IsLocked(err) || !strings.Contains(err.Error(), "another hoh run is already using") || h.calls != 0 {
+	if !isLocked(err) || !strings.Contains(err.Error(), "another hoh run is already using") || h.calls != 0 {
 		t.Fatalf("second runner: err %v, %d harness calls", err, h.calls)
 	}
 }
@@ -246,10 +248,10 @@ func TestTokenBudgetStopsNewTrials(t *testing.T) {
 	e := experiment(t, out, "budget: {tokens: 1}\n")
 	e.Concurrency = 1
 	res := mustRun(t, e, opts(&instantHarness{}))
-	if res.Count(StateDone) != 1 || res.Count(StateBudget) != 3 {
+	if res.Count(status.StateDone) != 1 || res.Count(status.StateBudget) != 3 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
-	in, err := Inspect(out)
+	in, err := status.Inspect(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +264,7 @@ func TestTokenBudgetStopsNewTrials(t *testing.T) {
 		t.Errorf("status groups %+v", g)
 	}
 	var buf bytes.Buffer
-	Summary(&buf, res)
+	status.Summary(&buf, res.Outcomes, res.Plan.Experiment.Scripted())
 	if !strings.Contains(buf.String(), "Not run (budget)") {
 		t.Errorf("summary:\n%s", buf.String())
 	}
@@ -279,7 +281,7 @@ func TestChangedConfigIsRefusedOnResume(t *testing.T) {
 	o := opts(&instantHarness{})
 	o.AllowChangedConfig = true
 	res := mustRun(t, changed, o)
-	if res.Count(StateDone) != 8 {
+	if res.Count(status.StateDone) != 8 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 }
@@ -309,7 +311,7 @@ func TestTwoShardsMergedEqualTheUnshardedRun(t *testing.T) {
 	if a, b := scoreRows(t, whole), scoreRows(t, merged); strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Errorf("merged scores differ:\n%s\nvs\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
-	in, err := Inspect(merged)
+	in, err := status.Inspect(merged)
 	if err != nil || in.Groups()[0].Done != 2 {
 		t.Fatalf("merged status %+v %v", in, err)
 	}
@@ -335,7 +337,7 @@ func TestShowReadsStagesHistoryAndScores(t *testing.T) {
 			hoh = o.Trial
 		}
 	}
-	v, err := ViewTrial(filepath.Join(out, hoh.Dir))
+	v, err := status.ViewTrial(filepath.Join(out, hoh.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,11 +358,11 @@ func TestContextCancelLeavesTrialsResumable(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &cancelAfter{instantHarness: &instantHarness{}, n: 3, cancel: cancel}
 	res, err := Run(ctx, experiment(t, out, ""), opts(h))
-	if err == nil || res.Count(StateDone) == 4 {
+	if err == nil || res.Count(status.StateDone) == 4 {
 		t.Fatalf("cancelled run: %v %+v", err, res)
 	}
 	res = mustRun(t, experiment(t, out, ""), opts(&instantHarness{}))
-	if res.Count(StateDone) != 4 {
+	if res.Count(status.StateDone) != 4 {
 		t.Fatalf("resumed outcomes %+v", res.Outcomes)
 	}
 }

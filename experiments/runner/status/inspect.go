@@ -1,15 +1,14 @@
-package runner
+package status
 
 import (
-	"fmt"
+	"encoding/json"
 	"os"
 	"path/filepath"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -29,18 +28,6 @@ type Inspection struct {
 	Trials []TrialState
 }
 
-// ReadPlan reads a run directory's plan.json.
-func ReadPlan(out string) ([]plan.Trial, error) {
-	var ts []plan.Trial
-	if err := records.ReadJSON(PlanPath(out), &ts); err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s is not a run directory (no plan.json)", out)
-		}
-		return nil, err
-	}
-	return ts, nil
-}
-
 // Inspect reads the state of every planned trial from the files of out.
 // Trials outside the directory's shard count as remaining.
 func Inspect(out string) (*Inspection, error) {
@@ -55,7 +42,7 @@ func Inspect(out string) (*Inspection, error) {
 	budget := map[string]string{}
 	records.ReadLines(filepath.Join(out, "trials.jsonl"), func(b []byte) error {
 		var l TrialLine
-		if jsonUnmarshal(b, &l) == nil && l.State == StateBudget {
+		if json.Unmarshal(b, &l) == nil && l.State == StateBudget {
 			budget[l.Key] = l.Reason
 		}
 		return nil
@@ -72,15 +59,15 @@ func inspectTrial(out string, t plan.Trial, budget map[string]string) TrialState
 	l := trial.Layout{Dir: filepath.Join(out, t.Dir)}
 	var s trial.Summary
 	if err := records.ReadJSON(l.Summary(), &s); err == nil {
-		o := outcomeOf(t, &s)
+		o := OutcomeOf(t, &s)
 		st.State, st.Status, st.Reason, st.Usage = o.State, o.Status, o.Reason, o.Usage
 		return st
 	} else if !os.IsNotExist(err) {
 		st.State, st.Reason = StateFailed, err.Error()
 		return st
 	}
-	var f Failure
-	if err := records.ReadJSON(filepath.Join(l.Dir, FailureFile), &f); err == nil {
+	var f attempt.Failure
+	if err := records.ReadJSON(filepath.Join(l.Dir, attempt.FailureFile), &f); err == nil {
 		st.State, st.Reason = StateFailed, f.Reason
 	} else if _, err := os.Stat(l.Spec()); err == nil {
 		st.State = StateRunning
@@ -132,69 +119,3 @@ func (in *Inspection) Groups() []Group {
 	}
 	return gs
 }
-
-// TrialView is what happened in one trial (hoh show).
-type TrialView struct {
-	Dir     string
-	Spec    trial.Spec
-	Stages  []trial.StageRecord
-	Summary *trial.Summary
-	History []history.Entry
-	Diffs   map[string]string // commit -> diffstat against its parent
-	Scores  []results.Row
-	Failure *Failure
-}
-
-// ViewTrial reads a trial directory.
-func ViewTrial(dir string) (*TrialView, error) {
-	l := trial.Layout{Dir: dir}
-	v := &TrialView{Dir: dir, Diffs: map[string]string{}}
-	if err := records.ReadJSON(l.Spec(), &v.Spec); err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s is not a trial directory (no trial.json): the trial has not started", dir)
-		}
-		return nil, err
-	}
-	if _, err := records.ReadLines(l.Stages(), func(b []byte) error {
-		var s trial.StageRecord
-		if err := jsonUnmarshal(b, &s); err != nil {
-			return err
-		}
-		v.Stages = append(v.Stages, s)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	var s trial.Summary
-	if err := records.ReadJSON(l.Summary(), &s); err == nil {
-		v.Summary = &s
-	} else if !os.IsNotExist(err) {
-		return nil, err
-	}
-	var f Failure
-	if records.ReadJSON(filepath.Join(dir, FailureFile), &f) == nil {
-		v.Failure = &f
-	}
-	repo, err := history.Open(l.GitDir(), l.Workspace())
-	if err != nil {
-		return nil, err
-	}
-	if v.History, err = repo.Log(); err != nil {
-		return nil, err
-	}
-	// Log is oldest first: diff each commit against its predecessor.
-	for i := 1; i < len(v.History); i++ {
-		d, err := repo.DiffStat(v.History[i-1].Commit, v.History[i].Commit)
-		if err == nil {
-			v.Diffs[v.History[i].Commit] = d
-		}
-	}
-	if rows, err := results.ReadFile(l.Scores()); err == nil {
-		v.Scores = rows
-	} else if !os.IsNotExist(err) {
-		return nil, err
-	}
-	return v, nil
-}
-
-func jsonFile(path string, v any) error { return records.ReadJSON(path, v) }

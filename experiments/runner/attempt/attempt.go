@@ -1,0 +1,128 @@
+// Package attempt is the runner's replacement policy (paper B.2): an attempt
+// lost to an infrastructure failure (trial.IsInfra) is logged in the run
+// directory's replacements.jsonl and replaced after an exponential back-off,
+// up to a limit; an agent failure is a result, never replaced. When the
+// runner gives up on a trial it leaves runner-failure.json in the trial
+// directory: a runner verdict, not a trial result.
+package attempt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// Policy says how often and how patiently an attempt is replaced.
+type Policy struct {
+	Replacements int           // at most this many replacements per trial and run
+	Backoff      time.Duration // the first wait, doubled per replacement
+}
+
+// Verdict is how a trial's attempts ended: with a result (Summary), or
+// interrupted (resumable), or given up (Failed).
+type Verdict struct {
+	Summary *trial.Summary
+	// Replacements: with a Summary, every replacement of the trial in the
+	// log, across resumed runs; when given up, those of this run.
+	Replacements int
+	Interrupted  string // why, when the context ended
+	Failed       string // why the runner gave up
+}
+
+// Trial names the trial whose attempts are run: its key, its directory
+// relative to the run directory (for the log) and on disk.
+type Trial struct {
+	Key, Dir, Path string
+}
+
+// Run calls attempt until it returns a result or an error that is not
+// replaced. out is the run directory; logf reports each replacement.
+func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(context.Context) (*trial.Summary, error), logf func(format string, args ...any)) Verdict {
+	var v Verdict
+	for replaced := 0; ; replaced++ {
+		s, err := attempt(ctx)
+		if err == nil {
+			v = Verdict{Summary: s, Replacements: CountReplacements(out, t.Key)}
+			break
+		}
+		if ctx.Err() != nil {
+			return Verdict{Interrupted: "interrupted: " + ctx.Err().Error()}
+		}
+		if trial.IsInfra(err) && replaced < p.Replacements {
+			rep := Replacement{Key: t.Key, Dir: t.Dir, Attempt: CountReplacements(out, t.Key) + 1, Reason: err.Error(), Time: time.Now().UTC()}
+			if werr := records.Append(ReplacementsPath(out), rep); werr != nil {
+				return Verdict{Failed: werr.Error()}
+			}
+			wait := p.Backoff << replaced
+			logf("%s: %v; replacing the attempt in %s (replacement %d of at most %d)", t.Dir, err, wait, replaced+1, p.Replacements)
+			select {
+			case <-time.After(wait):
+				continue
+			case <-ctx.Done():
+				return Verdict{Interrupted: "interrupted"}
+			}
+		}
+		v = Verdict{Failed: err.Error(), Replacements: replaced}
+		if trial.IsInfra(err) {
+			v.Failed = fmt.Sprintf("infrastructure failure persisted after %d replacement(s): %v", replaced, err)
+		}
+		records.WriteJSON(filepath.Join(t.Path, FailureFile), Failure{Key: t.Key, Reason: v.Failed, Time: time.Now().UTC()})
+		return v
+	}
+	os.Remove(filepath.Join(t.Path, FailureFile)) // a result replaces an earlier run's verdict
+	return v
+}
+
+// FailureFile marks a trial the runner gave up on (not a trial result).
+const FailureFile = "runner-failure.json"
+
+// Failure is the content of FailureFile.
+type Failure struct {
+	Key    string    `json:"key"`
+	Reason string    `json:"reason"`
+	Time   time.Time `json:"time"`
+}
+
+// Replacement is one line of replacements.jsonl.
+type Replacement struct {
+	Key     string    `json:"key"`
+	Dir     string    `json:"dir"`
+	Attempt int       `json:"attempt"`
+	Reason  string    `json:"reason"`
+	Time    time.Time `json:"time"`
+}
+
+// ReplacementsPath is the run directory's replacement log.
+func ReplacementsPath(out string) string { return filepath.Join(out, "replacements.jsonl") }
+
+// ReadReplacements reads the replacement log.
+func ReadReplacements(out string) ([]Replacement, error) {
+	var reps []Replacement
+	_, err := records.ReadLines(ReplacementsPath(out), func(b []byte) error {
+		var rep Replacement
+		if err := json.Unmarshal(b, &rep); err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+		return nil
+	})
+	return reps, err
+}
+
+// CountReplacements counts the logged replacements of the trial with key.
+func CountReplacements(out, key string) int {
+	reps, _ := ReadReplacements(out)
+	n := 0
+	for _, r := range reps {
+		if r.Key == key {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,192 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/experiments/trial"
+)
+
+// execute schedules the shard's trials.
+func (r *run) execute(ctx context.Context) (*Result, error) {
+	trials := r.plan.Select(r.opts.Shard)
+	res := &Result{Plan: r.plan}
+	outcomes := make([]status.Outcome, len(trials))
+	var pending []int
+	for i, t := range trials {
+		o, done := r.previous(t)
+		if done {
+			outcomes[i] = o
+			r.finished[t.Key] = o
+			continue
+		}
+		outcomes[i] = status.Outcome{Trial: t, State: status.StateRemaining}
+		pending = append(pending, i)
+	}
+	r.progress = status.NewProgress(r.opts.Out, r.opts.Terminal, len(trials), r.exp.Scripted())
+	for _, o := range outcomes {
+		if o.Skipped {
+			r.progress.Finished(o)
+		}
+	}
+	if err := r.writeOutputs(trials); err != nil {
+		return nil, err
+	}
+
+	var (
+		mu         sync.Mutex
+		cond       = sync.NewCond(&mu)
+		running    int
+		perConfig  = map[string]int{}
+		runningSet = map[string]plan.Trial{}
+		wg         sync.WaitGroup
+	)
+	stop := context.AfterFunc(ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
+	defer stop()
+	limit := max(r.exp.Concurrency, 1)
+	for len(pending) > 0 {
+		mu.Lock()
+		pick := -1
+		for ctx.Err() == nil {
+			if running < limit {
+				for j, i := range pending {
+					rt := r.configs[trials[i].Config]
+					if rt.limit <= 0 || perConfig[trials[i].Config] < rt.limit {
+						pick = j
+						break
+					}
+				}
+				if pick >= 0 {
+					break
+				}
+			}
+			cond.Wait()
+		}
+		if ctx.Err() != nil {
+			mu.Unlock()
+			break
+		}
+		if b := r.exp.Budget.Tokens; b > 0 {
+			if spent := r.spent(runningSet); spent >= b {
+				r.mu.Lock()
+				for _, i := range pending {
+					outcomes[i].State = status.StateBudget
+					outcomes[i].Reason = fmt.Sprintf("token budget %d reached (%d spent)", b, spent)
+					r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
+					r.progress.Finished(outcomes[i])
+				}
+				r.mu.Unlock()
+				pending = nil
+				mu.Unlock()
+				break
+			}
+		}
+		i := pending[pick]
+		pending = append(pending[:pick], pending[pick+1:]...)
+		t := trials[i]
+		running++
+		perConfig[t.Config]++
+		runningSet[t.Key] = t
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := r.runTrial(ctx, t)
+			mu.Lock()
+			outcomes[i] = o
+			running--
+			perConfig[t.Config]--
+			delete(runningSet, t.Key)
+			cond.Broadcast()
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.Outcomes = outcomes
+	r.progress.End()
+	if err := r.writeOutputs(trials); err != nil {
+		return res, err
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// previous reports a trial an earlier run finished (or whose records are
+// corrupt, which counts as failed without stopping the others).
+func (r *run) previous(t plan.Trial) (status.Outcome, bool) {
+	l := trial.Layout{Dir: r.trialDir(t)}
+	var s trial.Summary
+	err := records.ReadJSON(l.Summary(), &s)
+	switch {
+	case err == nil:
+		o := status.OutcomeOf(t, &s)
+		o.Skipped = true
+		o.Replacements = attempt.CountReplacements(r.out, t.Key)
+		return o, true
+	case os.IsNotExist(err):
+		return status.Outcome{}, false
+	default:
+		return status.Outcome{Trial: t, State: status.StateFailed, Reason: err.Error(), Skipped: true}, true
+	}
+}
+
+// spent sums the tokens of finished trials and of running ones so far.
+func (r *run) spent(running map[string]plan.Trial) int64 {
+	r.mu.Lock()
+	var n int64
+	for _, o := range r.finished {
+		n += o.Usage.Total
+	}
+	r.mu.Unlock()
+	for _, t := range running {
+		u, _ := status.LedgerUsage(trial.Layout{Dir: r.trialDir(t)}.Usage())
+		n += u.Total
+	}
+	return n
+}
+
+// runTrial runs one trial under the replacement policy (package attempt).
+func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
+	rt := r.configs[t.Config]
+	dir := r.trialDir(t)
+	logf := func(format string, args ...any) {}
+	if !r.opts.Terminal {
+		logf = func(format string, args ...any) { r.progress.Logf(t.Dir+": "+format, args...) }
+	}
+	env := trial.Env{
+		Bench: r.plan.Bench, Task: t.Task, Exec: r.opts.Exec,
+		ContractRetries: r.exp.Retries.Contract,
+		Timeouts:        trial.Timeouts(r.exp.Timeouts),
+		Env:             rt.env, Secrets: rt.secrets, Logf: logf,
+	}
+	if env.ContractRetries == 0 {
+		env.ContractRetries = -1 // explicit zero: no contract retries
+	}
+	pol := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff}
+	v := pol.Run(ctx, r.out, attempt.Trial{Key: t.Key, Dir: t.Dir, Path: dir},
+		func(ctx context.Context) (*trial.Summary, error) { return r.attempt(ctx, t, rt, env) }, r.progress.Logf)
+	o := status.Outcome{Trial: t, State: status.StateFailed, Reason: v.Failed, Replacements: v.Replacements}
+	switch {
+	case v.Summary != nil:
+		o = status.OutcomeOf(t, v.Summary)
+		o.Replacements = v.Replacements
+	case v.Interrupted != "":
+		return status.Outcome{Trial: t, State: status.StateRunning, Reason: v.Interrupted}
+	}
+	r.mu.Lock()
+	r.finished[t.Key] = o
+	r.mu.Unlock()
+	r.progress.Finished(o)
+	if err := r.writeOutputs(r.plan.Select(r.opts.Shard)); err != nil {
+		r.progress.Logf("warning: %v", err)
+	}
+	return o
+}
