@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
@@ -29,8 +30,9 @@ type benchMetric struct {
 	tasks         int
 }
 
-// primaryMetrics are tried in order; a benchmark with none of them must have
-// exactly one metric.
+// primaryMetrics are tried in order after the benchmark's own primary metric
+// (adapters/benchmark's reporting table); a benchmark with none of them must
+// have exactly one metric.
 var primaryMetrics = []string{"overall", "reward", "pass_rate"}
 
 var paperBenchmarks = []string{"gamecraft", "frontierswe", "programbench"}
@@ -173,7 +175,9 @@ func primary(ix *metrics.Index, bench string, arms map[string]bool) (benchMetric
 			metrics[s.Metric][t] = true
 		}
 	}
-	for _, m := range primaryMetrics {
+	// The benchmark's registered primary metric first, then the generic order.
+	r, _ := benchmark.ReportingOf(bench)
+	for _, m := range append([]string{r.PrimaryMetric}, primaryMetrics...) {
 		if tasks, ok := metrics[m]; ok {
 			return benchMetric{bench, m, len(tasks)}, nil
 		}
