@@ -10,23 +10,26 @@ GOTEST_FLAGS ?= -count=1 -timeout 60m
 .PHONY: build test test-deps unit vet fmt-check reproduce-table1 reproduce-table2 reproduce-table3 \
 	reproduce-tasks figures bench clean
 
+# hoh-relay is the static model relay hoh mounts into no-network task
+# containers; a run finds it beside bin/hoh and never compiles it.
 build:
 	$(GO) build -o $(BIN) ./cmd/hoh
+	CGO_ENABLED=0 $(GO) build -o $(dir $(BIN))hoh-relay ./cmd/hoh-relay
 
 reproduce-table1: build
-	./$(BIN) report table1 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+	$(BIN) report table1 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
 
 reproduce-table2: build
-	./$(BIN) report table2 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+	$(BIN) report table2 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
 
 reproduce-table3: build
-	./$(BIN) report table3 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+	$(BIN) report table3 --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
 
 reproduce-tasks: build
-	./$(BIN) report tasks --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
+	$(BIN) report tasks --format $(FORMAT) $(if $(RESULTS),--results $(RESULTS))
 
 figures: build
-	./$(BIN) plot all --out figures $(if $(RESULTS),--results $(RESULTS))
+	$(BIN) plot all --out figures $(if $(RESULTS),--results $(RESULTS))
 
 test-deps:
 	scripts/install-test-deps.sh

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	harnesses "github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/config"
@@ -26,7 +24,6 @@ import (
 type containers struct {
 	client     *docker.Client
 	relay      string
-	tmp        string
 	stopSignal func()
 }
 
@@ -57,7 +54,7 @@ func (r *run) dockerClient() *docker.Client {
 	return r.docker.client
 }
 
-// startContainers checks the providers can be relayed and builds the relay,
+// startContainers checks the providers can be relayed and finds the relay,
 // only when the run has a Docker client.
 func (r *run) startContainers(ctx context.Context) error {
 	if r.docker == nil {
@@ -70,16 +67,9 @@ func (r *run) startContainers(ctx context.Context) error {
 			return fmt.Errorf("config %s: provider base_url %q must be an http or https URL", rt.cfg.Label, rt.cfg.Provider.BaseURL)
 		}
 	}
-	root, err := cliinstall.RepoRoot()
+	bin, err := docker.FindRelayBinary() // built at install time, never during a run
 	if err != nil {
-		return fmt.Errorf("building the model relay (run hoh from the repository): %w", err)
-	}
-	if r.docker.tmp, err = os.MkdirTemp("", "hoh-relay-"); err != nil {
 		return err
-	}
-	bin := filepath.Join(r.docker.tmp, "hoh-relay")
-	if err := docker.BuildRelayBinary(ctx, root, bin); err != nil {
-		return fmt.Errorf("building the model relay: %w", err)
 	}
 	r.docker.relay = bin
 	fmt.Fprintf(r.opts.Out, "containers of this run are labelled %s=%s\n", docker.LabelRun, r.docker.client.RunID())
@@ -99,9 +89,6 @@ func (r *run) closeContainers() error {
 	defer cancel()
 	err := d.client.Cleanup(ctx)
 	d.client.API.Close()
-	if d.tmp != "" {
-		os.RemoveAll(d.tmp)
-	}
 	if err != nil {
 		return fmt.Errorf("removing the run's containers and images (label %s=%s): %w", docker.LabelRun, d.client.RunID(), err)
 	}

@@ -58,6 +58,13 @@ func dockerPrereqs(t *testing.T) *docker.Client {
 	if _, err := c.BuildImage(ctx, dir, "", smokeBaseTag); err != nil {
 		t.Fatal(err)
 	}
+	// A run finds the relay built at install time (make build); the test
+	// binary has none beside it, so the test builds one and names it.
+	relay := filepath.Join(t.TempDir(), "hoh-relay")
+	if err := docker.BuildRelayBinary(ctx, repoRoot(t), relay); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(docker.RelayEnv, relay)
 	return c
 }
 
