@@ -12,6 +12,9 @@
 //   - OpenAI Chat Completions: POST /v1/chat/completions   (OpenCode, Pi)
 //   - Anthropic Messages:      POST /v1/messages[?beta=true] (Claude Code, OpenCode, Pi)
 //
+// under any path prefix (POST /anthropic/v1/messages is Anthropic too), so a
+// stand-in for a real endpoint keeps that endpoint's path.
+//
 // HEAD / and GET / answer 200 (Claude Code probes them); GET /v1/models lists
 // nothing.
 //

@@ -41,6 +41,10 @@ type Served struct {
 	Error    string        `json:"error,omitempty"`
 }
 
+// PreflightMarker in the newest user message makes the server answer "OK"
+// (after any fault in force, so a failing provider fails the preflight too).
+const PreflightMarker = "hoh-preflight"
+
 // Server is a running scripted provider.
 type Server struct {
 	script Script
@@ -157,11 +161,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		rec.Answer, rec.Status = "models", http.StatusOK
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{}})
 		return
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+	// Any path prefix: a stand-in for a real endpoint is configured with
+	// that endpoint's path (https://api.minimax.io/anthropic -> /anthropic).
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
 		api = APIResponses
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		api = APIChat
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
 		api = APIAnthropic
 	default:
 		rec.Answer, rec.Status = "error", http.StatusNotFound
@@ -185,6 +191,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 	if f := s.takeFault(s.currentFault()); f != nil {
 		s.serveFault(w, r, req, f, &rec)
+		return
+	}
+	if strings.Contains(req.userText, PreflightMarker) {
+		// hoh's preflight turn: answered without spending a script entry.
+		rec.Answer = "preflight"
+		s.serveReply(w, r, req, reply{text: "OK", usage: DefaultUsage}, &rec)
 		return
 	}
 	idx, ok := s.match(req)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 )
@@ -26,8 +27,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	shardText := fs.String("shard", "", "run only shard k/N of the plan (deterministic by trial key)")
 	output := fs.String("output", "", "run directory (overrides the config's output)")
 	allowChanged := fs.Bool("allow-changed-config", false, "resume even though the config, tasks or harnesses changed")
+	preflightMode := fs.String("preflight", "on", "on: before any trial, reach each endpoint and run one trivial turn of each configuration's CLI; off: skip")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hoh run [--check] [--shard k/N] [--output DIR] [--allow-changed-config] CONFIG.yaml")
+		fmt.Fprintln(stderr, "Usage: hoh run [--check] [--shard k/N] [--output DIR] [--allow-changed-config] [--preflight on|off] CONFIG.yaml")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -50,19 +52,29 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *preflightMode != "on" && *preflightMode != "off" {
+		return fmt.Errorf("%w: --preflight must be on or off, got %q", errUsage, *preflightMode)
+	}
 	if *check {
 		p, err := runner.Prepare(ctx, exp, nil)
 		if err != nil {
 			return err
 		}
+		lines, problems := preflight.Harnesses(ctx, exp)
+		if len(problems) > 0 {
+			return problems
+		}
 		printPlan(stdout, p, shard)
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
 		return nil
 	}
 	terminal := false
 	if f, ok := stdout.(*os.File); ok {
 		terminal = term.IsTerminal(int(f.Fd()))
 	}
-	res, err := runner.Run(ctx, exp, runner.Options{Shard: shard, AllowChangedConfig: *allowChanged, Out: stdout, Terminal: terminal})
+	res, err := runner.Run(ctx, exp, runner.Options{Shard: shard, AllowChangedConfig: *allowChanged, Out: stdout, Terminal: terminal, Preflight: *preflightMode == "on"})
 	if res != nil {
 		if serr := status.Summary(stdout, res.Outcomes, exp.Scripted()); serr != nil && err == nil {
 			err = serr

@@ -33,6 +33,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	NewHarness func(c config.HarnessModel, spec registry.Spec) (harness.Harness, error)
 	// Bench replaces the config's benchmark (tests); nil: plan.Build.
 	Bench benchmark.Benchmark
+	// Preflight runs one trivial turn of every configuration before any
+	// trial (experiments/preflight); a failure stops the run unstarted.
+	Preflight bool
 	// Exec runs the CLIs of host benchmarks (tests); nil: sandbox.Local.
 	// Container benchmarks always run them in the trial's task container.
 	Exec sandbox.Executor
@@ -131,6 +135,11 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	defer r.close()
 	if err := r.startHarnesses(); err != nil {
 		return nil, err
+	}
+	if opts.Preflight {
+		if err := r.preflight(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.startContainers(ctx); err != nil {
 		return nil, err
@@ -234,6 +243,17 @@ func (r *run) startHarnesses() error {
 		r.configs[c.Label] = rt
 	}
 	return nil
+}
+
+// preflight checks every configuration as its trials will run it.
+func (r *run) preflight(ctx context.Context) error {
+	var targets []preflight.Target
+	for _, c := range r.exp.Configs {
+		rt := r.configs[c.Label]
+		targets = append(targets, preflight.Target{Label: c.Label, Harness: rt.harness, Provider: rt.cfg.Provider, Env: rt.env, Secrets: rt.secrets})
+	}
+	fmt.Fprintf(r.opts.Out, "preflight: one trivial turn per configuration (%d)\n", len(targets))
+	return preflight.Run(ctx, filepath.Join(r.out, "preflight"), targets)
 }
 
 func (r *run) trialDir(t plan.Trial) string { return filepath.Join(r.out, t.Dir) }

@@ -1,0 +1,236 @@
+// Package preflight finds, before any trial runs, what would otherwise turn
+// every trial of a configuration into a fault recorded as a result: a CLI
+// that is missing or at another version (Harnesses, at hoh run --check), an
+// endpoint nobody answers at, and a CLI that rejects the config hoh writes
+// for it or gets no model answer (Run: one trivial turn per configuration,
+// with exactly the harness, provider, environment and key the trials use).
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/harness/claude"
+	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/harness/opencode"
+	"github.com/hoh-research/hoh/adapters/harness/pi"
+	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/experiments/config"
+)
+
+// Prompt is the preflight turn. It carries scripted.PreflightMarker so the
+// scripted test double answers it without spending a script entry.
+const Prompt = scripted.PreflightMarker + ": reply with the single word OK. Do not use any tool."
+
+// Timeout bounds the preflight turn of one configuration.
+const Timeout = 3 * time.Minute
+
+// pins are the versions the built-in adapters expect (an empty version in
+// the config means the pin).
+var pins = map[string]string{"codex": codex.PinnedVersion, "claude": claude.PinnedVersion,
+	"opencode": opencode.PinnedVersion, "pi": pi.PinnedVersion}
+
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
+
+// Harnesses checks that each configuration's harness can be built (binary
+// found, provider accepted) and that its binary runs and reports the
+// expected version. It returns one line per configuration for the operator
+// and the problems, each at the line of its configuration.
+func Harnesses(ctx context.Context, e *config.Experiment) ([]string, config.Problems) {
+	var lines []string
+	var ps config.Problems
+	for i, c := range e.Configs {
+		at := fmt.Sprintf("configs[%d].harness", i)
+		if c.Binary != "" {
+			at = fmt.Sprintf("configs[%d].binary", i)
+		}
+		spec := c.HarnessSpec()
+		if c.IsScripted() {
+			spec.Provider.BaseURL = "http://127.0.0.1:1/v1" // chosen when the run starts
+		}
+		if _, err := registry.New(spec); err != nil {
+			ps = append(ps, e.Problem(at, "config %q: %v", c.Label, err))
+			continue
+		}
+		name, ok := registry.Executables[c.Harness]
+		if !ok {
+			lines = append(lines, fmt.Sprintf("config %s: harness %s (described in YAML; version not probed)", c.Label, c.Harness))
+			continue
+		}
+		bin := c.Binary
+		var err error
+		if bin == "" {
+			bin, err = cliinstall.Find(name)
+		} else {
+			bin, err = exec.LookPath(bin)
+		}
+		if err != nil {
+			ps = append(ps, e.Problem(at, "config %q: %v", c.Label, err))
+			continue
+		}
+		want := c.Version
+		if want == "" {
+			want = pins[c.Harness]
+		}
+		got, err := Version(ctx, bin)
+		switch {
+		case err != nil:
+			ps = append(ps, e.Problem(at, "config %q: %s --version: %v", c.Label, bin, err))
+		case got != want:
+			ps = append(ps, e.Problem(at, "config %q: %s reports version %s, want %s: %s", c.Label, bin, got, want, cliinstall.InstallHint))
+		default:
+			lines = append(lines, fmt.Sprintf("config %s: %s %s (%s)", c.Label, c.Harness, got, bin))
+		}
+	}
+	return lines, ps
+}
+
+// Version runs bin --version with a throw-away HOME (the CLIs write state
+// even then) and returns the first x.y.z it prints.
+func Version(ctx context.Context, bin string) (string, error) {
+	home, err := os.MkdirTemp("", "hoh-version-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%v: %s", err, firstLine(string(out)))
+	}
+	v := versionRE.FindString(string(out))
+	if v == "" {
+		return "", fmt.Errorf("no version in its output %q", firstLine(string(out)))
+	}
+	return v, nil
+}
+
+// Target is one configuration as the run will use it.
+type Target struct {
+	Label    string
+	Harness  harness.Harness
+	Provider harness.Provider // BaseURL as the trials see it
+	Env      []string         // KEY=VALUE the trials get (the provider key)
+	Secrets  []string
+}
+
+// Failure is why one configuration cannot run.
+type Failure struct {
+	Label string
+	Cause string
+}
+
+// Error lists every configuration that failed its preflight.
+type Error []Failure
+
+func (e Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "preflight failed for %d configuration(s); no trial was started (--preflight=off skips this check):", len(e))
+	for _, f := range e {
+		fmt.Fprintf(&b, "\n  config %s: %s", f.Label, f.Cause)
+	}
+	return b.String()
+}
+
+// Run checks each target: its endpoint accepts a connection, and one
+// trivial turn of its CLI completes with a model answer. Logs of the turn go
+// to dir/<label>; the CLI's state is deleted afterwards.
+func Run(ctx context.Context, dir string, targets []Target) error {
+	var fails Error
+	for _, t := range targets {
+		if cause := check(ctx, dir, t); cause != "" {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			fails = append(fails, Failure{Label: t.Label, Cause: cause})
+		}
+	}
+	if len(fails) > 0 {
+		return fails
+	}
+	return nil
+}
+
+func check(ctx context.Context, dir string, t Target) string {
+	if err := Reach(ctx, t.Provider.BaseURL); err != nil {
+		return err.Error()
+	}
+	// State beside the logs, as a trial's is (not under /tmp, where Codex
+	// refuses to place its helpers); deleted since it may hold the key.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err.Error()
+	}
+	tmp, err := os.MkdirTemp(dir, ".state-"+t.Label+"-")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(tmp)
+	work := filepath.Join(tmp, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err.Error()
+	}
+	logDir := filepath.Join(dir, t.Label)
+	os.RemoveAll(logDir) // a previous run's preflight
+	inv := harness.Invocation{Role: harness.RolePlanner, Access: harness.AccessReadOnly, Prompt: Prompt,
+		WorkDir: work, StateDir: filepath.Join(tmp, "state"), LogDir: logDir,
+		WallTimeout: Timeout, IdleTimeout: Timeout, Env: t.Env, Secrets: t.Secrets}
+	res, err := t.Harness.Run(ctx, inv)
+	if err != nil {
+		return fmt.Sprintf("%s could not be started: %v", t.Harness.Name(), err)
+	}
+	where := fmt.Sprintf(" (%s %s at %s; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
+	switch {
+	case res.Outcome != harness.OutcomeCompleted:
+		return fmt.Sprintf("one trivial turn ended as %s: %s%s", res.Outcome, firstLine(res.Evidence), where)
+	case res.Usage.Total == 0 && strings.TrimSpace(res.FinalMessage) == "":
+		return "the CLI exited without any model answer (no tokens, no message)" + where
+	}
+	return ""
+}
+
+// Reach opens a TCP connection to the host of baseURL.
+func Reach(ctx context.Context, baseURL string) error {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("provider base_url %q is not a URL", baseURL)
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	d := net.Dialer{Timeout: 10 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return fmt.Errorf("cannot reach the provider at %s: %v", baseURL, err)
+	}
+	c.Close()
+	return nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
