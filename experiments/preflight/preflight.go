@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/claude"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
