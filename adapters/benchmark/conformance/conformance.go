@@ -134,6 +134,13 @@ func (r *Report) Sort() {
 	})
 }
 
+// AddLoadErrors adds a Problem per loader error.
+func (r *Report) AddLoadErrors(errs []error) {
+	for _, err := range errs {
+		r.Problems = append(r.Problems, ProblemOf(err))
+	}
+}
+
 // ProblemOf turns a loader error into a Problem with its file and line.
 func ProblemOf(err error) Problem {
 	p := Problem{Severity: Error, Message: err.Error()}

@@ -15,29 +15,19 @@ var Kind = kind.Kind{
 	Name:      Name,
 	NeedsPath: true,
 	Open:      func(o kind.Opening) (benchmark.Benchmark, error) { return Load(o.Path) },
-	List:      listTasks,
+	List:      kind.ListOf(Load),
 	Check:     checkConformance,
 	Reporting: reporting(),
 }
 
 func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf(Name); return r }
 
-func listTasks(path string) ([]benchmark.Task, error) {
-	b, err := Load(path)
-	if err != nil {
-		return nil, err
-	}
-	return b.Tasks(context.Background())
-}
-
 // checkConformance reports files that do not load, tasks the host cannot
 // run, build commands hoh does not run, and rubric weights that differ from
 // the paper's.
 func checkConformance(r *conformance.Report) {
 	b, errs := Scan(r.Root)
-	for _, err := range errs {
-		r.Problems = append(r.Problems, conformance.ProblemOf(err))
-	}
+	r.AddLoadErrors(errs)
 	if b == nil {
 		return
 	}

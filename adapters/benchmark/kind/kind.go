@@ -6,6 +6,7 @@
 package kind
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -39,6 +40,17 @@ type Kind struct {
 	// Reporting names the kind's records in reports and gives their
 	// primary metric (see benchmark.ReportingOf for why it is a table there).
 	Reporting benchmark.Reporting
+}
+
+// ListOf is a List for kinds whose loader reads the whole checkout.
+func ListOf[B benchmark.Benchmark](load func(path string) (B, error)) func(path string) ([]benchmark.Task, error) {
+	return func(path string) ([]benchmark.Task, error) {
+		b, err := load(path)
+		if err != nil {
+			return nil, err
+		}
+		return b.Tasks(context.Background())
+	}
 }
 
 // Opening is what Open gets.

@@ -1,7 +1,6 @@
 package programbench
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 
@@ -28,7 +27,7 @@ var Kind = kind.Kind{
 		{Name: "eval_memory_mb", Type: kind.Number, Doc: "memory of each evaluation container in MB"},
 	},
 	Open:      open,
-	List:      listTasks,
+	List:      kind.ListOf(Load),
 	Check:     checkConformance,
 	Reporting: reporting(),
 }
@@ -76,21 +75,11 @@ func evaluator(v kind.Values) DockerEvaluator {
 	return ev
 }
 
-func listTasks(path string) ([]benchmark.Task, error) {
-	b, err := Load(path)
-	if err != nil {
-		return nil, err
-	}
-	return b.Tasks(context.Background())
-}
-
 // checkConformance reports files that do not load and instances without
 // tests.json.
 func checkConformance(r *conformance.Report) {
 	insts, errs := Scan(r.Root)
-	for _, err := range errs {
-		r.Problems = append(r.Problems, conformance.ProblemOf(err))
-	}
+	r.AddLoadErrors(errs)
 	for _, in := range insts {
 		r.Tasks = append(r.Tasks, TaskOf(in))
 		if in.Tests == nil {
