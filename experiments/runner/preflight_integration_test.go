@@ -51,5 +51,5 @@ retries: {contract: 0, infrastructure: 2, backoff: 10ms}
 			t.Errorf("%s exists after a run that must not have started", p)
 		}
 	}
-	testenv.AssertNoSecret(t, ScriptedKeyValue, out)
+	testenv.AssertNoSecret(t, scriptedKeyValue, out)
 }
