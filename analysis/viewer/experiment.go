@@ -288,10 +288,17 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 				c.StatusCategory, c.Class = catFailed, "fail"
 			}
 		case status.StateFailed:
+			// A protocol failure still has its evaluated checkpoints.
 			g.Failed++
 			c.StatusCategory, c.Class = catFailed, "fail"
+			if t.Status == "evaluation_failed" {
+				c.StatusCategory, c.Class = catEvalFailed, "evalfail"
+			}
 			if _, err := os.Stat(filepath.Join(rr.Dir, t.Dir, "trial.json")); err == nil {
 				c.Href = "trials/" + t.Key + ".html"
+			}
+			if f, ok := finals[t.Key]; ok {
+				c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
 			}
 		case status.StateRunning:
 			g.Running++

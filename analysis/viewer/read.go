@@ -175,7 +175,7 @@ func readJSONIf[T any](path string) (*T, error) {
 
 // readLoop reads a trial directory. Errors name the file; a missing
 // optional record is simply absent.
-func readLoop(dir string, maxDiff int) (*loopRecords, error) {
+func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 	l := trial.Layout{Dir: dir}
 	lr := &loopRecords{Dir: dir, Evaluations: map[int]benchmark.Evaluation{}}
 	if err := records.ReadJSON(l.Spec(), &lr.Spec); err != nil {
@@ -240,9 +240,13 @@ func readLoop(dir string, maxDiff int) (*loopRecords, error) {
 		it := get(s.Iteration)
 		it.Stages = append(it.Stages, s)
 	}
-	repo := gitDir(l.GitDir())
+	gd := l.GitDir()
+	if gitDirOverride != "" {
+		gd = gitDirOverride // a project's artifact has its own repository
+	}
+	repo := gitDir(gd)
 	if repo == "" {
-		lr.HistoryNote = "no workspace history (history.git) in this trial directory"
+		lr.HistoryNote = "no workspace history (" + gd + ")"
 	}
 	for _, it := range iters {
 		if err := readIteration(lr, it, repo, maxDiff); err != nil {

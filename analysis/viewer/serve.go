@@ -14,7 +14,8 @@ import (
 // Server serves a run directory's report and the run files the report
 // links, nothing else; pages are rebuilt while the run is going.
 type Server struct {
-	dir     string
+	dir     string // what was asked for: a run, trial or project directory
+	root    string // what is served: the report's directory's parent
 	opts    Options
 	every   time.Duration
 	mu      sync.Mutex
@@ -28,12 +29,15 @@ type Server struct {
 // rebuilt at most every `every` when the run's records changed.
 func NewServer(dir string, opts Options, every time.Duration) (*Server, error) {
 	opts.Live = true
-	s := &Server{dir: dir, opts: opts, every: every, Logf: func(string, ...any) {}}
+	s := &Server{dir: dir, root: siteRoot(dir), opts: opts, every: every, Logf: func(string, ...any) {}}
 	if err := s.refresh(true); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
+
+// Index is the path of the report's index page.
+func (s *Server) Index() string { return filepath.Join(s.root, ReportDir, "index.html") }
 
 // ListenAddr makes an address without a host bind to loopback only:
 // ":8080" and "8080" become "127.0.0.1:8080".
@@ -53,6 +57,10 @@ func ListenAddr(addr string) string {
 
 // recordFiles are the files whose change means the report is stale.
 func (s *Server) recordFiles() []string {
+	if s.root != s.dir { // a project: its state directory's records
+		t := filepath.Join(s.root, "trial")
+		return append(trialFingerprintFiles(t), filepath.Join(s.root, "dynamics.csv"), filepath.Join(s.root, "issues.jsonl"))
+	}
 	files := runFingerprintFiles(s.dir)
 	single := false
 	if _, err := os.Stat(filepath.Join(s.dir, "trial.json")); err == nil {
@@ -85,7 +93,7 @@ func (s *Server) refresh(force bool) error {
 		return err
 	}
 	s.fp = fp
-	s.allowed = readManifest(filepath.Join(s.dir, ReportDir)).links()
+	s.allowed = readManifest(filepath.Join(s.root, ReportDir)).links()
 	s.Logf("report rebuilt: %d trial page(s) rewritten", res.Rebuilt)
 	return nil
 }
@@ -123,8 +131,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	full := filepath.Join(s.dir, filepath.FromSlash(p))
-	if !within(s.dir, full) {
+	full := filepath.Join(s.root, filepath.FromSlash(p))
+	if !within(s.root, full) {
 		http.NotFound(w, r)
 		return
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
@@ -56,8 +55,8 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 	for _, tr := range trials {
 		lock.Keys = append(lock.Keys, tr.Key)
 	}
-	must(t, records.WriteJSON(filepath.Join(dir, "plan.json"), trials))
-	must(t, records.WriteJSON(plan.LockPath(dir), lock))
+	must(t, writeJSON(filepath.Join(dir, "plan.json"), trials))
+	must(t, writeJSON(plan.LockPath(dir), lock))
 	var rows []results.Row
 	var lines, reps bytes.Buffer
 	for i, tr := range trials {
@@ -92,12 +91,29 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 	}
 	var buf bytes.Buffer
 	must(t, results.Write(&buf, rows))
-	must(t, records.WriteFile(filepath.Join(dir, "scores.csv"), buf.Bytes()))
-	must(t, records.WriteFile(filepath.Join(dir, "trials.jsonl"), lines.Bytes()))
+	must(t, writeFile(filepath.Join(dir, "scores.csv"), buf.Bytes()))
+	must(t, writeFile(filepath.Join(dir, "trials.jsonl"), lines.Bytes()))
 	if reps.Len() > 0 {
-		must(t, records.WriteFile(attempt.ReplacementsPath(dir), reps.Bytes()))
+		must(t, writeFile(attempt.ReplacementsPath(dir), reps.Bytes()))
 	}
 	return trials
+}
+
+// writeFile and writeJSON skip the records package's fsync: 10,000
+// synthetic trials would otherwise take minutes to write.
+func writeFile(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o644)
+}
+
+func writeJSON(p string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(p, append(data, '\n'))
 }
 
 func must(t testing.TB, err error) {
@@ -113,7 +129,7 @@ func synthScore(i, s int) float64 { return float64((i*37+s*11)%100) + 0.5 }
 func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, shape string, o synthOpts) []results.Row {
 	l := trial.Layout{Dir: tdir}
 	spec := tr.Spec()
-	must(t, records.WriteJSON(l.Spec(), spec))
+	must(t, writeJSON(l.Spec(), spec))
 	var repo *history.Repo
 	var err error
 	if o.History {
@@ -140,13 +156,13 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 			cum += u.Input + u.Output
 			summary.Usage = summary.Usage.Add(u)
 			summary.ByRole[role] = summary.ByRole[role].Add(u)
-			must(t, records.WriteFile(filepath.Join(adir, "prompt.md"), []byte("# Role: "+role+"\n")))
+			must(t, writeFile(filepath.Join(adir, "prompt.md"), []byte("# Role: "+role+"\n")))
 			stderr := "codex: started\n"
 			if o.Hostile != "" && role == "developer" {
 				stderr += "log line " + strings.ReplaceAll(o.Hostile, "MARK", "LOG") + "\n"
 			}
-			must(t, records.WriteFile(filepath.Join(adir, "logs", "stderr.log"), []byte(stderr)))
-			must(t, records.WriteJSON(filepath.Join(adir, "result.json"), harness.Result{Outcome: harness.OutcomeCompleted,
+			must(t, writeFile(filepath.Join(adir, "logs", "stderr.log"), []byte(stderr)))
+			must(t, writeJSON(filepath.Join(adir, "result.json"), harness.Result{Outcome: harness.OutcomeCompleted,
 				FinalMessage: "{}", Usage: u, Tools: []harness.ToolCall{{Name: "command_execution", Input: "ls"}}}))
 			rec := trial.StageRecord{Iteration: s, Role: role, Invocations: []trial.Invocation{inv}, Finished: time.Unix(1700000000+int64(s), 0)}
 			switch role {
@@ -158,10 +174,10 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 				if o.Hostile != "" {
 					p.Objective += " " + strings.ReplaceAll(o.Hostile, "MARK", "PLAN")
 				}
-				must(t, records.WriteJSON(filepath.Join(sd, "plan.json"), p))
-				must(t, records.WriteFile(filepath.Join(sd, "plan.md"), []byte(p.Markdown(s))))
+				must(t, writeJSON(filepath.Join(sd, "plan.json"), p))
+				must(t, writeFile(filepath.Join(sd, "plan.md"), []byte(p.Markdown(s))))
 			case "developer":
-				must(t, records.WriteJSON(filepath.Join(sd, "report.json"), roles.DevReport{Summary: "wrote tool.sh",
+				must(t, writeJSON(filepath.Join(sd, "report.json"), roles.DevReport{Summary: "wrote tool.sh",
 					SelfTests: []roles.SelfTest{{Command: "./tool.sh", Outcome: "ok"}}}))
 				if repo != nil {
 					content := fmt.Sprintf("#!/bin/sh\n# iteration %d\necho %d\n", s, s)
@@ -176,8 +192,8 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 						ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "./tool.sh", Observation: "5"}}}},
 					Gaps: []roles.Claim{{ClaimID: "C2", Claim: "division by zero is reported", Status: "gap",
 						ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "./tool.sh 1 / 0", Observation: "no message"}}}}}
-				must(t, records.WriteJSON(filepath.Join(sd, "evidence.json"), ev))
-				must(t, records.WriteJSON(filepath.Join(sd, "context", "runtime-checks.json"), []benchmark.CheckResult{
+				must(t, writeJSON(filepath.Join(sd, "evidence.json"), ev))
+				must(t, writeJSON(filepath.Join(sd, "context", "runtime-checks.json"), []benchmark.CheckResult{
 					{Name: "syntax", Command: "sh -n tool.sh", Passed: true}}))
 			}
 			if repo != nil {
@@ -197,7 +213,7 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 		}
 		v := synthScore(i, s)
 		cps = append(cps, trial.Checkpoint{Step: s, Tokens: cum, Metrics: map[string]float64{"pass_rate": v}})
-		must(t, records.WriteJSON(filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", s)),
+		must(t, writeJSON(filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", s)),
 			benchmark.Evaluation{Metrics: map[string]float64{"pass_rate": v}, Details: map[string]any{"passed": 3, "total": 6}}))
 		arm, _ := results.ParseArm(tr.Arm)
 		rows = append(rows, results.Row{Benchmark: "builtin", Config: tr.Config, Condition: arm.Condition, Checkpoint: s,
@@ -208,11 +224,11 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 		b, _ := json.Marshal(st)
 		sl.Write(append(b, '\n'))
 	}
-	must(t, records.WriteFile(l.Stages(), sl.Bytes()))
+	must(t, writeFile(l.Stages(), sl.Bytes()))
 	summary.Checkpoints = cps
-	must(t, records.WriteJSON(l.Summary(), summary))
+	must(t, writeJSON(l.Summary(), summary))
 	var buf bytes.Buffer
 	must(t, results.Write(&buf, rows))
-	must(t, records.WriteFile(l.Scores(), buf.Bytes()))
+	must(t, writeFile(l.Scores(), buf.Bytes()))
 	return rows
 }

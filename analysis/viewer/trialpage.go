@@ -31,32 +31,34 @@ type trialContext struct {
 	State, Reason      string // the runner's view (failed, running, ...)
 	Unit               string // "iteration" for trials, "loop" for projects
 	Assets             string // URL of the report's assets/ from the page
+	Only               int    // render only this loop (a project's loop page)
+	LoopHref           string // format of another loop's page ("loop-%02d.html")
 }
 
 type trialPage struct {
-	Ctx                trialContext
-	Assets             string
-	Title              string
-	Spec               trial.Spec
-	Status, Reason     string
-	Harness            string
-	Refresh            int
-	Timeline           []timelineRow
-	Iterations         []iterationView
-	Roles              []roleTokens
-	Total              harness.Usage
-	Violations         []string
-	HistoryNote        string
-	Eval               evalView
-	Files              []fileLink
-	Generated          string
-	MaxStageDurationNS int64
+	Ctx            trialContext
+	Assets         string
+	Title          string
+	Spec           trial.Spec
+	Status, Reason string
+	Harness        string
+	Refresh        int
+	Timeline       []timelineRow
+	Iterations     []iterationView
+	Roles          []roleTokens
+	Total          harness.Usage
+	Violations     []string
+	HistoryNote    string
+	Eval           evalView
+	Files          []fileLink
+	Generated      string
+	Prev, Next     string // neighbouring loop pages
 }
 
 type timelineRow struct {
-	T      int
-	Anchor string
-	Stages []timelineStage
+	T            int
+	Anchor, Href string
+	Stages       []timelineStage
 }
 
 type timelineStage struct {
@@ -162,11 +164,15 @@ var roleOrder = map[string]int{"planner": 0, "developer": 1, "qa": 2}
 
 // buildTrialPage renders one trial page and returns the run files it links.
 func buildTrialPage(j trialJob, opts Options) ([]string, error) {
-	lr, err := readLoop(j.dir, opts.MaxDiffBytes)
+	lr, err := readLoop(j.dir, "", opts.MaxDiffBytes)
 	if err != nil {
 		return nil, err
 	}
-	ctx := j.ctx
+	return renderTrial(lr, j.ctx, opts)
+}
+
+// renderTrial writes the page of a trial (or, with ctx.Only, of one loop).
+func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, error) {
 	if ctx.Unit == "" {
 		ctx.Unit = "iteration"
 	}
@@ -179,6 +185,15 @@ func buildTrialPage(j trialJob, opts Options) ([]string, error) {
 	p := &trialPage{Ctx: ctx, Assets: ctx.Assets, Spec: lr.Spec, HistoryNote: lr.HistoryNote,
 		Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	p.Title = fmt.Sprintf("%s · %s · %s · rep %d", lr.Spec.Task, lr.Spec.Config, lr.Spec.Arm, max(lr.Spec.Rep, 1))
+	if ctx.Only > 0 {
+		p.Title = fmt.Sprintf("%s · loop %d", ctx.Experiment, ctx.Only)
+		if ctx.Only > 1 {
+			p.Prev = fmt.Sprintf(ctx.LoopHref, ctx.Only-1)
+		}
+		if ctx.Only < len(lr.Iterations) {
+			p.Next = fmt.Sprintf(ctx.LoopHref, ctx.Only+1)
+		}
+	}
 	switch {
 	case lr.Summary != nil:
 		p.Status, p.Reason = string(lr.Summary.Status), lr.Summary.Reason
@@ -203,6 +218,17 @@ func buildTrialPage(j trialJob, opts Options) ([]string, error) {
 		maxStage = max(maxStage, d)
 	}
 	for _, it := range lr.Iterations {
+		row := timelineRow{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Href: fmt.Sprintf("#t%d", it.T)}
+		if ctx.LoopHref != "" {
+			row.Href = fmt.Sprintf(ctx.LoopHref, it.T) + row.Href
+		}
+		if ctx.Only > 0 && it.T != ctx.Only {
+			for _, s := range it.Stages {
+				row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + s.Role, Label: s.Role, Percent: 100.0 / 3, Failed: s.Failure != ""})
+			}
+			p.Timeline = append(p.Timeline, row)
+			continue
+		}
 		iv := iterationView{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Plan: it.Plan, Dev: it.DevReport,
 			Checks: it.Checks, Evidence: it.Evidence}
 		if it.PlanPath != "" {
@@ -227,7 +253,6 @@ func buildTrialPage(j trialJob, opts Options) ([]string, error) {
 			iv.Gaps = claims(it.Evidence.Gaps, lr.Dir, it, link)
 		}
 		iv.Diff = renderDiff(it.Diff, it.DiffNote)
-		row := timelineRow{T: it.T, Anchor: iv.Anchor}
 		for _, s := range it.Stages {
 			sv := stageView{Role: s.Role, Commit: short(s.Commit), Violations: s.Violations, Failure: s.Failure,
 				Finished: s.Finished.UTC().Format("15:04:05")}
@@ -285,6 +310,9 @@ func buildTrialPage(j trialJob, opts Options) ([]string, error) {
 	for i := range p.Roles {
 		var d time.Duration
 		for _, s := range lr.Stages {
+			if ctx.Only > 0 && s.Iteration != ctx.Only {
+				continue
+			}
 			for _, inv := range s.Invocations {
 				if inv.Role == p.Roles[i].Role {
 					d += inv.Duration

@@ -80,6 +80,9 @@ func Build(dir string, opts Options) (*Result, error) {
 	if _, err := os.Stat(trial.Layout{Dir: dir}.Spec()); err == nil {
 		return buildSingleTrial(dir, opts)
 	}
+	if isProject(dir) {
+		return buildProject(dir, opts)
+	}
 	return buildExperiment(dir, opts)
 }
 

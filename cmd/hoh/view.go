@@ -5,14 +5,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/hoh-research/hoh/analysis/viewer"
 )
 
 func init() {
-	register("view", "write a run's HTML report: view RUN_DIR|TRIAL_DIR [--serve ADDR]", viewCmd)
+	register("view", "write the HTML report of a run, trial or project: view DIR [--serve ADDR]", viewCmd)
 }
 
 func viewCmd(args []string, stdout, stderr io.Writer) error {
@@ -21,7 +20,7 @@ func viewCmd(args []string, stdout, stderr io.Writer) error {
 	tableConfigs := fs.String("tables", "", "directory of the table configs of hoh report (NAME.yaml); default: those embedded in the binary")
 	noFigures := fs.Bool("no-figures", false, "leave the figures out (faster on very large runs)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hoh view RUN_DIR|TRIAL_DIR [--serve ADDR]\n\nWrites RUN_DIR/report/index.html (one page per trial under report/trials/).")
+		fmt.Fprintln(stderr, "Usage: hoh view RUN_DIR|TRIAL_DIR|PROJECT_DIR [--serve ADDR]\n\nWrites RUN_DIR/report/index.html (one page per trial under report/trials/);\nfor a project, PROJECT_DIR/.hoh/report/index.html (one page per loop).")
 		fs.PrintDefaults()
 	}
 	dir, err := parseNamed(fs, args)
@@ -52,7 +51,6 @@ func viewCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s\nserving http://%s/%s/index.html (Ctrl-C stops)\n",
-		filepath.Join(dir, viewer.ReportDir, "index.html"), ln.Addr(), viewer.ReportDir)
+	fmt.Fprintf(stdout, "wrote %s\nserving http://%s/%s/index.html (Ctrl-C stops)\n", srv.Index(), ln.Addr(), viewer.ReportDir)
 	return http.Serve(ln, srv)
 }

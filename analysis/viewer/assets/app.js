@@ -109,3 +109,23 @@
   if (selA) { selA.addEventListener("change", compare); selB.addEventListener("change", compare); compare(); }
   apply();
 })();
+
+// The project page's issue table: filter by state.
+(function () {
+  "use strict";
+  var sel = document.getElementById("issue-filter");
+  var table = document.getElementById("issue-table");
+  if (!sel || !table) return;
+  function apply() {
+    var v = sel.value, shown = 0, rows = table.tBodies[0].rows;
+    for (var i = 0; i < rows.length; i++) {
+      var st = rows[i].dataset.state;
+      var ok = !st || !v || st === v || (v === "unresolved" && st !== "closed");
+      rows[i].hidden = !ok;
+      if (ok && st) shown++;
+    }
+    document.getElementById("issues-shown").textContent = shown + " issue(s) shown";
+  }
+  sel.addEventListener("change", apply);
+  apply();
+})();

@@ -1,0 +1,233 @@
+package viewer
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hoh-research/hoh/experiments/project"
+)
+
+// projectPage is a multi-day project's page: its issue table, the
+// dynamics per loop and links to one page per loop.
+type projectPage struct {
+	Title, Assets, Generated string
+	Refresh                  int
+	Harness, Model, Spec     string
+	Loops                    int
+	InProgress               string
+	Tokens                   int64
+	IssueCounts              []countView
+	Issues                   []issueView
+	Dynamics                 []project.LoopDynamics
+	Chart                    chartView
+	LoopLinks                []loopLink
+	Files                    []fileLink
+	Notice                   string
+}
+
+// ChartBase is the y of the dynamics plot's x axis.
+func (p *projectPage) ChartBase() int { return p.Chart.Height - p.Chart.Bottom }
+
+type issueView struct {
+	project.Issue
+	Last    int
+	History []transitionView
+}
+
+type transitionView struct {
+	project.Transition
+	Href string
+}
+
+type loopLink struct {
+	T                int
+	Href, QA, Build  string
+	New, Closed      int
+	Reopened, Unres  int
+	Tokens, Files    int64
+	Added, Deleted   int
+	FilesChanged     int
+	CumulativeTokens int64
+}
+
+// isProject reports whether dir is an hoh project (hoh project init).
+func isProject(dir string) bool {
+	_, err := os.Stat(project.Layout{Project: dir}.Config())
+	return err == nil
+}
+
+// siteRoot is the directory the report lives in and whose files it links:
+// the run directory, or a project's state directory (never the artifact).
+func siteRoot(dir string) string {
+	if isProject(dir) {
+		return project.Layout{Project: dir}.State()
+	}
+	return dir
+}
+
+func buildProject(dir string, opts Options) (*Result, error) {
+	l := project.Layout{Project: dir}
+	cfg, err := project.LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	state := l.State()
+	report := filepath.Join(state, ReportDir)
+	if err := writeAssets(report); err != nil {
+		return nil, err
+	}
+	m := readManifest(report)
+	issues, err := project.ReadIssues(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.IssuesJSONL(), err)
+	}
+	dyn, err := project.ReadDynamics(l.Dynamics())
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("%s: %w", l.Dynamics(), err)
+	}
+	p := &projectPage{Title: cfg.Name, Assets: "assets/", Harness: cfg.Harness.Harness, Model: cfg.Harness.Provider.Model,
+		Spec: cfg.Spec, Dynamics: dyn, Loops: len(dyn), Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
+	if cfg.Harness.IsScripted() {
+		p.Notice = "this project's model is the scripted test double: its loops are a plumbing check, not results"
+	}
+	if n := len(dyn); n > 0 {
+		p.Tokens = dyn[n-1].Tokens
+	}
+	var links []string
+	link := func(rel, label string) fileLink {
+		links = append(links, rel)
+		return fileLink{Label: label, Href: "../" + escapePath(rel)}
+	}
+	counts := map[string]int{}
+	for _, is := range issues {
+		counts[is.State]++
+		iv := issueView{Issue: is, Last: is.LastLoop()}
+		for _, tr := range is.History {
+			tv := transitionView{Transition: tr}
+			if tr.Evidence != "" && !strings.Contains(tr.Evidence, "..") {
+				if _, err := os.Stat(filepath.Join(state, tr.Evidence)); err == nil {
+					tv.Href = link(filepath.ToSlash(tr.Evidence), tr.Evidence).Href
+				}
+			}
+			iv.History = append(iv.History, tv)
+		}
+		p.Issues = append(p.Issues, iv)
+	}
+	for _, s := range []struct{ state, class string }{{"open", "fail"}, {"reopened", "evalfail"}, {"closed", "ok"}} {
+		p.IssueCounts = append(p.IssueCounts, countView{s.state, s.class, counts[s.state]})
+	}
+	p.Chart = dynamicsChart(dyn)
+	for _, f := range []struct{ path, label string }{
+		{l.IssuesCSV(), "issues.csv"}, {l.IssuesJSONL(), "issues.jsonl"}, {l.IssuesMD(), "issues.md"},
+		{l.Dynamics(), "dynamics.csv"}, {l.Config(), "hoh-project.yaml"}, {l.Runs(), "runs.jsonl (runs, stops, rollbacks)"},
+	} {
+		if _, err := os.Stat(f.path); err == nil {
+			rel, _ := filepath.Rel(state, f.path)
+			p.Files = append(p.Files, link(filepath.ToSlash(rel), f.label))
+		}
+	}
+	res := &Result{Index: filepath.Join(report, "index.html")}
+	tdir := l.Trial()
+	if _, err := os.Stat(filepath.Join(tdir, "trial.json")); err == nil {
+		lr, err := readLoop(tdir, l.GitDir(), opts.MaxDiffBytes)
+		if err != nil {
+			return nil, err
+		}
+		if lr.Summary == nil && opts.Live {
+			p.Refresh = 10
+		}
+		if n := len(lr.Stages); n > 0 && lr.Stages[n-1].Role != "qa" {
+			p.InProgress = fmt.Sprintf("loop %d: %s committed", lr.Stages[n-1].Iteration, lr.Stages[n-1].Role)
+		}
+		byLoop := map[int]project.LoopDynamics{}
+		for _, d := range dyn {
+			byLoop[d.Loop] = d
+		}
+		rel, _ := filepath.Rel(state, tdir)
+		for _, it := range lr.Iterations {
+			name := fmt.Sprintf("loops/loop-%02d.html", it.T)
+			d := byLoop[it.T]
+			p.LoopLinks = append(p.LoopLinks, loopLink{T: it.T, Href: name, QA: d.QAStatus, Build: d.BuildStatus, New: d.New,
+				Closed: d.Closed, Reopened: d.Reopened, Unres: d.Unresolved, FilesChanged: d.FilesChanged, Added: d.LinesAdded,
+				Deleted: d.LinesDeleted, CumulativeTokens: d.Tokens})
+			ctx := trialContext{Report: report, Page: filepath.Join(report, name), ToRun: "../../", TrialRel: filepath.ToSlash(rel),
+				Index: "../index.html", Assets: "../assets/", Experiment: cfg.Name, Notice: p.Notice, Live: opts.Live,
+				Unit: "loop", Only: it.T, LoopHref: "loop-%02d.html"}
+			ls, err := renderTrial(lr, ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			m.Pages[name] = pageEntry{Links: uniqueSorted(ls)}
+			res.Trials++
+			res.Rebuilt++
+		}
+	}
+	n, err := renderPage(res.Index, "project.html", p)
+	if err != nil {
+		return nil, err
+	}
+	res.IndexBytes = n
+	m.Pages["index.html"] = pageEntry{Links: uniqueSorted(links)}
+	return res, saveManifest(report, m)
+}
+
+// chartView is the dynamics plot as SVG polylines: new, closed, reopened
+// and unresolved issues per loop (the paper's Figure 1 quantities).
+type chartView struct {
+	Width, Height, Left, Bottom int
+	Series                      []seriesView
+	XTicks, YTicks              []tickView
+}
+
+type seriesView struct {
+	Name, Color, Points string
+}
+
+type tickView struct {
+	Pos   float64
+	Label string
+}
+
+func dynamicsChart(dyn []project.LoopDynamics) chartView {
+	c := chartView{Width: 760, Height: 260, Left: 40, Bottom: 30}
+	if len(dyn) == 0 {
+		return c
+	}
+	maxY := 1
+	for _, d := range dyn {
+		maxY = max(maxY, d.New, d.Closed, d.Reopened, d.Unresolved)
+	}
+	plotW, plotH := float64(c.Width-c.Left-10), float64(c.Height-c.Bottom-10)
+	x := func(loop int) float64 {
+		if len(dyn) == 1 {
+			return float64(c.Left) + plotW/2
+		}
+		return float64(c.Left) + plotW*float64(loop-dyn[0].Loop)/float64(dyn[len(dyn)-1].Loop-dyn[0].Loop)
+	}
+	y := func(v int) float64 { return 10 + plotH*(1-float64(v)/float64(maxY)) }
+	for _, s := range []struct {
+		name, color string
+		get         func(project.LoopDynamics) int
+	}{
+		{"new", "#1982c4", func(d project.LoopDynamics) int { return d.New }},
+		{"closed", "#2e7d32", func(d project.LoopDynamics) int { return d.Closed }},
+		{"reopened", "#e65100", func(d project.LoopDynamics) int { return d.Reopened }},
+		{"unresolved", "#c62828", func(d project.LoopDynamics) int { return d.Unresolved }},
+	} {
+		var pts []string
+		for _, d := range dyn {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(d.Loop), y(s.get(d))))
+		}
+		c.Series = append(c.Series, seriesView{s.name, s.color, strings.Join(pts, " ")})
+	}
+	step := max(1, len(dyn)/10)
+	for i := 0; i < len(dyn); i += step {
+		c.XTicks = append(c.XTicks, tickView{x(dyn[i].Loop), fmt.Sprint(dyn[i].Loop)})
+	}
+	for v := 0; v <= maxY; v += max(1, maxY/5) {
+		c.YTicks = append(c.YTicks, tickView{y(v), fmt.Sprint(v)})
+	}
+	return c
+}
