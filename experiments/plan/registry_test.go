@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
 	"github.com/hoh-research/hoh/adapters/benchmark/registry"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/environment"
 )
 
@@ -111,6 +112,10 @@ func TestRegisteredKindFlowsThroughConfigPlanAndConformance(t *testing.T) {
 	if len(p.Trials) != 2 || p.Trials[0].Task.ID != "a" || p.Trials[1].Task.ID != "b" || p.Bench.Name() != "folders" {
 		t.Fatalf("plan %+v", p.Trials)
 	}
+	// A run's Docker client goes only to kinds that declare NeedsDocker.
+	if _, err := OpenBenchmark(e, &docker.Client{}); err != nil || len(opened) != 2 || opened[1].Docker != nil {
+		t.Fatalf("open with a client: %v %+v", err, opened)
+	}
 
 	// Conformance: hoh tasks list|check reach the kind.
 	if !contains(registry.Checkable(), "folders") {
@@ -144,9 +149,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// A kind's Containers flag is what makes a run connect to Docker before
-// Open; it must agree with whether its benchmark runs agents in task
-// containers. Its Reporting is its entry of the table the analysis reads.
+// A kind's NeedsDocker flag is what makes a run connect to Docker before
+// Open; a kind whose benchmark runs agents in task containers must set it. Its Reporting is its entry of the table the analysis reads.
 func TestRegisteredKindsAgreeWithTheirBenchmarks(t *testing.T) {
 	paths := map[string]string{
 		"builtin":      "",
@@ -166,8 +170,8 @@ func TestRegisteredKindsAgreeWithTheirBenchmarks(t *testing.T) {
 			t.Errorf("%s: %v", k.Name, err)
 			continue
 		}
-		if _, isContainer := b.(environment.ContainerBenchmark); isContainer != k.Containers {
-			t.Errorf("%s: Containers %v, but its benchmark is a ContainerBenchmark: %v", k.Name, k.Containers, isContainer)
+		if _, isContainer := b.(environment.ContainerBenchmark); isContainer && !k.NeedsDocker {
+			t.Errorf("%s: its benchmark runs agents in task containers, but the kind does not set NeedsDocker", k.Name)
 		}
 		if r, ok := benchmark.ReportingOf(k.Name); !ok || r != k.Reporting || r.PrimaryMetric == "" {
 			t.Errorf("%s: reporting %+v, table %+v", k.Name, k.Reporting, r)

@@ -27,15 +27,15 @@ type containers struct {
 	stopSignal func()
 }
 
-// connectDocker connects to Docker only when the benchmark's agents work in
-// task containers: a kind registered with Containers, or a test's
-// benchmark that is a ContainerBenchmark.
+// connectDocker connects to Docker only when the benchmark needs it: a kind
+// registered with NeedsDocker, or a test's benchmark that is a
+// ContainerBenchmark.
 func (r *run) connectDocker(ctx context.Context, bench benchmark.Benchmark) error {
 	if bench != nil {
 		if _, ok := bench.(environment.ContainerBenchmark); !ok {
 			return nil
 		}
-	} else if k, ok := registry.Lookup(r.exp.Benchmark.Kind); !ok || !k.Containers {
+	} else if k, ok := registry.Lookup(r.exp.Benchmark.Kind); !ok || !k.NeedsDocker {
 		return nil
 	}
 	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-run-%d-%d", os.Getpid(), time.Now().UnixNano())})

@@ -8,9 +8,9 @@ import (
 // Kind registers Harbor-format datasets (FrontierSWE, Terminal-Bench, ...):
 // task images are built and verifiers run with the run's Docker client.
 var Kind = kind.Kind{
-	Name:       "harbor",
-	NeedsPath:  true,
-	Containers: true,
+	Name:        "harbor",
+	NeedsPath:   true,
+	NeedsDocker: true,
 	Options: []kind.Option{
 		{Name: "dataset", Type: kind.String, Doc: "benchmark name in records (default harbor)"},
 		{Name: "gate", Type: kind.Bool, Doc: "true: score reward.json through FrontierSWE's category gate"},

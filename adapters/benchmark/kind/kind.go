@@ -23,9 +23,11 @@ type Kind struct {
 	Name string
 	// NeedsPath: the config must name the benchmark's data (benchmark.path).
 	NeedsPath bool
-	// Containers: agents work in task containers, so a run connects to
-	// Docker before Open and passes the client in Opening.Docker.
-	Containers bool
+	// NeedsDocker: a run connects to Docker before Open and passes the
+	// client in Opening.Docker. Every kind whose agents work in task
+	// containers (an environment.ContainerBenchmark) needs it; a kind may
+	// also need it only to evaluate.
+	NeedsDocker bool
 	// Options is the schema of benchmark.options; anything else is refused.
 	Options []Option
 	// Open builds the benchmark from a config's benchmark section.
@@ -61,7 +63,7 @@ type Opening struct {
 	// Options are benchmark.options, checked against the schema, with Path
 	// options resolved against the config's folder.
 	Options Values
-	// Docker is the run's client for Containers kinds. It is nil when hoh
+	// Docker is the run's client for NeedsDocker kinds. It is nil when hoh
 	// only plans (hoh run --check, tests): Open must still list the tasks
 	// then, and check what only a run needs only when Docker is given.
 	Docker *docker.Client

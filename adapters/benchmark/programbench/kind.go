@@ -13,9 +13,9 @@ import (
 // agent_image; each checkpoint is scored in fresh containers of eval_image
 // with the hidden tests of tests_root.
 var Kind = kind.Kind{
-	Name:       Name,
-	NeedsPath:  true,
-	Containers: true,
+	Name:        Name,
+	NeedsPath:   true,
+	NeedsDocker: true,
 	Options: []kind.Option{
 		{Name: "agent_image", Type: kind.String, Doc: "local image the agent's task container runs (required to run trials)"},
 		{Name: "eval_image", Type: kind.String, Doc: "local image with the toolchain compile.sh needs and the tests' runtime (default agent_image)"},

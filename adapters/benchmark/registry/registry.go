@@ -146,7 +146,7 @@ type Spec struct {
 }
 
 // Open opens the benchmark spec names. The Docker client is given to kinds
-// whose agents work in containers (kind.Containers) when a run has one; nil
+// that need it (kind.NeedsDocker) when a run has one; nil
 // when only planning. Problems with the options are a kind.OptionErrors
 // (all of them) or, for an option only a run needs, a *kind.OptionError.
 func Open(s Spec, c *docker.Client) (benchmark.Benchmark, error) {
@@ -159,7 +159,7 @@ func Open(s Spec, c *docker.Client) (benchmark.Benchmark, error) {
 		return nil, errs
 	}
 	o := kind.Opening{Path: s.Path, Options: vals}
-	if k.Containers {
+	if k.NeedsDocker {
 		o.Docker = c
 	}
 	return k.Open(o)
