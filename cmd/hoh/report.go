@@ -20,7 +20,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
 	format := fs.String("format", "text", "output format: text, markdown, latex or csv")
 	config := fs.String("config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
-	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure, from every arm (needs --results run directories)")
+	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure (unless a later run's attempt came through clean), from every arm (needs --results run directories)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
 		fs.PrintDefaults()
@@ -76,7 +76,11 @@ func withoutReplacedTrials(paths []string) (*results.Set, int, error) {
 			return nil, 0, fmt.Errorf("%s: %w", p, err)
 		}
 		for _, r := range reps {
-			replaced[r.Key] = true
+			// A replacement superseded by a later clean attempt says
+			// nothing about the result.
+			if !r.Superseded {
+				replaced[r.Key] = true
+			}
 		}
 	}
 	type configTask struct{ benchmark, config, task string }

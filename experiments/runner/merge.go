@@ -100,13 +100,24 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 	if err := records.WriteJSON(status.PlanPath(out), trials); err != nil {
 		return nil, err
 	}
-	for _, r := range replacements {
-		if o, ok := finished[r.Key]; ok {
+	lastSuperseded := map[string]int{}
+	for i, r := range replacements {
+		if r.Superseded {
+			lastSuperseded[r.Key] = i
+		}
+	}
+	for i, r := range replacements {
+		if o, ok := finished[r.Key]; ok && !r.Superseded {
 			o.Replacements++
 			finished[r.Key] = o
 		}
 		if err := records.Append(attempt.ReplacementsPath(out), r); err != nil {
 			return nil, err
+		}
+		if j, ok := lastSuperseded[r.Key]; ok && j == i { // keep the shard's supersession
+			if err := records.Append(attempt.ReplacementsPath(out), attempt.Replacement{Key: r.Key, Dir: r.Dir, Supersedes: true, Time: r.Time}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return rep, writeRecords(out, trials, finished, merged.Notice)

@@ -150,6 +150,10 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err := writeLock(out, p, opts); err != nil {
 		return nil, err
 	}
+	// A persistent local fault (full disk) stops every trial, not just one.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r.stop = func(reason string) { stop(errors.New("run stopped: " + reason)) }
 	return r.execute(ctx)
 }
 
@@ -197,6 +201,7 @@ type run struct {
 	configs map[string]*configRuntime
 	docker  *containers // nil unless the benchmark runs tasks in containers
 
+	stop     func(reason string)
 	mu       sync.Mutex
 	finished map[string]status.Outcome // by key, for records
 	progress *status.Progress

@@ -113,8 +113,8 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	if err := r.writeOutputs(trials); err != nil {
 		return res, err
 	}
-	if err := ctx.Err(); err != nil {
-		return res, err
+	if ctx.Err() != nil {
+		return res, context.Cause(ctx)
 	}
 	return res, nil
 }
@@ -170,7 +170,7 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	if env.ContractRetries == 0 {
 		env.ContractRetries = -1 // explicit zero: no contract retries
 	}
-	pol := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff}
+	pol := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff, Stop: r.stop}
 	v := pol.Run(ctx, r.out, attempt.Trial{Key: t.Key, Dir: t.Dir, Path: dir},
 		func(ctx context.Context) (*trial.Summary, error) { return r.attempt(ctx, t, rt, env) }, r.progress.Logf)
 	o := status.Outcome{Trial: t, State: status.StateFailed, Reason: v.Failed, Replacements: v.Replacements}

@@ -257,6 +257,17 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if err != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
 		}
+		if ctx.Err() == nil {
+			if why := invocationFault(res.Evidence, inv.LogDir, sd, adir); why != "" {
+				res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "local fault: "+why
+				// Best effort on a failing disk: the attempt is replaced either way.
+				_ = records.WriteJSON(filepath.Join(adir, "result.json"), res)
+				for _, d := range []string{adir, sd} {
+					_ = harness.ScrubSecrets(d, r.env.Secrets)
+				}
+				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence, Local: true}
+			}
+		}
 		if err := records.WriteJSON(filepath.Join(adir, "result.json"), res); err != nil {
 			return out, err
 		}

@@ -99,6 +99,9 @@ const (
 type InfraError struct {
 	Stage    string
 	Evidence string
+	// Local: the fault is the machine's (full disk, read-only or failing
+	// file system), not the provider's.
+	Local bool
 }
 
 func (e *InfraError) Error() string {
@@ -156,6 +159,14 @@ func (l Layout) Stage(t int, role string) string {
 // returned *InfraError means the last stage must be replaced: call Run again
 // (after a back-off) and it resumes from the last committed stage.
 func Run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) {
+	s, err := run(ctx, dir, spec, env)
+	if err != nil {
+		return nil, asLocal("trial "+spec.Key, err)
+	}
+	return s, nil
+}
+
+func run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) {
 	arm, err := conditions.ParseArm(spec.Arm)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)

@@ -22,6 +22,10 @@ import (
 type Policy struct {
 	Replacements int           // at most this many replacements per trial and run
 	Backoff      time.Duration // the first wait, doubled per replacement
+	// Stop ends the whole run (nil: only this trial waits): called when a
+	// local fault (full disk) still holds after the back-off, since every
+	// other trial would hit it too.
+	Stop func(reason string)
 }
 
 // Verdict is how a trial's attempts ended: with a result (Summary), or
@@ -45,7 +49,9 @@ type Trial struct {
 // replaced. out is the run directory; logf reports each replacement.
 func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(context.Context) (*trial.Summary, error), logf func(format string, args ...any)) Verdict {
 	var v Verdict
+	replacedNow := 0
 	for replaced := 0; ; replaced++ {
+		replacedNow = replaced
 		s, err := attempt(ctx)
 		if err == nil {
 			v = Verdict{Summary: s, Replacements: CountReplacements(out, t.Key)}
@@ -63,10 +69,17 @@ func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(conte
 			logf("%s: %v; replacing the attempt in %s (replacement %d of at most %d)", t.Dir, err, wait, replaced+1, p.Replacements)
 			select {
 			case <-time.After(wait):
-				continue
 			case <-ctx.Done():
 				return Verdict{Interrupted: "interrupted"}
 			}
+			if trial.IsLocal(err) && p.Stop != nil {
+				if perr := trial.Probe(out); perr != nil {
+					reason := fmt.Sprintf("local fault persists (%v); free the space or fix the file system, then rerun the same command to resume", perr)
+					p.Stop(reason)
+					return Verdict{Interrupted: "stopped: " + reason}
+				}
+			}
+			continue
 		}
 		v = Verdict{Failed: err.Error(), Replacements: replaced}
 		if trial.IsInfra(err) {
@@ -76,6 +89,13 @@ func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(conte
 		return v
 	}
 	os.Remove(filepath.Join(t.Path, FailureFile)) // a result replaces an earlier run's verdict
+	if v.Summary != nil && v.Replacements > 0 && replacedNow == 0 {
+		// Replacements of earlier runs, and this run's attempt came
+		// through clean: they no longer say anything about the result.
+		if err := records.Append(ReplacementsPath(out), Replacement{Key: t.Key, Dir: t.Dir, Supersedes: true, Time: time.Now().UTC()}); err == nil {
+			v.Replacements = CountReplacements(out, t.Key)
+		}
+	}
 	return v
 }
 
@@ -93,15 +113,21 @@ type Failure struct {
 type Replacement struct {
 	Key     string    `json:"key"`
 	Dir     string    `json:"dir"`
-	Attempt int       `json:"attempt"`
-	Reason  string    `json:"reason"`
+	Attempt int       `json:"attempt,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
 	Time    time.Time `json:"time"`
+	// Supersedes marks a line that is no replacement: the trial's result
+	// came from a later run whose attempt needed none, so every earlier
+	// replacement of the trial is Superseded (ReadReplacements sets it).
+	Supersedes bool `json:"supersedes,omitempty"`
+	Superseded bool `json:"-"`
 }
 
 // ReplacementsPath is the run directory's replacement log.
 func ReplacementsPath(out string) string { return filepath.Join(out, "replacements.jsonl") }
 
-// ReadReplacements reads the replacement log.
+// ReadReplacements reads the replacement log: the replacements, each
+// marked Superseded when a later line supersedes its trial's.
 func ReadReplacements(out string) ([]Replacement, error) {
 	var reps []Replacement
 	_, err := records.ReadLines(ReplacementsPath(out), func(b []byte) error {
@@ -109,18 +135,27 @@ func ReadReplacements(out string) ([]Replacement, error) {
 		if err := json.Unmarshal(b, &rep); err != nil {
 			return err
 		}
+		if rep.Supersedes {
+			for i := range reps {
+				if reps[i].Key == rep.Key {
+					reps[i].Superseded = true
+				}
+			}
+			return nil
+		}
 		reps = append(reps, rep)
 		return nil
 	})
 	return reps, err
 }
 
-// CountReplacements counts the logged replacements of the trial with key.
+// CountReplacements counts the logged replacements of the trial with key
+// that still stand (not superseded).
 func CountReplacements(out, key string) int {
 	reps, _ := ReadReplacements(out)
 	n := 0
 	for _, r := range reps {
-		if r.Key == key {
+		if r.Key == key && !r.Superseded {
 			n++
 		}
 	}

@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/experiments/runner/status"
+)
+
+// diskFullHarness answers like instantHarness, but the CLI "completes" while
+// its stderr says it could not write its state, as Codex does on a full disk.
+type diskFullHarness struct {
+	instantHarness
+	mu    sync.Mutex
+	fails int // calls left that hit the fault; <0: always
+}
+
+func (h *diskFullHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	res, err := h.instantHarness.Run(ctx, inv)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fails != 0 {
+		h.fails--
+		os.MkdirAll(inv.LogDir, 0o755)
+		os.WriteFile(filepath.Join(inv.LogDir, "stderr.log"), []byte("ERROR codex_core::rollout: failed to write rollout: No space left on device (os error 28)\n"), 0o644)
+		res.Usage = harness.Usage{Input: 7, Output: 1, Total: 8} // too few: the rollout was not written
+	}
+	return res, err
+}
+
+// A CLI that met a full disk is an infrastructure failure, never a result:
+// the attempt is replaced and the score rows are those of a clean run.
+func TestLocalFaultIsReplacedNotScored(t *testing.T) {
+	clean := filepath.Join(t.TempDir(), "clean")
+	mustRun(t, experiment(t, clean, ""), opts(&instantHarness{}))
+	out := filepath.Join(t.TempDir(), "run")
+	res := mustRun(t, experiment(t, out, ""), opts(&diskFullHarness{fails: 1}))
+	if res.Count(status.StateDone) != 4 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+	reps, _ := attempt.ReadReplacements(out)
+	if len(reps) != 1 || !strings.Contains(reps[0].Reason, "local fault") || !strings.Contains(reps[0].Reason, "No space left on device") {
+		t.Fatalf("replacements %+v", reps)
+	}
+	if got, want := strings.Join(scoreRows(t, out), "\n"), strings.Join(scoreRows(t, clean), "\n"); got != want {
+		t.Errorf("scores after a replaced local fault differ from a clean run:\n%s\nvs\n%s", got, want)
+	}
+}
+
+// A trial that used up its replacements in one run and came through clean
+// on resume keeps its task in --without-replaced: its replacements are
+// superseded, and say so in replacements.jsonl.
+func TestCleanResumeSupersedesEarlierReplacements(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	e := experiment(t, out, "")
+	res := mustRun(t, e, opts(&diskFullHarness{fails: -1}))
+	if res.Count(status.StateFailed) != 4 {
+		t.Fatalf("first run: %+v", res.Outcomes)
+	}
+	if n := len(scoreRows(t, out)); n != 0 {
+		t.Fatalf("%d score rows from attempts that all met a full disk", n)
+	}
+	res = mustRun(t, e, opts(&instantHarness{}))
+	if res.Count(status.StateDone) != 4 {
+		t.Fatalf("resume: %+v", res.Outcomes)
+	}
+	for _, o := range res.Outcomes {
+		if o.Replacements != 0 {
+			t.Errorf("%s: %d standing replacements after a clean resume", o.Trial.Dir, o.Replacements)
+		}
+	}
+	reps, _ := attempt.ReadReplacements(out)
+	if len(reps) != 8 {
+		t.Fatalf("%d replacements kept, want all 8 (superseded, not deleted)", len(reps))
+	}
+	for _, r := range reps {
+		if !r.Superseded {
+			t.Errorf("replacement %+v not superseded", r)
+		}
+	}
+	data, _ := os.ReadFile(attempt.ReplacementsPath(out))
+	if strings.Count(string(data), `"supersedes":true`) != 4 {
+		t.Errorf("replacements.jsonl:\n%s", data)
+	}
+}
