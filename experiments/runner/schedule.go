@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -110,13 +111,11 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	wg.Wait()
 	res.Outcomes = outcomes
 	r.progress.End()
-	if err := r.writeOutputs(trials); err != nil {
-		return res, err
-	}
+	werr := r.writeOutputs(trials)
 	if ctx.Err() != nil {
-		return res, context.Cause(ctx)
+		return res, errors.Join(context.Cause(ctx), werr) // why the run stopped comes first
 	}
-	return res, nil
+	return res, werr
 }
 
 // previous reports a trial an earlier run finished (or whose records are

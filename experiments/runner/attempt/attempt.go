@@ -63,6 +63,11 @@ func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(conte
 		if trial.IsInfra(err) && replaced < p.Replacements {
 			rep := Replacement{Key: t.Key, Dir: t.Dir, Attempt: CountReplacements(out, t.Key) + 1, Reason: err.Error(), Time: time.Now().UTC()}
 			if werr := records.Append(ReplacementsPath(out), rep); werr != nil {
+				if trial.IsLocal(err) && p.Stop != nil { // the disk cannot even log it
+					reason := fmt.Sprintf("local fault persists (%v); free the space or fix the file system, then rerun the same command to resume", werr)
+					p.Stop(reason)
+					return Verdict{Interrupted: "stopped: " + reason}
+				}
 				return Verdict{Failed: werr.Error()}
 			}
 			wait := p.Backoff << replaced
