@@ -4,6 +4,7 @@ package viewer
 // entry points: the viewer only lays out what they compute.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/figures"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/tables"
+	"github.com/hoh-research/hoh/experiments/records"
 )
 
 type tableView struct {
@@ -95,11 +97,40 @@ func viewTable(t *tables.Table) tableView {
 }
 
 // fillFigures draws every figure the run's records support as SVG into
-// report/figures (with the CSV of its marks).
-func fillFigures(p *indexPage, dir, report string) {
+// report/figures (with the CSV of its marks), from the run's scores and the
+// ledgers of its trials (named, not searched for: a run directory holds
+// many other files).
+func fillFigures(p *indexPage, rr *runRecords, report string) {
 	out := filepath.Join(report, "figures")
 	os.RemoveAll(out)
-	outs, skips, err := figures.Plot("all", []string{dir}, figures.Options{OutDir: out, Formats: []string{"svg"}})
+	var d figures.Data
+	if len(rr.Scores) > 0 {
+		set, err := results.NewSet(rr.Scores)
+		if err != nil {
+			p.FigureNotes = append(p.FigureNotes, "figures: "+err.Error())
+			return
+		}
+		d.Set = set
+	}
+	var ledgers []string
+	for _, t := range rr.Trials {
+		l := filepath.Join(rr.Dir, t.Dir, "usage.jsonl")
+		if _, err := os.Stat(l); err == nil {
+			ledgers = append(ledgers, l)
+		}
+	}
+	if len(ledgers) > 0 {
+		usage, err := figures.ReadUsage(ledgers...)
+		if err != nil {
+			p.FigureNotes = append(p.FigureNotes, "figures: "+err.Error())
+		}
+		d.Usage = usage
+	}
+	src := map[string]figures.Data{}
+	for _, n := range figures.Names() {
+		src[n] = d
+	}
+	outs, skips, err := figures.All(src, figures.Options{OutDir: out, Formats: []string{"svg"}})
 	if err != nil {
 		p.FigureNotes = append(p.FigureNotes, "figures: "+err.Error())
 	}
@@ -117,6 +148,42 @@ func fillFigures(p *indexPage, dir, report string) {
 	sort.Slice(p.Figures, func(i, j int) bool { return p.Figures[i].Name < p.Figures[j].Name })
 	for _, s := range skips {
 		p.FigureNotes = append(p.FigureNotes, s.Figure+" not drawn: "+s.Reason)
+	}
+}
+
+// analysisCache keeps the tables and figures of the last build: they
+// depend only on the run's scores and ledgers, and are the slowest part.
+type analysisCache struct {
+	Fingerprint string
+	Tables      []tableView
+	TableErrors []string
+	Figures     []figureView
+	FigureNotes []string
+}
+
+const analysisCacheFile = ".analysis.json"
+
+// fillAnalysis fills the tables and figures, reusing the last build's when
+// the records they come from are unchanged.
+func fillAnalysis(p *indexPage, rr *runRecords, report string, opts Options) {
+	var files []string
+	files = append(files, runFingerprintFiles(rr.Dir)...)
+	fp := fmt.Sprintf("%s|%q|%v", fingerprint(files), opts.TableConfigDir, opts.NoFigures)
+	path := filepath.Join(report, analysisCacheFile)
+	var c analysisCache
+	if records.ReadJSON(path, &c) == nil && c.Fingerprint == fp {
+		if _, err := os.Stat(filepath.Join(report, "figures")); err == nil || opts.NoFigures {
+			p.Tables, p.TableErrors, p.Figures, p.FigureNotes = c.Tables, c.TableErrors, c.Figures, c.FigureNotes
+			return
+		}
+	}
+	fillTables(p, rr, opts)
+	if !opts.NoFigures {
+		fillFigures(p, rr, report)
+	}
+	c = analysisCache{fp, p.Tables, p.TableErrors, p.Figures, p.FigureNotes}
+	if b, err := json.Marshal(c); err == nil {
+		records.WriteFile(path, b)
 	}
 }
 

@@ -109,10 +109,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	if opts.Live && unfinished {
 		page.Refresh = 10
 	}
-	fillTables(page, rr, opts)
-	if !opts.NoFigures {
-		fillFigures(page, dir, report)
-	}
+	fillAnalysis(page, rr, report, opts)
 	for _, r := range rr.Replacements {
 		page.Replacements = append(page.Replacements, replacementView{r, "trials/" + r.Key + ".html"})
 	}
@@ -319,7 +316,9 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 		if t.Replacements > 0 {
 			counts["replaced"]++
 		}
-		c.Title = cellTitle(t, c)
+		if c.Class != "ok" { // a completed cell says all in its text and headers
+			c.Title = cellTitle(t, c)
+		}
 		row := &p.Rows[rowIdx[rk]]
 		for len(row.Cells) <= colIdx[col] {
 			row.Cells = append(row.Cells, gridCell{})

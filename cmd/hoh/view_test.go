@@ -167,6 +167,9 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 	if strings.Contains(outside, "pass_rate") {
 		t.Error("scores shown outside the evaluation panel")
 	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#t1 .card.dev").scrollIntoView()`)); err != nil {
+		t.Fatal(err)
+	}
 	screenshot(t, ctx, filepath.Join(shots, "view-trial.png"))
 
 	// Served: follow the link to a log and get the file's content.
