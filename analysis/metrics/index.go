@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"bytes"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -127,6 +128,22 @@ func (x *Index) TaskFirstRows(benchmark string) []results.Row {
 	return out
 }
 
+// TaskNames lists the tasks of a series without computing their values.
+func (x *Index) TaskNames(sel Selector) []string {
+	if v, ok := x.values[sel]; ok {
+		return Tasks(v)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, i := range x.series[sel] {
+		if t := x.rows[i].Task; !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // TaskValues returns task -> value for the selector, the exact mean of the
 // task's repetitions (see ExactMean). It is an error if no row matches. The
 // map is shared: do not modify it.
@@ -173,6 +190,14 @@ func ExactMean(values []float64) float64 {
 	case 1:
 		return values[0]
 	}
+	if m, ok := smallDecimalMean(values); ok {
+		return m
+	}
+	return ratMean(values)
+}
+
+// ratMean is ExactMean in rational arithmetic, for any decimals.
+func ratMean(values []float64) float64 {
 	var sum, v big.Rat
 	var buf []byte
 	for _, f := range values {
@@ -185,4 +210,62 @@ func ExactMean(values []float64) float64 {
 	sum.Quo(&sum, v.SetInt64(int64(len(values))))
 	f, _ := sum.Float64()
 	return f
+}
+
+// exactInt is the largest magnitude float64 holds with every integer below it.
+const exactInt = 1 << 53
+
+// smallDecimalMean is ExactMean for the common case of short decimals: with
+// every value m_i / 10^s at one scale s and the sum and count*10^s below
+// 2^53, the mean sum(m_i) / (count*10^s) is a ratio of two exactly held
+// integers, which one IEEE division rounds correctly. ok is false otherwise.
+func smallDecimalMean(values []float64) (mean float64, ok bool) {
+	var buf [32]byte
+	scale := 0
+	for _, f := range values {
+		b := strconv.AppendFloat(buf[:0], f, 'f', -1, 64)
+		if i := bytes.IndexByte(b, '.'); i >= 0 {
+			scale = max(scale, len(b)-i-1)
+		}
+	}
+	if scale > 15 {
+		return 0, false
+	}
+	pow := int64(1)
+	for range scale {
+		pow *= 10
+	}
+	den := int64(len(values)) * pow
+	if den >= exactInt {
+		return 0, false
+	}
+	var sum int64
+	for _, f := range values {
+		b := strconv.AppendFloat(buf[:0], f, 'f', -1, 64)
+		frac := 0
+		if i := bytes.IndexByte(b, '.'); i >= 0 {
+			frac = len(b) - i - 1
+			b = append(b[:i], b[i+1:]...)
+		}
+		if len(b) > 17 {
+			return 0, false
+		}
+		m, err := strconv.ParseInt(string(b), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		for range scale - frac {
+			if m *= 10; m >= exactInt || m <= -exactInt {
+				return 0, false
+			}
+		}
+		if m >= exactInt || m <= -exactInt {
+			return 0, false
+		}
+		sum += m
+		if sum >= exactInt || sum <= -exactInt {
+			return 0, false
+		}
+	}
+	return float64(sum) / float64(den), true
 }

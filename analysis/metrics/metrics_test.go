@@ -320,3 +320,27 @@ func TestExactMeanOfDecimals(t *testing.T) {
 		}
 	}
 }
+
+// The integer fast path agrees with rational arithmetic on short decimals.
+func TestSmallDecimalMeanEqualsRationalMean(t *testing.T) {
+	seed := uint64(1)
+	next := func(n uint64) uint64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return (seed >> 33) % n
+	}
+	for i := 0; i < 20000; i++ {
+		vs := make([]float64, 2+next(9))
+		for j := range vs {
+			d := next(5)
+			v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(int64(next(2000000))-1000000)/math.Pow(10, float64(d)), 'f', int(d), 64), 64)
+			vs[j] = v
+		}
+		got, ok := smallDecimalMean(vs)
+		if !ok {
+			t.Fatalf("%v: fast path refused short decimals", vs)
+		}
+		if want := ratMean(vs); got != want {
+			t.Fatalf("%v: fast path %v, rational %v", vs, got, want)
+		}
+	}
+}

@@ -167,11 +167,7 @@ func primary(ix *metrics.Index, bench string, arms map[string]bool) (benchMetric
 		if metrics[s.Metric] == nil {
 			metrics[s.Metric] = map[string]bool{}
 		}
-		vals, err := ix.TaskValues(s)
-		if err != nil {
-			return benchMetric{}, err
-		}
-		for t := range vals {
+		for _, t := range ix.TaskNames(s) {
 			metrics[s.Metric][t] = true
 		}
 	}
