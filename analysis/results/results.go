@@ -24,6 +24,8 @@
 package results
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -32,6 +34,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -128,63 +131,99 @@ type Set struct {
 
 // ReadFile reads one CSV file in the record format. Errors name the file and line.
 func ReadFile(path string) ([]Row, error) {
+	var rows []Row
+	err := readFileEach(path, newInterner(), func(r Row) { rows = append(rows, r) })
+	return rows, err
+}
+
+// readFileEach streams the rows of one file to add; rows without a source
+// get the file's path.
+func readFileEach(path string, in *interner, add func(Row)) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	rows, err := Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for i := range rows {
-		if rows[i].Source == "" {
-			rows[i].Source = path
+	source := in.intern(path)
+	err = decodeEach(bufio.NewReaderSize(f, 1<<16), in, func(r Row) {
+		if r.Source == "" {
+			r.Source = source
 		}
+		add(r)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return rows, nil
+	return nil
 }
 
 // Decode parses CSV in the record format.
 func Decode(r io.Reader) ([]Row, error) {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, errors.New("empty file: expected a header line")
-	}
+	var rows []Row
+	err := decodeEach(r, newInterner(), func(row Row) { rows = append(rows, row) })
 	if err != nil {
 		return nil, err
 	}
+	return rows, nil
+}
+
+// interner keeps one copy of each distinct field text: a few names repeat
+// over millions of rows, and a row must not pin its whole CSV line.
+type interner map[string]string
+
+func newInterner() *interner { m := interner{}; return &m }
+
+func (in *interner) intern(s string) string {
+	if v, ok := (*in)[s]; ok {
+		return v
+	}
+	s = strings.Clone(s)
+	(*in)[s] = s
+	return s
+}
+
+// decodeEach parses CSV in the record format, handing each row to add as it
+// is read, so a large file is never held twice.
+func decodeEach(r io.Reader, in *interner, add func(Row)) error {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return errors.New("empty file: expected a header line")
+	}
+	if err != nil {
+		return err
+	}
+	header = slices.Clone(header)
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		if !known(h) {
-			return nil, fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(Columns, ", "))
+			return fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(Columns, ", "))
 		}
 		if _, dup := col[h]; dup {
-			return nil, fmt.Errorf("line 1: column %q appears twice", h)
+			return fmt.Errorf("line 1: column %q appears twice", h)
 		}
 		col[h] = i
 	}
 	for _, h := range required {
 		if _, ok := col[h]; !ok {
-			return nil, fmt.Errorf("line 1: missing required column %q", h)
+			return fmt.Errorf("line 1: missing required column %q", h)
 		}
 	}
-	var rows []Row
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		line, _ := cr.FieldPos(0)
 		if len(rec) != len(header) {
-			return nil, fmt.Errorf("line %d: %d fields, header has %d", line, len(rec), len(header))
+			return fmt.Errorf("line %d: %d fields, header has %d", line, len(rec), len(header))
 		}
 		get := func(name string) string {
 			if i, ok := col[name]; ok {
@@ -192,13 +231,13 @@ func Decode(r io.Reader) ([]Row, error) {
 			}
 			return ""
 		}
-		row, err := parseRow(get)
+		row, err := parseRow(get, in)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return fmt.Errorf("line %d: %w", line, err)
 		}
-		rows = append(rows, row)
+		add(row)
 	}
-	return rows, nil
+	return nil
 }
 
 func known(h string) bool {
@@ -210,11 +249,12 @@ func known(h string) bool {
 	return false
 }
 
-func parseRow(get func(string) string) (Row, error) {
+func parseRow(get func(string) string, in *interner) (Row, error) {
 	r := Row{
-		Benchmark: get("benchmark"), Config: get("config"), Condition: get("condition"),
-		Task: get("task"), Family: get("family"), Group: get("group"), Category: get("category"),
-		Metric: get("metric"), Source: get("source"), Tokens: math.NaN(), Rep: 1,
+		Benchmark: in.intern(get("benchmark")), Config: in.intern(get("config")), Condition: in.intern(get("condition")),
+		Task: in.intern(get("task")), Family: in.intern(get("family")), Group: in.intern(get("group")),
+		Category: in.intern(get("category")), Metric: in.intern(get("metric")), Source: in.intern(get("source")),
+		Tokens: math.NaN(), Rep: 1,
 	}
 	for _, name := range required {
 		if get(name) == "" {
@@ -286,15 +326,36 @@ func Load(paths ...string) (*Set, error) {
 		sort.Strings(found)
 		files = append(files, found...)
 	}
-	var all []Row
+	all := make([]Row, 0, countLines(files)) // one allocation, not a doubling copy of millions of rows
+	in := newInterner()
 	for _, f := range files {
-		rows, err := ReadFile(f)
-		if err != nil {
+		if err := readFileEach(f, in, func(r Row) { all = append(all, r) }); err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
-		all = append(all, rows...)
 	}
 	return NewSet(all)
+}
+
+// countLines is the number of lines of the files, an upper bound of their
+// rows; unreadable files count 0 (reading them reports the error).
+func countLines(files []string) int {
+	n := 0
+	buf := make([]byte, 1<<16)
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		for {
+			k, err := f.Read(buf)
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+	}
+	return n
 }
 
 // isResultsFile tells result CSVs from other CSVs in a folder (figure data,
@@ -324,36 +385,86 @@ func isResultsFile(path string) bool {
 // NewSet validates rows: no key twice, and the tokens of one trial
 // checkpoint agree across its metric rows. One record read twice (same key,
 // value, tokens and non-empty source, e.g. a run's scores.csv and a trial's
-// own scores.csv when a whole run folder is given) is kept once.
+// own scores.csv when a whole run folder is given) is kept once. The set
+// shares rows' array unless a record was dropped.
+//
+// Rows are grouped by series and by trial arm first, so each check looks
+// only at its group (linear in the number of rows); the error reported is
+// the one at the earliest row, as a row-by-row scan would find it.
 func NewSet(rows []Row) (*Set, error) {
-	type trial struct {
+	type series struct {
 		Benchmark, Config string
 		Arm               Arm
-		Task              string
-		Rep               int
+		Metric            string
 	}
-	var kept []Row
-	seen := make(map[Key]int, len(rows))
-	tokens := map[trial]int{}
-	for _, r := range rows {
-		if j, dup := seen[r.Key()]; dup {
-			if sameRecord(kept[j], r) {
+	type arm struct {
+		Benchmark, Config string
+		Arm               Arm
+	}
+	type taskRep struct {
+		task string
+		rep  int
+	}
+	bySeries := map[series][]int32{}
+	byArm := map[arm][]int32{}
+	for i, r := range rows {
+		k := series{r.Benchmark, r.Config, r.Arm(), r.Metric}
+		bySeries[k] = append(bySeries[k], int32(i))
+		if r.HasTokens() {
+			a := arm{r.Benchmark, r.Config, r.Arm()}
+			byArm[a] = append(byArm[a], int32(i))
+		}
+	}
+	drop := map[int32]bool{}
+	firstErr, errAt := error(nil), len(rows)
+	fail := func(i int, err error) {
+		if i < errAt {
+			firstErr, errAt = err, i
+		}
+	}
+	for _, idx := range bySeries {
+		first := make(map[taskRep]int32, len(idx))
+		for _, i := range idx {
+			r := &rows[i]
+			j, dup := first[taskRep{r.Task, r.Rep}]
+			if !dup {
+				first[taskRep{r.Task, r.Rep}] = i
 				continue
 			}
-			return nil, fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice (%s and %s)",
-				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, kept[j].Source, r.Source)
+			if sameRecord(rows[j], *r) {
+				drop[i] = true
+				continue
+			}
+			fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice (%s and %s)",
+				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, rows[j].Source, r.Source))
 		}
-		seen[r.Key()] = len(kept)
-		kept = append(kept, r)
-		if !r.HasTokens() {
-			continue
+	}
+	for _, idx := range byArm {
+		prev := map[taskRep]int32{}
+		for _, i := range idx {
+			if drop[i] {
+				continue
+			}
+			r := &rows[i]
+			k := taskRep{r.Task, r.Rep}
+			if j, ok := prev[k]; ok && rows[j].Tokens != r.Tokens {
+				fail(int(i), fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g) and %s (%g)",
+					r.Benchmark, r.Config, r.Arm(), r.Task, rows[j].Metric, rows[j].Tokens, r.Metric, r.Tokens))
+			}
+			prev[k] = i // compared with the previous row with tokens, as a scan would
 		}
-		t := trial{r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep}
-		if j, ok := tokens[t]; ok && kept[j].Tokens != r.Tokens {
-			return nil, fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g) and %s (%g)",
-				r.Benchmark, r.Config, r.Arm(), r.Task, kept[j].Metric, kept[j].Tokens, r.Metric, r.Tokens)
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if len(drop) == 0 {
+		return &Set{Rows: rows}, nil
+	}
+	kept := make([]Row, 0, len(rows)-len(drop))
+	for i, r := range rows {
+		if !drop[int32(i)] {
+			kept = append(kept, r)
 		}
-		tokens[t] = len(kept) - 1
 	}
 	return &Set{Rows: kept}, nil
 }

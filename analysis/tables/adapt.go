@@ -358,6 +358,7 @@ func containsInt(xs []int, x int) bool {
 // column of the last HoH checkpoint minus Vanilla when both are present.
 func taskSpecs(ix *metrics.Index) ([]Spec, error) {
 	c := survey(ix)
+	chosen := map[string]benchMetric{}
 	var specs []Spec
 	for _, bench := range orderBenches(c.benches) {
 		for _, config := range orderConfigs(c.configs) {
@@ -373,9 +374,15 @@ func taskSpecs(ix *metrics.Index) ([]Spec, error) {
 				continue
 			}
 			sortArms(list)
-			bm, err := primary(ix, bench, arms)
-			if err != nil {
-				return nil, fmt.Errorf("tables: tasks: %w", err)
+			// Configurations mostly share their arms: choose once per arm set.
+			key := bench + "\x00" + strings.Join(list, ",")
+			bm, ok := chosen[key]
+			if !ok {
+				var err error
+				if bm, err = primary(ix, bench, arms); err != nil {
+					return nil, fmt.Errorf("tables: tasks: %w", err)
+				}
+				chosen[key] = bm
 			}
 			s := Spec{Name: "tasks", Benchmark: bench, Configs: []string{config}, Arms: list, Metric: bm.metric,
 				Vanilla: results.Vanilla,
