@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the exact pinned versions of the four coding-agent CLIs hoh drives.
+# Installs the exact pinned versions of the coding-agent CLIs hoh drives
+# (`go run ./cmd/hoh harnesses` lists them).
 # Target: $HOH_TOOLS (default <repo>/.tools/harnesses). Idempotent: a package
 # whose installed version already matches its pin is not reinstalled.
 set -euo pipefail
@@ -7,15 +8,14 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="${HOH_TOOLS:-$repo_root/.tools/harnesses}"
 
-# Pins: keep in step with the adapters' Version() constants.
-pins=(
-  "@openai/codex@0.171.0"
-  "opencode-ai@1.18.33"
-  "@mariozechner/pi-coding-agent@0.73.1"
-  "@anthropic-ai/claude-code@2.1.197"
-)
-
 command -v npm >/dev/null || { echo "install-harnesses: npm not found (apt-get install nodejs npm)" >&2; exit 1; }
+command -v go >/dev/null || { echo "install-harnesses: go not found (the pins come from the harness catalogue)" >&2; exit 1; }
+
+# Pins (package@version) come from the harness catalogue
+# (adapters/harness/catalogue), the one list the adapters check against.
+pins_text="$(cd "$repo_root" && go run ./cmd/hoh harnesses pins)"
+mapfile -t pins <<<"$pins_text"
+[ "${#pins[@]}" -gt 0 ] && [ -n "${pins[0]}" ] || { echo "install-harnesses: the catalogue lists no pins" >&2; exit 1; }
 mkdir -p "$tools"
 [ -f "$tools/package.json" ] || echo '{"name":"hoh-harnesses","private":true}' >"$tools/package.json"
 
@@ -48,4 +48,3 @@ for pin in "${pins[@]}"; do
   [ "$have" = "$want" ] || { echo "install-harnesses: $name is '$have', want $want" >&2; exit 1; }
 done
 echo "install-harnesses: CLIs are in $tools/node_modules/.bin (set HOH_TOOLS=$tools to point hoh elsewhere)"
-ls "$tools/node_modules/.bin" | grep -E '^(codex|opencode|pi|claude)$' | sed "s|^|  $tools/node_modules/.bin/|"

@@ -8,9 +8,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	cliharness "github.com/hoh-research/hoh/adapters/harness/command"
 	"github.com/hoh-research/hoh/adapters/harness/doctor"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/experiments/config"
 )
 
@@ -67,15 +67,15 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(kinds) == 0 && *cfgPath == "" {
-		for _, k := range registry.Kinds() {
+		for _, k := range catalogue.Kinds() {
 			if k != "command" { // needs a spec; checked through --config
 				kinds = append(kinds, k)
 			}
 		}
 	}
 	for _, k := range kinds {
-		if !registry.Known(k) {
-			return fmt.Errorf("%w: unknown harness %q (known: %v)", errUsage, k, registry.Kinds())
+		if !catalogue.Known(k) {
+			return fmt.Errorf("%w: unknown harness %q (known: %v)", errUsage, k, catalogue.Kinds())
 		}
 		targets = append(targets, doctor.Target{Kind: k, KeyEnv: *keyEnv})
 	}
@@ -88,7 +88,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // fillFromSpec takes the binary and version pin of a command harness from
-// its YAML spec (options.spec, read as the registry reads it).
+// its YAML spec (options.spec, read as the catalogue reads it).
 func fillFromSpec(t *doctor.Target, options map[string]any) error {
 	path, _ := options["spec"].(string)
 	if path == "" {

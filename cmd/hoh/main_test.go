@@ -67,3 +67,14 @@ func TestReportWithoutReplacedTrials(t *testing.T) {
 		t.Fatalf("with:\n%s\nwithout:\n%s", with, without)
 	}
 }
+
+func TestHarnessesPinsPrintsTheCatalogue(t *testing.T) {
+	code, out, errs := runCLI(t, "harnesses", "pins")
+	if code != 0 || !strings.Contains(out, "@openai/codex@0.171.0\n") || strings.Contains(out, "command") {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	code, out, _ = runCLI(t, "harnesses")
+	if code != 0 || !strings.Contains(out, "Claude Code CLI") || !strings.Contains(out, "chat, responses, anthropic") {
+		t.Fatalf("code %d\nstdout %s", code, out)
+	}
+}

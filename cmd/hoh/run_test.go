@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
@@ -220,7 +220,7 @@ func TestRunCheckValidatesShippedConfigs(t *testing.T) {
 			if i := strings.Index(l, `unknown harness "`); i >= 0 {
 				kind = strings.SplitN(l[i+len(`unknown harness "`):], `"`, 2)[0]
 			}
-			if kind == "" || registry.Known(kind) {
+			if kind == "" || catalogue.Known(kind) {
 				t.Errorf("%s: %s", p, l)
 			}
 		}

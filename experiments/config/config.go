@@ -24,7 +24,7 @@ import (
 
 	benchmarks "github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/conditions"
 )
@@ -131,9 +131,9 @@ type ScriptedSpec struct {
 // IsScripted reports whether the configuration talks to the test double.
 func (h HarnessModel) IsScripted() bool { return h.Provider.Name == ScriptedProvider }
 
-// HarnessSpec is the registry spec this configuration builds.
-func (h HarnessModel) HarnessSpec() registry.Spec {
-	return registry.Spec{Kind: h.Harness, Binary: h.Binary, Version: h.Version, Provider: h.Provider, Options: h.Options}
+// HarnessSpec is the catalogue spec this configuration builds.
+func (h HarnessModel) HarnessSpec() harness.Spec {
+	return harness.Spec{Kind: h.Harness, Binary: h.Binary, Version: h.Version, Provider: h.Provider, Options: h.Options}
 }
 
 // Timeouts per role and for silence.
@@ -483,8 +483,9 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 				v.add(at("label"), "%s: a label is used as a directory name: letters, digits, '.', '_' and '-' only, starting with a letter or digit", name)
 			}
 		}
-		if !registry.Known(c.Harness) {
-			v.add(at("harness"), "%s: unknown harness %q (known: %s)", name, c.Harness, strings.Join(registry.Kinds(), ", "))
+		cli, known := catalogue.Lookup(c.Harness)
+		if !known {
+			v.add(at("harness"), "%s: %v", name, catalogue.UnknownKind(c.Harness))
 		}
 		if c.Concurrency > MaxConcurrency {
 			v.add(at("concurrency"), "%s: concurrency must be at most %d, got %d", name, MaxConcurrency, c.Concurrency)
@@ -494,13 +495,11 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 		if c.Provider.Model == "" {
 			v.add(pat("model"), "%s: provider.model is missing", name)
 		}
-		switch c.Provider.API {
-		case "responses", "chat", "anthropic":
-			if apis := registry.APIs(c.Harness); apis != nil && !slices.Contains(apis, c.Provider.API) {
-				v.add(pat("api"), "%s: harness %s speaks only %s, not provider.api %q", name, c.Harness, strings.Join(apis, ", "), c.Provider.API)
-			}
-		default:
-			v.add(pat("api"), "%s: provider.api must be responses, chat or anthropic, got %q", name, c.Provider.API)
+		switch {
+		case !slices.Contains(harness.APIs, c.Provider.API):
+			v.add(pat("api"), "%s: provider.api must be %s, got %q", name, strings.Join(harness.APIs, ", "), c.Provider.API)
+		case known && !cli.Speaks(c.Provider.API):
+			v.add(pat("api"), "%s: harness %s speaks only %s, not provider.api %q (the %s)", name, c.Harness, strings.Join(cli.APIs, ", "), c.Provider.API, cli.Display)
 		}
 		if c.Provider.KeyEnv == "" {
 			v.add(pat("key_env"), "%s: provider.key_env (the variable holding the API key) is missing", name)

@@ -180,3 +180,21 @@ func TestOutputIsRelativeToTheConfigFile(t *testing.T) {
 		t.Errorf("lines: %v", e.Lines)
 	}
 }
+
+// The catalogue's wire APIs decide: Claude speaks only Anthropic Messages,
+// OpenCode all three; a name no CLI speaks is its own problem.
+func TestAPIsComeFromTheHarnessCatalogue(t *testing.T) {
+	for _, c := range []struct{ harness, api, want string }{
+		{"claude", "responses", `harness claude speaks only anthropic, not provider.api "responses" (the Claude Code CLI)`},
+		{"pi", "grpc", `provider.api must be responses, chat, anthropic, got "grpc"`},
+	} {
+		text := strings.Replace(strings.Replace(good, "harness: codex", "harness: "+c.harness, 1), "api: responses", "api: "+c.api, 1)
+		has(t, problems(t, text), 8, c.want)
+	}
+	for _, api := range []string{"chat", "responses", "anthropic"} {
+		text := strings.Replace(strings.Replace(good, "harness: codex", "harness: opencode", 1), "api: responses", "api: "+api, 1)
+		if _, err := Load(write(t, text)); err != nil {
+			t.Errorf("opencode with api %s: %v", api, err)
+		}
+	}
+}

@@ -20,12 +20,12 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 )
@@ -60,12 +60,13 @@ func Harnesses(ctx context.Context, e *config.Experiment) ([]string, config.Prob
 		if c.IsScripted() {
 			spec.Provider.BaseURL = "http://127.0.0.1:1/v1" // chosen when the run starts
 		}
-		if _, err := registry.New(spec); err != nil {
+		if _, err := catalogue.New(spec); err != nil {
 			ps = append(ps, e.Problem(at, "config %q: %v", c.Label, err))
 			continue
 		}
-		name, ok := registry.Executables[c.Harness]
-		if !ok {
+		cli, _ := catalogue.Lookup(c.Harness)
+		name := cli.Executable
+		if name == "" {
 			lines = append(lines, fmt.Sprintf("config %s: harness %s (described in YAML; version not probed)", c.Label, c.Harness))
 			continue
 		}

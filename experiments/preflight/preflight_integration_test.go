@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -42,8 +42,9 @@ func target(t *testing.T, c config.HarnessModel, p harness.Provider) Target {
 	t.Helper()
 	spec := c.HarnessSpec()
 	spec.Provider = p
-	spec.Binary = testenv.CLI(t, registry.Executables[c.Harness])
-	h, err := registry.New(spec)
+	cli, _ := catalogue.Lookup(c.Harness)
+	spec.Binary = testenv.CLI(t, cli.Executable)
+	h, err := catalogue.New(spec)
 	if err != nil {
 		t.Fatalf("config %s: %v", c.Label, err)
 	}

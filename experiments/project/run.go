@@ -14,7 +14,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
@@ -339,7 +339,7 @@ func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string,
 		env = append(env, hm.Provider.KeyEnv+"="+key)
 		secrets = append(secrets, key)
 	}
-	h, err := registry.New(hm.HarnessSpec())
+	h, err := catalogue.New(hm.HarnessSpec())
 	if err != nil {
 		closeFn()
 		return nil, nil, nil, nil, err

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 )
@@ -100,7 +99,7 @@ func BenchmarkRunnerOverheadVsHarnessTime(b *testing.B) {
 		e.Conditions = []string{"hoh@1"}
 		e.Repetitions, e.Concurrency = trials/2, 1 // 2 tasks x 4 reps, sequential
 		h := &providerHarness{}
-		o := Options{NewHarness: func(_ config.HarnessModel, s registry.Spec) (harness.Harness, error) {
+		o := Options{NewHarness: func(_ config.HarnessModel, s harness.Spec) (harness.Harness, error) {
 			h.base = s.Provider.BaseURL
 			return h, nil
 		}}

@@ -10,7 +10,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/harness"
-	harnesses "github.com/hoh-research/hoh/adapters/harness/registry"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/environment"
@@ -137,9 +137,9 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	return trial.Run(ctx, env.TrialDir, t.Spec(), base)
 }
 
-func (r *run) buildHarness(c config.HarnessModel, s harnesses.Spec) (harness.Harness, error) {
+func (r *run) buildHarness(c config.HarnessModel, s harness.Spec) (harness.Harness, error) {
 	if r.opts.NewHarness != nil {
 		return r.opts.NewHarness(c, s)
 	}
-	return harnesses.New(s)
+	return catalogue.New(s)
 }

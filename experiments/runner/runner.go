@@ -28,7 +28,6 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
@@ -50,8 +49,8 @@ type Options struct {
 	// progress bar instead of plain log lines.
 	Out      io.Writer
 	Terminal bool
-	// NewHarness builds a configuration's harness; nil: registry.New.
-	NewHarness func(c config.HarnessModel, spec registry.Spec) (harness.Harness, error)
+	// NewHarness builds a configuration's harness; nil: catalogue.New.
+	NewHarness func(c config.HarnessModel, spec harness.Spec) (harness.Harness, error)
 	// Bench replaces the config's benchmark (tests); nil: plan.Build.
 	Bench benchmark.Benchmark
 	// Preflight runs one trivial turn of every configuration before any

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/registry"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
@@ -92,7 +91,7 @@ retries: {contract: 1, infrastructure: 2, backoff: 1ms}
 }
 
 func opts(h harness.Harness) Options {
-	return Options{NewHarness: func(config.HarnessModel, registry.Spec) (harness.Harness, error) { return h, nil }}
+	return Options{NewHarness: func(config.HarnessModel, harness.Spec) (harness.Harness, error) { return h, nil }}
 }
 
 func mustRun(t testing.TB, e *config.Experiment, o Options) *Result {

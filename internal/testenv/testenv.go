@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 )
 
@@ -35,23 +36,16 @@ func SharedPath(t testing.TB, parts ...string) string {
 	return p
 }
 
-// cliNames are the display names of the built-in harness CLIs.
-var cliNames = map[string]string{
-	"codex":    "Codex CLI",
-	"claude":   "Claude Code CLI",
-	"opencode": "OpenCode CLI",
-	"pi":       "Pi CLI",
-}
-
-// CLI is the path of the installed harness CLI name ("codex", "claude",
-// "opencode", "pi"); the test fails when it is not installed.
+// CLI is the path of the installed harness CLI executable name ("codex",
+// "claude", "opencode", "pi"); the test fails, naming the CLI as the
+// catalogue does, when it is not installed.
 func CLI(t testing.TB, name string) string {
 	t.Helper()
 	bin, err := cliinstall.Find(name)
 	if err != nil {
-		display := cliNames[name]
-		if display == "" {
-			display = name + " CLI"
+		display := name + " CLI"
+		if cli, ok := catalogue.ByExecutable(name); ok {
+			display = cli.Display
 		}
 		t.Fatalf("the %s is required for this test (run scripts/install-harnesses.sh): %v", display, err)
 	}

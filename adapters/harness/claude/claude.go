@@ -19,6 +19,15 @@ import (
 // written against.
 const PinnedVersion = "2.1.197"
 
+// CLI is the Claude Code entry of the harness catalogue.
+var CLI = harness.CLI{
+	Kind: "claude", Display: "Claude Code CLI", Executable: "claude", Package: "@anthropic-ai/claude-code",
+	Pins: []string{PinnedVersion}, APIs: []string{harness.APIAnthropic},
+	New: func(s harness.Spec) (harness.Harness, error) {
+		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
+	},
+}
+
 // Tools per role. The Planner gets read tools only (--tools removes the
 // others from the model's view); the writers get shell and edit tools
 // pre-approved so nothing waits for a prompt.
@@ -47,7 +56,7 @@ func New(cfg Config) (*Harness, error) {
 	if p.BaseURL == "" || p.KeyEnv == "" || p.Model == "" {
 		return nil, fmt.Errorf("claude: provider needs base_url, key_env and model (got %+v)", p)
 	}
-	if p.API != "" && p.API != "anthropic" {
+	if p.API != "" && p.API != harness.APIAnthropic {
 		return nil, fmt.Errorf("claude: provider %q uses API %q, but Claude Code only speaks the Anthropic Messages API", p.Name, p.API)
 	}
 	if cfg.Version == "" {

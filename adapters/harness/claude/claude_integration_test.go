@@ -1,4 +1,4 @@
-package claude
+package claude_test
 
 // Integration tests: the real Claude Code CLI (scripts/install-harnesses.sh)
 // against the scripted test-double provider (Anthropic Messages API).
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -15,7 +16,7 @@ import (
 
 func newClaude(t *testing.T, p harness.Provider) harness.Harness {
 	t.Helper()
-	h, err := New(Config{Binary: testenv.CLI(t, "claude"), Provider: p})
+	h, err := claude.New(claude.Config{Binary: testenv.CLI(t, "claude"), Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,28 @@ import (
 // PinnedVersion is the @openai/codex version this adapter is written against.
 const PinnedVersion = "0.171.0"
 
+// CLI is the Codex entry of the harness catalogue.
+var CLI = harness.CLI{
+	Kind: "codex", Display: "Codex CLI", Executable: "codex", Package: "@openai/codex",
+	Pins: []string{PinnedVersion}, APIs: []string{harness.APIResponses}, New: build,
+}
+
+// build makes the adapter for a config; option overrides is a list of
+// key=value strings passed as -c.
+func build(s harness.Spec) (harness.Harness, error) {
+	cfg := Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider, BypassSandbox: s.InContainer}
+	if o, ok := s.Options["overrides"]; ok {
+		list, ok := o.([]any)
+		if !ok {
+			return nil, fmt.Errorf("codex option overrides must be a list of key=value strings")
+		}
+		for _, v := range list {
+			cfg.Overrides = append(cfg.Overrides, fmt.Sprint(v))
+		}
+	}
+	return New(cfg)
+}
+
 // argvPromptLimit: longer prompts go through stdin ("-") because Linux caps
 // a single argv string at 128 KiB.
 const argvPromptLimit = 100_000
@@ -56,7 +78,7 @@ func New(cfg Config) (*Harness, error) {
 	if p.Name == "" || p.BaseURL == "" || p.KeyEnv == "" || p.Model == "" {
 		return nil, fmt.Errorf("codex: provider needs name, base_url, key_env and model (got %+v)", p)
 	}
-	if p.API != "" && p.API != "responses" {
+	if p.API != "" && p.API != harness.APIResponses {
 		return nil, fmt.Errorf("codex: provider %q uses API %q, but Codex only speaks the OpenAI Responses API", p.Name, p.API)
 	}
 	if strings.ContainsAny(p.Name, ". \"'") {

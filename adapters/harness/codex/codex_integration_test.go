@@ -1,4 +1,4 @@
-package codex
+package codex_test
 
 // Integration tests: the real @openai/codex CLI (installed by
 // scripts/install-harnesses.sh) against the scripted test-double provider.
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -27,12 +28,12 @@ const (
 
 type rig struct {
 	srv     *scripted.Server
-	h       *Harness
+	h       *codex.Harness
 	logPath string
 	base    string
 }
 
-func newRig(t *testing.T, script scripted.Script, cfg Config) *rig {
+func newRig(t *testing.T, script scripted.Script, cfg codex.Config) *rig {
 	t.Helper()
 	bin := testenv.CLI(t, "codex")
 	base := t.TempDir()
@@ -44,7 +45,7 @@ func newRig(t *testing.T, script scripted.Script, cfg Config) *rig {
 	t.Cleanup(func() { srv.Close() })
 	cfg.Binary = bin
 	cfg.Provider = harness.Provider{Name: "scripted", API: "responses", BaseURL: srv.URL() + "/v1", KeyEnv: testKeyEnv, Model: "scripted-model"}
-	h, err := New(cfg)
+	h, err := codex.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func (r *rig) inv(t *testing.T, name string, role harness.Role, access harness.A
 	}
 }
 
-func run(t *testing.T, h *Harness, inv harness.Invocation) harness.Result {
+func run(t *testing.T, h *codex.Harness, inv harness.Invocation) harness.Result {
 	t.Helper()
 	res, err := h.Run(context.Background(), inv)
 	if err != nil {
@@ -117,7 +118,7 @@ func TestCodexDeveloperTurnRunsShellAndWritesFile(t *testing.T) {
 			{Write: &scripted.FileWrite{Path: "src/greeting.txt", Content: content}},
 			{Say: "Implemented the greeting."},
 		},
-	}}}, Config{})
+	}}}, codex.Config{})
 	inv := r.inv(t, "dev", harness.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
 	res := run(t, r.h, inv)
 	if res.Outcome != harness.OutcomeCompleted || res.ExitCode != 0 {
@@ -163,7 +164,7 @@ func TestCodexPlannerTurnReadOnly(t *testing.T) {
 	plan := "PLAN\n1. Add a greeting.\n2. Test it."
 	r := newRig(t, scripted.Script{Entries: []scripted.Entry{{
 		Name: "planner", Match: "Write the development plan", Steps: []scripted.Step{{Say: plan}},
-	}}}, Config{})
+	}}}, codex.Config{})
 	inv := r.inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
 	res := run(t, r.h, inv)
 	if res.Outcome != harness.OutcomeCompleted || res.FinalMessage != plan {
@@ -181,7 +182,7 @@ func TestCodexResumedSessionCarriesHistory(t *testing.T) {
 	r := newRig(t, scripted.Script{Entries: []scripted.Entry{
 		{Name: "first", Match: "^First instruction", Steps: []scripted.Step{{Shell: "echo one"}, {Say: "first answer"}}},
 		{Name: "second", Match: "^Second instruction", Steps: []scripted.Step{{Say: "second answer"}}},
-	}}, Config{})
+	}}, codex.Config{})
 	inv := r.inv(t, "sess", harness.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
 	first := run(t, r.h, inv)
 	if first.Outcome != harness.OutcomeCompleted || first.SessionID == "" {
@@ -244,7 +245,7 @@ func TestCodexResumedSessionCarriesHistory(t *testing.T) {
 }
 
 func faultRig(t *testing.T, f *scripted.Fault) (*rig, harness.Invocation) {
-	r := newRig(t, scripted.Script{Entries: []scripted.Entry{{Name: "any", Match: ".", Repeat: true, Steps: []scripted.Step{{Say: "unreachable"}}}}}, Config{})
+	r := newRig(t, scripted.Script{Entries: []scripted.Entry{{Name: "any", Match: ".", Repeat: true, Steps: []scripted.Step{{Say: "unreachable"}}}}}, codex.Config{})
 	if err := r.srv.SetFault(f); err != nil {
 		t.Fatal(err)
 	}

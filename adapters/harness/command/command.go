@@ -13,6 +13,31 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
+// CLI is the command entry of the harness catalogue: the executable, its
+// version and what it speaks come from the YAML spec (option spec).
+var CLI = harness.CLI{
+	Kind: "command", Display: "command harness (a CLI described in YAML)",
+	APIs: harness.APIs, New: build,
+}
+
+func build(s harness.Spec) (harness.Harness, error) {
+	path, ok := s.Options["spec"].(string)
+	if !ok || path == "" {
+		return nil, fmt.Errorf("command harness needs option spec: the path of a YAML CLI description (see configs/harnesses)")
+	}
+	spec, err := LoadSpec(path)
+	if err != nil {
+		return nil, err
+	}
+	if s.Binary != "" {
+		spec.Binary = s.Binary
+	}
+	if s.Version != "" {
+		spec.Version = s.Version
+	}
+	return New(spec, s.Provider)
+}
+
 // Harness is a CLI described by a Spec.
 type Harness struct {
 	spec     *Spec

@@ -18,20 +18,9 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/hoh-research/hoh/adapters/harness/claude"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
-	"github.com/hoh-research/hoh/adapters/harness/codex"
-	"github.com/hoh-research/hoh/adapters/harness/opencode"
-	"github.com/hoh-research/hoh/adapters/harness/pi"
 )
-
-// Pins are the CLI versions the built-in adapters expect, by kind.
-var Pins = map[string]string{
-	"codex":    codex.PinnedVersion,
-	"claude":   claude.PinnedVersion,
-	"opencode": opencode.PinnedVersion,
-	"pi":       pi.PinnedVersion,
-}
 
 // Fixes for the common problems.
 const (
@@ -46,8 +35,8 @@ const (
 type Target struct {
 	Label   string // the experiment's label, or the kind
 	Kind    string // codex, claude, opencode, pi, command
-	Binary  string // override; empty means the kind's executable name
-	Version string // override; empty means the kind's pin
+	Binary  string // override; empty means the kind's catalogue executable
+	Version string // override; empty means the kind's catalogue pin
 	KeyEnv  string // provider key variable; empty: not checked
 	// Scripted: the provider is the scripted test double, which needs no key.
 	Scripted bool
@@ -154,15 +143,16 @@ func checkHarness(env Env, t Target) []Check {
 		name = t.Kind
 	}
 	var out []Check
+	cli, _ := catalogue.Lookup(t.Kind)
 	bin := t.Binary
 	if bin == "" {
-		bin = t.Kind
+		bin = cli.Executable
 	}
 	want := t.Version
 	if want == "" {
-		want = Pins[t.Kind]
+		want = cli.Pin()
 	}
-	if t.Kind == "command" && t.Binary == "" {
+	if bin == "" { // the command harness: its YAML spec names the CLI
 		out = append(out, Check{Name: name + ": installed", OK: true, Required: true,
 			Detail: "command harness: the CLI is named in its YAML spec, not checked here"})
 	} else {

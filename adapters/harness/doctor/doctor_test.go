@@ -9,8 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 )
+
+func pin(kind string) string {
+	cli, _ := catalogue.Lookup(kind)
+	return cli.Pin()
+}
 
 // fakeMachine builds a PATH directory holding npm-style installs of the given
 // CLIs (name -> version) and plain executables for tools.
@@ -59,7 +65,7 @@ func fakeEnv(pathDir string, vars map[string]string, docker error) Env {
 func TestDoctorReportsEachProblemWithAFix(t *testing.T) {
 	const secret = "sk-doctor-must-not-print-this"
 	dir := fakeMachine(t,
-		map[string]string{"pi": Pins["pi"], "claude": "2.0.0"},
+		map[string]string{"pi": pin("pi"), "claude": "2.0.0"},
 		map[string]string{"git": "git version 2", "node": "v20", "godot": "3.5.1.stable"})
 	env := fakeEnv(dir, map[string]string{"MINIMAX_API_KEY": secret}, errors.New("dial unix /var/run/docker.sock: connect: no such file"))
 	rep := Run(context.Background(), env, []Target{
@@ -77,7 +83,7 @@ func TestDoctorReportsEachProblemWithAFix(t *testing.T) {
 	for _, want := range []string{
 		"ok   pi-minimax: version", "(pinned)",
 		"ok   pi-minimax: key", "$MINIMAX_API_KEY is set",
-		"FAIL claude: version", "is 2.0.0, pinned " + Pins["claude"],
+		"FAIL claude: version", "is 2.0.0, pinned " + pin("claude"),
 		"FAIL claude: key", "$ANTHROPIC_API_KEY is not set", "fix: export ANTHROPIC_API_KEY=<your API key>",
 		"FAIL codex: installed", "fix: run scripts/install-harnesses.sh",
 		"ok   codex: key", "scripted test-double provider",
@@ -97,7 +103,7 @@ func TestDoctorReportsEachProblemWithAFix(t *testing.T) {
 }
 
 func TestDoctorPassesWhenEverythingRequiredIsThere(t *testing.T) {
-	dir := fakeMachine(t, map[string]string{"opencode": Pins["opencode"]},
+	dir := fakeMachine(t, map[string]string{"opencode": pin("opencode")},
 		map[string]string{"git": "git", "node": "v20", "npm": "10"})
 	rep := Run(context.Background(), fakeEnv(dir, map[string]string{"DEEPSEEK_API_KEY": "x"}, nil),
 		[]Target{{Kind: "opencode", KeyEnv: "DEEPSEEK_API_KEY"}})

@@ -1,4 +1,4 @@
-package opencode
+package opencode_test
 
 import (
 	"encoding/json"

@@ -19,6 +19,16 @@ import (
 // PinnedVersion is the opencode-ai version this adapter is written against.
 const PinnedVersion = "1.18.33"
 
+// CLI is the OpenCode entry of the harness catalogue. Chat is the default
+// API; npmPackages holds the provider package per API.
+var CLI = harness.CLI{
+	Kind: "opencode", Display: "OpenCode CLI", Executable: "opencode", Package: "opencode-ai",
+	Pins: []string{PinnedVersion}, APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
+	New: func(s harness.Spec) (harness.Harness, error) {
+		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
+	},
+}
+
 // ReadOnlyTools are the tools the Planner may use; every other permission
 // is denied, which also removes those tools from the model's view.
 var ReadOnlyTools = []string{"read", "grep", "glob", "list"}
@@ -26,9 +36,9 @@ var ReadOnlyTools = []string{"read", "grep", "glob", "list"}
 // npmPackages maps harness.Provider.API onto the AI SDK provider OpenCode
 // loads (bundled in the binary).
 var npmPackages = map[string]string{
-	"chat":      "@ai-sdk/openai-compatible",
-	"responses": "@ai-sdk/openai",
-	"anthropic": "@ai-sdk/anthropic",
+	harness.APIChat:      "@ai-sdk/openai-compatible",
+	harness.APIResponses: "@ai-sdk/openai",
+	harness.APIAnthropic: "@ai-sdk/anthropic",
 }
 
 // Session titles would cost an extra, tool-less model call per run.
@@ -55,7 +65,7 @@ func New(cfg Config) (*Harness, error) {
 		return nil, fmt.Errorf("opencode: provider needs name, base_url, key_env and model (got %+v)", p)
 	}
 	if p.API == "" {
-		cfg.Provider.API = "chat"
+		cfg.Provider.API = harness.APIChat
 	} else if _, ok := npmPackages[p.API]; !ok {
 		return nil, fmt.Errorf("opencode: provider %q uses API %q; OpenCode speaks chat, responses or anthropic", p.Name, p.API)
 	}
@@ -133,7 +143,7 @@ func (h *Harness) configJSON(access harness.Access) (string, error) {
 		}
 	}
 	model := map[string]any{"name": p.Model}
-	if p.ReasoningEffort != "" && p.API != "anthropic" {
+	if p.ReasoningEffort != "" && p.API != harness.APIAnthropic {
 		model["options"] = map[string]any{"reasoningEffort": p.ReasoningEffort}
 	}
 	cfg := map[string]any{

@@ -1,4 +1,4 @@
-package opencode
+package opencode_test
 
 // Integration tests: the real OpenCode CLI (scripts/install-harnesses.sh)
 // against the scripted test-double provider, on every wire API it speaks.
@@ -9,13 +9,14 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func newOpenCode(t *testing.T, p harness.Provider) harness.Harness {
 	t.Helper()
-	h, err := New(Config{Binary: testenv.CLI(t, "opencode"), Provider: p})
+	h, err := opencode.New(opencode.Config{Binary: testenv.CLI(t, "opencode"), Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}

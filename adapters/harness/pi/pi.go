@@ -22,14 +22,24 @@ import (
 // written against.
 const PinnedVersion = "0.73.1"
 
+// CLI is the Pi entry of the harness catalogue. Chat is the default API;
+// apis holds Pi's name for each.
+var CLI = harness.CLI{
+	Kind: "pi", Display: "Pi CLI", Executable: "pi", Package: "@mariozechner/pi-coding-agent",
+	Pins: []string{PinnedVersion}, APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
+	New: func(s harness.Spec) (harness.Harness, error) {
+		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
+	},
+}
+
 // ReadOnlyTools is the Planner's allowlist: no bash, edit or write.
 var ReadOnlyTools = []string{"read", "grep", "find", "ls"}
 
 // apis maps harness.Provider.API onto Pi's models.json "api".
 var apis = map[string]string{
-	"chat":      "openai-completions",
-	"responses": "openai-responses",
-	"anthropic": "anthropic-messages",
+	harness.APIChat:      "openai-completions",
+	harness.APIResponses: "openai-responses",
+	harness.APIAnthropic: "anthropic-messages",
 }
 
 // Config configures the adapter.
@@ -57,7 +67,7 @@ func New(cfg Config) (*Harness, error) {
 		return nil, fmt.Errorf("pi: provider needs name, base_url, key_env and model (got %+v)", p)
 	}
 	if p.API == "" {
-		cfg.Provider.API = "chat"
+		cfg.Provider.API = harness.APIChat
 	} else if _, ok := apis[p.API]; !ok {
 		return nil, fmt.Errorf("pi: provider %q uses API %q; Pi speaks chat, responses or anthropic", p.Name, p.API)
 	}
@@ -142,7 +152,7 @@ func argvPrompt(s string) string {
 func (h *Harness) writeState(dir string) error {
 	p := h.cfg.Provider
 	base := p.BaseURL
-	if p.API == "anthropic" {
+	if p.API == harness.APIAnthropic {
 		// Pi appends /v1/messages itself.
 		base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1")
 	}

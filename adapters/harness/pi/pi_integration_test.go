@@ -1,4 +1,4 @@
-package pi
+package pi_test
 
 // Integration tests: the real Pi CLI (scripts/install-harnesses.sh) against
 // the scripted test-double provider, on every wire API Pi speaks.
@@ -9,13 +9,14 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func newPi(t *testing.T, p harness.Provider) harness.Harness {
 	t.Helper()
-	h, err := New(Config{Binary: testenv.CLI(t, "pi"), Provider: p})
+	h, err := pi.New(pi.Config{Binary: testenv.CLI(t, "pi"), Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,90 @@
+package catalogue
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+)
+
+func TestEveryEntryIsComplete(t *testing.T) {
+	kinds, exes := map[string]bool{}, map[string]bool{}
+	for _, e := range All() {
+		if e.Kind == "" || e.Display == "" || len(e.APIs) == 0 || e.New == nil {
+			t.Errorf("incomplete entry %+v", e)
+		}
+		if kinds[e.Kind] || (e.Executable != "" && exes[e.Executable]) {
+			t.Errorf("kind or executable listed twice: %+v", e)
+		}
+		kinds[e.Kind], exes[e.Executable] = true, true
+		if e.Package != "" && (e.Executable == "" || len(e.Pins) == 0) {
+			t.Errorf("%s: an npm-installed CLI needs its executable and a pinned version", e.Kind)
+		}
+		for _, api := range e.APIs {
+			if !strings.Contains(strings.Join(harness.APIs, " "), api) {
+				t.Errorf("%s: unknown wire API %q", e.Kind, api)
+			}
+		}
+	}
+	for _, k := range []string{"codex", "claude", "opencode", "pi", "command"} {
+		if !kinds[k] {
+			t.Errorf("kind %s missing", k)
+		}
+	}
+}
+
+// The catalogue's wire APIs are exactly what each adapter accepts, and the
+// adapter built from a Spec reports the kind and the pin as its version.
+func TestAdaptersAcceptExactlyTheirCatalogueAPIs(t *testing.T) {
+	// A plain executable: no npm package.json, so no version to compare.
+	bin := filepath.Join(t.TempDir(), "cli")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range All() {
+		if e.Package == "" {
+			continue // the command harness: its YAML spec decides
+		}
+		for _, api := range harness.APIs {
+			h, err := New(harness.Spec{Kind: e.Kind, Binary: bin, Provider: harness.Provider{
+				Name: "p", API: api, BaseURL: "http://127.0.0.1:1/v1", KeyEnv: "K", Model: "m"}})
+			if e.Speaks(api) != (err == nil) {
+				t.Errorf("%s with api %s: catalogue says speaks=%v, adapter says %v", e.Kind, api, e.Speaks(api), err)
+				continue
+			}
+			if err == nil && (h.Name() != e.Kind || h.Version() != e.Pin()) {
+				t.Errorf("%s: adapter says %s %s, catalogue %s %s", e.Kind, h.Name(), h.Version(), e.Kind, e.Pin())
+			}
+		}
+	}
+}
+
+func TestUnknownKindNamesTheKnownOnes(t *testing.T) {
+	_, err := New(harness.Spec{Kind: "cursor"})
+	if err == nil || !strings.Contains(err.Error(), `unknown harness "cursor"`) || !strings.Contains(err.Error(), "codex, command, opencode, pi") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestNPMPinsAreWhatTheInstallerInstalls(t *testing.T) {
+	pins := NPMPins()
+	for _, want := range []string{"@openai/codex@", "@anthropic-ai/claude-code@", "opencode-ai@", "@mariozechner/pi-coding-agent@"} {
+		found := false
+		for _, p := range pins {
+			found = found || strings.HasPrefix(p, want)
+		}
+		if !found {
+			t.Errorf("no pin for %s in %v", want, pins)
+		}
+	}
+	script, err := os.ReadFile("../../../scripts/install-harnesses.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The installer reads the catalogue instead of keeping its own list.
+	if !strings.Contains(string(script), "go run ./cmd/hoh harnesses pins") || strings.Contains(string(script), "@openai/codex@") {
+		t.Error("scripts/install-harnesses.sh does not take its pins from the catalogue")
+	}
+}
