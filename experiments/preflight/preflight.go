@@ -21,11 +21,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
-	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
-	"github.com/hoh-research/hoh/adapters/harness/codex"
-	"github.com/hoh-research/hoh/adapters/harness/opencode"
-	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 )
@@ -36,11 +32,6 @@ const Prompt = scripted.PreflightMarker + ": reply with the single word OK. Do n
 
 // Timeout bounds the preflight turn of one configuration.
 const Timeout = 3 * time.Minute
-
-// pins are the versions the built-in adapters expect (an empty version in
-// the config means the pin).
-var pins = map[string]string{"codex": codex.PinnedVersion, "claude": claude.PinnedVersion,
-	"opencode": opencode.PinnedVersion, "pi": pi.PinnedVersion}
 
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
 
@@ -83,7 +74,7 @@ func Harnesses(ctx context.Context, e *config.Experiment) ([]string, config.Prob
 		}
 		want := c.Version
 		if want == "" {
-			want = pins[c.Harness]
+			want = cli.Pin() // an empty version in the config means the catalogue's pin
 		}
 		got, err := Version(ctx, bin)
 		switch {
