@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -96,8 +97,12 @@ func projectInit(args []string, stdout, stderr io.Writer) error {
 		c.Checks = append(c.Checks, project.Check{Name: name, Command: cmd})
 	}
 	if *script != "" {
+		abs, err := filepath.Abs(*script)
+		if err != nil {
+			return err
+		}
 		c.Harness.Provider.Name = "scripted"
-		c.Harness.Scripted = &config.ScriptedSpec{Script: *script}
+		c.Harness.Scripted = &config.ScriptedSpec{Script: abs}
 		if c.Harness.Provider.KeyEnv == "" {
 			c.Harness.Provider.KeyEnv = "HOH_SCRIPTED_KEY"
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
@@ -70,6 +71,7 @@ func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 		t.Fatalf("run: %+v", res)
 	}
 	checkSchedule(t, dir, sched, loops)
+	t.Logf("state: %d bytes per loop", dirSize(Layout{dir}.State())/loops)
 	// Tokens per role are what the provider served: one request for the
 	// Planner and the QA Tester, two for the Developer (a tool call, then
 	// the reply), each at the script's default usage.
@@ -83,5 +85,5 @@ func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 			t.Errorf("loop %d tokens planner %d developer %d qa %d, want %d/%d/%d", d.Loop, d.PlannerTokens, d.DeveloperTokens, d.QATokens, per, 2*per, per)
 		}
 	}
-	testenv.AssertNoSecret(t, ScriptedKeyValue, filepath.Join(dir, ".hoh", "trial"))
+	testenv.AssertNoSecret(t, runner.ScriptedKeyValue, filepath.Join(dir, ".git", "hoh", "trial"))
 }

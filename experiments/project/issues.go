@@ -50,8 +50,16 @@ type Issue struct {
 	History            []Transition `json:"history"`
 }
 
-// LastLoop is the last loop that mentioned the issue.
-func (i Issue) LastLoop() int { return i.History[len(i.History)-1].Loop }
+// LastLoop is the last loop whose evidence mentioned the issue.
+func (i Issue) LastLoop() int {
+	n := i.Opened
+	for _, ls := range [][]int{i.GapLoops, i.VerifiedLoops} {
+		if len(ls) > 0 {
+			n = max(n, ls[len(ls)-1])
+		}
+	}
+	return n
+}
 
 // Unresolved reports whether the issue is open or reopened.
 func (i Issue) Unresolved() bool { return i.State != Closed }

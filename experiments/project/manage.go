@@ -88,7 +88,7 @@ func ReadStatus(project string) (*Status, error) {
 // is deleted or rewritten: the artifact's restore is a new commit on top of
 // the history (the pre-rollback head stays reachable through the tag
 // rollback-K/head), the moved tags keep their targets under rollback-K/, and
-// the records of loops after n move to .hoh/rollbacks/K/.
+// the records of loops after n move to .git/hoh/rollbacks/K/.
 func Rollback(project string, n int) error {
 	project, err := filepath.Abs(project)
 	if err != nil {
@@ -207,7 +207,7 @@ func Rollback(project string, n int) error {
 }
 
 // Report writes a Markdown summary per day and for the whole project into
-// .hoh/reports/report.md and returns its path: per day the loops run, what
+// .git/hoh/reports/report.md and returns its path: per day the loops run, what
 // was added (the loops' objectives), what broke (issues opened or reopened)
 // and what was repaired (issues closed).
 func Report(project string) (string, error) {
@@ -309,7 +309,7 @@ func Report(project string) (string, error) {
 
 // PushGitHub mirrors the issue table to a GitHub repository's issues with
 // the gh CLI (which must be installed and authenticated): an issue is
-// created once (its number kept in .hoh/github.json), then closed or
+// created once (its number kept in .git/hoh/github.json), then closed or
 // reopened to follow the table. repo may be "" (gh's default repository).
 func PushGitHub(project, repo string) ([]string, error) {
 	project, _ = filepath.Abs(project)

@@ -165,7 +165,7 @@ func TestRollbackRestoresArtifactAndStateKeepingHistory(t *testing.T) {
 	if s, err := ReadStatus(dir); err != nil || s.Loops != 6 {
 		t.Fatalf("status %+v %v", s, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".hoh", "rollbacks", "1", "iter-07")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, ".git", "hoh", "rollbacks", "1", "iter-07")); err != nil {
 		t.Fatalf("loop 7's records must be kept: %v", err)
 	}
 	log := gitOut(t, dir, "log", "--format=%s")

@@ -11,25 +11,27 @@
 //
 // # Layout
 //
-// Everything hoh keeps lives in the state directory <project>/.hoh, which
-// the artifact's git ignores (.git/info/exclude) and hoh never commits,
-// digests or copies into a role's view. Plain files only:
+// Everything hoh keeps lives in the state directory <project>/.git/hoh:
+// inside the project, never part of the artifact (git does not track its own
+// directory, and hoh never digests .git or copies it into a role's view), and
+// out of reach of a Developer's `git add -f` or `git clean -x`. Plain files
+// only:
 //
-//	.hoh/hoh-project.yaml   the project config (Config)
-//	.hoh/identity.json      the harness and model the project runs with (Identity)
-//	.hoh/runs.jsonl         one line per run event: start, stop and its reason, forced changes, rollbacks (Event)
-//	.hoh/lock               held (flock) by the running `hoh project run`
-//	.hoh/STOP               a stop file: the run stops before its next loop and removes it
-//	.hoh/trial/             the trial directory of experiments/trial: trial.json, stages.jsonl
+//	.git/hoh/hoh-project.yaml   the project config (Config)
+//	.git/hoh/identity.json      the harness and model the project runs with (Identity)
+//	.git/hoh/runs.jsonl         one line per run event: start, stop and its reason, forced changes, rollbacks (Event)
+//	.git/hoh/lock               held (flock) by the running `hoh project run`
+//	.git/hoh/STOP               a stop file: the run stops before its next loop and removes it
+//	.git/hoh/trial/             the trial directory of experiments/trial: trial.json, stages.jsonl
 //	                        (the resume point), usage.jsonl, iter-NN/<role>/... (prompts,
 //	                        plans, QA report.json and evidence.json, runtime checks, CLI logs)
-//	.hoh/issues.jsonl       the issue table, one Issue per line with its history (derived)
-//	.hoh/issues.csv         the same as CSV (IssueColumns), .hoh/issues.md as Markdown (derived)
-//	.hoh/dynamics.csv       one row per loop (DynamicsColumns): new, closed, reopened,
+//	.git/hoh/issues.jsonl       the issue table, one Issue per line with its history (derived)
+//	.git/hoh/issues.csv         the same as CSV (IssueColumns), issues.md as Markdown (derived)
+//	.git/hoh/dynamics.csv       one row per loop (DynamicsColumns): new, closed, reopened,
 //	                        unresolved issues, tokens per role, diff size, QA and build status (derived)
-//	.hoh/reports/           `hoh project report` output (report.md)
-//	.hoh/rollbacks/N/       state moved aside by rollback number N (nothing is deleted)
-//	.hoh/github.json        issue id -> GitHub issue number, after `hoh project issues --push-github`
+//	.git/hoh/reports/           `hoh project report` output (report.md)
+//	.git/hoh/rollbacks/N/       state moved aside by rollback number N (nothing is deleted)
+//	.git/hoh/github.json        issue id -> GitHub issue number, after `hoh project issues --push-github`
 //
 // Derived files are recomputed from the trial records after every loop and
 // at the start of every run, so a kill between a stage commit and their
@@ -53,8 +55,8 @@ import (
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
-// StateDirName is the state directory inside the project.
-const StateDirName = ".hoh"
+// StateDirName is the state directory, relative to the project.
+const StateDirName = ".git/hoh"
 
 // Layout names the files of a project.
 type Layout struct{ Project string }
@@ -156,7 +158,7 @@ type Event struct {
 	Changes []string   `json:"changes,omitempty"`
 }
 
-// LoadConfig reads <project>/.hoh/hoh-project.yaml.
+// LoadConfig reads <project>/.git/hoh/hoh-project.yaml.
 func LoadConfig(project string) (*Config, error) {
 	l := Layout{project}
 	data, err := os.ReadFile(l.Config())
@@ -259,9 +261,6 @@ func Init(o InitOptions) (*Config, error) {
 		return nil, err
 	}
 	repo.Exclude = exclude
-	if err := ignoreState(l); err != nil {
-		return nil, err
-	}
 	commit, err := repo.Commit("hoh loop 0: initial project (A_0)")
 	if err != nil {
 		return nil, err
@@ -279,26 +278,7 @@ func Init(o InitOptions) (*Config, error) {
 }
 
 // exclude: the names of the project directory that are not the artifact.
-var exclude = []string{".git", StateDirName}
-
-// ignoreState keeps the state directory out of the user's `git status`.
-func ignoreState(l Layout) error {
-	p := filepath.Join(l.GitDir(), "info", "exclude")
-	old, err := os.ReadFile(p)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	line := "/" + StateDirName + "/"
-	for _, s := range strings.Split(string(old), "\n") {
-		if strings.TrimSpace(s) == line {
-			return nil
-		}
-	}
-	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
-		old = append(old, '\n')
-	}
-	return records.WriteFile(p, append(old, []byte(line+"\n")...))
-}
+var exclude = []string{".git"}
 
 // trialSpec is the trial.json of a project whose loop count is t: the arm
 // hoh@t grows by one per loop (trial.Run compares the spec, so it is

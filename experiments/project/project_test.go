@@ -141,14 +141,14 @@ func TestInProcessProjectFollowsTheSchedule(t *testing.T) {
 	if tags := gitOut(t, dir, "tag", "--list", "loop-*"); len(strings.Fields(tags)) != loops+1 {
 		t.Errorf("loop tags: %s", tags)
 	}
-	if files := gitOut(t, dir, "ls-files"); strings.Contains(files, ".hoh") {
-		t.Errorf(".hoh committed: %s", files)
+	if files := gitOut(t, dir, "ls-files"); strings.Contains(files, "hoh") {
+		t.Errorf("state committed: %s", files)
 	}
 	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("git status not clean: %q", st)
 	}
 	// Prompts are open-ended: loop number and budget, never "of T".
-	p, _ := os.ReadFile(filepath.Join(dir, ".hoh", "trial", "iter-55", "planner", "attempt-1", "prompt.md"))
+	p, _ := os.ReadFile(filepath.Join(dir, ".git", "hoh", "trial", "iter-55", "planner", "attempt-1", "prompt.md"))
 	if !strings.Contains(string(p), "project loop 55") || strings.Contains(string(p), "iteration 55 of") || !strings.Contains(string(p), "Budget left") {
 		t.Errorf("planner prompt of loop 55:\n%s", p)
 	}
@@ -210,7 +210,7 @@ func TestPlannerSectionIsBoundedWith500OpenIssues(t *testing.T) {
 	}
 	render := func(issues []Issue) string {
 		p, err := roles.Render(roles.Planner, roles.Slots{Iteration: 71, OpenEnded: true, Budget: "10 loops", Spec: specText,
-			Access: "read-only", Issues: PlannerSection(issues, 20, "/p/.hoh/issues.md")})
+			Access: "read-only", Issues: PlannerSection(issues, 20, "/p/.git/hoh/issues.md")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func TestProjectChildProcess(t *testing.T) {
 	killAt := os.Getenv("HOH_PROJECT_KILL_AT")
 	hold := func(point string) {
 		if point == killAt {
-			os.WriteFile(filepath.Join(dir, ".hoh", "reached-"+strings.ReplaceAll(point, ":", "-")), nil, 0o644)
+			os.WriteFile(filepath.Join(dir, ".git", "hoh", "reached-"+strings.ReplaceAll(point, ":", "-")), nil, 0o644)
 			time.Sleep(time.Hour)
 		}
 	}
@@ -271,7 +271,7 @@ func TestKilledRunsResumeToTheSameTable(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		marker := filepath.Join(dir, ".hoh", "reached-"+strings.ReplaceAll(point, ":", "-"))
+		marker := filepath.Join(dir, ".git", "hoh", "reached-"+strings.ReplaceAll(point, ":", "-"))
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			if _, err := os.Stat(marker); err == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -121,7 +122,6 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		if err := appendEvent(l, Event{Kind: "stop", Loop: t, Reason: reason}); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(o.Out, "stopped after loop %d: %s\n", res.Loops, reason)
 		return res, nil
 	}
 	for {
@@ -308,10 +308,6 @@ func lock(l Layout) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// ScriptedKeyValue is the dummy key handed to a CLI talking to the scripted
-// test-double provider.
-const ScriptedKeyValue = "hoh-scripted-dummy-key"
-
 func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string, []string, func(), error) {
 	env, secrets := append([]string{}, o.Env...), append([]string{}, o.Secrets...)
 	if o.Harness != nil {
@@ -330,7 +326,7 @@ func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string,
 		}
 		closeFn = func() { srv.Close() }
 		hm.Provider.BaseURL = srv.URL() + "/v1"
-		env = append(env, hm.Provider.KeyEnv+"="+ScriptedKeyValue)
+		env = append(env, hm.Provider.KeyEnv+"="+runner.ScriptedKeyValue)
 	} else if hm.Provider.KeyEnv != "" {
 		key := os.Getenv(hm.Provider.KeyEnv)
 		if key == "" {

@@ -1,0 +1,104 @@
+package main
+
+// hoh project and hoh plot dynamics as a subprocess, with the REAL Codex CLI
+// and the example project's scripted TEST-DOUBLE provider
+// (configs/examples/project/script.yaml): the commands of the README.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/experiments/project"
+	"github.com/hoh-research/hoh/internal/testenv"
+)
+
+func TestProjectCommands(t *testing.T) {
+	testenv.CLI(t, "codex")
+	bin := buildHoh(t)
+	root := testenv.RepoRoot(t)
+	dir := filepath.Join(t.TempDir(), "greet")
+	hoh := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("hoh %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	hoh("project", "init", "--spec", "configs/examples/project/SPEC.md", "--repo", dir, "--harness", "codex",
+		"--scripted", "configs/examples/project/script.yaml", "--check", "build=sh -n greet.sh")
+	if _, err := os.Stat(filepath.Join(dir, "SPEC.md")); err != nil {
+		t.Fatal("the specification must be copied into the project")
+	}
+
+	// Ctrl-C during loop 1: the run stops cleanly and says so.
+	run := exec.Command(bin, "project", "run", dir, "--loops", "5")
+	run.Dir = root
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stages := filepath.Join(project.Layout{Project: dir}.Trial(), "stages.jsonl")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if b, _ := os.ReadFile(stages); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			run.Process.Kill()
+			t.Fatal("no stage committed in 2 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	run.Process.Signal(syscall.SIGINT)
+	if err := run.Wait(); err != nil {
+		t.Fatalf("interrupted run must exit cleanly: %v", err)
+	}
+	evs, err := project.ReadEvents(dir)
+	if err != nil || evs[len(evs)-1].Reason != project.StopInterrupt {
+		t.Fatalf("events %+v %v", evs, err)
+	}
+
+	out := hoh("project", "run", dir, "--loops", "2")
+	if !strings.Contains(out, "2 loops completed") || !strings.Contains(out, "scripted test double") {
+		t.Fatalf("run:\n%s", out)
+	}
+	out = hoh("project", "status", dir)
+	if !strings.Contains(out, "loops completed: 2") || !strings.Contains(out, "1 unresolved") || !strings.Contains(out, "build: pass") {
+		t.Fatalf("status:\n%s", out)
+	}
+	out = hoh("project", "issues", dir, "--format", "csv")
+	if !strings.HasPrefix(out, strings.Join(project.IssueColumns, ",")) || !strings.Contains(out, "I-001,open,1,2,usage") {
+		t.Fatalf("issues csv:\n%s", out)
+	}
+	figs := t.TempDir()
+	out = hoh("plot", "dynamics", "--project", dir, "--out", figs)
+	for _, f := range []string{"dynamics.png", "dynamics.svg", "dynamics.csv"} {
+		if _, err := os.Stat(filepath.Join(figs, f)); err != nil {
+			t.Fatalf("plot dynamics: %s missing\n%s", f, out)
+		}
+	}
+	hoh("project", "report", dir)
+	rep, err := os.ReadFile(filepath.Join(project.Layout{Project: dir}.Reports(), "report.md"))
+	if err != nil || !strings.Contains(string(rep), "greet by name") || !strings.Contains(string(rep), "scripted test double") {
+		t.Fatalf("report: %v\n%s", err, rep)
+	}
+	hoh("project", "rollback", dir, "--to-loop", "1")
+	if out := hoh("project", "status", dir); !strings.Contains(out, "loops completed: 1") {
+		t.Fatalf("status after rollback:\n%s", out)
+	}
+	// A changed model is refused.
+	cfg := project.Layout{Project: dir}.Config()
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, []byte(strings.Replace(string(b), "model: scripted-model", "model: another-model", 1)), 0o644)
+	cmd := exec.Command(bin, "project", "run", dir, "--loops", "2")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--force") {
+		t.Fatalf("changed model accepted: %v\n%s", err, out)
+	}
+}
