@@ -19,7 +19,6 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
-	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
@@ -85,5 +84,5 @@ func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 			t.Errorf("loop %d tokens planner %d developer %d qa %d, want %d/%d/%d", d.Loop, d.PlannerTokens, d.DeveloperTokens, d.QATokens, per, 2*per, per)
 		}
 	}
-	testenv.AssertNoSecret(t, runner.ScriptedKeyValue, filepath.Join(dir, ".git", "hoh", "trial"))
+	testenv.AssertNoSecret(t, ScriptedKeyValue, filepath.Join(dir, ".git", "hoh", "trial"))
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -326,7 +325,7 @@ func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string,
 		}
 		closeFn = func() { srv.Close() }
 		hm.Provider.BaseURL = srv.URL() + "/v1"
-		env = append(env, hm.Provider.KeyEnv+"="+runner.ScriptedKeyValue)
+		env = append(env, hm.Provider.KeyEnv+"="+ScriptedKeyValue)
 	} else if hm.Provider.KeyEnv != "" {
 		key := os.Getenv(hm.Provider.KeyEnv)
 		if key == "" {
@@ -342,6 +341,10 @@ func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string,
 	}
 	return h, env, secrets, closeFn, nil
 }
+
+// ScriptedKeyValue is the dummy key handed to a CLI talking to the scripted
+// test-double provider (the CLIs refuse to start without one).
+const ScriptedKeyValue = "hoh-scripted-dummy-key"
 
 // checks runs the project's configured runtime checks; a project has no
 // evaluator, so Evaluate is never used (trial.Env.NoEvaluation).
