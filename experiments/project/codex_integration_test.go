@@ -40,6 +40,7 @@ func codexScript(sched []schedIssue, loops int) scripted.Script {
 }
 
 func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
+	t.Parallel() // long: overlaps with the other project tests
 	const loops = 70
 	bin := testenv.CLI(t, "codex")
 	sched := schedule(loops)

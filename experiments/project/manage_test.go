@@ -61,6 +61,7 @@ func fakeProject(t *testing.T) string {
 }
 
 func TestStopConditions(t *testing.T) {
+	t.Parallel() // long: overlaps with the other project tests
 	sched := schedule(70)
 	t.Run("tokens", func(t *testing.T) {
 		dir := fakeProject(t)
@@ -120,6 +121,7 @@ type otherModel struct{ *fakeHarness }
 func (otherModel) Version() string { return "another-version" }
 
 func TestChangedHarnessIsRefusedUnlessForced(t *testing.T) {
+	t.Parallel() // long: overlaps with the other project tests
 	dir := fakeProject(t)
 	sched := schedule(70)
 	runFake(t, dir, 2, &fakeHarness{sched: sched})
@@ -151,6 +153,7 @@ func TestChangedHarnessIsRefusedUnlessForced(t *testing.T) {
 }
 
 func TestRollbackRestoresArtifactAndStateKeepingHistory(t *testing.T) {
+	t.Parallel() // long: overlaps with the other project tests
 	dir := fakeProject(t)
 	sched := schedule(70)
 	runFake(t, dir, 10, &fakeHarness{sched: sched})

@@ -106,6 +106,7 @@ func TestScheduleTotalsAreThePapers(t *testing.T) {
 }
 
 func TestInProcessProjectFollowsTheSchedule(t *testing.T) {
+	t.Parallel() // long: overlaps with the other project tests
 	const loops = 70
 	sched := schedule(loops)
 	dir := filepath.Join(t.TempDir(), "app")
@@ -251,6 +252,7 @@ func TestProjectChildProcess(t *testing.T) {
 }
 
 func TestKilledRunsResumeToTheSameTable(t *testing.T) {
+	t.Parallel() // long: overlaps with the other project tests
 	const loops = 40
 	sched := schedule(70)
 	dir := filepath.Join(t.TempDir(), "app")
