@@ -50,12 +50,21 @@ func readRun(dir string) (*runRecords, error) {
 		return nil, err
 	}
 	rr := &runRecords{Dir: dir, Lock: in.Lock}
-	if rr.Replacements, err = attempt.ReadReplacements(dir); err != nil {
+	all, err := attempt.ReadReplacements(dir)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", attempt.ReplacementsPath(dir), err)
 	}
+	// A "supersedes" line is no replacement; a superseded replacement is
+	// listed but does not mark the trial (its result needed none).
 	reps := map[string]int{}
-	for _, r := range rr.Replacements {
-		reps[r.Key]++
+	for _, r := range all {
+		if r.Supersedes {
+			continue
+		}
+		rr.Replacements = append(rr.Replacements, r)
+		if !r.Superseded {
+			reps[r.Key]++
+		}
 	}
 	for _, ts := range in.Trials {
 		t := ts.Trial

@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
@@ -68,6 +70,12 @@ func TestUntrustedTextIsEscaped(t *testing.T) {
 func TestGridDistinguishesStatesAndLinksTrials(t *testing.T) {
 	dir := t.TempDir()
 	trials := writeSynthRun(t, dir, synthOpts{Tasks: 10, Configs: []string{"cfg"}, Arms: []string{"vanilla", "hoh@2"}, Shapes: true})
+	// Trial 18's replacement was superseded by a later clean attempt.
+	f, err := os.OpenFile(attempt.ReplacementsPath(dir), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	line, _ := json.Marshal(attempt.Replacement{Key: trials[18].Key, Dir: trials[18].Dir, Supersedes: true, Time: time.Unix(1700000100, 0)})
+	f.Write(append(line, '\n'))
+	f.Close()
 	res, err := Build(dir, testOpts(t))
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +96,8 @@ func TestGridDistinguishesStatesAndLinksTrials(t *testing.T) {
 				t.Errorf("failed trial %d: cell %s", i, c)
 			}
 		case 8:
-			if !strings.Contains(c, "replaced") {
-				t.Errorf("replaced trial %d: cell %s", i, c)
+			if superseded := i == 18; strings.Contains(c, "replaced") == superseded {
+				t.Errorf("replaced trial %d (superseded %v): cell %s", i, superseded, c)
 			}
 		case 9:
 			if !strings.HasPrefix(c, "missing|") || strings.Contains(c, "href") {
@@ -198,5 +206,45 @@ func TestListenAddrDefaultsToLoopback(t *testing.T) {
 		if got := ListenAddr(in); got != want {
 			t.Errorf("ListenAddr(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// While a run is going, served pages are rebuilt from the records that
+// changed, and pages of unfinished runs reload themselves.
+func TestServeRebuildsWhileTheRunGoes(t *testing.T) {
+	dir := t.TempDir()
+	trials := writeSynthRun(t, dir, synthOpts{Tasks: 1, Configs: []string{"cfg"}, Arms: []string{"hoh@1"}})
+	tdir := filepath.Join(dir, trials[0].Dir)
+	// The trial is still running: no summary yet.
+	must(t, os.Remove(filepath.Join(tdir, "summary.json")))
+	opts := testOpts(t)
+	opts.NoFigures = true
+	srv, err := NewServer(dir, opts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	get := func(p string) string {
+		resp, err := http.Get(ts.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	page := "/report/trials/" + trials[0].Key + ".html"
+	first := get(page)
+	if !strings.Contains(first, `http-equiv="refresh"`) || strings.Contains(first, `id="t2"`) {
+		t.Fatalf("page of a running trial: reload %v, iteration 2 shown %v", strings.Contains(first, "refresh"), strings.Contains(first, `id="t2"`))
+	}
+	// The trial commits a stage of iteration 2.
+	f, err := os.OpenFile(filepath.Join(tdir, "stages.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	f.WriteString(`{"iteration":2,"role":"planner","commit":"","finished":"2026-01-01T00:00:00Z"}` + "\n")
+	f.Close()
+	if again := get(page); !strings.Contains(again, `id="t2"`) {
+		t.Error("the served page was not rebuilt after the trial committed a stage")
 	}
 }
