@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hoh-research/hoh/analysis/figures"
 	"github.com/hoh-research/hoh/experiments/project"
 )
 
@@ -21,14 +22,12 @@ type projectPage struct {
 	IssueCounts              []countView
 	Issues                   []issueView
 	Dynamics                 []project.LoopDynamics
-	Chart                    chartView
+	Chart, ChartCSV          string // the dynamics figure and its data
+	ChartNote                string
 	LoopLinks                []loopLink
 	Files                    []fileLink
 	Notice                   string
 }
-
-// ChartBase is the y of the dynamics plot's x axis.
-func (p *projectPage) ChartBase() int { return p.Chart.Height - p.Chart.Bottom }
 
 type issueView struct {
 	project.Issue
@@ -118,7 +117,7 @@ func buildProject(dir string, opts Options) (*Result, error) {
 	for _, s := range []struct{ state, class string }{{"open", "fail"}, {"reopened", "evalfail"}, {"closed", "ok"}} {
 		p.IssueCounts = append(p.IssueCounts, countView{s.state, s.class, counts[s.state]})
 	}
-	p.Chart = dynamicsChart(dyn)
+	drawDynamics(p, cfg.Name, dyn, report)
 	for _, f := range []struct{ path, label string }{
 		{l.IssuesCSV(), "issues.csv"}, {l.IssuesJSONL(), "issues.jsonl"}, {l.IssuesMD(), "issues.md"},
 		{l.Dynamics(), "dynamics.csv"}, {l.Config(), "hoh-project.yaml"}, {l.Runs(), "runs.jsonl (runs, stops, rollbacks)"},
@@ -173,61 +172,28 @@ func buildProject(dir string, opts Options) (*Result, error) {
 	return res, saveManifest(report, m)
 }
 
-// chartView is the dynamics plot as SVG polylines: new, closed, reopened
-// and unresolved issues per loop (the paper's Figure 1 quantities).
-type chartView struct {
-	Width, Height, Left, Bottom int
-	Series                      []seriesView
-	XTicks, YTicks              []tickView
-}
-
-type seriesView struct {
-	Name, Color, Points string
-}
-
-type tickView struct {
-	Pos   float64
-	Label string
-}
-
-func dynamicsChart(dyn []project.LoopDynamics) chartView {
-	c := chartView{Width: 760, Height: 260, Left: 40, Bottom: 30}
+// drawDynamics draws hoh plot dynamics (the paper's Figure 1 style) as SVG
+// into report/figures.
+func drawDynamics(p *projectPage, name string, dyn []project.LoopDynamics, report string) {
 	if len(dyn) == 0 {
-		return c
+		return
 	}
-	maxY := 1
-	for _, d := range dyn {
-		maxY = max(maxY, d.New, d.Closed, d.Reopened, d.Unresolved)
+	loops := make([]figures.LoopIssues, len(dyn))
+	for i, d := range dyn {
+		loops[i] = figures.LoopIssues{Loop: d.Loop, New: d.New, Closed: d.Closed, Reopened: d.Reopened, Unresolved: d.Unresolved, Total: d.Total}
 	}
-	plotW, plotH := float64(c.Width-c.Left-10), float64(c.Height-c.Bottom-10)
-	x := func(loop int) float64 {
-		if len(dyn) == 1 {
-			return float64(c.Left) + plotW/2
+	out := filepath.Join(report, "figures")
+	outs, err := figures.Dynamics("dynamics", name, loops, figures.Options{OutDir: out, Formats: []string{"svg"}})
+	if err != nil {
+		p.ChartNote = "dynamics plot: " + err.Error()
+		return
+	}
+	for _, o := range outs {
+		switch o.Format {
+		case "svg":
+			p.Chart = rel(report, o.Path)
+		case "csv":
+			p.ChartCSV = rel(report, o.Path)
 		}
-		return float64(c.Left) + plotW*float64(loop-dyn[0].Loop)/float64(dyn[len(dyn)-1].Loop-dyn[0].Loop)
 	}
-	y := func(v int) float64 { return 10 + plotH*(1-float64(v)/float64(maxY)) }
-	for _, s := range []struct {
-		name, color string
-		get         func(project.LoopDynamics) int
-	}{
-		{"new", "#1982c4", func(d project.LoopDynamics) int { return d.New }},
-		{"closed", "#2e7d32", func(d project.LoopDynamics) int { return d.Closed }},
-		{"reopened", "#e65100", func(d project.LoopDynamics) int { return d.Reopened }},
-		{"unresolved", "#c62828", func(d project.LoopDynamics) int { return d.Unresolved }},
-	} {
-		var pts []string
-		for _, d := range dyn {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(d.Loop), y(s.get(d))))
-		}
-		c.Series = append(c.Series, seriesView{s.name, s.color, strings.Join(pts, " ")})
-	}
-	step := max(1, len(dyn)/10)
-	for i := 0; i < len(dyn); i += step {
-		c.XTicks = append(c.XTicks, tickView{x(dyn[i].Loop), fmt.Sprint(dyn[i].Loop)})
-	}
-	for v := 0; v <= maxY; v += max(1, maxY/5) {
-		c.YTicks = append(c.YTicks, tickView{y(v), fmt.Sprint(v)})
-	}
-	return c
 }

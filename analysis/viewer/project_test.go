@@ -6,56 +6,40 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hoh-research/hoh/adapters/harness"
+	"gopkg.in/yaml.v3"
+
+	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/project"
 	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
 )
 
-// projectDouble is an in-process TEST DOUBLE for a harness CLI and its
-// model (no model is involved): the Planner and Developer answer at once
-// (the Developer appends a line to app.sh), and the QA Tester reports a
-// fixed schedule: loop 1 gaps "version" and "help"; loop 2 verifies
-// "version"; loop 3 finds "version" broken again and verifies "help".
-type projectDouble struct{}
-
-var projectLoopRe = regexp.MustCompile(`Role: (Project Planner|Developer|QA Tester) \(project loop (\d+)\)`)
-
-func (projectDouble) Name() string    { return "fake" }
-func (projectDouble) Version() string { return "test-double" }
-
-func (projectDouble) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
-	m := projectLoopRe.FindStringSubmatch(inv.Prompt)
-	if m == nil {
-		return harness.Result{Outcome: harness.OutcomeAgentFailure, Evidence: "unexpected prompt"}, nil
-	}
-	loop, _ := strconv.Atoi(m[2])
-	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: harness.Usage{Input: 100 * int64(loop), Output: 10, Total: 100*int64(loop) + 10}, Duration: time.Millisecond}
+// projectScript is the scripted provider's script (the provider is a TEST
+// DOUBLE for the model): the Planner and Developer answer the same every
+// loop (the Developer appends a line to app.sh through Codex's shell tool),
+// and the QA Tester reports a fixed schedule: loop 1 gaps "version" and
+// "help"; loop 2 verifies "version"; loop 3 finds "version" broken again
+// and verifies "help".
+func projectScript() scripted.Script {
 	claim := func(id, text, status string) roles.Claim {
 		return roles.Claim{ClaimID: id, Claim: text, Status: status,
 			ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "sh app.sh --" + id, Observation: status}}}
 	}
-	version, help := claim("version", "app.sh --version prints the version", "gap"), claim("help", "app.sh --help prints usage", "gap")
-	switch m[1] {
-	case "Project Planner":
-		res.FinalMessage = fmt.Sprintf(`{"objective":"loop %d: grow app.sh","tasks":[{"id":"T1","description":"extend app.sh"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"app.sh runs","observation":"sh app.sh"}]}`, loop)
-	case "Developer":
-		f, err := os.OpenFile(filepath.Join(inv.WorkDir, "app.sh"), os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			return res, err
-		}
-		fmt.Fprintf(f, "echo loop %d\n", loop)
-		f.Close()
-		res.FinalMessage = `{"summary":"appended a line","self_tests":[{"command":"sh app.sh","outcome":"ok"}]}`
-	case "QA Tester":
+	s := scripted.Script{Entries: []scripted.Entry{
+		{Name: "planner", Match: `Role: Project Planner \(project loop \d+\)`, Repeat: true, Steps: []scripted.Step{{Say: `{"objective":"grow app.sh","tasks":[{"id":"T1","description":"extend app.sh"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"app.sh runs","observation":"sh app.sh"}]}`}}},
+		{Name: "developer", Match: `Role: Developer \(project loop \d+\)`, Repeat: true, Steps: []scripted.Step{
+			{Shell: "echo 'echo more' >> app.sh"}, {Say: `{"summary":"appended a line","self_tests":[{"command":"sh app.sh","outcome":"ok"}]}`}}},
+	}}
+	for loop := 1; loop <= 3; loop++ {
+		version, help := claim("version", "app.sh --version prints the version", "gap"), claim("help", "app.sh --help prints usage", "gap")
 		r := roles.QAReport{Iteration: loop, QAStatus: "partial"}
 		switch loop {
 		case 1:
@@ -68,27 +52,37 @@ func (projectDouble) Run(ctx context.Context, inv harness.Invocation) (harness.R
 			r.VerifiedRecords, r.GapRecords = []roles.Claim{help}, []roles.Claim{version}
 		}
 		b, _ := json.Marshal(r)
-		res.FinalMessage = string(b)
+		s.Entries = append(s.Entries, scripted.Entry{Name: fmt.Sprintf("qa-%d", loop), Match: fmt.Sprintf(`Role: QA Tester \(project loop %d\)`, loop),
+			Repeat: true, Steps: []scripted.Step{{Say: string(b)}}})
 	}
-	return res, nil
+	return s
 }
 
-// runTestProject makes a project and runs three loops with the test double.
+// runTestProject makes a project and runs three loops through the REAL
+// Codex CLI against the scripted test-double provider.
 func runTestProject(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "app")
+	bin := testenv.CLI(t, "codex")
+	root := t.TempDir()
+	dir := filepath.Join(root, "app")
 	must(t, os.MkdirAll(dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "app.sh"), []byte("#!/bin/sh\necho app\n"), 0o755))
-	spec := filepath.Join(filepath.Dir(dir), "SPEC.md")
+	spec := filepath.Join(root, "SPEC.md")
 	must(t, os.WriteFile(spec, []byte("# App\n\napp.sh with --version and --help.\n"), 0o644))
+	script, err := yaml.Marshal(projectScript())
+	must(t, err)
+	scriptPath := filepath.Join(root, "script.yaml")
+	must(t, os.WriteFile(scriptPath, script, 0o644))
 	c := project.Config{Checks: []project.Check{{Name: "build", Command: "sh -n app.sh"}}}
-	c.Harness.Harness = "codex"
-	c.Harness.Provider.Name, c.Harness.Provider.Model, c.Harness.Provider.API = "none", "test-double", "responses"
+	c.Harness.Harness, c.Harness.Binary = "codex", bin
+	c.Harness.Provider.Name, c.Harness.Provider.Model, c.Harness.Provider.API = "scripted", "scripted-model", "responses"
 	c.Harness.Provider.KeyEnv = "HOH_SCRIPTED_KEY"
+	c.Harness.Scripted = &config.ScriptedSpec{Script: scriptPath}
+	c.Timeouts = config.Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute}
 	if _, err := project.Init(project.InitOptions{Project: dir, Spec: spec, Config: c}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := project.Run(context.Background(), dir, project.RunOptions{Limits: project.RunLimits{Loops: 3}, Harness: projectDouble{}})
+	res, err := project.Run(context.Background(), dir, project.RunOptions{Limits: project.RunLimits{Loops: 3}})
 	if err != nil || res.Loops != 3 {
 		t.Fatalf("project run: %+v %v", res, err)
 	}
@@ -136,9 +130,26 @@ func TestProjectReportInABrowser(t *testing.T) {
 	if shown, _ = chromedp.Run(ctx, chromedp.Evaluate[[]string](rows)); len(shown) != 1 || shown[0] != reopened {
 		t.Errorf("reopened filter shows %v, want [%s]", shown, reopened)
 	}
-	points, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('polyline[data-series="unresolved"]').getAttribute("points")`))
-	if len(strings.Fields(points)) != 3 {
-		t.Errorf("dynamics plot: unresolved series %q, want 3 loops", points)
+	// The dynamics plot (hoh plot dynamics) is drawn, and the loop table
+	// holds dynamics.csv's counts.
+	width, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.getElementById("dynamics-plot").naturalWidth`))
+	if width == 0 {
+		t.Error("the dynamics plot did not load")
+	}
+	dyn, err := project.ReadDynamics(project.Layout{Project: dir}.Dynamics())
+	if err != nil || len(dyn) != 3 {
+		t.Fatalf("dynamics.csv: %+v %v", dyn, err)
+	}
+	counts, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#loop-table tbody tr")).map(r => Array.from(r.cells).slice(3, 7).map(c => c.textContent).join(","))`))
+	for i, d := range dyn {
+		if want := fmt.Sprintf("%d,%d,%d,%d", d.New, d.Closed, d.Reopened, d.Unresolved); i >= len(counts) || counts[i] != want {
+			t.Errorf("loop %d: table shows %v, dynamics.csv %s", d.Loop, counts, want)
+		}
+	}
+	if d := os.Getenv("HOH_VIEW_SCREENSHOTS"); d != "" {
+		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(d, "view-project.png"), buf, 0o644))
 	}
 	// Loop 2's page: its D_2 and the verified "version" claim.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#loop-table a[href="loops/loop-02.html"]`)), chromedp.WaitVisible(chromedp.CSS("#t2"))); err != nil {
@@ -147,7 +158,7 @@ func TestProjectReportInABrowser(t *testing.T) {
 	objective, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#t2 .dt-objective")))
 	verified, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#t2 .verified")))
 	diff, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#t2 .diff")))
-	if objective != "loop 2: grow app.sh" || !strings.Contains(verified, "--version prints the version") || !strings.Contains(diff, "echo loop 2") {
+	if objective != "grow app.sh" || !strings.Contains(verified, "--version prints the version") || !strings.Contains(diff, "echo more") {
 		t.Errorf("loop 2 page: objective %q, verified %q, diff %q", objective, verified, diff)
 	}
 	others, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("section.iteration").length`))

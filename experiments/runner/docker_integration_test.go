@@ -151,6 +151,7 @@ func TestHarborSmokeRunsInDocker(t *testing.T) {
 			t.Errorf("%s: verifier reward %g, want 1", arm, v)
 		}
 	}
+	walkReport(t, out) // hoh view on this run, in a browser
 	// The CLI got the key in its environment; no file may keep the value.
 	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
