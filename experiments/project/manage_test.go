@@ -116,6 +116,45 @@ func TestStopConditions(t *testing.T) {
 	})
 }
 
+func TestInfrastructureFailuresAreReplaced(t *testing.T) {
+	dir := fakeProject(t)
+	sched := schedule(70)
+	fails := 2
+	h := &fakeHarness{sched: sched, Infra: func(role string, loop int) bool {
+		if role == "qa" && loop == 3 && fails > 0 {
+			fails--
+			return true
+		}
+		return false
+	}}
+	r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 5}, Harness: h})
+	if err != nil || r.Loops != 5 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	checkSchedule(t, dir, sched, 5)
+	evs, _ := ReadEvents(dir)
+	n := 0
+	for _, e := range evs {
+		if e.Kind == "replaced" && e.Loop == 3 {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d replacements recorded, want 2: %+v", n, evs)
+	}
+	// A failure that persists beyond the retries stops the run with an error;
+	// the next run resumes at that stage.
+	h.Infra = func(role string, loop int) bool { return role == "developer" && loop == 6 }
+	if _, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 7}, Harness: h}); err == nil || !strings.Contains(err.Error(), "resume") {
+		t.Fatalf("persistent infrastructure failure: %v", err)
+	}
+	h.Infra = nil
+	if r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 7}, Harness: h}); err != nil || r.Loops != 7 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	checkSchedule(t, dir, sched, 7)
+}
+
 type otherModel struct{ *fakeHarness }
 
 func (otherModel) Version() string { return "another-version" }

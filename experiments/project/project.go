@@ -97,6 +97,12 @@ type Config struct {
 	// ContractRetries per role call (default 2; -1 for none).
 	ContractRetries int     `yaml:"contract_retries,omitempty" json:"contract_retries,omitempty"`
 	Checks          []Check `yaml:"checks,omitempty" json:"checks,omitempty"`
+	// Infrastructure failures (transport, provider 5xx, auth, local
+	// faults) of an invocation are replaced up to this many times in a row,
+	// after Backoff doubled per attempt (default 3 and 30s); then the run
+	// stops and the next run resumes at the same stage.
+	InfraRetries int           `yaml:"infrastructure_retries,omitempty" json:"infrastructure_retries,omitempty"`
+	InfraBackoff time.Duration `yaml:"infrastructure_backoff,omitempty" json:"infrastructure_backoff,omitempty"`
 	// PlannerIssues is how many unresolved (and how many verified) issues
 	// the Planner sees by name; the rest are counted (default 20).
 	PlannerIssues int `yaml:"planner_issues,omitempty" json:"planner_issues,omitempty"`
@@ -110,6 +116,20 @@ func (c *Config) resolve(project, p string) string {
 		return p
 	}
 	return filepath.Join(project, p)
+}
+
+func (c *Config) infraRetries() int {
+	if c.InfraRetries == 0 {
+		return 3
+	}
+	return max(c.InfraRetries, 0)
+}
+
+func (c *Config) infraBackoff() time.Duration {
+	if c.InfraBackoff <= 0 {
+		return 30 * time.Second
+	}
+	return c.InfraBackoff
 }
 
 func (c *Config) plannerIssues() int {

@@ -116,6 +116,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 	bench := &checks{list: c.Checks}
 	task := benchmark.Task{Benchmark: "project", ID: c.Name, Spec: string(specText)}
 	res := &Result{}
+	replaced := 0 // infrastructure replacements in a row
 	stop := func(reason string, t int) (*Result, error) {
 		res.Reason = reason
 		if err := appendEvent(l, Event{Kind: "stop", Loop: t, Reason: reason}); err != nil {
@@ -169,9 +170,24 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 			if ctx.Err() != nil {
 				return stop(StopInterrupt, done)
 			}
+			if trial.IsInfra(err) && replaced < c.infraRetries() {
+				wait := c.infraBackoff() << replaced
+				replaced++
+				if err := appendEvent(l, Event{Kind: "replaced", Loop: t, Reason: err.Error()}); err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(o.Out, "loop %d: %v; replacing the attempt in %s\n", t, err, wait)
+				select {
+				case <-time.After(wait):
+					continue
+				case <-ctx.Done():
+					return stop(StopInterrupt, done)
+				}
+			}
 			appendEvent(l, Event{Kind: "error", Loop: t, Reason: err.Error()})
 			return res, fmt.Errorf("loop %d: %w (rerun `hoh project run` to resume at this stage)", t, err)
 		}
+		replaced = 0
 		if err := endLoop(l, c, t); err != nil {
 			return nil, err
 		}

@@ -148,6 +148,9 @@ type fakeHarness struct {
 	mu    sync.Mutex
 	calls int
 	Block func(role string, loop int)
+	// Infra, when set and true, makes the invocation an infrastructure
+	// failure (a provider 5xx).
+	Infra func(role string, loop int) bool
 }
 
 func (f *fakeHarness) Name() string    { return "fake" }
@@ -185,10 +188,14 @@ func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (harness.
 	if f.Block != nil {
 		f.Block(role, t)
 	}
+	if f.Infra != nil && f.Infra(role, t) {
+		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "provider answered 503 (test double)"}, nil
+	}
 	return res, nil
 }
 
 // newTestProject makes a project directory with app.sh and a build check.
+// Infrastructure replacements wait 1ms.
 func newTestProject(dir string, hm func(*Config)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -200,7 +207,7 @@ func newTestProject(dir string, hm func(*Config)) error {
 	if err := os.WriteFile(spec, []byte(specText), 0o644); err != nil {
 		return err
 	}
-	c := Config{Checks: []Check{{Name: "build", Command: "sh -n app.sh"}}}
+	c := Config{Checks: []Check{{Name: "build", Command: "sh -n app.sh"}}, InfraBackoff: time.Millisecond}
 	c.Harness.Harness = "codex"
 	c.Harness.Provider.Name, c.Harness.Provider.Model, c.Harness.Provider.API = "scripted", "scripted-model", "responses"
 	c.Harness.Provider.KeyEnv = "HOH_SCRIPTED_KEY"
