@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/roles"
 )
 
@@ -289,4 +290,35 @@ func TestPushGitHubWithAFakeGh(t *testing.T) {
 	if !strings.Contains(string(b), "--repo o/r") {
 		t.Fatalf("gh calls must name the repository:\n%s", b)
 	}
+}
+
+// A reply that keeps violating its contract ends the loop; rollback to the
+// last complete loop lets the next run retry it.
+func TestContractFailureStopsAndRollbackRetries(t *testing.T) {
+	dir := fakeProject(t)
+	sched := schedule(70)
+	h := &fakeHarness{sched: sched}
+	runFake(t, dir, 2, h)
+	bad := &badPlanner{fakeHarness: h} // the Planner of loop 3 never answers in JSON
+	r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 4}, Harness: bad})
+	if err != nil || r.Loops != 2 || !strings.HasPrefix(r.Reason, StopFailed) || !strings.Contains(r.Reason, "--to-loop 2") {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if err := Rollback(dir, 2); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 4}, Harness: h}); err != nil || r.Loops != 4 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	checkSchedule(t, dir, sched, 4)
+}
+
+type badPlanner struct{ *fakeHarness }
+
+func (b *badPlanner) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	res, err := b.fakeHarness.Run(ctx, inv)
+	if strings.Contains(inv.Prompt, "Role: Project Planner") {
+		res.FinalMessage = "no JSON today"
+	}
+	return res, err
 }

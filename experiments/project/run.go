@@ -133,7 +133,11 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		res.Loops = done
 		t := done + 1
 		if f := failure(st); f != nil {
-			return stop(fmt.Sprintf("%s: loop %d %s: %s", StopFailed, f.Iteration, f.Role, f.Failure), done)
+			// The trial ends at a role's final contract failure; rolling back
+			// to the last complete loop drops the failed stage (kept in
+			// rollbacks/) so that the loop can be retried.
+			return stop(fmt.Sprintf("%s: loop %d %s: %s (to retry it: hoh project rollback %s --to-loop %d)",
+				StopFailed, f.Iteration, f.Role, f.Failure, project, done), done)
 		}
 		if ctx.Err() != nil {
 			return stop(StopInterrupt, done)
