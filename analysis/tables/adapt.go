@@ -359,15 +359,20 @@ func containsInt(xs []int, x int) bool {
 func taskSpecs(ix *metrics.Index) ([]Spec, error) {
 	c := survey(ix)
 	chosen := map[string]benchMetric{}
+	armsOf := map[[2]string][]results.Arm{} // benchmark, config -> arms, in order of appearance
+	for _, s := range ix.Selectors() {
+		k := [2]string{s.Benchmark, s.Config}
+		armsOf[k] = append(armsOf[k], s.Arm)
+	}
 	var specs []Spec
 	for _, bench := range orderBenches(c.benches) {
 		for _, config := range orderConfigs(c.configs) {
 			arms := map[string]bool{}
 			var list []string
-			for _, s := range ix.Selectors() {
-				if a := s.Arm.String(); s.Benchmark == bench && s.Config == config && !arms[a] {
-					arms[a] = true
-					list = append(list, a)
+			for _, a := range armsOf[[2]string{bench, config}] {
+				if s := a.String(); !arms[s] {
+					arms[s] = true
+					list = append(list, s)
 				}
 			}
 			if len(list) == 0 {
