@@ -183,7 +183,7 @@ func fillAnalysis(p *indexPage, rr *runRecords, report string, opts Options) {
 	}
 	c = analysisCache{fp, p.Tables, p.TableErrors, p.Figures, p.FigureNotes}
 	if b, err := json.Marshal(c); err == nil {
-		records.WriteFile(path, b)
+		writeReportFile(path, b)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoh-research/hoh/experiments/records"
@@ -141,15 +142,32 @@ func writeIfChanged(path string, data []byte) error {
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
 		return nil
 	}
-	return records.WriteFile(path, data)
+	return writeReportFile(path, data)
 }
+
+// writeReportFile replaces path atomically (a reader never sees half a
+// page) but without the records' fsync: the report is derived data that
+// the next build rewrites, and 10,000 fsyncs would dominate a build.
+func writeReportFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d-%d", path, os.Getpid(), tmpSeq.Add(1))
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+var tmpSeq atomic.Int64
 
 func renderPage(path, name string, data any) (int64, error) {
 	var b strings.Builder
 	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
 		return 0, fmt.Errorf("render %s: %w", path, err)
 	}
-	return int64(b.Len()), records.WriteFile(path, []byte(b.String()))
+	return int64(b.Len()), writeReportFile(path, []byte(b.String()))
 }
 
 // trialJob is one trial page to (re)build.
@@ -208,7 +226,7 @@ func saveManifest(report string, m manifest) error {
 	if err != nil {
 		return err
 	}
-	return records.WriteFile(filepath.Join(report, manifestFile), data)
+	return writeReportFile(filepath.Join(report, manifestFile), data)
 }
 
 var funcs = template.FuncMap{
