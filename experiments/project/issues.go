@@ -353,6 +353,43 @@ func PlannerSection(issues []Issue, n int, fullTable string) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// QASection is the QA Tester's view of the table: at most n unresolved
+// issues (Ranked) and n verified ones (most recently verified first) with
+// the claim id to reuse, so that a report on the same behaviour matches the
+// same issue; the rest counted. Bounded like PlannerSection.
+func QASection(issues []Issue, n int) string {
+	var b strings.Builder
+	ranked := Ranked(issues)
+	if len(ranked) == 0 && len(issues) == 0 {
+		return ""
+	}
+	b.WriteString("Re-check these where the candidate allows; when you report on one, reuse its claim id.\n")
+	fmt.Fprintf(&b, "Unresolved (%d):\n", len(ranked))
+	for i, is := range ranked {
+		if i == n {
+			fmt.Fprintf(&b, "- ... and %d more\n", len(ranked)-n)
+			break
+		}
+		fmt.Fprintf(&b, "- claim id %s (%s, %s): %s\n", is.ClaimIDs[len(is.ClaimIDs)-1], is.ID, is.State, clip(is.Claim, maxClaimText))
+	}
+	var closed []Issue
+	for _, is := range issues {
+		if is.State == Closed {
+			closed = append(closed, is)
+		}
+	}
+	sort.SliceStable(closed, func(i, j int) bool { return closed[i].LastLoop() > closed[j].LastLoop() })
+	fmt.Fprintf(&b, "Verified before, must still hold (%d):\n", len(closed))
+	for i, is := range closed {
+		if i == n {
+			fmt.Fprintf(&b, "- ... and %d more\n", len(closed)-n)
+			break
+		}
+		fmt.Fprintf(&b, "- claim id %s (%s): %s\n", is.ClaimIDs[len(is.ClaimIDs)-1], is.ID, clip(is.Claim, maxClaimText))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 // IssueColumns is the header of the CSV export.
 var IssueColumns = []string{"id", "state", "loop_opened", "last_loop", "claim_ids", "claim", "gap_loops",
 	"verified_loops", "closed_loops", "reopened_loops", "previously_verified", "recommended_update"}

@@ -156,6 +156,10 @@ func TestInProcessProjectFollowsTheSchedule(t *testing.T) {
 	if !strings.Contains(string(p), "## Issue table") || !strings.Contains(string(p), "must keep working") {
 		t.Errorf("planner prompt of loop 55 has no issue table section:\n%s", p)
 	}
+	q, _ := os.ReadFile(filepath.Join(dir, ".git", "hoh", "trial", "iter-55", "qa", "attempt-1", "prompt.md"))
+	if !strings.Contains(string(q), "## Known issues") || !strings.Contains(string(q), "claim id c66 (I-003, open)") {
+		t.Errorf("QA prompt of loop 55 does not list the known issues with their claim ids:\n%s", q)
+	}
 }
 
 func gitOut(t *testing.T, dir string, args ...string) string {
@@ -218,6 +222,10 @@ func TestPlannerSectionIsBoundedWith500OpenIssues(t *testing.T) {
 		return p
 	}
 	small, big := render(mk(25)), render(mk(500))
+	qs, qb := QASection(mk(25), 20), QASection(mk(500), 20)
+	if len(qb) > len(qs)+100 || !strings.Contains(qb, "... and 480 more") {
+		t.Fatalf("QA section grows with the table: %d bytes with 25 issues, %d with 500", len(qs), len(qb))
+	}
 	if !strings.Contains(big, "and 480 more unresolved issues") {
 		t.Fatalf("the rest must be counted:\n%s", big)
 	}

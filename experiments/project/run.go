@@ -169,6 +169,13 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 					}
 					return PlannerSection(issues, c.plannerIssues(), l.IssuesMD()), nil
 				},
+				QAIssues: func(int) (string, error) {
+					issues, err := ReadIssues(project)
+					if err != nil {
+						return "", err
+					}
+					return QASection(issues, c.plannerIssues()), nil
+				},
 			}}
 		if _, err := trial.Run(ctx, l.Trial(), trialSpec(c, t), tenv); err != nil {
 			if ctx.Err() != nil {

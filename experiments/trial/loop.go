@@ -562,8 +562,13 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
 		{Category: "Specification", Path: specPath},
 	}
-	prompt, err := roles.Render(roles.QA, r.slots(t, roles.Slots{Spec: r.env.Task.Spec,
-		Access: string(harness.AccessExec), Digest: digest, Materials: mats}))
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: mats})
+	if r.env.Loop != nil && r.env.Loop.QAIssues != nil {
+		if slots.Issues, err = r.env.Loop.QAIssues(t); err != nil {
+			return err
+		}
+	}
+	prompt, err := roles.Render(roles.QA, slots)
 	if err != nil {
 		return err
 	}

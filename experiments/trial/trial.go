@@ -82,6 +82,9 @@ type LoopContext struct {
 	// PlannerIssues is the bounded issue table section for the Planner of
 	// loop t (open and reopened issues, verified ones to preserve).
 	PlannerIssues func(t int) (string, error)
+	// QAIssues is the QA Tester's bounded list of known issues to re-check
+	// (with their claim ids, so that its records match them).
+	QAIssues func(t int) (string, error)
 }
 
 // Status of a finished trial.
