@@ -14,6 +14,7 @@
 package metrics
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -80,6 +81,9 @@ func Align(a, b map[string]float64) (tasks []string, av, bv []float64, err error
 	return tasks, av, bv, nil
 }
 
+// ErrNoLabels reports that no row of a benchmark carries a grouping's label.
+var ErrNoLabels = errors.New("the records carry no such label")
+
 // Grouping is a task attribute used to report subsets of a benchmark.
 type Grouping string
 
@@ -136,7 +140,7 @@ func (x *Index) readLabels(benchmark string, g Grouping) (map[string]string, err
 		from[r.Task] = r.Source
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("metrics: no %s labels for benchmark %s", g, benchmark)
+		return nil, fmt.Errorf("metrics: no %s labels for benchmark %s: %w", g, benchmark, ErrNoLabels)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,6 +76,7 @@ type Table struct {
 	Columns     []string
 	Lines       []Line
 	Comparisons []Comparison
+	Warnings    []string // what the table leaves out and why (missing or unknown labels)
 }
 
 // Cells lists the table's non-empty cells in row order.
@@ -116,6 +118,18 @@ type builder struct {
 
 	fromRecords bool   // shaped by the records (--results), not the paper
 	lay         layout // what adapt chose
+	warnings    []string
+}
+
+// warn records what the table leaves out and why, once.
+func (b *builder) warn(format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	for _, x := range b.warnings {
+		if x == w {
+			return
+		}
+	}
+	b.warnings = append(b.warnings, w)
 }
 
 func newBuilder(s Spec, boot Bootstrap, ix *metrics.Index, reported []paper.Reported) *builder {
@@ -270,6 +284,10 @@ func (b *builder) scoped(bench, config, arm, metric, scope string) (map[string]f
 			g = metrics.Category
 		}
 		labels, err := b.ix.Labels(bench, g)
+		if errors.Is(err, metrics.ErrNoLabels) {
+			b.warn("%s records carry no %s labels: the %s columns are empty", bench, kind, kind)
+			return nil, false, nil
+		}
 		if err != nil {
 			return nil, false, err
 		}
@@ -407,8 +425,25 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 		return nil, false, nil
 	}
 	domains, err := b.ix.Labels(bench, metrics.Category)
+	if errors.Is(err, metrics.ErrNoLabels) {
+		b.warn("%s records carry no category labels: Dominance (a macro average over categories) is not computed", bench)
+		return nil, false, nil
+	}
 	if err != nil {
 		return nil, false, err
+	}
+	var unlabelled []string
+	for _, vals := range pool {
+		for t := range vals {
+			if domains[t] == "" && !slices.Contains(unlabelled, t) {
+				unlabelled = append(unlabelled, t)
+			}
+		}
+	}
+	if len(unlabelled) > 0 {
+		sort.Strings(unlabelled)
+		b.warn("%s tasks without a category: %s; Dominance (a macro average over categories) is not computed", bench, strings.Join(unlabelled, ", "))
+		return nil, false, nil
 	}
 	b.poolValues = pool
 	b.poolDomains = domains
@@ -526,6 +561,29 @@ func configLabel(c string) string {
 		return n
 	}
 	return c
+}
+
+// uncovered reports the tasks of a benchmark that count in its overall
+// columns but in none of the label columns shown: no label, or a label
+// that is not a column.
+func (b *builder) uncovered(bench string, g metrics.Grouping, shown []string) {
+	labels, err := b.ix.Labels(bench, g)
+	if err != nil {
+		return // no labels at all is reported where a column needs them
+	}
+	var out []string
+	for _, r := range b.ix.TaskFirstRows(bench) {
+		switch l := labels[r.Task]; {
+		case l == "":
+			out = append(out, r.Task+" (no "+string(g)+")")
+		case !slices.Contains(shown, l):
+			out = append(out, fmt.Sprintf("%s (%s %q)", r.Task, g, l))
+		}
+	}
+	if len(out) > 0 {
+		b.warn("%s: %d task(s) count in the benchmark's overall values but in no %s column: %s",
+			bench, len(out), g, strings.Join(out, ", "))
+	}
 }
 
 // taskOrder lists a benchmark's tasks in first-appearance order with their label.

@@ -58,3 +58,63 @@ func TestSignedPrintsZeroUnsigned(t *testing.T) {
 		}
 	}
 }
+
+func writeCSV(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "scores.csv"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// group and category are optional: a table that needs a label its records
+// lack says so and prints the rest, and a task whose group is missing or not
+// a column is named instead of counting silently in Overall only.
+func TestLabelsAreOptionalAndUnknownGroupsReported(t *testing.T) {
+	partly := writeCSV(t, `benchmark,config,condition,checkpoint,task,group,metric,value
+gamecraft,c1,vanilla,1,t1,Action,overall,40
+gamecraft,c1,vanilla,1,t2,,overall,50
+gamecraft,c1,vanilla,1,t3,Puzzle,overall,60
+gamecraft,c1,hoh,1,t1,Action,overall,45
+gamecraft,c1,hoh,1,t2,,overall,55
+gamecraft,c1,hoh,1,t3,Puzzle,overall,65
+`)
+	tb := recordTables(t, "table1", partly)
+	cells := cellsByID([]*Table{tb})
+	if c := cells["gamecraft/c1/vanilla/all/overall"]; c == nil || c.Computed != 50 {
+		t.Errorf("Overall over all three tasks = %+v, want 50", c)
+	}
+	if c := cells["gamecraft/c1/vanilla/group:Action/overall"]; c == nil || c.Computed != 40 {
+		t.Errorf("Action = %+v, want 40 (t1 only)", c)
+	}
+	want := `gamecraft: 2 task(s) count in the benchmark's overall values but in no group column: t2 (no group), t3 (group "Puzzle")`
+	if strings.Join(tb.Warnings, "\n") != want {
+		t.Errorf("warnings %q, want %q", tb.Warnings, want)
+	}
+	var out bytes.Buffer
+	if err := renderGrid(&out, []*Table{tb}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Left out:\n"+want) {
+		t.Errorf("text output does not say what is left out:\n%s", out.String())
+	}
+
+	none := writeCSV(t, `benchmark,config,condition,checkpoint,task,metric,value
+gamecraft,c1,vanilla,1,t1,overall,40
+gamecraft,c1,hoh,1,t1,overall,45
+frontierswe,c1,vanilla,1,f1,reward,0.2
+frontierswe,c1,hoh,1,f1,reward,0.3
+`)
+	tb = recordTables(t, "table1", none)
+	cells = cellsByID([]*Table{tb})
+	if c := cells["gamecraft/c1/hoh@1/all/overall"]; c == nil || c.Computed != 45 {
+		t.Errorf("Overall without group labels = %+v, want 45", c)
+	}
+	for _, w := range []string{"gamecraft records carry no group labels", "frontierswe records carry no category labels",
+		"Dominance (a macro average over categories) is not computed"} {
+		if !strings.Contains(strings.Join(tb.Warnings, "\n"), w) {
+			t.Errorf("warnings %q lack %q", tb.Warnings, w)
+		}
+	}
+}

@@ -102,6 +102,12 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, legend)
+		if len(t.Warnings) > 0 {
+			fmt.Fprintln(w, "Left out:")
+			for _, x := range t.Warnings {
+				fmt.Fprintln(w, bullet+x)
+			}
+		}
 		notes := t.Notes()
 		if len(notes) > 0 {
 			fmt.Fprintln(w, "Notes on cells that differ from the paper:")
@@ -168,6 +174,9 @@ func renderLaTeX(w io.Writer, ts []*Table) error {
 		fmt.Fprintf(w, "\\bottomrule\n\\end{tabular}\n\\end{table}\n")
 		for _, n := range t.Notes() {
 			fmt.Fprintf(w, "%% note: %s\n", strings.ReplaceAll(n, "\n", " "))
+		}
+		for _, x := range t.Warnings {
+			fmt.Fprintf(w, "%% left out: %s\n", x)
 		}
 	}
 	return nil

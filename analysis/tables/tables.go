@@ -66,6 +66,7 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 		if err != nil {
 			return nil, err
 		}
+		t.Warnings = b.warnings
 		out = append(out, t)
 	}
 	return out, nil
@@ -257,6 +258,12 @@ func (b *builder) table1() (*Table, error) {
 	}
 	if err := b.lines(t, b.spec.Configs, true, cols); err != nil {
 		return nil, err
+	}
+	if b.shows("gamecraft") {
+		b.uncovered("gamecraft", metrics.Group, b.spec.Groups)
+	}
+	if b.shows("frontierswe") {
+		b.uncovered("frontierswe", metrics.Category, b.spec.Categories)
 	}
 	for _, bm := range compared {
 		if err := b.comparisons(t, bm.bench, b.spec.Configs, bm.metric); err != nil {
