@@ -101,7 +101,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	if err != nil {
 		return harness.Result{}, fmt.Errorf("claude: %w", err)
 	}
-	return cliproc.Conclude(ctx, "claude", inv, proc, parseEvents)
+	return cliproc.Conclude(ctx, "claude", inv, proc, ParseEvents)
 }
 
 // argv builds the command line. The prompt goes on stdin: --allowedTools

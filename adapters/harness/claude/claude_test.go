@@ -19,7 +19,7 @@ func TestDeniedToolIsAgentFailureDespiteExitZero(t *testing.T) {
 			`"usage":{"input_tokens":100,"cache_read_input_tokens":20,"cache_creation_input_tokens":5,"output_tokens":7},` +
 			`"permission_denials":[{"tool_name":"Bash","tool_id":"t1","tool_input":{"command":"rm -rf /"}}]}`,
 	}
-	ev := parseEvents(cliproc.JSONLines(lines))
+	ev := ParseEvents(cliproc.JSONLines(lines))
 	if ev.SessionID != "s-1" || ev.FinalMessage != "I could not run it." || len(ev.Tools) != 1 || ev.Tools[0].Name != "Bash" {
 		t.Errorf("parsed %+v", ev)
 	}

@@ -41,7 +41,8 @@ type claudeEvent struct {
 	} `json:"permission_denials"`
 }
 
-func parseEvents(raw []json.RawMessage) events {
+// ParseEvents reads the CLI's JSON events into what cliproc.Outcome classifies.
+func ParseEvents(raw []json.RawMessage) cliproc.Report {
 	var ev events
 	lastText := ""
 	sawResult := false

@@ -37,6 +37,10 @@ type Launch struct {
 	Secrets []string
 	// Note is extra information for command.json (e.g. the state dir layout).
 	Note map[string]any
+	// Stop, when set, sees every stdout line (redacted) as it arrives; a
+	// non-empty answer stops the process group and becomes Process.Stopped
+	// (a CLI that would otherwise retry until the wall timeout).
+	Stop func(line string) string
 }
 
 // Process is how a launched CLI ended, with its redacted output.
@@ -47,6 +51,8 @@ type Process struct {
 	Command    []string // argv, redacted
 	// RunErr is set when the executor could not run the command at all.
 	RunErr error
+	// Stopped is why hoh stopped the process early (Launch.Stop), or "".
+	Stopped string
 }
 
 // Execute runs l for inv through inv.Exec (sandbox.Local when nil), writing
@@ -59,6 +65,19 @@ func Execute(ctx context.Context, inv harness.Invocation, l Launch) (Process, er
 	}
 	secrets := append(append([]string(nil), l.Secrets...), inv.Secrets...)
 	stdout := newRedactingLog(filepath.Join(inv.LogDir, "stdout.jsonl"), secrets, true)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var stopped string
+	if l.Stop != nil {
+		stdout.onLine = func(line string) {
+			if stopped == "" {
+				if why := l.Stop(line); why != "" {
+					stopped = why
+					stop()
+				}
+			}
+		}
+	}
 	stderr := newRedactingLog(filepath.Join(inv.LogDir, "stderr.log"), secrets, false)
 	if stdout.err != nil || stderr.err != nil {
 		stdout.Close()
@@ -91,9 +110,12 @@ func Execute(ctx context.Context, inv harness.Invocation, l Launch) (Process, er
 	if l.Stdin != "" {
 		cmd.Stdin = strings.NewReader(l.Stdin)
 	}
-	p.Exit, p.RunErr = exec.Run(ctx, cmd)
+	p.Exit, p.RunErr = exec.Run(runCtx, cmd)
 	stdout.Close()
 	stderr.Close()
+	stdout.mu.Lock()
+	p.Stopped = stopped
+	stdout.mu.Unlock()
 	if p.RunErr != nil {
 		p.RunErr = errors.New(Redact(p.RunErr.Error(), secrets))
 	}
@@ -124,6 +146,7 @@ type redactingLog struct {
 	err     error
 	secrets []string
 	keep    bool
+	onLine  func(string) // called with l.mu held
 	partial []byte
 	lines   []string
 	last    []string
@@ -154,6 +177,9 @@ func (l *redactingLog) emit(line string) {
 	line = Redact(line, l.secrets)
 	if l.f != nil {
 		_, _ = l.f.WriteString(line + "\n")
+	}
+	if l.onLine != nil {
+		l.onLine(line)
 	}
 	if l.keep {
 		l.lines = append(l.lines, line)
@@ -276,9 +302,11 @@ type Report struct {
 	FinalMessage string
 	Usage        harness.Usage
 	Tools        []harness.ToolCall
-	// Completed and Problems are the classify.Evidence of the stream.
+	// Completed, Problems and Notices are the classify.Evidence of the
+	// stream.
 	Completed bool
 	Problems  []string
+	Notices   []string
 }
 
 // Conclude ends a Run the way the classify-based adapters do: an executor
@@ -293,8 +321,19 @@ func Conclude(ctx context.Context, kind string, inv harness.Invocation, proc Pro
 	}
 	rep := parse(raw)
 	res.SessionID, res.FinalMessage, res.Usage, res.Tools = rep.SessionID, rep.FinalMessage, rep.Usage, rep.Tools
-	res.Outcome, res.Evidence = classify.Classify(classify.Evidence{
-		Exit: proc.Exit, Completed: rep.Completed, Problems: rep.Problems, StderrTail: proc.StderrTail,
-	})
+	res.Outcome, res.Evidence = Outcome(proc, rep)
 	return Finish(ctx, kind, inv, raw, res)
+}
+
+// Outcome classifies a finished process from what its parser reported: the
+// one classification every CLI adapter goes through. A process hoh stopped
+// (Launch.Stop) is judged by its messages and the reason it was stopped.
+func Outcome(proc Process, rep Report) (harness.Outcome, string) {
+	ev := classify.Evidence{Exit: proc.Exit, Completed: rep.Completed, Problems: rep.Problems,
+		Notices: rep.Notices, StderrTail: proc.StderrTail}
+	if proc.Stopped != "" {
+		ev.Completed = false
+		ev.Problems = append(append([]string(nil), ev.Problems...), proc.Stopped)
+	}
+	return classify.Classify(ev)
 }

@@ -122,6 +122,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{
 		Args: args, Env: env, Stdin: stdin, Secrets: []string{key},
 		Note: map[string]any{"codex_home": inv.StateDir},
+		Stop: stopWhenUnreachable(),
 	})
 	if err != nil {
 		return harness.Result{}, fmt.Errorf("codex: %w", err)
@@ -132,27 +133,17 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	if err := harness.ScrubSecrets(inv.StateDir, secrets); err != nil {
 		return harness.Result{}, fmt.Errorf("codex: scrub state dir: %w", err)
 	}
-
-	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
-	if proc.RunErr != nil {
-		res.Outcome = harness.OutcomeInfraFailure
-		res.Evidence = "executor: " + proc.RunErr.Error()
-		_ = cliproc.WriteJSON(filepath.Join(inv.LogDir, "result.json"), res)
-		return res, nil
-	}
-	ev := parseEvents(proc.Lines)
-	res.SessionID = ev.threadID
-	res.FinalMessage = ev.finalMessage
-	// Prefer the rollout's running total: it also counts model calls of a
-	// turn that later failed. Fall back to the turn.completed report.
-	if total, ok := rolloutTotal(inv.StateDir, ev.threadID); ok {
-		res.Usage = subUsage(total, baseline)
-	} else {
-		res.Usage = subUsage(ev.usage, baseline)
-	}
-	res.Tools = ev.tools
-	res.Outcome, res.Evidence = classify(proc.Exit, ev, proc.StderrTail)
-	return cliproc.Finish(ctx, "codex", inv, ev.raw, res)
+	return cliproc.Conclude(ctx, "codex", inv, proc, func(raw []json.RawMessage) cliproc.Report {
+		rep := ParseEvents(raw)
+		// Prefer the rollout's running total: it also counts model calls of
+		// a turn that later failed. Fall back to the turn.completed report.
+		if total, ok := rolloutTotal(inv.StateDir, rep.SessionID); ok {
+			rep.Usage = subUsage(total, baseline)
+		} else {
+			rep.Usage = subUsage(rep.Usage, baseline)
+		}
+		return rep
+	})
 }
 
 // argv builds the command line; the second value is stdin text when the
@@ -213,11 +204,11 @@ func (h *Harness) writeConfig(stateDir string) error {
 	p := h.cfg.Provider
 	cfg := map[string]any{
 		"model":                       p.Model,
-		"model_provider":              p.Name,
+		"model_provider":              ProviderID(p.Name),
 		"check_for_update_on_startup": false,
 		"analytics":                   map[string]any{"enabled": false},
 		"features":                    map[string]any{"plugins": false, "apps": false},
-		"model_providers": map[string]any{p.Name: map[string]any{
+		"model_providers": map[string]any{ProviderID(p.Name): map[string]any{
 			"name":                p.Name,
 			"base_url":            p.BaseURL,
 			"env_key":             p.KeyEnv,
@@ -233,6 +224,13 @@ func (h *Harness) writeConfig(stateDir string) error {
 	}
 	return os.WriteFile(filepath.Join(stateDir, "config.toml"), buf.Bytes(), 0o600)
 }
+
+// ProviderID is the id hoh gives a configured provider inside Codex's
+// config. Codex refuses model_providers that redefine its built-in ids
+// (openai, ollama, lmstudio in 0.171.0), and configs name real providers so
+// (provider: {name: openai}); a prefix keeps every configured name, present
+// or future built-in, clear of them. The display name stays the user's.
+func ProviderID(name string) string { return "hoh-" + name }
 
 func tomlString(s string) string {
 	b, _ := json.Marshal(s) // a JSON string is a valid TOML basic string

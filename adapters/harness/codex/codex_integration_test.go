@@ -7,12 +7,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
@@ -325,5 +329,101 @@ func TestCodexRateLimitAndGarbageStreamAreInfraFailures(t *testing.T) {
 		if res.Outcome != harness.OutcomeInfraFailure {
 			t.Errorf("%s fault: outcome %s evidence %q", f.Kind, res.Outcome, res.Evidence)
 		}
+	}
+}
+
+// The paper's experiment configs name the Codex provider `openai`, a
+// provider id Codex reserves for itself. Each shipped config's Codex
+// provider, exactly as written except that the scripted test double on
+// 127.0.0.1 stands in for the endpoint, must complete a turn with the real
+// CLI.
+func TestShippedConfigsCodexProviderAsWritten(t *testing.T) {
+	bin := testenv.CLI(t, "codex")
+	paths, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "configs", "experiments", "*.yaml"))
+	seen := map[string]bool{} // one run per distinct provider name
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exp struct {
+			Configs []struct {
+				Label    string           `yaml:"label"`
+				Harness  string           `yaml:"harness"`
+				Provider harness.Provider `yaml:"provider"`
+			} `yaml:"configs"`
+		}
+		if err := yaml.Unmarshal(data, &exp); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for _, c := range exp.Configs {
+			if c.Harness != "codex" || seen[c.Provider.Name] {
+				continue
+			}
+			seen[c.Provider.Name] = true
+			t.Run(filepath.Base(path)+"/"+c.Label, func(t *testing.T) {
+				srv, err := scripted.Start(scripted.Script{Entries: []scripted.Entry{{Name: "plan", Match: ".", Steps: []scripted.Step{{Say: "PLAN"}}}}}, scripted.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				p := c.Provider
+				u, err := url.Parse(p.BaseURL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				local, _ := url.Parse(srv.URL())
+				u.Scheme, u.Host = local.Scheme, local.Host
+				p.BaseURL = u.String()
+				h, err := codex.New(codex.Config{Binary: bin, Provider: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := &rig{srv: srv, h: h, base: t.TempDir()}
+				inv := r.inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the plan.")
+				inv.Env = []string{p.KeyEnv + "=" + testKey}
+				res := run(t, h, inv)
+				if res.Outcome != harness.OutcomeCompleted || res.FinalMessage != "PLAN" {
+					t.Fatalf("provider %q: outcome %s (%s)", p.Name, res.Outcome, res.Evidence)
+				}
+				cfg, _ := os.ReadFile(filepath.Join(inv.StateDir, "config.toml"))
+				if !strings.Contains(string(cfg), `model_provider = "`+codex.ProviderID(p.Name)+`"`) || !strings.Contains(string(cfg), `name = "`+p.Name+`"`) {
+					t.Errorf("config.toml:\n%s", cfg)
+				}
+			})
+		}
+	}
+	if !seen["openai"] {
+		t.Fatal("no Codex configuration with provider openai in configs/experiments: the test checked nothing")
+	}
+}
+
+// Codex waits for an unreachable provider without end, whatever its retry
+// settings; hoh stops it and records an infrastructure failure long before
+// the wall timeout.
+func TestCodexRefusedConnectionIsInfraFailureBeforeTheWallTimeout(t *testing.T) {
+	r := newRig(t, scripted.Script{}, codex.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	p := harness.Provider{Name: "scripted", API: "responses", BaseURL: closed, KeyEnv: testKeyEnv, Model: "scripted-model"}
+	h, err := codex.New(codex.Config{Binary: testenv.CLI(t, "codex"), Provider: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := r.inv(t, "refused", harness.RoleDeveloper, harness.AccessWrite, "Do the task.")
+	inv.WallTimeout = 3 * time.Minute
+	res := run(t, h, inv)
+	if res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "provider unreachable") {
+		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+	}
+	if res.Duration > time.Minute {
+		t.Errorf("took %s: Codex's retries are not bounded", res.Duration)
+	}
+	if left := codexProcesses(inv.StateDir); len(left) > 0 {
+		t.Errorf("processes left after the stop: %v", left)
 	}
 }

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
@@ -90,43 +92,49 @@ func TestConfigTOMLNamesKeyVariableOnly(t *testing.T) {
 	if _, err := toml.DecodeFile(filepath.Join(dir, "config.toml"), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	p := cfg.ModelProviders["p"]
-	if cfg.ModelProvider != "p" || p.EnvKey != "K" || p.WireAPI != "responses" || p.BaseURL != "http://127.0.0.1:1/v1" ||
+	p := cfg.ModelProviders["hoh-p"]
+	if cfg.ModelProvider != "hoh-p" || p.EnvKey != "K" || p.WireAPI != "responses" || p.BaseURL != "http://127.0.0.1:1/v1" ||
 		p.RequestRetries == nil || *p.RequestRetries != 0 || p.StreamRetries == nil || *p.StreamRetries != 0 ||
 		cfg.CheckUpdate || cfg.Analytics.Enabled || cfg.Features.Plugins || cfg.Features.Apps {
 		t.Errorf("config %+v", cfg)
 	}
 }
 
-func lines(s ...string) []string { return s }
+func lines(s ...string) []json.RawMessage { return cliproc.JSONLines(s) }
+
+func classify(exit sandbox.Exit, rep cliproc.Report, stderr string) (harness.Outcome, string) {
+	return cliproc.Outcome(cliproc.Process{Exit: exit, StderrTail: stderr}, rep)
+}
 
 func TestParseEventsAndClassify(t *testing.T) {
-	ok := parseEvents(lines(
+	ok := ParseEvents(lines(
 		`{"type":"thread.started","thread_id":"T1"}`,
 		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `+"`m`"+` not found. Defaulting"}}`,
 		`not json`,
 		`{"type":"item.completed","item":{"type":"command_execution","command":"ls","exit_code":2,"status":"failed"}}`,
 		`{"type":"item.completed","item":{"type":"agent_message","text":"first"}}`,
+		`{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}`,
 		`{"type":"item.completed","item":{"type":"file_change","changes":[{"path":"a.go","kind":"add"}]}}`,
 		`{"type":"item.completed","item":{"type":"agent_message","text":"last"}}`,
 		`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":10,"output_tokens":20,"reasoning_output_tokens":5}}`,
 	))
-	if ok.threadID != "T1" || ok.finalMessage != "last" || len(ok.tools) != 2 || *ok.tools[0].ExitCode != 2 || ok.tools[1].Input != "add a.go" {
+	if ok.SessionID != "T1" || ok.FinalMessage != "last" || len(ok.Tools) != 2 || *ok.Tools[0].ExitCode != 2 || ok.Tools[1].Input != "add a.go" {
 		t.Errorf("parsed %+v", ok)
 	}
-	if ok.usage != (harness.Usage{Input: 100, CachedInput: 10, Output: 20, Reasoning: 5, Total: 120}) {
-		t.Errorf("usage %+v", ok.usage)
+	if ok.Usage != (harness.Usage{Input: 100, CachedInput: 10, Output: 20, Reasoning: 5, Total: 120}) {
+		t.Errorf("usage %+v", ok.Usage)
 	}
+	// Warnings and a retried stream before the finished turn do not fail it.
 	if o, _ := classify(sandbox.Exit{Code: 0}, ok, ""); o != harness.OutcomeCompleted {
 		t.Errorf("completed run classified %s", o)
 	}
 
-	failed := func(msg string) events {
-		return parseEvents(lines(`{"type":"error","message":"`+msg+`"}`, `{"type":"turn.failed","error":{"message":"`+msg+`"}}`))
+	failed := func(msg string) cliproc.Report {
+		return ParseEvents(lines(`{"type":"error","message":"`+msg+`"}`, `{"type":"turn.failed","error":{"message":"`+msg+`"}}`))
 	}
 	cases := []struct {
 		exit     sandbox.Exit
-		ev       events
+		ev       cliproc.Report
 		stderr   string
 		want     harness.Outcome
 		evidence string
@@ -138,15 +146,38 @@ func TestParseEventsAndClassify(t *testing.T) {
 		{sandbox.Exit{Code: 1}, failed(`{\"error\":{\"message\":\"max 512 tokens\",\"type\":\"invalid_request_error\"}}`), "", harness.OutcomeAgentFailure, "HTTP 400"},
 		{sandbox.Exit{Code: 1}, failed("the agent gave up"), "", harness.OutcomeAgentFailure, "gave up"},
 		{sandbox.Exit{Code: -1, Idle: true, Detail: "killed after 4s without output"}, failed("x"), "", harness.OutcomeTimeout, "without output"},
-		{sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}, events{}, "", harness.OutcomeTimeout, "wall"},
-		{sandbox.Exit{Code: 2}, events{}, "error: unknown config key\nusage: codex", harness.OutcomeAgentFailure, "exit code 2"},
-		{sandbox.Exit{Code: 1}, events{}, "Error: connection refused", harness.OutcomeInfraFailure, "connection refused"},
-		{sandbox.Exit{Code: 0}, events{}, "", harness.OutcomeAgentFailure, "without a turn.completed"},
+		{sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}, cliproc.Report{}, "", harness.OutcomeTimeout, "wall"},
+		{sandbox.Exit{Code: 2}, cliproc.Report{}, "error: unknown config key\nusage: codex", harness.OutcomeAgentFailure, "exit code 2"},
+		{sandbox.Exit{Code: 1}, cliproc.Report{}, "Error: connection refused", harness.OutcomeInfraFailure, "connection refused"},
+		{sandbox.Exit{Code: 0}, cliproc.Report{}, "", harness.OutcomeAgentFailure, "without a finished turn"},
+		// Exit 0 without a finished turn: stderr decides, as for every CLI.
+		{sandbox.Exit{Code: 0}, cliproc.Report{}, "Error: socket hang up", harness.OutcomeInfraFailure, "socket hang up"},
 	}
 	for i, c := range cases {
 		o, ev := classify(c.exit, c.ev, c.stderr)
 		if o != c.want || !strings.Contains(ev, c.evidence) {
 			t.Errorf("case %d: %s %q, want %s containing %q", i, o, ev, c.want, c.evidence)
 		}
+	}
+}
+
+// Codex waits for an unreachable provider without end; hoh stops it after
+// networkWaits such events in a row, and any other event resets the count.
+func TestStopWhenUnreachable(t *testing.T) {
+	wait := `{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`
+	stop := stopWhenUnreachable()
+	for i, line := range []string{wait, `{"type":"turn.started"}`, wait, wait} {
+		if why := stop(line); why != "" {
+			t.Fatalf("line %d stopped the run: %s", i, why)
+		}
+	}
+	why := stop(wait)
+	if !strings.Contains(why, "provider unreachable") {
+		t.Fatalf("third wait in a row: %q", why)
+	}
+	o, evidence := cliproc.Outcome(cliproc.Process{Exit: sandbox.Exit{Code: -1, Detail: "cancelled: context canceled"}, Stopped: why},
+		ParseEvents(lines(wait, wait, wait)))
+	if o != harness.OutcomeInfraFailure || !strings.Contains(evidence, "waiting for the network") {
+		t.Errorf("stopped run: %s %q", o, evidence)
 	}
 }

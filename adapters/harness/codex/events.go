@@ -7,20 +7,8 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
-
-// events is what hoh keeps from a `codex exec --json` stream.
-type events struct {
-	raw           []json.RawMessage
-	threadID      string
-	finalMessage  string
-	usage         harness.Usage
-	tools         []harness.ToolCall
-	turnCompleted int
-	turnFailed    []string // turn.failed messages
-	errors        []string // top-level error events and error items
-}
 
 type codexEvent struct {
 	Type     string `json:"type"`
@@ -51,42 +39,41 @@ type codexEvent struct {
 	} `json:"item"`
 }
 
-func parseEvents(lines []string) events {
-	var ev events
-	for _, line := range lines {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "{") {
-			continue
-		}
+// ParseEvents reads a `codex exec --json` stream. turn.failed messages are
+// Problems; error events and error items are Notices (Codex reports retries
+// and warnings through them and may still finish the turn).
+func ParseEvents(raw []json.RawMessage) cliproc.Report {
+	var rep cliproc.Report
+	turnCompleted := false
+	for _, line := range raw {
 		var e codexEvent
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
+		if err := json.Unmarshal(line, &e); err != nil {
 			continue
 		}
-		ev.raw = append(ev.raw, json.RawMessage(line))
 		switch e.Type {
 		case "thread.started":
-			ev.threadID = e.ThreadID
+			rep.SessionID = e.ThreadID
 		case "turn.completed":
-			ev.turnCompleted++
+			turnCompleted = true
 			if u := e.Usage; u != nil {
 				// Codex reports input as sent (cached included) and output
 				// with reasoning included: already the harness convention.
 				// The figures are the thread's running total, so the last
 				// event wins.
-				ev.usage = (harness.Usage{
+				rep.Usage = harness.Usage{
 					Input: u.InputTokens, CachedInput: u.CachedInputTokens,
 					Output: u.OutputTokens, Reasoning: u.ReasoningOutputTokens,
 					Total: u.InputTokens + u.OutputTokens,
-				})
+				}
 			}
 		case "turn.failed":
 			msg := "turn failed"
 			if e.Error != nil {
 				msg = e.Error.Message
 			}
-			ev.turnFailed = append(ev.turnFailed, msg)
+			rep.Problems = append(rep.Problems, msg)
 		case "error":
-			ev.errors = append(ev.errors, e.Message)
+			rep.Notices = append(rep.Notices, e.Message)
 		case "item.completed":
 			it := e.Item
 			if it == nil {
@@ -94,100 +81,52 @@ func parseEvents(lines []string) events {
 			}
 			switch it.Type {
 			case "agent_message":
-				ev.finalMessage = it.Text
+				rep.FinalMessage = it.Text
 			case "command_execution":
-				ev.tools = append(ev.tools, harness.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode})
+				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode})
 			case "file_change":
 				var paths []string
 				for _, c := range it.Changes {
 					paths = append(paths, c.Kind+" "+c.Path)
 				}
-				ev.tools = append(ev.tools, harness.ToolCall{Name: "file_change", Input: strings.Join(paths, ", ")})
+				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "file_change", Input: strings.Join(paths, ", ")})
 			case "mcp_tool_call":
-				ev.tools = append(ev.tools, harness.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool})
+				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool})
 			case "web_search":
-				ev.tools = append(ev.tools, harness.ToolCall{Name: "web_search", Input: it.Query})
+				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "web_search", Input: it.Query})
 			case "error":
-				ev.errors = append(ev.errors, it.Message)
+				rep.Notices = append(rep.Notices, it.Message)
 			}
 		}
 	}
-	return ev
+	rep.Completed = turnCompleted
+	return rep
 }
 
-// Evidence of a failure outside the agent: provider 5xx, rate limits,
-// authentication, transport and stream breakage.
-// Codex renders a provider 5xx as "We're currently experiencing high demand".
-var infraPatterns = regexp.MustCompile(`(?i)` + strings.Join([]string{
-	`status:? ?(5\d\d|401|403|429)\b`, `\b5\d\d (internal|bad gateway|service|gateway)`,
-	`internal server error`, `bad gateway`, `service unavailable`, `gateway time-?out`, `server_error`, `experiencing high demand`,
-	`unauthori[sz]ed`, `invalid_api_key`, `authentication`, `forbidden`,
-	`too many requests`, `rate.?limit`, `quota`,
-	`stream disconnected`, `stream error`, `error sending request`, `connection (refused|reset|closed)`,
-	`transport error`, `timed out`, `broken pipe`, `unexpected eof`, `idle timeout`, `failed to parse (sse|event)`,
-}, "|"))
+// Codex retries a connection it cannot open without end ("Reconnecting...
+// waiting for network", with growing pauses), whatever request_max_retries
+// says; hoh stops it after networkWaits such events in a row (about 10 s),
+// so an unreachable provider is an infrastructure failure, not a wall
+// timeout.
+const networkWaits = 3
 
-// A provider that rejects the request itself (HTTP 400) reports this type;
-// Codex passes the body through without the status code.
-var rejectedPattern = regexp.MustCompile(`invalid_request_error`)
+var networkWait = regexp.MustCompile(`(?i)reconnecting\.\.\. waiting for network`)
 
-// Codex warns about unknown model metadata through an error item; it is not
-// a failure.
-var harmlessError = regexp.MustCompile(`(?i)model metadata for .* not found`)
-
-// classify decides the outcome from the exit and the event stream.
-func classify(exit sandbox.Exit, ev events, stderrTail string) (harness.Outcome, string) {
-	var problems []string
-	problems = append(problems, ev.turnFailed...)
-	for _, e := range ev.errors {
-		if !harmlessError.MatchString(e) {
-			problems = append(problems, e)
+// stopWhenUnreachable is the Launch.Stop of a Codex run.
+func stopWhenUnreachable() func(line string) string {
+	inARow := 0
+	return func(line string) string {
+		var e codexEvent
+		if json.Unmarshal([]byte(line), &e) != nil {
+			return ""
 		}
-	}
-	if exit.TimedOut || exit.Idle {
-		evidence := exit.Detail
-		if len(problems) > 0 {
-			evidence += "; last error: " + problems[len(problems)-1]
+		if e.Type != "error" || !networkWait.MatchString(e.Message) {
+			inARow = 0
+			return ""
 		}
-		return harness.OutcomeTimeout, evidence
-	}
-	if exit.Code == 0 && ev.turnCompleted > 0 && len(ev.turnFailed) == 0 {
-		return harness.OutcomeCompleted, ""
-	}
-	if exit.Code == 0 && len(problems) == 0 && ev.turnCompleted == 0 {
-		return harness.OutcomeAgentFailure, "exit 0 without a turn.completed event"
-	}
-	for i := len(problems) - 1; i >= 0; i-- {
-		if infraPatterns.MatchString(problems[i]) {
-			return harness.OutcomeInfraFailure, "provider or transport failure: " + problems[i]
+		if inARow++; inARow < networkWaits {
+			return ""
 		}
+		return fmt.Sprintf("provider unreachable: Codex kept waiting for the network (%d attempts in a row; last: %s)", inARow, e.Message)
 	}
-	if len(problems) > 0 {
-		last := problems[len(problems)-1]
-		if rejectedPattern.MatchString(last) {
-			return harness.OutcomeAgentFailure, "provider rejected the request (HTTP 400 class): " + last
-		}
-		return harness.OutcomeAgentFailure, last
-	}
-	// Nothing on stdout explains the exit: the CLI itself failed (bad
-	// config, crash). Its stderr is the evidence.
-	evidence := fmt.Sprintf("exit code %d without a turn result", exit.Code)
-	if exit.Detail != "" {
-		evidence += " (" + exit.Detail + ")"
-	}
-	if stderrTail != "" {
-		evidence += "; stderr: " + lastLines(stderrTail, 5)
-	}
-	if infraPatterns.MatchString(stderrTail) {
-		return harness.OutcomeInfraFailure, evidence
-	}
-	return harness.OutcomeAgentFailure, evidence
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

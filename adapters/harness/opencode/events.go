@@ -46,7 +46,8 @@ type ocEvent struct {
 	} `json:"error"`
 }
 
-func parseEvents(raw []json.RawMessage) events {
+// ParseEvents reads the CLI's JSON events into what cliproc.Outcome classifies.
+func ParseEvents(raw []json.RawMessage) cliproc.Report {
 	var ev events
 	lastReason := ""
 	for _, line := range raw {

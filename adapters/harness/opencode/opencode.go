@@ -117,7 +117,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	if err != nil {
 		return harness.Result{}, fmt.Errorf("opencode: %w", err)
 	}
-	return cliproc.Conclude(ctx, "opencode", inv, proc, parseEvents)
+	return cliproc.Conclude(ctx, "opencode", inv, proc, ParseEvents)
 }
 
 // argv builds the command line; the prompt goes on stdin (an argv prompt

@@ -16,7 +16,7 @@ func TestParseEventsSumsEveryStepFinish(t *testing.T) {
 		`{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"done"}}`,
 		`{"type":"step_finish","sessionID":"ses_1","part":{"reason":"stop","tokens":{"input":200,"output":10,"reasoning":0,"cache":{"read":50,"write":2}}}}`,
 	}
-	ev := parseEvents(cliproc.JSONLines(lines))
+	ev := ParseEvents(cliproc.JSONLines(lines))
 	want := harness.Usage{Input: 116 + 7 + 200 + 50 + 2, CachedInput: 57, Output: 45 + 10, Reasoning: 5, Total: 375 + 55}
 	if ev.Usage != want {
 		t.Errorf("usage %+v, want %+v", ev.Usage, want)
@@ -24,7 +24,7 @@ func TestParseEventsSumsEveryStepFinish(t *testing.T) {
 	if !ev.Completed || ev.SessionID != "ses_1" || ev.FinalMessage != "done" || len(ev.Tools) != 1 || *ev.Tools[0].ExitCode != 3 {
 		t.Errorf("parsed %+v", ev)
 	}
-	ev = parseEvents(cliproc.JSONLines([]string{lines[0],
+	ev = ParseEvents(cliproc.JSONLines([]string{lines[0],
 		`{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Service Unavailable","statusCode":503}}}`}))
 	if ev.Completed || len(ev.Problems) != 1 || !strings.Contains(ev.Problems[0], "status 503") {
 		t.Errorf("error run parsed %+v", ev)

@@ -38,7 +38,8 @@ type piEvent struct {
 	IsError  bool            `json:"isError"`
 }
 
-func parseEvents(raw []json.RawMessage) events {
+// ParseEvents reads the CLI's JSON events into what cliproc.Outcome classifies.
+func ParseEvents(raw []json.RawMessage) cliproc.Report {
 	var ev events
 	lastStop := ""
 	for _, line := range raw {

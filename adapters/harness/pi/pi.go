@@ -114,7 +114,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	if err != nil {
 		return harness.Result{}, fmt.Errorf("pi: %w", err)
 	}
-	return cliproc.Conclude(ctx, "pi", inv, proc, parseEvents)
+	return cliproc.Conclude(ctx, "pi", inv, proc, ParseEvents)
 }
 
 // argv builds the command line. The prompt goes last on argv with stdin at

@@ -21,7 +21,7 @@ func TestParseEventsSumsUsageAndSeesAPIErrors(t *testing.T) {
 		`{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}}}`,
 		`{"type":"agent_end"}`,
 	}
-	ev := parseEvents(cliproc.JSONLines(lines))
+	ev := ParseEvents(cliproc.JSONLines(lines))
 	if want := (harness.Usage{Input: 123, CachedInput: 20, Output: 10, Total: 133}); ev.Usage != want {
 		t.Errorf("usage %+v, want %+v", ev.Usage, want)
 	}
