@@ -14,6 +14,7 @@ package figures
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -95,12 +96,32 @@ func About(name string) string { return drawers[name].about }
 
 // Draw renders one figure into opts.OutDir and returns the files written.
 func Draw(name string, d Data, opts Options) ([]Output, error) {
+	if _, ok := drawers[name]; ok && opts.OutDir == "" {
+		return nil, fmt.Errorf("figures: %s: no output directory", name)
+	}
+	f, err := build(name, d, opts)
+	if err != nil {
+		return nil, err
+	}
+	return f.write(opts)
+}
+
+// Render draws one figure from d to w in one format (svg, png, or csv for
+// the data behind every mark), without touching the file system: for
+// embedding a figure in a page.
+func Render(name string, d Data, opts Options, format string, w io.Writer) error {
+	f, err := build(name, d, opts)
+	if err != nil {
+		return err
+	}
+	return f.encode(w, format, opts)
+}
+
+// build computes and lays out one figure.
+func build(name string, d Data, opts Options) (*figure, error) {
 	dr, ok := drawers[name]
 	if !ok {
 		return nil, fmt.Errorf("figures: unknown figure %q (known: %s)", name, strings.Join(Names(), ", "))
-	}
-	if opts.OutDir == "" {
-		return nil, fmt.Errorf("figures: %s: no output directory", name)
 	}
 	if d.Missing != "" {
 		return nil, &MissingError{Figure: name, What: d.Missing}
@@ -113,7 +134,7 @@ func Draw(name string, d Data, opts Options) ([]Output, error) {
 	for i := range f.points {
 		f.points[i].Figure = name
 	}
-	return f.write(opts)
+	return f, nil
 }
 
 // Skip records a figure All did not draw.

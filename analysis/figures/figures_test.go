@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -573,5 +574,30 @@ func TestMissingDataIsNamed(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Fatalf("skipped figures left files: %v", entries)
+	}
+}
+
+// Render gives, to a writer, exactly the SVG and CSV Draw writes as files.
+func TestRenderToWriterEqualsDrawnFiles(t *testing.T) {
+	dir := paperFigures(t)
+	src, err := PaperData(hoh.Paper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"svg", "csv"} {
+		var buf strings.Builder
+		if err := Render("fig7", src["fig7"], Options{}, format, &buf); err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(dir, "fig7."+format))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != string(want) {
+			t.Errorf("Render fig7 %s differs from the drawn file", format)
+		}
+	}
+	if err := Render("fig5", src["fig5"], Options{}, "svg", io.Discard); err == nil {
+		t.Error("fig5 rendered from the paper's data, which lacks what it needs")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -140,22 +141,8 @@ func (f *figure) write(opts Options) ([]Output, error) {
 	var outs []Output
 	for _, format := range opts.formats() {
 		var buf bytes.Buffer
-		switch format {
-		case "png":
-			c := vgimg.NewWith(vgimg.UseWH(f.width, f.height), vgimg.UseDPI(opts.dpi()),
-				vgimg.UseBackgroundColor(color.White))
-			f.draw(draw.New(c))
-			if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
-				return nil, fmt.Errorf("%s: png: %w", f.name, err)
-			}
-		case "svg":
-			c := vgsvg.New(f.width, f.height)
-			f.draw(draw.New(c))
-			if _, err := c.WriteTo(&buf); err != nil {
-				return nil, fmt.Errorf("%s: svg: %w", f.name, err)
-			}
-		default:
-			return nil, fmt.Errorf("%s: unknown format %q (want png or svg)", f.name, format)
+		if err := f.encode(&buf, format, opts); err != nil {
+			return nil, err
 		}
 		path := filepath.Join(opts.OutDir, f.name+"."+format)
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -168,6 +155,33 @@ func (f *figure) write(opts Options) ([]Output, error) {
 		return nil, fmt.Errorf("%s: %w", f.name, err)
 	}
 	return append(outs, Output{f.name, path, "csv"}), nil
+}
+
+// encode renders the figure as png or svg, or its data as csv, to w.
+func (f *figure) encode(w io.Writer, format string, opts Options) error {
+	if len(f.panels) == 0 {
+		return fmt.Errorf("%s: nothing to draw", f.name)
+	}
+	switch format {
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(f.width, f.height), vgimg.UseDPI(opts.dpi()),
+			vgimg.UseBackgroundColor(color.White))
+		f.draw(draw.New(c))
+		if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); err != nil {
+			return fmt.Errorf("%s: png: %w", f.name, err)
+		}
+	case "svg":
+		c := vgsvg.New(f.width, f.height)
+		f.draw(draw.New(c))
+		if _, err := c.WriteTo(w); err != nil {
+			return fmt.Errorf("%s: svg: %w", f.name, err)
+		}
+	case "csv":
+		return encodePoints(w, f.points)
+	default:
+		return fmt.Errorf("%s: unknown format %q (want png, svg or csv)", f.name, format)
+	}
+	return nil
 }
 
 func (f *figure) draw(dc draw.Canvas) {
@@ -275,7 +289,15 @@ func wrap(ts text.Style, s string, width vg.Length) string {
 
 func writePoints(path string, pts []Point) error {
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	if err := encodePoints(&buf, pts); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// encodePoints writes the data behind every plotted mark as CSV.
+func encodePoints(out io.Writer, pts []Point) error {
+	w := csv.NewWriter(out)
 	_ = w.Write(PointColumns)
 	num := func(v float64) string {
 		if math.IsNaN(v) {
@@ -288,10 +310,7 @@ func writePoints(path string, pts []Point) error {
 			strconv.Itoa(p.N), p.Source})
 	}
 	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return w.Error()
 }
 
 // ReadPoints reads a figure's CSV back (for tests and for checking a figure
