@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"golang.org/x/term"
@@ -80,6 +81,17 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			err = serr
 		}
 	}
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: say what is kept and how to go on.
+		resume := resumeCommand(args)
+		if res != nil {
+			fmt.Fprintf(stdout, "interrupted: %d trial(s) finished (%d done, %d failed), %d not finished; every finished trial and committed stage is kept\n",
+				res.Count(status.StateDone)+res.Count(status.StateFailed), res.Count(status.StateDone), res.Count(status.StateFailed),
+				len(res.Outcomes)-res.Count(status.StateDone)-res.Count(status.StateFailed))
+		}
+		fmt.Fprintf(stdout, "resume with: %s\n", resume)
+		return fmt.Errorf("interrupted; resume with: %s", resume)
+	}
 	if err != nil {
 		return err
 	}
@@ -88,6 +100,19 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d trial(s) failed; see hoh status %s", n, exp.Output)
 	}
 	return nil
+}
+
+// resumeCommand is the command line that resumes this run: the same
+// command, quoted for a POSIX shell.
+func resumeCommand(args []string) string {
+	words := []string{os.Args[0], "run"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]#~!{}") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
 }
 
 func printPlan(w io.Writer, p *plan.Plan, shard plan.Shard) {

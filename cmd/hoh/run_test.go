@@ -174,7 +174,7 @@ func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 		t.Fatalf("%d kills", kills)
 	}
 	status := hohRun(t, bin, "status", killed)
-	if !strings.Contains(status, "Remaining") {
+	if !strings.Contains(status, "Remaining") || !strings.Contains(status, "not running (last runner pid ") || !strings.Contains(status, "Interrupted") {
 		t.Errorf("status:\n%s", status)
 	}
 	hohRun(t, bin, "run", cfg)
@@ -232,5 +232,99 @@ func TestRunCheckValidatesShippedConfigs(t *testing.T) {
 	b, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(b), bad+":5:") || !strings.Contains(string(b), bad+":4:") {
 		t.Errorf("bad config: %v\n%s", err, b)
+	}
+}
+
+// A run killed while git commits a stage leaves history.git/index.lock (the
+// git wrapper below creates it as git does, then SIGKILLs hoh and itself);
+// rerunning the same command repairs it and ends with the records of an
+// uninterrupted run, without manual steps.
+func TestKillDuringGitCommitResumesWithoutManualSteps(t *testing.T) {
+	requireCodex(t)
+	bin := buildHoh(t)
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal("git is required")
+	}
+	base := t.TempDir()
+	wrapDir := filepath.Join(base, "bin")
+	os.MkdirAll(wrapDir, 0o755)
+	counter := filepath.Join(base, "commits")
+	os.WriteFile(filepath.Join(wrapDir, "git"), []byte(`#!/bin/sh
+case " $* " in
+*" commit "*)
+  n=$(( $(cat "`+counter+`" 2>/dev/null || echo 0) + 1 ))
+  echo $n > "`+counter+`"
+  if [ $n -eq 3 ]; then
+    : > "$GIT_DIR/index.lock"
+    kill -KILL $PPID
+    kill -KILL $$
+  fi;;
+esac
+exec `+realGit+` "$@"
+`), 0o755)
+
+	cfg := func(out string) string {
+		p := smokeConfig(t, out)
+		data, _ := os.ReadFile(p)
+		text := strings.Replace(string(data), "ids: [greet, calc]", "ids: [greet]", 1)
+		text = strings.Replace(text, "conditions: [vanilla, vanilla-continuation@2, hoh@2]", "conditions: [hoh@2]", 1)
+		os.WriteFile(p, []byte(text), 0o644)
+		return p
+	}
+	clean := filepath.Join(base, "clean")
+	hohRun(t, bin, "run", "--preflight=off", cfg(clean))
+	want := fingerprint(t, clean)
+
+	killed := filepath.Join(base, "killed")
+	c := cfg(killed)
+	cmd := exec.Command(bin, "run", "--preflight=off", c)
+	cmd.Dir = testenv.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "PATH="+wrapDir+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("hoh was not killed during git commit: %v\n%s", err, out)
+	}
+	locks, _ := filepath.Glob(filepath.Join(killed, "*", "*", "*", "*", "history.git", "index.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("no index.lock left by the kill: %v", locks)
+	}
+	hohRun(t, bin, "run", "--preflight=off", c)
+	if got := fingerprint(t, killed); got != want {
+		t.Errorf("records after a kill during git commit and resume differ from the uninterrupted run:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+}
+
+// Ctrl-C (SIGINT) ends the run with what finished and the exact command to
+// resume, and that command resumes it.
+func TestInterruptPrintsSummaryAndTheResumeCommand(t *testing.T) {
+	requireCodex(t)
+	bin := buildHoh(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cfg := smokeConfig(t, out)
+	cmd := exec.Command(bin, "run", "--preflight=off", cfg)
+	cmd.Dir = testenv.RepoRoot(t)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Minute); committedStages(out) < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no stage committed:\n%s", buf.String())
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("an interrupted run exited 0:\n%s", buf.String())
+	}
+	want := "resume with: " + bin + " run --preflight=off " + cfg
+	if !strings.Contains(buf.String(), want) || !strings.Contains(buf.String(), "interrupted: ") {
+		t.Fatalf("output lacks the summary or %q:\n%s", want, buf.String())
+	}
+	hohRun(t, bin, "run", "--preflight=off", cfg)
+	if st := hohRun(t, bin, "status", out); !strings.Contains(st, "runner: not running") || strings.Contains(st, "failed") {
+		t.Errorf("status after the resume:\n%s", st)
 	}
 }

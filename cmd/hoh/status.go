@@ -34,11 +34,23 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, ", shard %s", in.Lock.Shard)
 	}
 	fmt.Fprintln(stdout)
+	running := "Running"
+	switch r := in.Runner; {
+	case r.Alive:
+		fmt.Fprintf(stdout, "runner: running (pid %d)\n", r.PID)
+	case r.PID > 0:
+		// Its "running" trials were interrupted: the same hoh run resumes them.
+		fmt.Fprintf(stdout, "runner: not running (last runner pid %d gone)\n", r.PID)
+		running = "Interrupted"
+	default:
+		fmt.Fprintln(stdout, "runner: not running")
+		running = "Interrupted"
+	}
 	if in.Lock.Notice != "" {
 		fmt.Fprintf(stdout, "NOTE: %s\n", in.Lock.Notice)
 	}
 	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header("Config", "Condition", "Done", "Running", "Failed", "Remaining", "Not run (budget)", "Tokens")
+	t.Header("Config", "Condition", "Done", running, "Failed", "Remaining", "Not run (budget)", "Tokens")
 	var tot status.Group
 	for _, g := range in.Groups() {
 		t.Append(g.Config, g.Arm, g.Done, g.Running, g.Failed, g.Remaining, g.NotRun, g.Tokens)

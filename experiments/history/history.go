@@ -15,7 +15,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -133,6 +135,11 @@ func (r *Repo) Export(ref, dir string) error {
 // without moving HEAD, so the history stays linear: the next commit records
 // the restore as a change.
 func (r *Repo) Restore(ref string) error {
+	if !slices.Contains(r.Exclude, ".git") {
+		// git never tracks a top-level .git, and clean leaves it: an empty
+		// one is what Codex's sandbox leaves behind when it is killed.
+		removeIfEmpty(filepath.Join(r.Work, ".git"))
+	}
 	if _, err := r.git(nil, "read-tree", "-u", "--reset", ref); err != nil {
 		return err
 	}
@@ -142,6 +149,67 @@ func (r *Repo) Restore(ref string) error {
 	}
 	_, err := r.git(nil, args...)
 	return err
+}
+
+func removeIfEmpty(p string) {
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil:
+	case st.IsDir():
+		os.Remove(p) // fails when not empty, and is then kept
+	case st.Mode().IsRegular() && st.Size() == 0:
+		os.Remove(p)
+	}
+}
+
+// RemoveStaleLocks deletes the lock files a killed git leaves in the git
+// directory (index.lock, HEAD.lock, refs/.../*.lock, ...), which make every
+// later git call fail, unless a live process still works on this git
+// directory. It returns the locks removed.
+func (r *Repo) RemoveStaleLocks() ([]string, error) {
+	var locks []string
+	err := filepath.WalkDir(r.GitDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != r.GitDir && (d.Name() == "objects") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".lock") {
+			locks = append(locks, p)
+		}
+		return nil
+	})
+	if err != nil || len(locks) == 0 {
+		return nil, err
+	}
+	if pid := gitProcess(r.GitDir); pid != 0 {
+		return nil, fmt.Errorf("%s is locked (%s) by running process %d", r.GitDir, filepath.Base(locks[0]), pid)
+	}
+	for _, l := range locks {
+		if err := os.Remove(l); err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	return locks, nil
+}
+
+// gitProcess returns a live process whose environment names gitDir as its
+// GIT_DIR (every git hoh runs has it), or 0.
+func gitProcess(gitDir string) int {
+	procs, _ := os.ReadDir("/proc")
+	want := []byte("GIT_DIR=" + gitDir + "\x00")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", p.Name(), "environ"))
+		if err == nil && bytes.Contains(append(env, 0), want) {
+			return pid
+		}
+	}
+	return 0
 }
 
 // Entry is one commit of the history.

@@ -2,7 +2,10 @@ package history
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -91,5 +94,72 @@ func TestDigestSeesContentModeAndNames(t *testing.T) {
 	CopyTree(a, c)
 	if dc, _ := Digest(c); dc != da {
 		t.Fatal("CopyTree must preserve the digest")
+	}
+}
+
+// A git killed mid-commit leaves index.lock, and every later git call of
+// the trial fails until it is removed; it is removed only when no process
+// works on the git directory.
+func TestStaleLocksOfAKilledGitAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "ws")
+	os.MkdirAll(work, 0o755)
+	r, err := Open(filepath.Join(dir, "h.git"), work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("first"); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(r.GitDir, "index.lock")
+	os.WriteFile(lock, nil, 0o644)
+	if _, err := r.Commit("blocked"); err == nil {
+		t.Fatal("git committed despite index.lock: the test no longer shows the fault")
+	}
+	holder := exec.Command("sleep", "30")
+	holder.Env = append(os.Environ(), "GIT_DIR="+r.GitDir)
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.RemoveStaleLocks()
+	holder.Process.Kill()
+	holder.Wait()
+	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(holder.Process.Pid)) {
+		t.Fatalf("a lock of a live process was not kept: %v", err)
+	}
+	removed, err := r.RemoveStaleLocks()
+	if err != nil || len(removed) != 1 || removed[0] != lock {
+		t.Fatalf("removed %v, %v", removed, err)
+	}
+	if _, err := r.Commit("after"); err != nil {
+		t.Fatalf("commit after the repair: %v", err)
+	}
+}
+
+// Codex's sandbox leaves an empty .git in the workspace when killed; a
+// restore removes it so the digests are those of the artifact.
+func TestRestoreRemovesAnEmptyTransientGitDir(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "ws")
+	os.MkdirAll(work, 0o755)
+	os.WriteFile(filepath.Join(work, "a.txt"), []byte("a"), 0o644)
+	r, err := Open(filepath.Join(dir, "h.git"), work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Commit("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := Digest(work)
+	os.Mkdir(filepath.Join(work, ".git"), 0o755)
+	if d, _ := Digest(work); d == want {
+		t.Fatal("an empty .git does not change the digest: the test no longer shows the fault")
+	}
+	if err := r.Restore(c); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := Digest(work); d != want {
+		t.Errorf("digest after restore %s, want %s", d, want)
 	}
 }

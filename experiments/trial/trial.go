@@ -201,6 +201,14 @@ func run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 		return nil, err
 	}
 	repo.Exclude = env.Exclude
+	if env.Workspace == "" {
+		// hoh's own history: a git killed with the run left its locks.
+		if removed, err := repo.RemoveStaleLocks(); err != nil {
+			return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
+		} else if len(removed) > 0 {
+			env.Logf("%s: removed stale git lock(s) %v left by a killed run", spec.Key, removed)
+		}
+	}
 	st, err := loadState(l)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)

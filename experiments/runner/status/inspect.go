@@ -26,6 +26,7 @@ type Inspection struct {
 	Dir    string
 	Lock   plan.Lock
 	Trials []TrialState
+	Runner Runner
 }
 
 // Inspect reads the state of every planned trial from the files of out.
@@ -47,7 +48,7 @@ func Inspect(out string) (*Inspection, error) {
 		}
 		return nil
 	})
-	in := &Inspection{Dir: out, Lock: lock}
+	in := &Inspection{Dir: out, Lock: lock, Runner: ReadRunner(out)}
 	for _, t := range ts {
 		in.Trials = append(in.Trials, inspectTrial(out, t, budget))
 	}
