@@ -124,6 +124,11 @@ func (r *runner) restore() error {
 	ref := "cp-0"
 	if n := len(r.st.stages); n > 0 {
 		ref = r.st.stages[n-1].Commit
+		// A kill between a stage's line and the ledger rewrite leaves the
+		// ledger one stage behind: it is derived from the stages again.
+		if err := r.writeLedger(); err != nil {
+			return err
+		}
 	}
 	return r.repo.Restore(ref)
 }

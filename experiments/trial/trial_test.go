@@ -3,6 +3,7 @@ package trial
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -352,5 +353,38 @@ func TestRelativeTrialDirectory(t *testing.T) {
 	s, err := runIn(filepath.Join("runs", "x"), "hoh@1", &fakeHarness{})
 	if err != nil || s.Status != StatusCompleted {
 		t.Fatalf("relative trial dir: %v %+v", err, s)
+	}
+}
+
+// A kill between the last stage's line in stages.jsonl and the ledger
+// rewrite leaves usage.jsonl a stage behind, and no later stage rewrites it;
+// the resume derives it again, so the ledger equals the summary.
+func TestResumeRewritesALedgerLeftBehindByAKill(t *testing.T) {
+	dir := t.TempDir()
+	h := &fakeHarness{}
+	want, err := runIn(dir, "hoh@2", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Layout{dir}
+	data, _ := os.ReadFile(l.Usage())
+	lines := strings.SplitAfter(string(data), "\n")
+	os.WriteFile(l.Usage(), []byte(strings.Join(lines[:5], "")), 0o644) // killed before the 6th rewrite,
+	os.Remove(l.Summary())                                              // so before the summary
+	s, err := runIn(dir, "hoh@2", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(l.Usage())
+	var total int64
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var inv Invocation
+		if err := json.Unmarshal([]byte(line), &inv); err != nil {
+			t.Fatal(err)
+		}
+		total += inv.Usage.Total
+	}
+	if total != s.Usage.Total || total != want.Usage.Total || strings.Count(string(data), "\n") != 6 {
+		t.Errorf("ledger %d tokens in %d lines, summary %d, first run %d", total, strings.Count(string(data), "\n"), s.Usage.Total, want.Usage.Total)
 	}
 }
