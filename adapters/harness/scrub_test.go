@@ -1,8 +1,12 @@
 package harness
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,5 +29,36 @@ func TestScrubSecrets(t *testing.T) {
 	}
 	if err := ScrubSecrets(filepath.Join(dir, "missing"), []string{"sk-secret-1"}); err != nil {
 		t.Fatal("a missing root is not an error")
+	}
+}
+
+// A key inside a SQLite database (as in Codex's thread_history_1.sqlite) is
+// removed without corrupting the database: sqlite3's integrity check passes
+// and the rows are all there.
+func TestScrubKeepsASQLiteDatabaseIntact(t *testing.T) {
+	sqlite, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Fatal("sqlite3 is required (scripts/install-test-deps.sh installs it)")
+	}
+	key := "sk-test-0123456789abc" // 21 bytes, longer than Redacted
+	dir := t.TempDir()
+	db := filepath.Join(dir, "thread_history_1.sqlite")
+	sql := "CREATE TABLE h(id INTEGER PRIMARY KEY, env TEXT, n INTEGER); CREATE INDEX h_env ON h(env);"
+	for i := 0; i < 200; i++ {
+		sql += fmt.Sprintf("INSERT INTO h(env, n) VALUES ('OPENAI_API_KEY=%s row %d', %d);", key, i, i)
+	}
+	if out, err := exec.Command(sqlite, db, sql).CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v %s", err, out)
+	}
+	if err := ScrubSecrets(dir, []string{key}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(db)
+	if bytes.Contains(data, []byte(key)) {
+		t.Fatal("the key is still in the database")
+	}
+	out, err := exec.Command(sqlite, db, "PRAGMA integrity_check; SELECT count(*), sum(n) FROM h WHERE env LIKE 'OPENAI_API_KEY=%';").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok\n200|19900" {
+		t.Fatalf("after scrubbing: %v %q", err, out)
 	}
 }

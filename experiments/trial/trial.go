@@ -193,6 +193,13 @@ func run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 			return nil, fmt.Errorf("trial %s: project trial not initialised: %w", spec.Key, err)
 		}
 	}
+	if _, err := os.Stat(l.Spec()); err == nil && len(env.Secrets) > 0 {
+		// A resume: an attempt killed with the run never had its logs and
+		// state scrubbed; do that before anything else.
+		if err := harness.ScrubSecrets(l.Dir, env.Secrets); err != nil {
+			return nil, fmt.Errorf("trial %s: scrub the state of interrupted attempts: %w", spec.Key, err)
+		}
+	}
 	if err := prepare(ctx, l, spec, env); err != nil {
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
 	}

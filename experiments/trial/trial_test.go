@@ -388,3 +388,31 @@ func TestResumeRewritesALedgerLeftBehindByAKill(t *testing.T) {
 		t.Errorf("ledger %d tokens in %d lines, summary %d, first run %d", total, strings.Count(string(data), "\n"), s.Usage.Total, want.Usage.Total)
 	}
 }
+
+// An attempt killed with the run leaves its state unscrubbed (Codex
+// shell_snapshots, OpenCode's opencode.db-wal); the resume scrubs it first.
+func TestResumeScrubsTheStateOfKilledAttempts(t *testing.T) {
+	dir := t.TempDir()
+	key := "sk-killed-attempt-key-123"
+	b := builtin.Benchmark{}
+	ts, _ := b.Tasks(context.Background())
+	spec := Spec{Key: "builtin/greet/hoh@1", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "hoh@1", Rep: 1}
+	env := Env{Bench: b, Task: ts[0], Harness: &fakeHarness{infraAt: 2}, Secrets: []string{key}}
+	if _, err := Run(context.Background(), dir, spec, env); !IsInfra(err) {
+		t.Fatalf("want an infrastructure error, got %v", err)
+	}
+	killed := filepath.Join(Layout{dir}.Stage(1, "developer"), "attempt-9", "state")
+	os.MkdirAll(killed, 0o755)
+	os.WriteFile(filepath.Join(killed, "snapshot.sh"), []byte("export OPENAI_API_KEY="+key+"\n"), 0o644)
+	os.WriteFile(filepath.Join(killed, "opencode.db-wal"), append([]byte("WAL\x00"), key...), 0o644)
+	env.Harness = &fakeHarness{}
+	if _, err := Run(context.Background(), dir, spec, env); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"snapshot.sh", "opencode.db-wal"} {
+		data, _ := os.ReadFile(filepath.Join(killed, f))
+		if bytes.Contains(data, []byte(key)) || len(data) == 0 {
+			t.Errorf("%s after the resume: %q", f, data)
+		}
+	}
+}
