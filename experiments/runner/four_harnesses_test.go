@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // The same HoH@2 smoke run through each of the four real CLIs (installed by
@@ -56,6 +60,8 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 			t.Errorf("no trial for %s", want)
 		}
 	}
+	checkDatabases(t, out)
+	testenv.AssertNoSecret(t, scriptedKeyValue, out)
 	set, err := results.Load(filepath.Join(out, "scores.csv"))
 	if err != nil || len(set.Rows) != 8 {
 		t.Fatalf("scores.csv: %v, %d rows (want 4 CLIs x 2 checkpoints)", err, len(set.Rows))
@@ -85,4 +91,39 @@ func servedTokens(t *testing.T, path string) int64 {
 		n += line.Served.Usage.Input + line.Served.Usage.Output
 	}
 	return n
+}
+
+// checkDatabases runs sqlite3's integrity check on every SQLite database
+// the CLIs left in out (their state, after hoh scrubbed the key from it).
+func checkDatabases(t *testing.T, out string) {
+	t.Helper()
+	sqlite, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Fatal("sqlite3 is required (scripts/install-test-deps.sh installs it)")
+	}
+	n := 0
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		head := make([]byte, 16)
+		_, rerr := io.ReadFull(f, head)
+		f.Close()
+		if rerr != nil || string(head) != "SQLite format 3\x00" {
+			return nil
+		}
+		n++
+		if res, err := exec.Command(sqlite, "-readonly", p, "PRAGMA integrity_check;").CombinedOutput(); err != nil || strings.TrimSpace(string(res)) != "ok" {
+			t.Errorf("%s: integrity check: %v %s", p, err, res)
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Error("no CLI database found to check")
+	}
+	t.Logf("%d SQLite database(s) pass the integrity check", n)
 }

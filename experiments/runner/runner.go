@@ -230,6 +230,7 @@ func (r *run) startHarnesses() error {
 			rt.server = srv
 			c.Provider.BaseURL = srv.URL() + "/v1"
 			rt.env = []string{c.Provider.KeyEnv + "=" + scriptedKeyValue}
+			rt.secrets = []string{scriptedKeyValue} // scrubbed like a real key, so runs against the double test that too
 		} else {
 			key := os.Getenv(c.Provider.KeyEnv)
 			if key == "" {
