@@ -135,11 +135,12 @@ func fig4(d Data, opts Options) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix := metrics.NewIndex(rows) // every series of the figure read from one index
 	arms := []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}, {Condition: results.HoH, Checkpoint: 3}}
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		for _, cm := range componentNames {
-			if hasMetric(rows, c, cm.metric) {
+			if hasMetric(ix, c, cm.metric) {
 				cfgs = append(cfgs, c)
 				break
 			}
@@ -159,13 +160,13 @@ func fig4(d Data, opts Options) (*figure, error) {
 		var sels []metrics.Selector
 		for _, a := range arms {
 			for _, cm := range componentNames {
-				if !hasArm(rows, cfg, a, cm.metric) {
+				if !hasArm(ix, cfg, a, cm.metric) {
 					return nil, missing(fig, "no %s rows for %s %s", cm.metric, cfg, a)
 				}
 				sels = append(sels, metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: cm.metric})
 			}
 		}
-		tasks, data, err := metrics.NewIndex(rows).Matrix(sels...)
+		tasks, data, err := ix.Matrix(sels...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", fig, cfg, err)
 		}
@@ -195,9 +196,9 @@ func fig4(d Data, opts Options) (*figure, error) {
 	return f, nil
 }
 
-func hasMetric(rows []results.Row, config, metric string) bool {
-	for _, r := range rows {
-		if r.Config == config && r.Metric == metric {
+func hasMetric(ix *metrics.Index, config, metric string) bool {
+	for _, s := range ix.Selectors() {
+		if s.Config == config && s.Metric == metric {
 			return true
 		}
 	}
@@ -215,8 +216,9 @@ func fig5(d Data, opts Options) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix := metrics.NewIndex(rows) // every series of the figure read from one index
 	metric := defaultMetric(bench, opts)
-	cats, catErr := metrics.NewIndex(rows).Labels(bench, metrics.Category)
+	cats, catErr := ix.Labels(bench, metrics.Category)
 	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
 	f := &figure{}
 	var cfgs []string
@@ -246,10 +248,10 @@ func fig5(d Data, opts Options) (*figure, error) {
 			arms = append(arms, results.Arm{Condition: results.HoH, Checkpoint: t})
 		}
 		for _, a := range arms {
-			if !hasArm(rows, cfg, a, metric) {
+			if !hasArm(ix, cfg, a, metric) {
 				return nil, missing(fig, "no %s rows for %s %s (the pool needs Vanilla and HoH@1..%d)", metric, cfg, a, T)
 			}
-			v, err := metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
+			v, err := ix.TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
@@ -413,14 +415,15 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 	if err != nil {
 		return nil, err
 	}
+	ix := metrics.NewIndex(rows) // every series of the figure read from one index
 	metric := defaultMetric(bench, opts)
-	labels, err := metrics.NewIndex(rows).Labels(bench, g)
+	labels, err := ix.Labels(bench, g)
 	if err != nil {
 		return nil, missing(fig, "no %s labels for benchmark %s", g, bench)
 	}
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
-		if hasMetric(rows, c, metric) {
+		if hasMetric(ix, c, metric) {
 			cfgs = append(cfgs, c)
 		}
 	}
@@ -436,10 +439,10 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 		var cats []string
 		var keys []string
 		for ai, a := range arms {
-			if !hasArm(rows, cfg, a, metric) {
+			if !hasArm(ix, cfg, a, metric) {
 				return nil, missing(fig, "no %s rows for %s %s", metric, cfg, a)
 			}
-			v, err := metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
+			v, err := ix.TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
@@ -551,8 +554,8 @@ func meanCI(values map[string]float64, opts Options) (bootstrap.Interval, int, e
 
 // tokensMillions returns per-task cumulative tokens in millions; an empty
 // map means the arm has no token counts at all.
-func tokensMillions(rows []results.Row, sel metrics.Selector) (map[string]float64, error) {
-	tok, err := metrics.NewIndex(rows).TaskTokens(sel)
+func tokensMillions(ix *metrics.Index, sel metrics.Selector) (map[string]float64, error) {
+	tok, err := ix.TaskTokens(sel)
 	if err != nil {
 		return nil, err
 	}
@@ -572,6 +575,7 @@ func fig9(d Data, opts Options) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix := metrics.NewIndex(rows) // every series of the figure read from one index
 	metric := defaultMetric(bench, opts)
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
@@ -595,7 +599,7 @@ func fig9(d Data, opts Options) (*figure, error) {
 			}
 		}
 		vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
-		if !hasArm(rows, cfg, vanilla, metric) {
+		if !hasArm(ix, cfg, vanilla, metric) {
 			return nil, missing(fig, "no %s rows for %s vanilla (pass 1 of Vanilla Continuation)", metric, cfg)
 		}
 		type series struct {
@@ -624,11 +628,11 @@ func fig9(d Data, opts Options) (*figure, error) {
 			reportedFrom := map[string]bool{}
 			for k := 1; k <= K; k++ {
 				a := s.armAt(k)
-				if !hasArm(rows, cfg, a, metric) {
+				if !hasArm(ix, cfg, a, metric) {
 					continue
 				}
 				sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
-				v, err := metrics.NewIndex(rows).TaskValues(sel)
+				v, err := ix.TaskValues(sel)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", fig, err)
 				}
@@ -640,7 +644,7 @@ func fig9(d Data, opts Options) (*figure, error) {
 				sx, sy = append(sx, x), append(sy, iv.Mean)
 				sErr.add(x, iv.Mean, iv.Lo, iv.Hi)
 				f.add(Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
-				tok, err := tokensMillions(rows, sel)
+				tok, err := tokensMillions(ix, sel)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", fig, err)
 				}
@@ -747,6 +751,7 @@ func fig10(d Data, opts Options) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix := metrics.NewIndex(rows) // every series of the figure read from one index
 	metric := defaultMetric(bench, opts)
 	T := map[string]int{}
 	var cfgs []string
@@ -769,16 +774,16 @@ func fig10(d Data, opts Options) (*figure, error) {
 	var notPlotted []string
 	for pi, cfg := range cfgs {
 		full := results.Arm{Condition: results.HoH, Checkpoint: T[cfg]}
-		if !hasArm(rows, cfg, full, metric) {
+		if !hasArm(ix, cfg, full, metric) {
 			return nil, missing(fig, "no %s rows for %s %s (full HoH at the ablations' T)", metric, cfg, full)
 		}
 		arms := []results.Arm{}
-		if v := (results.Arm{Condition: results.Vanilla, Checkpoint: 1}); hasArm(rows, cfg, v, metric) {
+		if v := (results.Arm{Condition: results.Vanilla, Checkpoint: 1}); hasArm(ix, cfg, v, metric) {
 			arms = append(arms, v)
 		}
 		arms = append(arms, full)
 		for _, c := range ablationConditions {
-			if a := (results.Arm{Condition: c, Checkpoint: T[cfg]}); hasArm(rows, cfg, a, metric) {
+			if a := (results.Arm{Condition: c, Checkpoint: T[cfg]}); hasArm(ix, cfg, a, metric) {
 				arms = append(arms, a)
 			}
 		}
@@ -789,13 +794,13 @@ func fig10(d Data, opts Options) (*figure, error) {
 		lowY, highY, maxX := math.Inf(1), math.Inf(-1), 0.0
 		for _, a := range arms {
 			sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
-			tok, err := tokensMillions(rows, sel)
+			tok, err := tokensMillions(ix, sel)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
 			clr := armColor(a)
 			if len(tok) > 0 {
-				v, err := metrics.NewIndex(rows).TaskValues(sel)
+				v, err := ix.TaskValues(sel)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", fig, err)
 				}
@@ -1019,12 +1024,13 @@ func deltas(d Data, opts Options) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix := metrics.NewIndex(rows) // every series of the figure read from one index
 	metric := defaultMetric(bench, opts)
 	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
 	hoh3 := results.Arm{Condition: results.HoH, Checkpoint: 3}
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
-		if hasArm(rows, c, vanilla, metric) || hasArm(rows, c, hoh3, metric) {
+		if hasArm(ix, c, vanilla, metric) || hasArm(ix, c, hoh3, metric) {
 			cfgs = append(cfgs, c)
 		}
 	}
@@ -1041,10 +1047,10 @@ func deltas(d Data, opts Options) (*figure, error) {
 	for pi, cfg := range cfgs {
 		var vals [2]map[string]float64
 		for i, a := range []results.Arm{hoh3, vanilla} {
-			if !hasArm(rows, cfg, a, metric) {
+			if !hasArm(ix, cfg, a, metric) {
 				return nil, missing(fig, "no %s rows for %s %s", metric, cfg, a)
 			}
-			if vals[i], err = metrics.NewIndex(rows).TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}); err != nil {
+			if vals[i], err = ix.TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}); err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
 		}

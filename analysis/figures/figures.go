@@ -20,6 +20,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/analysis/bootstrap"
+	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
 )
@@ -285,9 +286,9 @@ func rowsOf(d Data, fig, benchmark string) ([]results.Row, error) {
 	return rows, nil
 }
 
-func hasArm(rows []results.Row, config string, arm results.Arm, metric string) bool {
-	for _, r := range rows {
-		if r.Config == config && r.Arm() == arm && (metric == "" || r.Metric == metric) {
+func hasArm(ix *metrics.Index, config string, arm results.Arm, metric string) bool {
+	for _, s := range ix.Selectors() {
+		if s.Config == config && s.Arm == arm && (metric == "" || s.Metric == metric) {
 			return true
 		}
 	}
