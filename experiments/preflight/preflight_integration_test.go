@@ -51,6 +51,61 @@ func target(t *testing.T, c config.HarnessModel, p harness.Provider) Target {
 	return Target{Label: c.Label, Harness: h, Provider: p, Env: []string{p.KeyEnv + "=" + dummyKey}, Secrets: []string{dummyKey}}
 }
 
+// Every configuration of the paper's experiment configs passes the preflight
+// against a loopback stand-in of its endpoint: the CLI accepts the config hoh
+// writes for exactly that provider name, API, path and model.
+func TestShippedExperimentConfigsPassThePreflight(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	for _, k := range []string{"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "MINIMAX_API_KEY", "ANTHROPIC_API_KEY"} {
+		t.Setenv(k, dummyKey)
+	}
+	t.Setenv("HOH_FRONTIERSWE", filepath.Join(root, "adapters/benchmark/harbor/testdata"))
+	paths, _ := filepath.Glob(filepath.Join(root, "configs/experiments/*.yaml"))
+	if len(paths) == 0 {
+		t.Fatal("no configs/experiments/*.yaml")
+	}
+	seen := map[string]bool{}
+	for _, path := range paths {
+		e, err := config.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range e.Configs {
+			id := c.Harness + " " + c.Provider.Name + " " + c.Provider.API + " " + c.Provider.BaseURL + " " + c.Provider.Model + " " + c.Provider.ReasoningEffort
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			t.Run(filepath.Base(path)+"/"+c.Label, func(t *testing.T) {
+				srv, err := scripted.Start(scripted.Script{}, scripted.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				p := standIn(t, c, srv)
+				logs := t.TempDir()
+				if err := Run(context.Background(), logs, []Target{target(t, c, p)}); err != nil {
+					t.Fatal(err)
+				}
+				u, _ := url.Parse(c.Provider.BaseURL)
+				answered := false
+				for _, s := range srv.Served() {
+					if s.Answer == "preflight" && strings.HasPrefix(s.Path, u.Path+"/") {
+						answered = true
+					}
+				}
+				if !answered {
+					t.Errorf("the stand-in never answered the preflight turn under %s: %+v", u.Path, srv.Served())
+				}
+				testenv.AssertNoSecret(t, dummyKey, logs)
+			})
+		}
+	}
+	if len(seen) < 3 {
+		t.Errorf("only %d distinct configurations checked", len(seen))
+	}
+}
+
 func fourCLIs() []config.HarnessModel {
 	mk := func(kind, api string) config.HarnessModel {
 		return config.HarnessModel{Label: kind + "-cfg", Harness: kind,
