@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
@@ -246,5 +248,60 @@ func TestServeRebuildsWhileTheRunGoes(t *testing.T) {
 	f.Close()
 	if again := get(page); !strings.Contains(again, `id="t2"`) {
 		t.Error("the served page was not rebuilt after the trial committed a stage")
+	}
+}
+
+func TestLargeDiffsFoldAndHugeOnesAreNotHighlighted(t *testing.T) {
+	diffOf := func(lines int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "diff --git a/big.go b/big.go\nnew file mode 100644\n--- /dev/null\n+++ b/big.go\n@@ -0,0 +1,%d @@\n", lines)
+		for i := 0; i < lines; i++ {
+			fmt.Fprintf(&b, "+var x%d = %q\n", i, "<b>")
+		}
+		return b.String()
+	}
+	small, large, huge := renderDiff(diffOf(10), ""), renderDiff(diffOf(foldLines+1), ""), renderDiff(diffOf(highlightLimit+1), "")
+	if small.Folded || !large.Folded || small.Added != 10 || len(small.Files) != 1 || small.Files[0].Status != "added" {
+		t.Errorf("small: folded %v added %d; large folded %v", small.Folded, small.Added, large.Folded)
+	}
+	if !strings.Contains(string(small.Files[0].Hunks[0].Lines[0].HTML), `class="c-`) || huge.HighlightSkipped != true {
+		t.Errorf("highlighting: small %q, huge skipped %v", small.Files[0].Hunks[0].Lines[0].HTML, huge.HighlightSkipped)
+	}
+	for _, dv := range []diffView{small, huge} {
+		if h := string(dv.Files[0].Hunks[0].Lines[0].HTML); strings.Contains(h, "<b>") || !strings.Contains(h, "&lt;b&gt;") {
+			t.Errorf("diff line not escaped: %s", h)
+		}
+	}
+}
+
+// An execution record naming an image the QA Tester left in its candidate
+// shows the frame; a path leaving the trial directory is never linked.
+func TestEvidenceFramesStayInsideTheTrial(t *testing.T) {
+	dir := t.TempDir()
+	trials := writeSynthRun(t, dir, synthOpts{Tasks: 1, Configs: []string{"cfg"}, Arms: []string{"hoh@1"}})
+	tdir := filepath.Join(dir, trials[0].Dir)
+	qa := filepath.Join(tdir, "iter-01", "qa")
+	must(t, os.MkdirAll(filepath.Join(qa, "candidate", "shots"), 0o755))
+	must(t, os.WriteFile(filepath.Join(qa, "candidate", "shots", "title.png"), []byte("\x89PNG\r\n\x1a\n"), 0o644))
+	outside := filepath.Join(filepath.Dir(dir), "outside.png")
+	must(t, os.WriteFile(outside, []byte("x"), 0o644))
+	defer os.Remove(outside)
+	ev := roles.Evidence{Iteration: 1, QAStatus: "pass", Verified: []roles.Claim{{ClaimID: "C1", Claim: "title screen", Status: "verified",
+		ExecutionRecords: []roles.ExecutionRecord{
+			{Type: "screenshot", Path: "shots/title.png", Observation: "title shown"},
+			{Type: "screenshot", Path: "../../../../../../outside.png", Observation: "escape"},
+			{Type: "screenshot", Path: outside, Observation: "absolute"}}}}}
+	must(t, writeJSON(filepath.Join(qa, "evidence.json"), ev))
+	opts := testOpts(t)
+	opts.NoFigures = true
+	if _, err := Build(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	page := read(t, filepath.Join(dir, ReportDir, "trials", trials[0].Key+".html"))
+	if !strings.Contains(page, `<img class="frame" src="../../`+trials[0].Dir+`/iter-01/qa/candidate/shots/title.png"`) {
+		t.Error("the frame kept in the candidate is not shown")
+	}
+	if strings.Count(page, `class="frame"`) != 1 || strings.Contains(page, `outside.png"`) {
+		t.Error("a path outside the trial directory was linked")
 	}
 }
