@@ -34,6 +34,8 @@ type indexPage struct {
 	FigureNotes              []string
 	Replacements             []replacementView
 	Files                    []fileLink
+	Harnesses                map[string]string // configuration -> harness@version (lock.json)
+	TrialCount               int
 }
 
 type countView struct {
@@ -102,6 +104,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	if page.Title == "" {
 		page.Title = filepath.Base(dir)
 	}
+	page.Harnesses, page.TrialCount = rr.Lock.Harnesses, len(rr.Trials)
 	if b, err := json.MarshalIndent(rr.Lock, "", "  "); err == nil {
 		page.LockJSON = string(b)
 	}
@@ -130,6 +133,10 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	// Trial pages: only those whose records changed since the last build.
 	res := &Result{Index: filepath.Join(report, "index.html")}
 	var jobs []trialJob
+	repsByKey := map[string][]attempt.Replacement{}
+	for _, r := range rr.Replacements {
+		repsByKey[r.Key] = append(repsByKey[r.Key], r)
+	}
 	for _, t := range rr.Trials {
 		tdir := filepath.Join(dir, t.Dir)
 		if _, err := os.Stat(filepath.Join(tdir, "trial.json")); err != nil {
@@ -137,13 +144,14 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 		}
 		res.Trials++
 		name := "trials/" + t.Key + ".html"
-		var reps []attempt.Replacement
-		for _, r := range rr.Replacements {
-			if r.Key == t.Key {
-				reps = append(reps, r)
+		reps := repsByKey[t.Key]
+		superseded := 0
+		for _, r := range reps {
+			if r.Superseded {
+				superseded++
 			}
 		}
-		fp := fingerprint(trialFingerprintFiles(tdir)) + fmt.Sprintf("r%d;n%q;l%v", len(reps), rr.Lock.Notice, opts.Live)
+		fp := fingerprint(trialFingerprintFiles(tdir)) + fmt.Sprintf("r%d/%d;n%q;l%v;v%s", len(reps), superseded, rr.Lock.Notice, opts.Live, pagesVersion)
 		if e, ok := m.Pages[name]; ok && e.Fingerprint == fp {
 			if _, err := os.Stat(filepath.Join(report, name)); err == nil {
 				continue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,13 +97,34 @@ func TestProjectReportInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(dir, ".hoh", ReportDir, "index.html")
+	want := filepath.Join(project.Layout{Project: dir}.State(), ReportDir, "index.html")
 	if res.Index != want || res.Trials != 3 {
 		t.Fatalf("project report %s with %d loop pages, want %s and 3", res.Index, res.Trials, want)
 	}
 	issues, err := project.ReadIssues(dir)
 	if err != nil || len(issues) != 2 {
 		t.Fatalf("issues %+v %v", issues, err)
+	}
+	// Served: the report and the evidence it links; never the artifact's
+	// files or the repository.
+	srv, err := NewServer(dir, testOpts(t), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for p, want := range map[string]int{"/report/index.html": 200, "/report/loops/loop-02.html": 200,
+		"/trial/iter-02/qa/evidence.json": 200, "/../../app.sh": 404, "/../config": 404, "/hoh-project.yaml/../../HEAD": 404} {
+		req, _ := http.NewRequest("GET", hs.URL, nil)
+		req.URL.Opaque = p
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", p, resp.StatusCode, want)
+		}
 	}
 	ctx := browserenv.New(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+res.Index), chromedp.WaitVisible(chromedp.CSS("#issue-table"))); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hoh-research/hoh/experiments/project"
 )
 
 // Server serves a run directory's report and the run files the report
@@ -58,8 +60,8 @@ func ListenAddr(addr string) string {
 // recordFiles are the files whose change means the report is stale.
 func (s *Server) recordFiles() []string {
 	if s.root != s.dir { // a project: its state directory's records
-		t := filepath.Join(s.root, "trial")
-		return append(trialFingerprintFiles(t), filepath.Join(s.root, "dynamics.csv"), filepath.Join(s.root, "issues.jsonl"))
+		l := project.Layout{Project: s.dir}
+		return append(trialFingerprintFiles(l.Trial()), l.Dynamics(), l.IssuesJSONL())
 	}
 	files := runFingerprintFiles(s.dir)
 	single := false

@@ -8,10 +8,12 @@
 package viewer
 
 import (
+	"crypto/sha256"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -72,6 +74,21 @@ type Result struct {
 var files embed.FS
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
+
+// pagesVersion changes with the templates and assets, so that a new hoh
+// rebuilds pages whose records did not change.
+var pagesVersion = func() string {
+	h := sha256.New()
+	fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := files.ReadFile(p)
+			h.Write([]byte(p))
+			h.Write(b)
+		}
+		return nil
+	})
+	return fmt.Sprintf("%x", h.Sum(nil)[:8])
+}()
 
 // Build writes dir/report/ for the run, trial or project directory dir,
 // rebuilding only the trial pages whose records changed since the last

@@ -20,7 +20,7 @@ func viewCmd(args []string, stdout, stderr io.Writer) error {
 	tableConfigs := fs.String("tables", "", "directory of the table configs of hoh report (NAME.yaml); default: those embedded in the binary")
 	noFigures := fs.Bool("no-figures", false, "leave the figures out (faster on very large runs)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hoh view RUN_DIR|TRIAL_DIR|PROJECT_DIR [--serve ADDR]\n\nWrites RUN_DIR/report/index.html (one page per trial under report/trials/);\nfor a project, PROJECT_DIR/.hoh/report/index.html (one page per loop).")
+		fmt.Fprintln(stderr, "Usage: hoh view RUN_DIR|TRIAL_DIR|PROJECT_DIR [--serve ADDR]\n\nWrites RUN_DIR/report/index.html (one page per trial under report/trials/);\nfor a project, report/index.html in its state directory (PROJECT_DIR/.git/hoh;\none page per loop).")
 		fs.PrintDefaults()
 	}
 	dir, err := parseNamed(fs, args)
