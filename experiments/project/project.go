@@ -19,19 +19,22 @@
 //
 //	.git/hoh/hoh-project.yaml   the project config (Config)
 //	.git/hoh/identity.json      the harness and model the project runs with (Identity)
-//	.git/hoh/runs.jsonl         one line per run event: start, stop and its reason, forced changes, rollbacks (Event)
+//	.git/hoh/runs.jsonl         one line per run event (Event): start (with the limits), stop and its reason,
+//	                            replaced (an infrastructure failure), error, forced-change, rollback
 //	.git/hoh/lock               held (flock) by the running `hoh project run`
 //	.git/hoh/STOP               a stop file: the run stops before its next loop and removes it
 //	.git/hoh/trial/             the trial directory of experiments/trial: trial.json, stages.jsonl
-//	                        (the resume point), usage.jsonl, iter-NN/<role>/... (prompts,
-//	                        plans, QA report.json and evidence.json, runtime checks, CLI logs)
+//	                            (the resume point), usage.jsonl, iter-NN/<role>/... (prompts,
+//	                            plans, QA report.json and evidence.json, runtime checks, CLI logs)
 //	.git/hoh/issues.jsonl       the issue table, one Issue per line with its history (derived)
 //	.git/hoh/issues.csv         the same as CSV (IssueColumns), issues.md as Markdown (derived)
 //	.git/hoh/dynamics.csv       one row per loop (DynamicsColumns): new, closed, reopened,
-//	                        unresolved issues, tokens per role, diff size, QA and build status (derived)
+//	                            unresolved issues, tokens per role, diff size, QA and build status (derived)
 //	.git/hoh/reports/           `hoh project report` output (report.md)
 //	.git/hoh/rollbacks/N/       state moved aside by rollback number N (nothing is deleted)
 //	.git/hoh/github.json        issue id -> GitHub issue number, after `hoh project issues --push-github`
+//	.git/hoh/diffstat-cache.json  diff sizes by commit pair (a cache; rebuilt if lost)
+//	.git/hoh/provider.jsonl     the scripted test-double provider's log, when the config uses it
 //
 // Derived files are recomputed from the trial records after every loop and
 // at the start of every run, so a kill between a stage commit and their
