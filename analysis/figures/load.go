@@ -179,21 +179,12 @@ func LoadRuns(paths ...string) (Data, error) {
 	return d, nil
 }
 
-// PaperSource is one result file of a paper figure, with optional filters
-// (the paper's experiments overlap, so a figure names which arms come from
-// which file).
-type PaperSource struct {
-	Path    string   `yaml:"path"`
-	Configs []string `yaml:"configs"` // empty: all
-	Arms    []string `yaml:"arms"`    // empty: all
-}
-
 // PaperFigure is what one figure is drawn from on the paper's data.
 type PaperFigure struct {
-	Results        []PaperSource `yaml:"results"`
-	ReportedTables []string      `yaml:"reported_tables"` // printed values drawn as marked reported points
-	Scope          string        `yaml:"scope"`           // shown under the title
-	Missing        string        `yaml:"missing"`         // why the paper's data cannot support it
+	Results        []paper.Source `yaml:"results"`
+	ReportedTables []string       `yaml:"reported_tables"` // printed values drawn as marked reported points
+	Scope          string         `yaml:"scope"`           // shown under the title
+	Missing        string         `yaml:"missing"`         // why the paper's data cannot support it
 }
 
 // PaperFigures is configs/paper/figures.yaml.
@@ -243,16 +234,11 @@ func PaperData(fsys fs.FS) (map[string]Data, error) {
 		}
 		var rows []results.Row
 		for _, src := range f.Results {
-			rs, err := results.ReadFS(fsys, path.Join(dir, src.Path))
+			rs, err := src.Rows(fsys, dir)
 			if err != nil {
 				return nil, fmt.Errorf("figures: %s: %w", name, err)
 			}
-			for _, r := range rs {
-				if (len(src.Configs) == 0 || slices.Contains(src.Configs, r.Config)) &&
-					(len(src.Arms) == 0 || slices.Contains(src.Arms, r.Arm().String())) {
-					rows = append(rows, r)
-				}
-			}
+			rows = append(rows, rs...)
 		}
 		if d.Set, err = results.NewSet(rows); err != nil {
 			return nil, fmt.Errorf("figures: %s: %w", name, err)

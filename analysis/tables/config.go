@@ -24,14 +24,8 @@ import (
 	"github.com/hoh-research/hoh/analysis/results"
 )
 
-// Source is one results file with optional filters; the paper's experiments
-// overlap (the codex Vanilla and HoH@3 cells appear in several tables), so a
-// table names which file each arm comes from.
-type Source struct {
-	Path    string   `yaml:"path"`
-	Configs []string `yaml:"configs"` // empty: all
-	Arms    []string `yaml:"arms"`    // empty: all
-}
+// Source is one results file with optional filters (paper.Source).
+type Source = paper.Source
 
 // Pool names the dominance comparison pool: every config x arm.
 type Pool struct {
@@ -154,38 +148,15 @@ func (c Config) LoadReported() ([]paper.Reported, error) {
 func (c Config) LoadResults(s Spec) (*results.Set, error) {
 	var rows []results.Row
 	for _, src := range s.Results {
-		rs, err := c.readResults(c.resolve(src.Path))
+		rs, err := src.Rows(c.fsys, c.dir)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", s.Name, err)
 		}
-		for _, r := range rs {
-			if in(src.Configs, r.Config) && in(src.Arms, r.Arm().String()) {
-				rows = append(rows, r)
-			}
-		}
+		rows = append(rows, rs...)
 	}
 	set, err := results.NewSet(rows)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", s.Name, err)
 	}
 	return set, nil
-}
-
-func (c Config) readResults(name string) ([]results.Row, error) {
-	if c.fsys == nil {
-		return results.ReadFile(name)
-	}
-	return results.ReadFS(c.fsys, name)
-}
-
-func in(list []string, x string) bool {
-	if len(list) == 0 {
-		return true
-	}
-	for _, v := range list {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
