@@ -5,6 +5,7 @@ package main
 // (configs/examples/project/script.yaml): the commands of the README.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,7 @@ func TestProjectCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	stages := filepath.Join(project.Layout{Project: dir}.Trial(), "stages.jsonl")
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		if b, _ := os.ReadFile(stages); len(b) > 0 {
 			break
@@ -65,9 +66,32 @@ func TestProjectCommands(t *testing.T) {
 		t.Fatalf("events %+v %v", evs, err)
 	}
 
+	// SIGKILL during loop 2 (its Planner committed): the next run resumes
+	// there and the table is the uninterrupted one's.
+	kill := exec.Command(bin, "project", "run", dir, "--loops", "2")
+	kill.Dir = root
+	if err := kill.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if b, _ := os.ReadFile(stages); strings.Count(string(b), "\n") >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			kill.Process.Kill()
+			t.Fatal("loop 2 never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	kill.Process.Signal(syscall.SIGKILL)
+	kill.Wait()
 	out := hoh("project", "run", dir, "--loops", "2")
 	if !strings.Contains(out, "2 loops completed") || !strings.Contains(out, "scripted test double") {
 		t.Fatalf("run:\n%s", out)
+	}
+	issues, err := project.ReadIssues(dir)
+	if err != nil || len(issues) != 1 || issues[0].State != project.Open || fmt.Sprint(issues[0].GapLoops) != "[1 2]" || len(issues[0].History) != 1 {
+		t.Fatalf("issue table after SIGKILL and resume: %+v %v", issues, err)
 	}
 	out = hoh("project", "status", dir)
 	if !strings.Contains(out, "loops completed: 2") || !strings.Contains(out, "1 unresolved") || !strings.Contains(out, "build: pass") {
