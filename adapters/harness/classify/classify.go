@@ -50,6 +50,7 @@ var infraPatterns = []string{
 	`stream disconnected`, `stream error`, `error sending request`, `connection (refused|reset|closed|error|failed)`,
 	`econnrefused`, `econnreset`, `enotfound`, `eai_again`, `enetunreach`, `ehostunreach`, `etimedout`,
 	`socket hang up`, `fetch failed`, `network error`, `unable to connect`, `waiting for network`,
+	`cannot connect to api`, `connection was closed unexpectedly`, // OpenCode (Bun's fetch)
 	`dns error`, `failed to lookup address`, `name resolution`, `getaddrinfo`, `could not resolve`, `no such host`,
 	`\btls\b`, `\bssl\b`, `certificate`, `handshake`,
 	`terminated`, `premature close`,

@@ -122,7 +122,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{
 		Args: args, Env: env, Stdin: stdin, Secrets: []string{key},
 		Note: map[string]any{"codex_home": inv.StateDir},
-		Stop: stopWhenUnreachable(),
+		Stop: StopWhenUnreachable(),
 	})
 	if err != nil {
 		return harness.Result{}, fmt.Errorf("codex: %w", err)

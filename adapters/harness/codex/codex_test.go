@@ -165,7 +165,7 @@ func TestParseEventsAndClassify(t *testing.T) {
 // networkWaits such events in a row, and any other event resets the count.
 func TestStopWhenUnreachable(t *testing.T) {
 	wait := `{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`
-	stop := stopWhenUnreachable()
+	stop := StopWhenUnreachable()
 	for i, line := range []string{wait, `{"type":"turn.started"}`, wait, wait} {
 		if why := stop(line); why != "" {
 			t.Fatalf("line %d stopped the run: %s", i, why)

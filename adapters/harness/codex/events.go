@@ -112,8 +112,9 @@ const networkWaits = 3
 
 var networkWait = regexp.MustCompile(`(?i)reconnecting\.\.\. waiting for network`)
 
-// stopWhenUnreachable is the Launch.Stop of a Codex run.
-func stopWhenUnreachable() func(line string) string {
+// StopWhenUnreachable is the Launch.Stop of a Codex run (a new counter per
+// run).
+func StopWhenUnreachable() func(line string) string {
 	inARow := 0
 	return func(line string) string {
 		var e codexEvent
