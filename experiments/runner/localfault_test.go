@@ -89,3 +89,47 @@ func TestCleanResumeSupersedesEarlierReplacements(t *testing.T) {
 		t.Errorf("replacements.jsonl:\n%s", data)
 	}
 }
+
+// Tokens of replaced attempts are kept in usage-replaced.jsonl, apart from
+// the ledger that results count (Eq. 11), and the budget counts them: what
+// the CLI reported, ledger plus replaced, is every token of the run.
+func TestReplacedAttemptsTokensAreKeptAndBudgeted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	h := &instantHarness{infraFirst: map[string]bool{"calc": true}}
+	res := mustRun(t, experiment(t, out, ""), opts(h))
+	var ledger, replaced int64
+	for _, o := range res.Outcomes {
+		ledger += o.Usage.Total
+		u, err := status.LedgerUsage(filepath.Join(out, o.Trial.Dir, "usage-replaced.jsonl"))
+		if err == nil {
+			replaced += u.Total
+		}
+	}
+	if replaced != 0 {
+		t.Errorf("instantHarness reports no usage for its injected 503, yet %d replaced tokens", replaced)
+	}
+	out2 := filepath.Join(t.TempDir(), "run")
+	d := &diskFullHarness{fails: 1}
+	res = mustRun(t, experiment(t, out2, ""), opts(d))
+	ledger, replaced = 0, 0
+	for _, o := range res.Outcomes {
+		ledger += o.Usage.Total
+		if u, err := status.LedgerUsage(filepath.Join(out2, o.Trial.Dir, "usage-replaced.jsonl")); err == nil {
+			replaced += u.Total
+		}
+	}
+	if replaced != 8 {
+		t.Errorf("replaced attempts' tokens %d, want the 8 the faulty invocation reported", replaced)
+	}
+	// The budget sees them: the first trial (Vanilla, 330 valid tokens) plus
+	// its replaced invocation's 8 reach a budget of 335; valid tokens alone
+	// would not.
+	out3 := filepath.Join(t.TempDir(), "run")
+	e := experiment(t, out3, "")
+	e.Concurrency = 1
+	e.Budget.Tokens = 335
+	res = mustRun(t, e, opts(&diskFullHarness{fails: 1}))
+	if res.Count(status.StateBudget) != 3 || res.Outcomes[0].Usage.Total != 330 {
+		t.Errorf("want the budget reached after the first trial, got %+v", res.Outcomes)
+	}
+}

@@ -97,7 +97,7 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 		opts.Out = io.Discard
 	}
 	out := e.Output
-	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}}
+	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, replacedSpent: map[string]int64{}}
 	dockerRun := ""
 	defer func() {
 		if cerr := r.closeContainers(); cerr != nil {
@@ -200,10 +200,12 @@ type run struct {
 	configs map[string]*configRuntime
 	docker  *containers // nil unless the benchmark runs tasks in containers
 
-	stop     func(reason string)
-	mu       sync.Mutex
-	finished map[string]status.Outcome // by key, for records
-	progress *status.Progress
+	stop func(reason string)
+	// replacedSpent caches the replaced attempts' tokens of finished trials.
+	replacedSpent map[string]int64
+	mu            sync.Mutex
+	finished      map[string]status.Outcome // by key, for records
+	progress      *status.Progress
 }
 
 func (r *run) close() {

@@ -141,13 +141,29 @@ func (r *run) previous(t plan.Trial) (status.Outcome, bool) {
 func (r *run) spent(running map[string]plan.Trial) int64 {
 	r.mu.Lock()
 	var n int64
-	for _, o := range r.finished {
+	keys := map[string]plan.Trial{}
+	for k, o := range r.finished {
 		n += o.Usage.Total
+		keys[k] = o.Trial
 	}
 	r.mu.Unlock()
-	for _, t := range running {
+	for k, t := range running {
 		u, _ := status.LedgerUsage(trial.Layout{Dir: r.trialDir(t)}.Usage())
 		n += u.Total
+		keys[k] = t
+	}
+	// Tokens of replaced attempts were spent too, though no result counts
+	// them; a finished trial's are read once.
+	for k, t := range keys {
+		if v, ok := r.replacedSpent[k]; ok {
+			n += v
+			continue
+		}
+		u, _ := status.LedgerUsage(trial.Layout{Dir: r.trialDir(t)}.ReplacedUsage())
+		n += u.Total
+		if _, isRunning := running[k]; !isRunning {
+			r.replacedSpent[k] = u.Total
+		}
 	}
 	return n
 }

@@ -164,6 +164,13 @@ func (r *runner) commitStage(rec StageRecord) error {
 	return r.writeLedger()
 }
 
+// recordReplaced keeps the tokens of an invocation lost to an
+// infrastructure failure (as its CLI reported them) in usage-replaced.jsonl:
+// spent, though no result counts them (Eq. 11 uses usage.jsonl only).
+func (r *runner) recordReplaced(inv Invocation) {
+	_ = records.Append(r.l.ReplacedUsage(), inv) // best effort: the disk may be the fault
+}
+
 // writeLedger rewrites usage.jsonl from the committed stages, so the ledger
 // never counts an interrupted stage twice.
 func (r *runner) writeLedger() error {
@@ -270,6 +277,8 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 				for _, d := range []string{adir, sd} {
 					_ = harness.ScrubSecrets(d, r.env.Secrets)
 				}
+				r.recordReplaced(Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
+					Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
 				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence, Local: true}
 			}
 		}
@@ -290,6 +299,8 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			out.session = res.SessionID
 		}
 		if res.Outcome == harness.OutcomeInfraFailure {
+			r.recordReplaced(Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
+				Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
 			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence}
 		}
 		if res.Outcome != harness.OutcomeCompleted {

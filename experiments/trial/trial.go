@@ -145,15 +145,18 @@ type Summary struct {
 // Layout names the files of a trial directory.
 type Layout struct{ Dir string }
 
-func (l Layout) Spec() string         { return filepath.Join(l.Dir, "trial.json") }
-func (l Layout) GitDir() string       { return filepath.Join(l.Dir, "history.git") }
-func (l Layout) Workspace() string    { return filepath.Join(l.Dir, "workspace") }
-func (l Layout) Stages() string       { return filepath.Join(l.Dir, "stages.jsonl") }
-func (l Layout) Usage() string        { return filepath.Join(l.Dir, "usage.jsonl") }
-func (l Layout) Summary() string      { return filepath.Join(l.Dir, "summary.json") }
-func (l Layout) Scores() string       { return filepath.Join(l.Dir, "scores.csv") }
-func (l Layout) Evaluation() string   { return filepath.Join(l.Dir, "evaluation") }
-func (l Layout) SessionState() string { return filepath.Join(l.Dir, "session-state") }
+func (l Layout) Spec() string      { return filepath.Join(l.Dir, "trial.json") }
+func (l Layout) GitDir() string    { return filepath.Join(l.Dir, "history.git") }
+func (l Layout) Workspace() string { return filepath.Join(l.Dir, "workspace") }
+func (l Layout) Stages() string    { return filepath.Join(l.Dir, "stages.jsonl") }
+func (l Layout) Usage() string     { return filepath.Join(l.Dir, "usage.jsonl") }
+
+// ReplacedUsage is the ledger of invocations whose attempt was replaced.
+func (l Layout) ReplacedUsage() string { return filepath.Join(l.Dir, "usage-replaced.jsonl") }
+func (l Layout) Summary() string       { return filepath.Join(l.Dir, "summary.json") }
+func (l Layout) Scores() string        { return filepath.Join(l.Dir, "scores.csv") }
+func (l Layout) Evaluation() string    { return filepath.Join(l.Dir, "evaluation") }
+func (l Layout) SessionState() string  { return filepath.Join(l.Dir, "session-state") }
 func (l Layout) Stage(t int, role string) string {
 	return filepath.Join(l.Dir, fmt.Sprintf("iter-%02d", t), role)
 }
