@@ -10,12 +10,25 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 )
 
-func load(t *testing.T, conds string) *Plan {
+// buildFrom writes a config (beside a one-entry provider script s.yaml),
+// loads it and builds its plan; it returns the config's path and Build's error.
+func buildFrom(t *testing.T, text string) (*Plan, string, error) {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("entries:\n  - name: a\n    match: .\n    steps:\n      - say: ok\n"), 0o644)
 	p := filepath.Join(dir, "e.yaml")
-	os.WriteFile(p, []byte(`name: p
+	os.WriteFile(p, []byte(text), 0o644)
+	e, err := config.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Build(context.Background(), e)
+	return pl, p, err
+}
+
+func load(t *testing.T, conds string) *Plan {
+	t.Helper()
+	pl, _, err := buildFrom(t, `name: p
 output: out
 benchmark: {kind: builtin}
 configs:
@@ -25,12 +38,7 @@ configs:
     scripted: {script: s.yaml}
 conditions: `+conds+`
 repetitions: 2
-`), 0o644)
-	e, err := config.Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := Build(context.Background(), e)
+`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +100,7 @@ func TestShardsPartitionThePlan(t *testing.T) {
 func realProviderPlan(t *testing.T, provider string) *Plan {
 	t.Helper()
 	t.Setenv("HOH_PLAN_TEST_KEY", "not-a-real-key")
-	p := filepath.Join(t.TempDir(), "e.yaml")
-	os.WriteFile(p, []byte(`name: p
+	pl, _, err := buildFrom(t, `name: p
 output: out
 benchmark: {kind: builtin}
 configs:
@@ -101,12 +108,7 @@ configs:
     harness: codex
     provider: `+provider+`
 conditions: [vanilla, hoh@2]
-`), 0o644)
-	e, err := config.Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := Build(context.Background(), e)
+`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +139,7 @@ func TestLockDiffListsChangesAndAllowsAMovedEndpoint(t *testing.T) {
 }
 
 func TestUnknownTaskIDNamesItsLine(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("entries:\n  - name: a\n    match: .\n    steps:\n      - say: ok\n"), 0o644)
-	p := filepath.Join(dir, "e.yaml")
-	os.WriteFile(p, []byte(`name: p
+	_, p, err := buildFrom(t, `name: p
 output: out
 benchmark: {kind: builtin}
 tasks:
@@ -153,12 +152,7 @@ configs:
     provider: {name: scripted, api: responses, key_env: K, model: m}
     scripted: {script: s.yaml}
 conditions: [vanilla]
-`), 0o644)
-	e, err := config.Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Build(context.Background(), e)
+`)
 	if err == nil || !strings.Contains(err.Error(), p+":7:") || !strings.Contains(err.Error(), `"no-such-task"`) {
 		t.Fatalf("want %s:7 naming the task, got %v", p, err)
 	}
