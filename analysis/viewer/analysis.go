@@ -171,11 +171,9 @@ func fillAnalysis(p *indexPage, rr *runRecords, report string, opts Options) {
 	fp := fmt.Sprintf("%s|%q|%v", fingerprint(files), opts.TableConfigDir, opts.NoFigures)
 	path := filepath.Join(report, analysisCacheFile)
 	var c analysisCache
-	if records.ReadJSON(path, &c) == nil && c.Fingerprint == fp {
-		if _, err := os.Stat(filepath.Join(report, "figures")); err == nil || opts.NoFigures {
-			p.Tables, p.TableErrors, p.Figures, p.FigureNotes = c.Tables, c.TableErrors, c.Figures, c.FigureNotes
-			return
-		}
+	if records.ReadJSON(path, &c) == nil && c.Fingerprint == fp && figuresExist(report, c.Figures) {
+		p.Tables, p.TableErrors, p.Figures, p.FigureNotes = c.Tables, c.TableErrors, c.Figures, c.FigureNotes
+		return
 	}
 	fillTables(p, rr, opts)
 	if !opts.NoFigures {
@@ -193,4 +191,13 @@ func rel(base, p string) string {
 		return p
 	}
 	return strings.ReplaceAll(filepath.ToSlash(r), "#", "%23")
+}
+
+func figuresExist(report string, fs []figureView) bool {
+	for _, f := range fs {
+		if _, err := os.Stat(filepath.Join(report, filepath.FromSlash(f.Href))); err != nil {
+			return false
+		}
+	}
+	return true
 }
