@@ -40,23 +40,27 @@ func TestProjectCommands(t *testing.T) {
 	}
 
 	// Ctrl-C during loop 1: the run stops cleanly and says so.
-	run := exec.Command(bin, "project", "run", dir, "--loops", "5")
-	run.Dir = root
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
 	stages := filepath.Join(project.Layout{Project: dir}.Trial(), "stages.jsonl")
-	deadline := time.Now().Add(4 * time.Minute)
-	for {
-		if b, _ := os.ReadFile(stages); len(b) > 0 {
-			break
+	// startUntil starts `hoh project run DIR --loops N` and returns once
+	// stages.jsonl has at least lines lines.
+	startUntil := func(loops string, lines int) *exec.Cmd {
+		t.Helper()
+		cmd := exec.Command(bin, "project", "run", dir, "--loops", loops)
+		cmd.Dir = root
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			run.Process.Kill()
-			t.Fatal("no stage committed in 2 minutes")
+		for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if b, _ := os.ReadFile(stages); strings.Count(string(b), "\n") >= lines {
+				return cmd
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("stages.jsonl did not reach %d lines in 4 minutes", lines)
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	run := startUntil("5", 1)
 	run.Process.Signal(syscall.SIGINT)
 	if err := run.Wait(); err != nil {
 		t.Fatalf("interrupted run must exit cleanly: %v", err)
@@ -68,21 +72,7 @@ func TestProjectCommands(t *testing.T) {
 
 	// SIGKILL during loop 2 (its Planner committed): the next run resumes
 	// there and the table is the uninterrupted one's.
-	kill := exec.Command(bin, "project", "run", dir, "--loops", "2")
-	kill.Dir = root
-	if err := kill.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if b, _ := os.ReadFile(stages); strings.Count(string(b), "\n") >= 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			kill.Process.Kill()
-			t.Fatal("loop 2 never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	kill := startUntil("2", 4)
 	kill.Process.Signal(syscall.SIGKILL)
 	kill.Wait()
 	out := hoh("project", "run", dir, "--loops", "2")
