@@ -78,7 +78,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 		rows = append(rows, rs...)
 		st := trial.StatusCompleted
 		if shape == "failed" {
-			st = trial.StatusProtocolFailure
+			st = trial.StatusEvaluationFailed
 		}
 		l, _ := json.Marshal(status.TrialLine{Key: tr.Key, Dir: tr.Dir, Config: tr.Config, Arm: tr.Arm, Task: tr.Task.ID,
 			Rep: 1, State: status.StateDone, Status: st})
@@ -205,9 +205,11 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 				}
 			}
 			if shape == "failed" && s == steps && role == "qa" {
-				rec.Failure = "QA report violated its contract after retries: no claims"
-				rec.FailureStatus = trial.StatusProtocolFailure
-				summary.Status, summary.Reason = rec.FailureStatus, rec.Failure
+				// A role failure is recorded and the trial goes on; what
+				// fails a trial now is its evaluation.
+				rec.RoleFailure = "QA report violated its contract after retries: no claims"
+				summary.Status, summary.Reason = trial.StatusEvaluationFailed, "checkpoint 1: verifier crashed"
+				summary.RoleFailures = []string{rec.RoleFailure}
 			}
 			stages = append(stages, rec)
 		}

@@ -224,7 +224,7 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 		}
 		if ctx.Only > 0 && it.T != ctx.Only {
 			for _, s := range it.Stages {
-				row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + s.Role, Label: s.Role, Percent: 100.0 / 3, Failed: s.Failure != ""})
+				row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + s.Role, Label: s.Role, Percent: 100.0 / 3, Failed: s.RoleFailure != ""})
 			}
 			p.Timeline = append(p.Timeline, row)
 			continue
@@ -254,7 +254,7 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 		}
 		iv.Diff = renderDiff(it.Diff, it.DiffNote)
 		for _, s := range it.Stages {
-			sv := stageView{Role: s.Role, Commit: short(s.Commit), Violations: s.Violations, Failure: s.Failure,
+			sv := stageView{Role: s.Role, Commit: short(s.Commit), Violations: s.Violations, Failure: s.RoleFailure,
 				Finished: s.Finished.UTC().Format("15:04:05")}
 			var d time.Duration
 			for _, inv := range s.Invocations {
@@ -274,8 +274,8 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 			iv.Tokens += sv.Tokens
 			iv.Violations = append(iv.Violations, s.Violations...)
 			p.Violations = append(p.Violations, s.Violations...)
-			if s.Failure != "" {
-				iv.Failure = s.Failure
+			if s.RoleFailure != "" {
+				iv.Failure = s.RoleFailure
 			}
 			switch s.Role {
 			case "planner":
@@ -294,7 +294,7 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 				label = fmt.Sprintf("planner: D reused from %s %d", ctx.Unit, s.ReusedFrom)
 			}
 			row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + s.Role, Label: label,
-				Percent: max(pct, 2), Failed: s.Failure != ""})
+				Percent: max(pct, 2), Failed: s.RoleFailure != ""})
 			iv.Stages = append(iv.Stages, sv)
 		}
 		if it.CandidateDir != "" {

@@ -193,7 +193,7 @@ func TestRunCheckValidatesShippedConfigs(t *testing.T) {
 	bin := buildHoh(t)
 	root := testenv.RepoRoot(t)
 	out := hohRun(t, bin, "run", "--check", "configs/examples/local-smoke.yaml")
-	if !strings.Contains(out, "18 trial(s)") || !strings.Contains(out, "plumbing check") {
+	if !strings.Contains(out, "15 trial(s)") || !strings.Contains(out, "plumbing check") {
 		t.Errorf("check output:\n%s", out)
 	}
 	paths, _ := filepath.Glob(filepath.Join(root, "configs/experiments/*.yaml"))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
@@ -60,6 +61,9 @@ func showTrial(w io.Writer, dir string) error {
 	switch {
 	case v.Summary != nil:
 		fmt.Fprintf(w, "status: %s %s\n", v.Summary.Status, v.Summary.Reason)
+		for _, e := range v.Summary.Extensions {
+			fmt.Fprintf(w, "extended: %s -> %s (%s)\n", e.FromArm, e.ToArm, e.Time.Format(time.RFC3339))
+		}
 	case v.Failure != nil:
 		fmt.Fprintf(w, "runner gave up: %s\n", v.Failure.Reason)
 	default:
@@ -83,8 +87,14 @@ func showTrial(w io.Writer, dir string) error {
 		if st.StartedFrom != "" {
 			line += " (started from " + st.StartedFrom + ")"
 		}
-		if st.Failure != "" {
-			line += " FAILED: " + st.Failure
+		if st.Role == "developer" && st.PlanFrom > 0 && st.PlanFrom != st.Iteration {
+			line += fmt.Sprintf(" (got D_%d, the last valid document)", st.PlanFrom)
+		}
+		if st.SessionNote != "" {
+			line += " (" + st.SessionNote + ")"
+		}
+		if st.RoleFailure != "" {
+			line += " ROLE FAILED (recorded, the loop went on): " + st.RoleFailure
 		}
 		fmt.Fprintln(w, line)
 		for _, viol := range st.Violations {

@@ -98,3 +98,45 @@ func ParseArm(s string) (Arm, error) {
 func (a Arm) String() string {
 	return results.Arm{Condition: a.Condition.Name, Checkpoint: a.Steps}.String()
 }
+
+// Series names the trial series an arm belongs to. Vanilla Continuation
+// extends the Vanilla pass itself (paper B.5, Eq. 7: A_1^VC is the Vanilla
+// artifact), so vanilla and vanilla-continuation@k are one series whose
+// first pass is the Vanilla run; every other condition is its own series.
+// Arms of one series share one trial per task, run for the largest number
+// of steps asked for.
+func (c Condition) Series() string {
+	if c.Name == results.VanillaContinuation {
+		return results.Vanilla
+	}
+	return c.Name
+}
+
+// ReportedAs is the condition checkpoint step of this condition is recorded
+// under: pass 1 of a Vanilla Continuation series is the Vanilla pass.
+func (c Condition) ReportedAs(step int) string {
+	if c.Series() == results.Vanilla {
+		if step == 1 {
+			return results.Vanilla
+		}
+		return results.VanillaContinuation
+	}
+	return c.Name
+}
+
+// SeriesArm is the arm that runs series for steps: the Vanilla series with
+// more than one pass is vanilla-continuation@k.
+func SeriesArm(series string, steps int) (Arm, error) {
+	name := series
+	if series == results.Vanilla && steps > 1 {
+		name = results.VanillaContinuation
+	}
+	c, err := Lookup(name)
+	if err != nil {
+		return Arm{}, err
+	}
+	if steps < 1 || c.MaxSteps != 0 && steps > c.MaxSteps {
+		return Arm{}, fmt.Errorf("series %q cannot run %d step(s)", series, steps)
+	}
+	return Arm{Condition: c, Steps: steps}, nil
+}

@@ -47,3 +47,23 @@ func TestParseArm(t *testing.T) {
 		}
 	}
 }
+
+func TestVanillaContinuationIsOneSeriesWithVanilla(t *testing.T) {
+	vc, _ := ParseArm("vanilla-continuation@3")
+	v, _ := ParseArm("vanilla")
+	if vc.Condition.Series() != "vanilla" || v.Condition.Series() != "vanilla" {
+		t.Fatal("vanilla and vanilla-continuation@k must be one series")
+	}
+	if vc.Condition.ReportedAs(1) != "vanilla" || vc.Condition.ReportedAs(2) != "vanilla-continuation" {
+		t.Fatal("pass 1 of Vanilla Continuation is reported as Vanilla, passes 2..k as Vanilla Continuation")
+	}
+	h, _ := ParseArm("hoh@3")
+	if h.Condition.Series() != "hoh" || h.Condition.ReportedAs(1) != "hoh" {
+		t.Fatal("hoh is its own series")
+	}
+	for steps, want := range map[int]string{1: "vanilla", 3: "vanilla-continuation@3"} {
+		if a, err := SeriesArm("vanilla", steps); err != nil || a.String() != want {
+			t.Errorf("SeriesArm(vanilla, %d) = %v %v, want %s", steps, a, err, want)
+		}
+	}
+}

@@ -566,6 +566,9 @@ func (e *Experiment) Config(label string) (HarnessModel, bool) {
 func (e *Experiment) Canonical() []byte {
 	c := *e
 	c.Output, c.Concurrency, c.Budget = "", 0, Budget{}
+	// The conditions are pinned per trial by the plan's keys and the lock's
+	// arms, where raising T is an extension rather than a different config.
+	c.Conditions = nil
 	c.Configs = nil
 	for _, h := range e.Configs {
 		h.Concurrency, h.Binary = 0, ""

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -145,18 +146,22 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 		}
 		digests[t.ID] = d
 	}
+	series, err := seriesOf(e.Conditions)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range e.Configs {
 		hs, _ := json.Marshal(harnessIdentity(c))
-		for _, armText := range e.Conditions {
-			arm, err := conditions.ParseArm(armText)
-			if err != nil {
-				return nil, err
-			}
+		for _, arm := range series {
+			// Key and directory name the series, not its step count: raising
+			// T (or adding vanilla-continuation@k to vanilla) extends the
+			// same trials instead of starting new ones.
+			name := arm.Condition.Series()
 			for _, t := range tasks {
 				for rep := 1; rep <= e.Repetitions; rep++ {
 					p.Trials = append(p.Trials, Trial{
-						Key:    Key(c.Label, string(hs), arm.String(), t.ID, digests[t.ID], rep),
-						Dir:    filepath.Join(c.Label, arm.String(), t.ID, fmt.Sprintf("rep-%d", rep)),
+						Key:    Key(c.Label, string(hs), name, t.ID, digests[t.ID], rep),
+						Dir:    filepath.Join(c.Label, name, t.ID, fmt.Sprintf("rep-%d", rep)),
 						Config: c.Label, Arm: arm.String(), Task: t, TaskDigest: digests[t.ID], Rep: rep,
 					})
 				}
@@ -165,6 +170,35 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 	}
 	p.Lock, err = newLock(e, p)
 	return p, err
+}
+
+// seriesOf groups the configured arms into series (conditions.Series), in
+// first-mention order, each run for the most steps any of its arms asks
+// for: hoh@2 and hoh@3 are checkpoints 2 and 3 of one hoh@3 trial, and
+// vanilla with vanilla-continuation@3 is one Vanilla pass continued twice.
+func seriesOf(arms []string) ([]conditions.Arm, error) {
+	steps := map[string]int{}
+	var order []string
+	for _, text := range arms {
+		a, err := conditions.ParseArm(text)
+		if err != nil {
+			return nil, err
+		}
+		s := a.Condition.Series()
+		if _, ok := steps[s]; !ok {
+			order = append(order, s)
+		}
+		steps[s] = max(steps[s], a.Steps)
+	}
+	out := make([]conditions.Arm, 0, len(order))
+	for _, s := range order {
+		a, err := conditions.SeriesArm(s, steps[s])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // harnessIdentity is what of a configuration decides its behaviour: not the
@@ -268,6 +302,7 @@ type Lock struct {
 	Endpoints   map[string]string `json:"endpoints,omitempty"`
 	TaskDigests map[string]string `json:"task_digests"`
 	Harnesses   map[string]string `json:"harness_versions"`  // label -> kind@version
+	Arms        map[string]string `json:"arms,omitempty"`    // label/series -> arm run, e.g. hoh@3
 	Scripts     map[string]string `json:"scripts,omitempty"` // label -> script digest
 	HohVersion  string            `json:"hoh_version"`
 	Keys        []string          `json:"plan_keys"` // every trial of the full plan
@@ -282,6 +317,10 @@ func newLock(e *config.Experiment, p *Plan) (Lock, error) {
 	for _, t := range p.Trials {
 		l.TaskDigests[t.Task.ID] = t.TaskDigest
 		l.Keys = append(l.Keys, t.Key)
+		if l.Arms == nil {
+			l.Arms = map[string]string{}
+		}
+		l.Arms[path.Dir(path.Dir(filepath.ToSlash(t.Dir)))] = t.Arm
 	}
 	for _, c := range e.Configs {
 		if !c.IsScripted() {
@@ -457,6 +496,31 @@ func flatten(path string, v any, out map[string]string) {
 		b, _ := json.Marshal(v)
 		out[path] = string(b)
 	}
+}
+
+// ArmChanges compares the arms two locks ran per configuration and series:
+// a raised step count extends finished trials (allowed), a lowered one would
+// discard checkpoints (refused, whatever --allow-changed-config says).
+func ArmChanges(old, cur Lock) (raised, lowered []string) {
+	var names []string
+	for k := range cur.Arms {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		a, errA := conditions.ParseArm(old.Arms[k])
+		b, errB := conditions.ParseArm(cur.Arms[k])
+		if errA != nil || errB != nil || a.Steps == b.Steps {
+			continue
+		}
+		msg := fmt.Sprintf("%s: %s -> %s", k, a, b)
+		if b.Steps > a.Steps {
+			raised = append(raised, msg)
+		} else {
+			lowered = append(lowered, msg)
+		}
+	}
+	return raised, lowered
 }
 
 // LockPath is where a run directory keeps its lock.

@@ -61,7 +61,7 @@ func TestKeysAreStableUniqueAndDirsReadable(t *testing.T) {
 		t.Errorf("dir %s", a.Trials[0].Dir)
 	}
 	// Adding a condition keeps the keys of the existing trials.
-	c := load(t, "[vanilla, hoh@3, hoh@2]")
+	c := load(t, "[vanilla, hoh@3, wo-warm-start@2]")
 	for i := range a.Trials {
 		if c.Trials[i].Key != a.Trials[i].Key {
 			t.Errorf("key of %s changed", a.Trials[i].Dir)
@@ -71,6 +71,35 @@ func TestKeysAreStableUniqueAndDirsReadable(t *testing.T) {
 	if len(d) == 0 || !strings.Contains(strings.Join(d, "\n"), "0 trial(s) no longer planned, 6 new (12 -> 18)") ||
 		!strings.Contains(strings.Join(d, "\n"), `conditions[2]: added "hoh@2"`) {
 		t.Errorf("diff %v", d)
+	}
+}
+
+func TestArmsOfOneSeriesShareOneTrialThatCanOnlyGrow(t *testing.T) {
+	a := load(t, "[vanilla, vanilla-continuation@3, hoh@2, hoh@3]")
+	if len(a.Trials) != 2*3*2 {
+		t.Fatalf("want one vanilla-series and one hoh trial per task and rep, got %d", len(a.Trials))
+	}
+	if tr := a.Trials[0]; tr.Arm != "vanilla-continuation@3" || tr.Dir != "c/vanilla/greet/rep-1" {
+		t.Fatalf("vanilla series trial %+v", tr)
+	}
+	if tr := a.Trials[6]; tr.Arm != "hoh@3" || tr.Dir != "c/hoh/greet/rep-1" {
+		t.Fatalf("hoh trial %+v", tr)
+	}
+	b := load(t, "[vanilla, hoh@2]")
+	for i := range a.Trials {
+		if a.Trials[i].Key != b.Trials[i].Key {
+			t.Fatalf("the step count must not change a trial's key (%s)", a.Trials[i].Dir)
+		}
+	}
+	if d := Diff(b.Lock, a.Lock); len(d) != 0 {
+		t.Fatalf("raising T is not a config difference: %v", d)
+	}
+	raised, lowered := ArmChanges(b.Lock, a.Lock)
+	if len(raised) != 2 || len(lowered) != 0 || !strings.Contains(strings.Join(raised, " "), "c/hoh: hoh@2 -> hoh@3") {
+		t.Fatalf("raised %v lowered %v", raised, lowered)
+	}
+	if _, lowered := ArmChanges(a.Lock, b.Lock); len(lowered) != 2 {
+		t.Fatalf("lowering must be reported: %v", lowered)
 	}
 }
 

@@ -133,11 +133,12 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		res.Loops = done
 		t := done + 1
 		if f := failure(st); f != nil {
-			// The trial ends at a role's final contract failure; rolling back
+			// A role's final failure stops the project (a benchmark trial goes on
+			// past it, trial.FailurePolicy); rolling back
 			// to the last complete loop drops the failed stage (kept in
 			// rollbacks/) so that the loop can be retried.
 			return stop(fmt.Sprintf("%s: loop %d %s: %s (to retry it: hoh project rollback %s --to-loop %d)",
-				StopFailed, f.Iteration, f.Role, f.Failure, project, done), done)
+				StopFailed, f.Iteration, f.Role, f.RoleFailure, project, done), done)
 		}
 		if ctx.Err() != nil {
 			return stop(StopInterrupt, done)

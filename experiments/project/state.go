@@ -55,7 +55,7 @@ func completedLoops(st []trial.StageRecord) int {
 
 func failure(st []trial.StageRecord) *trial.StageRecord {
 	for i := range st {
-		if st[i].Failure != "" {
+		if st[i].RoleFailure != "" {
 			return &st[i]
 		}
 	}
@@ -213,7 +213,7 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 		d.QAStatus = "missing"
 		if ev := bs[i].Evidence; ev != nil {
 			d.QAStatus = ev.QAStatus
-		} else if qa != nil && qa.Failure != "" {
+		} else if qa != nil && qa.RoleFailure != "" {
 			d.QAStatus = "failed"
 		}
 		d.BuildStatus = buildStatus(filepath.Join(tl.Stage(t, "qa"), "context", "runtime-checks.json"))

@@ -1,6 +1,7 @@
 package roles
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -110,4 +111,31 @@ func short(d string) string {
 		return d[:19]
 	}
 	return d
+}
+
+// MarshalJSON writes empty lists as [] rather than null, as report.json
+// does, so readers of E_t need not tell "none" from "missing".
+func (e Evidence) MarshalJSON() ([]byte, error) {
+	type plain Evidence
+	out := plain(e)
+	out.Verified = claimsOrEmpty(out.Verified)
+	out.Gaps = claimsOrEmpty(out.Gaps)
+	h := &out.Handoff
+	for _, l := range []*[]string{&h.PreservationConstraints, &h.UpdateTargets, &h.ValidationRequirements} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return json.Marshal(out)
+}
+
+func claimsOrEmpty(cs []Claim) []Claim {
+	out := make([]Claim, 0, len(cs))
+	for _, c := range cs {
+		if c.ExecutionRecords == nil {
+			c.ExecutionRecords = []ExecutionRecord{}
+		}
+		out = append(out, c)
+	}
+	return out
 }

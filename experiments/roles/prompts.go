@@ -38,14 +38,19 @@ type Material struct {
 }
 
 // Slots are the runtime values of a prompt.
+// There is deliberately no total T: an iteration's prompt must not depend on
+// how many iterations the run will have, so a finished run can be extended
+// (and open-ended loops reuse the same prompts).
 type Slots struct {
 	Iteration   int
-	Total       int
 	Spec        string // inserted without modification
 	Access      string
 	Digest      string
 	FromInitial bool
-	Materials   []Material
+	// PlanNote tells the Developer that it got no new development document
+	// this iteration (the Planner failed) and what it got instead.
+	PlanNote  string
+	Materials []Material
 	// OpenEnded (project mode): the heading names the loop, not "t of T",
 	// and Budget says what is left.
 	OpenEnded bool

@@ -1,24 +1,26 @@
 package roles
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
 
 func TestRenderInsertsSpecVerbatimAndIndex(t *testing.T) {
 	spec := "Build a calculator.\n\n* with {{braces}} kept as is"
-	p, err := Render(Planner, Slots{Iteration: 2, Total: 3, Spec: spec, Access: "read-only",
+	p, err := Render(Planner, Slots{Iteration: 2, Spec: spec, Access: "read-only",
 		Materials: []Material{{Category: "Evidence", Path: "/ctx/evidence-1.json", About: "2 verified, 1 gap"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{spec, "Role: Project Planner (HoH iteration 2 of 3)", "- Evidence:", "`/ctx/evidence-1.json`: 2 verified, 1 gap", "must not create, modify or delete"} {
+	for _, want := range []string{spec, "Role: Project Planner (HoH iteration 2)\n", "- Evidence:", "`/ctx/evidence-1.json`: 2 verified, 1 gap", "must not create, modify or delete"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("planner prompt lacks %q:\n%s", want, p)
 		}
 	}
 	for _, k := range []Kind{Developer, QA, Vanilla, Continuation} {
-		if _, err := Render(k, Slots{Iteration: 1, Total: 1, Spec: spec, Access: "write"}); err != nil {
+		if _, err := Render(k, Slots{Iteration: 1, Spec: spec, Access: "write"}); err != nil {
 			t.Errorf("%s: %v", k, err)
 		}
 	}
@@ -82,5 +84,32 @@ func TestParseQAReport(t *testing.T) {
 	_, errs := ParseQAReport(`{"iteration":1,"qa_status":"done","verified_records":[],"gap_records":[]}`)
 	if len(errs) != 2 {
 		t.Fatalf("want bad status and no claims, got %v", errs)
+	}
+}
+
+func TestVanillaPromptIsTheSpecificationAlone(t *testing.T) {
+	spec := "Build a calculator.\n\n* with {{braces}} kept as is"
+	p, err := Render(Vanilla, Slots{Iteration: 1, Spec: spec, Access: "write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(p) != spec {
+		t.Fatalf("the Vanilla prompt must be the public specification and nothing else, got:\n%s", p)
+	}
+	c, _ := Render(Continuation, Slots{Iteration: 2, Spec: spec, Access: "write"})
+	if strings.Contains(c, "JSON") || strings.Contains(c, "Boundaries") {
+		t.Fatalf("p_cont carries no hoh contract:\n%s", c)
+	}
+}
+
+func TestEvidenceWritesEmptyListsAsEmptyArrays(t *testing.T) {
+	data, err := json.Marshal(Normalise(QAReport{Iteration: 1, QAStatus: "fail",
+		GapRecords: []Claim{{ClaimID: "c1", Claim: "runs"}}}, "sha256:x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("null")) || !bytes.Contains(data, []byte(`"verified_records":[]`)) ||
+		!bytes.Contains(data, []byte(`"preservation_constraints":[]`)) || !bytes.Contains(data, []byte(`"execution_records":[]`)) {
+		t.Fatalf("evidence.json must write empty lists as []: %s", data)
 	}
 }

@@ -20,14 +20,14 @@ import (
 
 const faultScript = `entries:
   - name: vanilla-greet
-    match: '(?s)# Task.*greet\.sh'
+    match: '(?s)greet\.sh'
     repeat: true
     fault: {kind: status, status: 500, count: 1}
     steps:
       - write: {path: greet.sh, content: "#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n"}
       - say: '{"summary": "wrote greet.sh", "self_tests": []}'
   - name: vanilla-calc
-    match: '(?s)# Task.*calc\.sh'
+    match: '(?s)calc\.sh'
     repeat: true
     fault: {kind: hang}
     steps:

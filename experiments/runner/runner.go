@@ -164,6 +164,14 @@ func writeLock(out string, p *plan.Plan, opts Options) error {
 	old, err := plan.ReadLock(out)
 	switch {
 	case err == nil:
+		raised, lowered := plan.ArmChanges(old, cur)
+		if len(lowered) > 0 {
+			return fmt.Errorf("%s: lowering the number of iterations or passes is refused (the run's checkpoints are never discarded; use a new output directory):\n  %s",
+				out, strings.Join(lowered, "\n  "))
+		}
+		if len(raised) > 0 {
+			fmt.Fprintf(opts.Out, "extending %s: finished trials continue from their last checkpoint:\n  %s\n", out, strings.Join(raised, "\n  "))
+		}
 		if diff := plan.Diff(old, cur); len(diff) > 0 {
 			if !opts.AllowChangedConfig {
 				return fmt.Errorf("%s was started with a different configuration; refusing to resume (use --allow-changed-config to override):\n  %s",

@@ -125,6 +125,8 @@ func (r *run) previous(t plan.Trial) (status.Outcome, bool) {
 	var s trial.Summary
 	err := records.ReadJSON(l.Summary(), &s)
 	switch {
+	case err == nil && s.Spec.Arm != t.Arm:
+		return status.Outcome{}, false // finished for fewer steps: extend it
 	case err == nil:
 		o := status.OutcomeOf(t, &s)
 		o.Skipped = true

@@ -28,10 +28,15 @@ func (r *runner) finish(ctx context.Context) (*Summary, error) {
 	}
 	for _, st := range r.st.stages {
 		s.Violations = append(s.Violations, st.Violations...)
+		if st.RoleFailure != "" {
+			s.RoleFailures = append(s.RoleFailures, fmt.Sprintf("iteration %d %s: %s", st.Iteration, st.Role, st.RoleFailure))
+		}
 	}
-	if f := r.st.failed(); f != nil {
-		s.Status, s.Reason = f.FailureStatus, f.Failure
+	ext, err := readExtensions(r.l)
+	if err != nil {
+		return nil, err
 	}
+	s.Extensions = ext
 	var rows []results.Row
 	for t := 1; t <= r.arm.Steps; t++ {
 		dev := r.st.find(t, "developer")
@@ -113,7 +118,7 @@ func (r *runner) scoreRows(t int, cp Checkpoint) []results.Row {
 	var rows []results.Row
 	for _, m := range names {
 		rows = append(rows, results.Row{
-			Benchmark: r.spec.Benchmark, Config: r.spec.Config, Condition: r.arm.Condition.Name,
+			Benchmark: r.spec.Benchmark, Config: r.spec.Config, Condition: r.arm.Condition.ReportedAs(t),
 			Checkpoint: t, Task: r.spec.Task, Family: r.env.Task.Family, Group: r.env.Task.Group,
 			Category: r.env.Task.Category, Metric: m, Value: cp.Metrics[m],
 			Tokens: float64(cp.Tokens), Rep: max(r.spec.Rep, 1), Source: r.spec.Key,

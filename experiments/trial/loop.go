@@ -31,20 +31,37 @@ type Invocation struct {
 
 // StageRecord is one committed role stage (a line of stages.jsonl).
 type StageRecord struct {
-	Iteration     int          `json:"iteration"`
-	Role          string       `json:"role"`
-	Commit        string       `json:"commit"`
-	Digest        string       `json:"digest"` // workspace digest after the stage
-	Invocations   []Invocation `json:"invocations,omitempty"`
-	Session       string       `json:"session,omitempty"`
-	ReusedFrom    int          `json:"reused_from,omitempty"` // w/o Plan Update: D_t copied from D_1
-	StartedFrom   string       `json:"started_from,omitempty"`
-	StartDigest   string       `json:"start_digest,omitempty"` // workspace the Developer started from
-	Violations    []string     `json:"violations,omitempty"`
-	Failure       string       `json:"failure,omitempty"` // ends the trial
-	FailureStatus Status       `json:"failure_status,omitempty"`
-	Finished      time.Time    `json:"finished"`
+	Iteration   int          `json:"iteration"`
+	Role        string       `json:"role"`
+	Commit      string       `json:"commit"`
+	Digest      string       `json:"digest"` // workspace digest after the stage
+	Invocations []Invocation `json:"invocations,omitempty"`
+	Session     string       `json:"session,omitempty"`
+	ReusedFrom  int          `json:"reused_from,omitempty"` // w/o Plan Update: D_t copied from D_1
+	StartedFrom string       `json:"started_from,omitempty"`
+	StartDigest string       `json:"start_digest,omitempty"` // workspace the Developer started from
+	Violations  []string     `json:"violations,omitempty"`
+	// RoleFailure: the role did not deliver (agent failure, timeout, or a
+	// reply that still violated its contract after the retries). It is part
+	// of the result: recorded here and the loop goes on (see FailurePolicy).
+	RoleFailure string `json:"role_failure,omitempty"`
+	// PlanFrom is the iteration whose development document the Developer
+	// (and QA Tester) got: t normally, an earlier one when the Planner of t
+	// failed, 0 when there was no valid document yet.
+	PlanFrom int `json:"plan_from,omitempty"`
+	// SessionNote says why a continuation pass did not resume its session.
+	SessionNote string    `json:"session_note,omitempty"`
+	Finished    time.Time `json:"finished"`
 }
+
+// FailurePolicy is what the loop does when a role fails after its contract
+// retries; every checkpoint 1..T is still produced and evaluated, so every
+// task stays in every arm (paper B.2: only infrastructure failures are
+// replaced, an agent's own failure is part of the result).
+const FailurePolicy = `planner fails: no new D_t; the Developer and QA Tester of t get the last valid D_s (plan_from: s), or none before the first valid one (plan_from: 0);
+developer fails (or times out): whatever it wrote is A_t;
+QA Tester fails: E_t says qa_status "unavailable" and why, and goes to the next Planner like any evidence;
+a continuation pass whose previous pass left no session starts a new session with the task and p_cont (session_note).`
 
 type state struct {
 	stages []StageRecord
@@ -66,15 +83,6 @@ func loadState(l Layout) (*state, error) {
 func (s *state) find(t int, role string) *StageRecord {
 	for i := range s.stages {
 		if s.stages[i].Iteration == t && s.stages[i].Role == role {
-			return &s.stages[i]
-		}
-	}
-	return nil
-}
-
-func (s *state) failed() *StageRecord {
-	for i := range s.stages {
-		if s.stages[i].Failure != "" {
 			return &s.stages[i]
 		}
 	}
@@ -105,10 +113,11 @@ func (r *runner) copyWorkspace(dst string) error {
 	return history.CopyTree(r.ws, dst, r.env.Exclude...)
 }
 
-// slots fills the iteration context of a prompt: "t of T", or in project
-// mode the loop number and the budget left.
+// slots fills the iteration context of a prompt: the iteration (never a
+// total T, so a run can be extended), or in project mode the loop number and
+// the budget left.
 func (r *runner) slots(t int, s roles.Slots) roles.Slots {
-	s.Iteration, s.Total = t, r.arm.Steps
+	s.Iteration = t
 	if r.env.Loop != nil {
 		s.OpenEnded = true
 		if r.env.Loop.Budget != nil {
@@ -138,8 +147,8 @@ func (r *runner) commitStage(rec StageRecord) error {
 	if r.env.Loop != nil {
 		msg = fmt.Sprintf("hoh loop %d: %s", rec.Iteration, rec.Role)
 	}
-	if rec.Failure != "" {
-		msg += " (failed: " + rec.Failure + ")"
+	if rec.RoleFailure != "" {
+		msg += " (failed: " + rec.RoleFailure + ")"
 	}
 	c, err := r.repo.Commit(msg)
 	if err != nil {
@@ -186,23 +195,14 @@ func (r *runner) writeLedger() error {
 func (r *runner) loop(ctx context.Context) error {
 	c := r.arm.Condition
 	for t := 1; t <= r.arm.Steps; t++ {
-		if r.st.failed() != nil {
-			return nil
-		}
 		if c.Planning != conditions.NoPlan && r.st.find(t, "planner") == nil {
 			if err := r.planStage(ctx, t); err != nil {
 				return err
-			}
-			if r.st.failed() != nil {
-				return nil
 			}
 		}
 		if r.st.find(t, "developer") == nil {
 			if err := r.developStage(ctx, t); err != nil {
 				return err
-			}
-			if r.st.failed() != nil {
-				return nil
 			}
 		}
 		if c.QA && r.st.find(t, "qa") == nil {
@@ -306,6 +306,10 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if res.Outcome != harness.OutcomeCompleted {
 			return out, nil // agent failure or timeout: a result, not retried
 		}
+		if parse == nil { // no output contract (Vanilla): whatever it says is fine
+			out.valid = true
+			return out, nil
+		}
 		out.errs = parse(res.FinalMessage)
 		if len(out.errs) == 0 {
 			out.valid = true
@@ -368,6 +372,10 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	dir := r.stageDir(t, "planner")
 	if c.Planning == conditions.PlanOnce && t > 1 {
 		// w/o Plan Update: D_t = D_1 byte for byte, no planner invocation.
+		if !r.planValid(1) {
+			return r.commitStage(StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1,
+				RoleFailure: "there is no D_1 to reuse: the Planner of iteration 1 failed"})
+		}
 		for _, f := range []string{"plan.json", "plan.md"} {
 			data, err := os.ReadFile(filepath.Join(r.stageDir(1, "planner"), f))
 			if err != nil {
@@ -432,11 +440,9 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	}
 	switch {
 	case rep.result.Outcome != harness.OutcomeCompleted:
-		rec.Failure = fmt.Sprintf("planner %s: %s", rep.result.Outcome, rep.result.Evidence)
-		rec.FailureStatus = Status(rep.result.Outcome)
+		rec.RoleFailure = fmt.Sprintf("planner %s: %s", rep.result.Outcome, rep.result.Evidence)
 	case !rep.valid:
-		rec.Failure = "planner output violated its contract after retries: " + strings.Join(rep.errs, "; ")
-		rec.FailureStatus = StatusProtocolFailure
+		rec.RoleFailure = "planner output violated its contract after retries: " + strings.Join(rep.errs, "; ")
 	default:
 		if err := records.WriteJSON(filepath.Join(dir, "plan.json"), plan); err != nil {
 			return err
@@ -446,6 +452,27 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 		}
 	}
 	return r.commitStage(rec)
+}
+
+// planValid reports whether iteration s produced a development document.
+func (r *runner) planValid(s int) bool {
+	st := r.st.find(s, "planner")
+	if st == nil || st.RoleFailure != "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(r.stageDir(s, "planner"), "plan.json"))
+	return err == nil
+}
+
+// lastPlan is the iteration of the latest valid development document up to
+// t, 0 when there is none.
+func (r *runner) lastPlan(t int) int {
+	for s := t; s >= 1; s-- {
+		if r.planValid(s) {
+			return s
+		}
+	}
+	return 0
 }
 
 // evidence loads E_t, or nil when the QA stage of t produced none.
@@ -472,66 +499,88 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 		}
 		rec.StartedFrom = "cp-0"
 	}
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != ""})
 	var kind roles.Kind
-	var mats []roles.Material
 	var session, stateDir string
+	var parse func(string) []string
+	var report roles.DevReport
 	switch {
-	case c.Planning == conditions.NoPlan && t == 1:
-		kind = roles.Vanilla
 	case c.Planning == conditions.NoPlan:
-		kind = roles.Continuation
-		prev := r.st.find(t-1, "developer")
-		if prev == nil || prev.Session == "" {
-			rec.Failure = fmt.Sprintf("pass %d cannot continue: pass %d left no harness session", t, t-1)
-			rec.FailureStatus = StatusProtocolFailure
-			return r.commitStage(rec)
+		// Vanilla and its continuation passes are plain harness passes: no
+		// hoh contract, no retries, whatever the reply says. The session
+		// lives in one state directory so later passes can resume it.
+		stateDir = r.l.SessionState()
+		kind = roles.Vanilla
+		if t > 1 {
+			kind = roles.Continuation
+			if prev := r.st.find(t-1, "developer"); prev != nil && prev.Session != "" {
+				session = prev.Session
+			} else {
+				rec.SessionNote = fmt.Sprintf("pass %d left no harness session: pass %d started a new session with the task and p_cont", t-1, t)
+			}
 		}
-		session = prev.Session
 	default:
 		kind = roles.Developer
+		parse = func(msg string) []string { d, errs := roles.ParseDevReport(msg); report = d; return errs }
 		specPath, err := r.writeSpec(dir)
 		if err != nil {
 			return err
 		}
-		pdir := r.stageDir(t, "planner")
-		mats = []roles.Material{
-			{Category: "Development document D_" + fmt.Sprint(t), Path: filepath.Join(pdir, "plan.md"), About: "objective, tasks, functionality to preserve, acceptance requirements"},
-			{Category: "Development document D_" + fmt.Sprint(t), Path: filepath.Join(pdir, "plan.json"), About: "the same, structured"},
-			{Category: "Specification", Path: specPath, About: "the public task specification, as above"},
+		rec.PlanFrom = r.lastPlan(t)
+		if rec.PlanFrom > 0 {
+			pdir := r.stageDir(rec.PlanFrom, "planner")
+			doc := "Development document D_" + fmt.Sprint(rec.PlanFrom)
+			slots.Materials = append(slots.Materials,
+				roles.Material{Category: doc, Path: filepath.Join(pdir, "plan.md"), About: "objective, tasks, functionality to preserve, acceptance requirements"},
+				roles.Material{Category: doc, Path: filepath.Join(pdir, "plan.json"), About: "the same, structured"})
+		}
+		slots.Materials = append(slots.Materials, roles.Material{Category: "Specification", Path: specPath, About: "the public task specification, as above"})
+		switch {
+		case rec.PlanFrom == 0:
+			slots.PlanNote = "The Planner produced no development document for this iteration: work from the specification toward its most important missing or broken behaviour."
+		case rec.PlanFrom < t:
+			slots.PlanNote = fmt.Sprintf("The Planner produced no new development document for this iteration: continue with D_%d, the latest one.", rec.PlanFrom)
 		}
 	}
-	if c.ContinueSession {
-		stateDir = r.l.SessionState()
-	}
-	prompt, err := roles.Render(kind, r.slots(t, roles.Slots{Spec: r.env.Task.Spec,
-		Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "", Materials: mats}))
+	prompt, err := roles.Render(kind, slots)
 	if err != nil {
 		return err
+	}
+	if rec.SessionNote != "" {
+		// A new session has not seen the task: give it S, then p_cont (Eq. 7).
+		vanilla, err := roles.Render(roles.Vanilla, slots)
+		if err != nil {
+			return err
+		}
+		prompt = vanilla + "\n" + prompt
 	}
 	if rec.StartDigest, err = r.digest(); err != nil {
 		return err
 	}
-	var report roles.DevReport
 	rep, err := r.call(ctx, t, harness.RoleDeveloper, harness.AccessWrite, r.ws, prompt,
-		r.timeout(harness.RoleDeveloper), session, stateDir,
-		func(msg string) []string { d, errs := roles.ParseDevReport(msg); report = d; return errs })
+		r.timeout(harness.RoleDeveloper), session, stateDir, parse)
 	if err != nil {
 		return err
 	}
 	rec.Invocations, rec.Session = rep.invs, rep.session
+	if parse == nil {
+		// The final message of a plain pass is kept as text.
+		if err := records.WriteFile(filepath.Join(dir, "final-message.md"), []byte(rep.result.FinalMessage)); err != nil {
+			return err
+		}
+	}
 	switch {
 	case rep.result.Outcome != harness.OutcomeCompleted:
 		// An agent failure or timeout is a result: the workspace as left is A_t.
-		rec.Violations = append(rec.Violations, fmt.Sprintf("developer %s: %s", rep.result.Outcome, rep.result.Evidence))
+		rec.RoleFailure = fmt.Sprintf("developer %s: %s", rep.result.Outcome, rep.result.Evidence)
 	case !rep.valid:
-		rec.Failure = "developer report violated its contract after retries: " + strings.Join(rep.errs, "; ")
-		rec.FailureStatus = StatusProtocolFailure
-	default:
+		rec.RoleFailure = "developer report violated its contract after retries: " + strings.Join(rep.errs, "; ")
+	case parse != nil:
 		if err := records.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
 			return err
 		}
 	}
-	// The artifact exists even when the report failed: tag it as A_t.
+	// The artifact exists whatever the reply was: tag it as A_t.
 	return r.commitStage(rec)
 }
 
@@ -571,13 +620,17 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			passed++
 		}
 	}
-	pdir := r.stageDir(t, "planner")
 	mats := []roles.Material{
 		{Category: "Candidate (disposable copy; your working directory)", Path: candidate, About: "frozen candidate " + digest},
-		{Category: "Development document D_" + fmt.Sprint(t), Path: filepath.Join(pdir, "plan.md")},
-		{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
-		{Category: "Specification", Path: specPath},
 	}
+	// The document the Developer worked to (the last valid one).
+	if dev := r.st.find(t, "developer"); dev != nil && dev.PlanFrom > 0 {
+		mats = append(mats, roles.Material{Category: "Development document D_" + fmt.Sprint(dev.PlanFrom),
+			Path: filepath.Join(r.stageDir(dev.PlanFrom, "planner"), "plan.md")})
+	}
+	mats = append(mats,
+		roles.Material{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
+		roles.Material{Category: "Specification", Path: specPath})
 	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: mats})
 	if r.env.Loop != nil && r.env.Loop.QAIssues != nil {
 		if slots.Issues, err = r.env.Loop.QAIssues(t); err != nil {
@@ -601,12 +654,13 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	var ev roles.Evidence
 	switch {
 	case rep.result.Outcome != harness.OutcomeCompleted:
+		rec.RoleFailure = fmt.Sprintf("QA Tester %s: %s", rep.result.Outcome, rep.result.Evidence)
 		ev = roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
 			Notes: []string{fmt.Sprintf("the QA Tester did not complete (%s): no claims were assessed", rep.result.Outcome)}}
 	case !rep.valid:
-		rec.Failure = "QA report violated its contract after retries: " + strings.Join(rep.errs, "; ")
-		rec.FailureStatus = StatusProtocolFailure
-		return r.commitStage(rec)
+		rec.RoleFailure = "QA report violated its contract after retries: " + strings.Join(rep.errs, "; ")
+		ev = roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
+			Notes: []string{"the QA Tester's report violated its contract after the retries: no claims were assessed"}}
 	default:
 		report.Iteration = t
 		if err := records.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {

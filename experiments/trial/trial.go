@@ -8,6 +8,7 @@ package trial
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -92,7 +93,6 @@ type Status string
 
 const (
 	StatusCompleted        Status = "completed"
-	StatusProtocolFailure  Status = "protocol_failure"
 	StatusEvaluationFailed Status = "evaluation_failed"
 )
 
@@ -137,9 +137,13 @@ type Summary struct {
 	ByRole      map[string]harness.Usage `json:"usage_by_role"`
 	ByIteration map[int]harness.Usage    `json:"usage_by_iteration"`
 	Violations  []string                 `json:"protocol_violations,omitempty"`
-	Harness     string                   `json:"harness"`
-	Version     string                   `json:"harness_version"`
-	Finished    time.Time                `json:"finished"`
+	// RoleFailures are the roles that failed (FailurePolicy): part of the
+	// result, never a reason to drop a checkpoint.
+	RoleFailures []string    `json:"role_failures,omitempty"`
+	Extensions   []Extension `json:"extensions,omitempty"`
+	Harness      string      `json:"harness"`
+	Version      string      `json:"harness_version"`
+	Finished     time.Time   `json:"finished"`
 }
 
 // Layout names the files of a trial directory.
@@ -157,6 +161,7 @@ func (l Layout) Summary() string       { return filepath.Join(l.Dir, "summary.js
 func (l Layout) Scores() string        { return filepath.Join(l.Dir, "scores.csv") }
 func (l Layout) Evaluation() string    { return filepath.Join(l.Dir, "evaluation") }
 func (l Layout) SessionState() string  { return filepath.Join(l.Dir, "session-state") }
+func (l Layout) Extensions() string    { return filepath.Join(l.Dir, "extensions.jsonl") }
 func (l Layout) Stage(t int, role string) string {
 	return filepath.Join(l.Dir, fmt.Sprintf("iter-%02d", t), role)
 }
@@ -233,14 +238,74 @@ func run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 	return r.finish(ctx)
 }
 
-// prepare writes the trial spec and A_0 the first time.
+// Extension records that a finished (or running) trial was given more
+// steps: iterations From+1..To were added to a trial started for From.
+type Extension struct {
+	FromArm string    `json:"from_arm"`
+	ToArm   string    `json:"to_arm"`
+	From    int       `json:"from_steps"`
+	To      int       `json:"to_steps"`
+	Time    time.Time `json:"time"`
+}
+
+func readExtensions(l Layout) ([]Extension, error) {
+	var out []Extension
+	_, err := records.ReadLines(l.Extensions(), func(b []byte) error {
+		var e Extension
+		if err := json.Unmarshal(b, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// extension checks that spec only raises the step count of the trial old
+// (same series, same everything else) and returns the record of it.
+func extension(dir string, old, spec Spec) (Extension, error) {
+	a, errA := conditions.ParseArm(old.Arm)
+	b, errB := conditions.ParseArm(spec.Arm)
+	o, n := old, spec
+	o.Arm, n.Arm = "", ""
+	if errA != nil || errB != nil || o != n || a.Condition.Series() != b.Condition.Series() {
+		return Extension{}, fmt.Errorf("%s holds a different trial (%+v)", dir, old)
+	}
+	if b.Steps < a.Steps {
+		return Extension{}, fmt.Errorf("%s ran %s; lowering it to %s is refused (its checkpoints 1..%d exist and are never discarded)",
+			dir, old.Arm, spec.Arm, a.Steps)
+	}
+	return Extension{FromArm: old.Arm, ToArm: spec.Arm, From: a.Steps, To: b.Steps, Time: time.Now().UTC()}, nil
+}
+
+// prepare writes the trial spec and A_0 the first time. A spec that raises
+// the step count of the trial in dir extends it: its existing stages stay
+// and the loop continues after them, recorded in extensions.jsonl.
 func prepare(ctx context.Context, l Layout, spec Spec, env Env) error {
 	var old Spec
 	if err := records.ReadJSON(l.Spec(), &old); err == nil {
-		if old != spec {
-			return fmt.Errorf("%s holds a different trial (%+v)", l.Dir, old)
+		if old == spec {
+			return nil
 		}
-		return nil
+		ext, err := extension(l.Dir, old, spec)
+		if err != nil {
+			return err
+		}
+		prev, err := readExtensions(l)
+		if err != nil {
+			return err
+		}
+		// Killed between the two writes before: the extension is recorded.
+		if n := len(prev); n == 0 || prev[n-1].ToArm != spec.Arm || prev[n-1].FromArm != old.Arm {
+			if err := records.Append(l.Extensions(), ext); err != nil {
+				return err
+			}
+		}
+		// The summary was the old arm's; it is rewritten when the trial ends.
+		if err := os.Remove(l.Summary()); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return records.WriteJSON(l.Spec(), spec)
 	} else if !os.IsNotExist(err) {
 		return err
 	}
