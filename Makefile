@@ -13,7 +13,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 60m
 # hoh-relay is the static model relay hoh mounts into no-network task
 # containers; a run finds it beside bin/hoh and never compiles it.
 build:
-	$(GO) build -o $(BIN) ./cmd/hoh
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/hoh
 	CGO_ENABLED=0 $(GO) build -o $(dir $(BIN))hoh-relay ./cmd/hoh-relay
 
 reproduce-table1: build

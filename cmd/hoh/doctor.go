@@ -31,7 +31,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "Usage: hoh doctor [--config CONFIG.yaml] [--harness KIND...] [--key-env VAR]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -95,20 +95,37 @@ func (m *multiFlag) Set(v string) error {
 	return nil
 }
 
+// parseFlags parses flags wherever they stand among the positional
+// arguments ("run CONFIG --output DIR" as well as "run --output DIR
+// CONFIG"); afterwards fs.Args() holds the positional arguments in order.
+// Everything after "--" is positional.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		// Parse stops at the first non-flag or after "--".
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
 // parseNamed parses flags around a leading name ("report table1 --format
 // csv" or "report --format csv table1") and returns the name, "" if none.
 func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return "", err
 	}
-	if name == "" && fs.NArg() > 0 {
-		name = fs.Arg(0)
-	}
-	return name, nil
+	return fs.Arg(0), nil
 }
 
 // warnScripted prints the scripted-provider notice of every run directory

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -76,5 +78,28 @@ func TestHarnessesPinsPrintsTheCatalogue(t *testing.T) {
 	code, out, _ = runCLI(t, "harnesses")
 	if code != 0 || !strings.Contains(out, "Claude Code CLI") || !strings.Contains(out, "chat, responses, anthropic") {
 		t.Fatalf("code %d\nstdout %s", code, out)
+	}
+}
+
+func TestFlagsAreAcceptedAfterPositionalArguments(t *testing.T) {
+	fs := newFlags("x", &bytes.Buffer{})
+	out := fs.String("output", "", "")
+	check := fs.Bool("check", false, "")
+	if err := parseFlags(fs, []string{"a.yaml", "--output", "dir", "b", "--check", "--", "--not-a-flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if *out != "dir" || !*check || strings.Join(fs.Args(), " ") != "a.yaml b --not-a-flag" {
+		t.Fatalf("output %q check %v args %q", *out, *check, fs.Args())
+	}
+	root := testenv.RepoRoot(t)
+	dir := filepath.Join(t.TempDir(), "elsewhere")
+	for _, args := range [][]string{
+		{"run", filepath.Join(root, "configs/examples/local-smoke.yaml"), "--check", "--output", dir},
+		{"run", "--check", "--output", dir, filepath.Join(root, "configs/examples/local-smoke.yaml")},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 0 || !strings.Contains(stdout, "output "+dir) {
+			t.Errorf("%q: code %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
 	}
 }

@@ -15,7 +15,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge", stderr)
 	out := fs.String("o", "", "output run directory (must not exist)")
 	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh merge -o OUT RUN_DIR..."); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() == 0 {

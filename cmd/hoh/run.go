@@ -33,7 +33,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "Usage: hoh run [--check] [--shard k/N] [--output DIR] [--allow-changed-config] [--preflight on|off] CONFIG.yaml")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

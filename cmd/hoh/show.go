@@ -20,7 +20,7 @@ func init() {
 func showCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("show", stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh show RUN_DIR|TRIAL_DIR"); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

@@ -18,7 +18,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("status", stderr)
 	verbose := fs.Bool("v", false, "also list every failed and running trial")
 	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh status [-v] RUN_DIR"); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

@@ -21,7 +21,7 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Usage: hoh tasks list|show|check BENCHMARK PATH [TASK]\n\nBENCHMARK is one of %s.\n", strings.Join(registry.Checkable(), ", "))
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	rest := fs.Args()

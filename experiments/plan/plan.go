@@ -5,6 +5,7 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime/debug"
@@ -23,6 +25,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
 	"github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/benchmark/selector"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/config"
@@ -345,19 +348,56 @@ func newLock(e *config.Experiment, p *Plan) (Lock, error) {
 	return l, nil
 }
 
-// HohVersion is the module version and VCS revision of this binary.
+// HohVersion is the module version and VCS revision of this binary. A
+// binary built without VCS stamping (go run, go test, GOFLAGS=-buildvcs=false)
+// takes the revision from the git checkout it runs in, when that checkout is
+// this module; "(devel)" alone says nothing about which code ran.
 func HohVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
 	v := bi.Main.Version
+	rev, dirty := "", false
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += "+" + s.Value
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
 		}
 	}
+	if rev == "" {
+		rev, dirty = checkoutRevision(bi.Main.Path)
+		if rev == "" {
+			return v
+		}
+		v += "+checkout"
+	}
+	v += "+" + rev
+	if dirty && !strings.HasSuffix(v, "+dirty") {
+		v += "+dirty"
+	}
 	return v
+}
+
+// checkoutRevision is the git revision of the checkout of module around the
+// working directory, "" when there is none.
+func checkoutRevision(module string) (rev string, dirty bool) {
+	root, err := cliinstall.RepoRoot()
+	if err != nil {
+		return "", false
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module "+module+"\n") {
+		return "", false
+	}
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", false
+	}
+	status, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
+	return strings.TrimSpace(string(out)), err == nil && len(bytes.TrimSpace(status)) > 0
 }
 
 // Diff lists what differs between an existing lock and a new one; the hoh

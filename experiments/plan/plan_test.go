@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,5 +185,18 @@ conditions: [vanilla]
 `)
 	if err == nil || !strings.Contains(err.Error(), p+":7:") || !strings.Contains(err.Error(), `"no-such-task"`) {
 		t.Fatalf("want %s:7 naming the task, got %v", p, err)
+	}
+}
+
+func TestHohVersionNamesTheRevisionEvenWithoutVCSStamping(t *testing.T) {
+	// go test binaries carry no vcs.* build settings: the revision must come
+	// from the checkout the test runs in.
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("this test needs the repository's git checkout: %v", err)
+	}
+	v := HohVersion()
+	if !strings.Contains(v, strings.TrimSpace(string(out))) {
+		t.Fatalf("hoh_version %q does not name the revision %s", v, out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
@@ -23,22 +24,37 @@ import (
 // the same directory is refused; the kernel drops it when the process dies.
 func lockDir(out string) (func(), error) {
 	path := filepath.Join(out, ".lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(path)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another hoh run is already using %s (%s); wait for it or stop it first: %w",
-				out, strings.TrimSpace(string(holder)), errLocked)
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			holder, _ := os.ReadFile(path)
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("another hoh run is already using %s (%s); wait for it or stop it first: %w",
+					out, strings.TrimSpace(string(holder)), errLocked)
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		// The previous holder removes the file before unlocking it: a lock
+		// taken on a file no longer at path is retried on the new one.
+		held, err1 := f.Stat()
+		cur, err2 := os.Stat(path)
+		if err1 != nil || err2 != nil || !os.SameFile(held, cur) {
+			f.Close()
+			continue
+		}
+		f.Truncate(0)
+		f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
+		return func() {
+			// No stale .lock naming a finished process stays behind.
+			os.Remove(path)
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			f.Close()
+		}, nil
 	}
-	f.Truncate(0)
-	f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 var errLocked = errors.New("locked")
@@ -94,4 +110,48 @@ func writeRecords(out string, trials []plan.Trial, finished map[string]status.Ou
 		return err
 	}
 	return records.WriteFile(filepath.Join(out, "trials.jsonl"), lines.Bytes())
+}
+
+// InputsDir holds copies of the experiment config and the scripted
+// provider's scripts a run directory was run with (lock.json has only
+// their digests).
+func InputsDir(out string) string { return filepath.Join(out, "inputs") }
+
+// keepInputs copies the config and its provider scripts into the run
+// directory. A copy that differs from an earlier one (a resume with
+// --allow-changed-config) keeps the earlier one beside it, timestamped.
+func keepInputs(out string, e *config.Experiment) error {
+	files := map[string]string{"experiment.yaml": e.File}
+	for _, c := range e.Configs {
+		if c.IsScripted() && c.Scripted != nil {
+			files["provider-script-"+c.Label+".yaml"] = e.Resolve(c.Scripted.Script)
+		}
+	}
+	for name, src := range files {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return fmt.Errorf("keep a copy of %s: %w", src, err)
+		}
+		dst := filepath.Join(InputsDir(out), name)
+		old, err := os.ReadFile(dst)
+		switch {
+		case err == nil && bytes.Equal(old, data):
+			continue
+		case err == nil:
+			st, _ := os.Stat(dst)
+			stamp := time.Now().UTC()
+			if st != nil {
+				stamp = st.ModTime().UTC()
+			}
+			if err := os.Rename(dst, dst+"."+stamp.Format("20060102T150405Z")); err != nil {
+				return err
+			}
+		case !os.IsNotExist(err):
+			return err
+		}
+		if err := records.WriteFile(dst, data); err != nil {
+			return err
+		}
+	}
+	return nil
 }

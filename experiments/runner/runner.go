@@ -149,6 +149,9 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err := writeLock(out, p, opts); err != nil {
 		return nil, err
 	}
+	if err := keepInputs(out, e); err != nil {
+		return nil, err
+	}
 	// A persistent local fault (full disk) stops every trial, not just one.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)

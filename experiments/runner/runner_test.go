@@ -138,6 +138,18 @@ func TestRunFinishesEveryTrialAndWritesRecords(t *testing.T) {
 	if !strings.Contains(log.String(), "plumbing check, not results") {
 		t.Errorf("progress does not say the provider is the test double:\n%s", log.String())
 	}
+	// The config and the provider script are kept beside the records, and
+	// no stale lock names a finished process.
+	for src, kept := range map[string]string{"exp.yaml": "experiment.yaml", "script.yaml": "provider-script-instant.yaml"} {
+		want, _ := os.ReadFile(filepath.Join(filepath.Dir(res.Plan.Experiment.File), src))
+		got, err := os.ReadFile(filepath.Join(InputsDir(out), kept))
+		if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("inputs/%s is not a copy of %s: %v", kept, src, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, ".lock")); !os.IsNotExist(err) {
+		t.Errorf("a finished run leaves .lock behind: %v", err)
+	}
 	// Rerunning skips everything: the harness is not called again.
 	h2 := &instantHarness{}
 	res = mustRun(t, experiment(t, out, ""), opts(h2))

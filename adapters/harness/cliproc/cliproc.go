@@ -240,12 +240,16 @@ func LookupEnv(env []string, name string) string {
 	return os.Getenv(name)
 }
 
-// EnvNames lists the variable names of env, never the values.
+// EnvNames lists the variable names of env once each, never the values.
 func EnvNames(env []string) []string {
 	var names []string
+	seen := map[string]bool{}
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		names = append(names, k)
+		if !seen[k] {
+			seen[k] = true
+			names = append(names, k)
+		}
 	}
 	return names
 }

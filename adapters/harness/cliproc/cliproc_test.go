@@ -56,3 +56,10 @@ func TestConcludeClassifiesAndWritesRecords(t *testing.T) {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 }
+
+func TestEnvNamesListsEachNameOnce(t *testing.T) {
+	got := EnvNames([]string{"HOH_SCRIPTED_KEY=a", "PATH=/bin", "HOH_SCRIPTED_KEY=a"})
+	if strings.Join(got, ",") != "HOH_SCRIPTED_KEY,PATH" {
+		t.Fatalf("env names %q", got)
+	}
+}
