@@ -44,6 +44,8 @@ type Cell struct {
 	Difference float64 // Computed - Reported, when both exist
 	Status     Status
 	Note       string
+	// N is the number of tasks behind the cell (tables from records).
+	N int
 }
 
 // ID names a cell in notes: benchmark/config/arm/scope/metric[/baseline].
@@ -77,6 +79,9 @@ type Table struct {
 	Lines       []Line
 	Comparisons []Comparison
 	Warnings    []string // what the table leaves out and why (missing or unknown labels)
+	// Unequal lists arms compared over different task sets
+	// (Config.AllowUnequalTasks); such a table says so under it.
+	Unequal []string
 }
 
 // Cells lists the table's non-empty cells in row order.
@@ -116,9 +121,12 @@ type builder struct {
 	poolValues  map[string]map[string]float64 // member -> task -> reward
 	poolDomains map[string]string
 
-	fromRecords bool   // shaped by the records (--results), not the paper
-	lay         layout // what adapt chose
-	warnings    []string
+	fromRecords bool // shaped by the records (--results), not the paper
+	// allowUnequal: arms over different task sets are compared anyway;
+	// differences are then taken over the tasks both have.
+	allowUnequal bool
+	lay          layout // what adapt chose
+	warnings     []string
 }
 
 // warn records what the table leaves out and why, once.
@@ -171,6 +179,9 @@ func (b *builder) cell(bench, config, arm, scope, metric, baseline string, f com
 		}
 	case c.HasComputed:
 		c.Status = ComputedOnly
+		if b.fromRecords {
+			c.N = b.count(bench, config, arm, scope)
+		}
 		if metric == "tokens_m" && c.Computed > 0 && c.Computed < 1 {
 			// Own runs are often far below a million tokens: keep 3 significant digits.
 			c.Decimals = min(9, 2+int(math.Ceil(-math.Log10(c.Computed))))
@@ -331,6 +342,9 @@ func (b *builder) delta(bench, config, arm, baseline, metric, scope string) comp
 		if !ok || err != nil {
 			return 0, 0, false, err
 		}
+		if b.allowUnequal {
+			t, base = common(t, base)
+		}
 		d, err := metrics.MeanDelta(t, base)
 		return d, halfUnit(values(t)) + halfUnit(values(base)), err == nil, err
 	}
@@ -470,6 +484,9 @@ func (b *builder) compare(bench, config, arm, baseline, metric string) (*Compari
 	y, err := b.ix.TaskValues(sel(baseline))
 	if err != nil {
 		return nil, err
+	}
+	if b.allowUnequal {
+		x, y = common(x, y)
 	}
 	_, xv, yv, err := metrics.Align(x, y)
 	if err != nil {
@@ -614,4 +631,15 @@ func (b *builder) tokensByTask(bench, config, arm string) (map[string]float64, e
 		return nil, err // len 0: the arm has no token counts, so nothing to recompute
 	}
 	return tok, nil
+}
+
+// common restricts two per-task series to the tasks both have.
+func common(a, b map[string]float64) (map[string]float64, map[string]float64) {
+	x, y := map[string]float64{}, map[string]float64{}
+	for t, v := range a {
+		if w, ok := b[t]; ok {
+			x[t], y[t] = v, w
+		}
+	}
+	return x, y
 }

@@ -68,8 +68,12 @@ type Config struct {
 	Reported  string    `yaml:"reported"` // folder of printed aggregates
 	Bootstrap Bootstrap `yaml:"bootstrap"`
 	Tables    []Spec    `yaml:"tables"`
-	dir       string
-	fsys      fs.FS // nil: the operating system's files
+	// AllowUnequalTasks lets a table from records compare arms that cover
+	// different tasks (hoh report --allow-unequal-tasks); it is refused
+	// otherwise.
+	AllowUnequalTasks bool `yaml:"-"`
+	dir               string
+	fsys              fs.FS // nil: the operating system's files
 }
 
 // LoadConfig reads a table configuration; relative paths in it are relative

@@ -294,3 +294,40 @@ func TestAblationLabelsNameTheirCheckpointWhenSeveralAreShown(t *testing.T) {
 		t.Errorf("the paper's label must stay: got %q", got)
 	}
 }
+
+// A task missing from one arm (a trial that could not run) would make that
+// arm's mean cover fewer tasks under the same header: refused unless
+// allowed, and then said under the table; every cell shows its n.
+func TestArmsOverDifferentTaskSetsAreRefusedUnlessAllowed(t *testing.T) {
+	rows := []results.Row{
+		row("alpha-local", "vanilla", "t1", 50, 1), row("alpha-local", "vanilla", "t2", 100, 3), row("alpha-local", "vanilla", "t3", 0, 1),
+		row("alpha-local", "hoh@1", "t1", 100, 2), row("alpha-local", "hoh@1", "t2", 100, 2),
+	}
+	set, err := results.Load(writeRecords(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(filepath.Join("..", "..", "configs", "paper", "table1.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build("table1", cfg, set, nil)
+	if err == nil || !strings.Contains(err.Error(), "hoh@1 has 2 of 3 tasks (missing: t3)") || !strings.Contains(err.Error(), "--allow-unequal-tasks") {
+		t.Fatalf("want a refusal naming the missing task, got %v", err)
+	}
+	cfg.AllowUnequalTasks = true
+	var out bytes.Buffer
+	if err := Report("table1", cfg, set, nil, "text", &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"50.00 (n=3)", "100.00 (n=2)", "different task sets (--allow-unequal-tasks)", "missing: t3"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	// The gain is taken over the tasks both arms have: (100+100)/2 - (50+100)/2.
+	if !strings.Contains(text, "25.00 (n=2)") {
+		t.Errorf("gain over the common tasks missing:\n%s", text)
+	}
+}

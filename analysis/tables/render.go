@@ -38,6 +38,9 @@ func (c *Cell) Display() string {
 	}
 	switch c.Status {
 	case Match, ComputedOnly:
+		if c.N > 0 {
+			return fmt.Sprintf("%s (n=%d)", fmtNum(c.Computed, c.Decimals), c.N)
+		}
 		return fmtNum(c.Computed, c.Decimals)
 	case Differs:
 		return fmtNum(c.Computed, c.Decimals+2) + " ≠ " + fmtNum(c.Reported, c.Decimals) + "*"
@@ -115,9 +118,20 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 				fmt.Fprintln(w, bullet+n)
 			}
 		}
+		writeUnequal(w, t, bullet)
 		writeComparisons(w, t, bullet)
 	}
 	return nil
+}
+
+func writeUnequal(w io.Writer, t *Table, bullet string) {
+	if len(t.Unequal) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "WARNING: arms compared over different task sets (--allow-unequal-tasks); means and differences are not over the same tasks:")
+	for _, u := range t.Unequal {
+		fmt.Fprintln(w, bullet+u)
+	}
 }
 
 func writeComparisons(w io.Writer, t *Table, bullet string) {
@@ -177,6 +191,9 @@ func renderLaTeX(w io.Writer, ts []*Table) error {
 		}
 		for _, x := range t.Warnings {
 			fmt.Fprintf(w, "%% left out: %s\n", x)
+		}
+		for _, u := range t.Unequal {
+			fmt.Fprintf(w, "%% WARNING: arms compared over different task sets (--allow-unequal-tasks): %s\n", u)
 		}
 	}
 	return nil

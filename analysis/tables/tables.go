@@ -3,6 +3,7 @@ package tables
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
@@ -49,6 +50,14 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 		}
 		b := newBuilder(s, cfg.Bootstrap, ix, reported)
 		b.fromRecords, b.lay = fromRecords, lay
+		b.allowUnequal = fromRecords && cfg.AllowUnequalTasks
+		var unequal []string
+		if fromRecords {
+			if unequal = b.unequalTasks(); len(unequal) > 0 && !cfg.AllowUnequalTasks {
+				return nil, fmt.Errorf("tables: %s: the arms cover different tasks, so their means are not comparable:\n  %s\n"+
+					"run the missing trials, or pass --allow-unequal-tasks to compare them anyway", name, strings.Join(unequal, "\n  "))
+			}
+		}
 		var t *Table
 		var err error
 		switch name {
@@ -67,6 +76,7 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 			return nil, err
 		}
 		t.Warnings = b.warnings
+		t.Unequal = unequal
 		out = append(out, t)
 	}
 	return out, nil

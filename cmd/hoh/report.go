@@ -20,6 +20,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
 	format := fs.String("format", "text", "output format: text, markdown, latex or csv")
 	config := fs.String("config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
+	allowUnequal := fs.Bool("allow-unequal-tasks", false, "compare arms even when they cover different tasks (tables from --results; said under the table)")
 	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure (unless a later run's attempt came through clean), from every arm (needs --results run directories)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
@@ -47,6 +48,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	} else {
 		warnScripted(stderr, resultPaths)
 	}
+	cfg.AllowUnequalTasks = *allowUnequal
 	if !*withoutReplaced {
 		return tables.Run(name, cfg, resultPaths, *format, stdout)
 	}
