@@ -439,6 +439,22 @@ func Diff(old, cur Lock) []string {
 	diffMap("task", old.TaskDigests, cur.TaskDigests)
 	diffMap("harness", old.Harnesses, cur.Harnesses)
 	diffMap("provider script", old.Scripts, cur.Scripts)
+	if old.Arms != nil {
+		// A series added or removed changes the plan; a changed step count
+		// is an extension (ArmChanges), not a difference.
+		added, removed := map[string]string{}, map[string]string{}
+		for k, v := range cur.Arms {
+			if _, ok := old.Arms[k]; !ok {
+				added[k] = v
+			}
+		}
+		for k, v := range old.Arms {
+			if _, ok := cur.Arms[k]; !ok {
+				removed[k] = v
+			}
+		}
+		diffMap("condition series", removed, added)
+	}
 	if strings.Join(old.Keys, ",") != strings.Join(cur.Keys, ",") {
 		gone, added := setDiff(old.Keys, cur.Keys), setDiff(cur.Keys, old.Keys)
 		switch {

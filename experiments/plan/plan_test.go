@@ -70,7 +70,7 @@ func TestKeysAreStableUniqueAndDirsReadable(t *testing.T) {
 	}
 	d := Diff(a.Lock, c.Lock)
 	if len(d) == 0 || !strings.Contains(strings.Join(d, "\n"), "0 trial(s) no longer planned, 6 new (12 -> 18)") ||
-		!strings.Contains(strings.Join(d, "\n"), `conditions[2]: added "hoh@2"`) {
+		!strings.Contains(strings.Join(d, "\n"), "condition series c/wo-warm-start added (wo-warm-start@2)") {
 		t.Errorf("diff %v", d)
 	}
 }
