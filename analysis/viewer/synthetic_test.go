@@ -78,7 +78,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 		rows = append(rows, rs...)
 		st := trial.StatusCompleted
 		if shape == "failed" {
-			st = trial.StatusEvaluationFailed
+			st = oldProtocolFailure
 		}
 		l, _ := json.Marshal(status.TrialLine{Key: tr.Key, Dir: tr.Dir, Config: tr.Config, Arm: tr.Arm, Task: tr.Task.ID,
 			Rep: 1, State: status.StateDone, Status: st})
@@ -205,11 +205,8 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 				}
 			}
 			if shape == "failed" && s == steps && role == "qa" {
-				// A role failure is recorded and the trial goes on; what
-				// fails a trial now is its evaluation.
 				rec.RoleFailure = "QA report violated its contract after retries: no claims"
-				summary.Status, summary.Reason = trial.StatusEvaluationFailed, "checkpoint 1: verifier crashed"
-				summary.RoleFailures = []string{rec.RoleFailure}
+				summary.Status, summary.Reason = oldProtocolFailure, rec.RoleFailure
 			}
 			stages = append(stages, rec)
 		}
@@ -234,3 +231,8 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 	must(t, writeFile(l.Scores(), buf.Bytes()))
 	return rows
 }
+
+// oldProtocolFailure is the status records of hoh versions before the
+// failure policy (trial.FailurePolicy) gave a trial whose role failed; the
+// viewer still shows such runs as failed.
+const oldProtocolFailure trial.Status = "protocol_failure"
