@@ -396,3 +396,46 @@ func (c *cancelAfter) Run(ctx context.Context, inv harness.Invocation) (harness.
 	}
 	return c.instantHarness.Run(ctx, inv)
 }
+
+// Raising T (and adding vanilla-continuation@k to vanilla) on a finished run
+// continues its trials: exactly the added role invocations run, nothing is
+// redone, and the scores gain the new checkpoints; lowering T is refused.
+func TestRaisingTExtendsAFinishedRunAndLoweringIsRefused(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	first := &instantHarness{}
+	mustRun(t, experiment(t, out, ""), opts(first)) // [vanilla, hoh@2] x 2 tasks
+	if first.calls != 2*1+2*6 {
+		t.Fatalf("first run: %d invocations", first.calls)
+	}
+	before := scoreRows(t, out)
+	raised := experiment(t, out, "")
+	raised.Conditions = []string{"vanilla", "vanilla-continuation@2", "hoh@3"}
+	var log bytes.Buffer
+	h := &instantHarness{}
+	o := opts(h)
+	o.Out = &log
+	res := mustRun(t, raised, o)
+	// Per task: one continuation pass, and one planner + developer + QA.
+	if h.calls != 2*(1+3) || res.Count(status.StateDone) != 4 {
+		t.Fatalf("extension ran %d invocations (want %d); outcomes %+v", h.calls, 2*(1+3), res.Outcomes)
+	}
+	if !strings.Contains(log.String(), "hoh@2 -> hoh@3") || !strings.Contains(log.String(), "vanilla -> vanilla-continuation@2") {
+		t.Errorf("the extension is not said:\n%s", log.String())
+	}
+	after := strings.Join(scoreRows(t, out), "\n")
+	for _, r := range before {
+		if !strings.Contains(after, r) {
+			t.Errorf("row %q changed or vanished after the extension", r)
+		}
+	}
+	if !strings.Contains(after, "hoh@3 greet") || !strings.Contains(after, "vanilla-continuation@2 calc") {
+		t.Errorf("new checkpoints missing:\n%s", after)
+	}
+	lowered := experiment(t, out, "")
+	lowered.Conditions = []string{"vanilla", "hoh@2"}
+	o2 := opts(&instantHarness{})
+	o2.AllowChangedConfig = true
+	if _, err := Run(context.Background(), lowered, o2); err == nil || !strings.Contains(err.Error(), "lowering") {
+		t.Fatalf("lowering T must be refused even with --allow-changed-config, got %v", err)
+	}
+}
