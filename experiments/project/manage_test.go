@@ -143,6 +143,11 @@ func TestInfrastructureFailuresAreReplaced(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%d replacements recorded, want 2: %+v", n, evs)
 	}
+	// The budget counts the replaced attempts' tokens; the dynamics do not.
+	st, _ := stages(Layout{dir})
+	if spent, err := spentTokens(Layout{dir}, st); err != nil || spent != 5*660+2*50 {
+		t.Fatalf("spent %d tokens (%v), want %d", spent, err, 5*660+2*50)
+	}
 	// A failure that persists beyond the retries stops the run with an error;
 	// the next run resumes at that stage.
 	h.Infra = func(role string, loop int) bool { return role == "developer" && loop == 6 }

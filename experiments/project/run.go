@@ -29,7 +29,7 @@ type RunLimits struct {
 	// at loop 40 run with Loops 70 runs loops 41..70.
 	Loops int `json:"loops"`
 	// Tokens stops before a loop once the project's cumulative tokens
-	// reach it.
+	// (replaced attempts included) reach it.
 	Tokens int64 `json:"tokens,omitempty"`
 	// Deadline stops before a loop once it has passed.
 	Deadline time.Time `json:"deadline,omitzero"`
@@ -162,7 +162,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 			Env: env, Secrets: secrets,
 			Workspace: project, GitDir: l.GitDir(), Exclude: exclude, NoEvaluation: true,
 			Loop: &trial.LoopContext{
-				Budget: func(int) string { return budgetText(limits, st, t) },
+				Budget: func(int) string { return budgetText(l, limits, st, t) },
 				PlannerIssues: func(int) (string, error) {
 					issues, err := ReadIssues(project)
 					if err != nil {
@@ -252,8 +252,14 @@ func stopBefore(l Layout, lim RunLimits, st []trial.StageRecord, done int) (stri
 	if done >= lim.Loops {
 		return StopLoops, nil
 	}
-	if lim.Tokens > 0 && tokens(st) >= lim.Tokens {
-		return StopTokens, nil
+	if lim.Tokens > 0 {
+		spent, err := spentTokens(l, st)
+		if err != nil {
+			return "", err
+		}
+		if spent >= lim.Tokens {
+			return StopTokens, nil
+		}
 	}
 	if !lim.Deadline.IsZero() && !time.Now().Before(lim.Deadline) {
 		return StopDeadline, nil
@@ -281,10 +287,11 @@ func stopBefore(l Layout, lim RunLimits, st []trial.StageRecord, done int) (stri
 }
 
 // budgetText is what the prompts say is left: never a fixed total T.
-func budgetText(lim RunLimits, st []trial.StageRecord, t int) string {
+func budgetText(l Layout, lim RunLimits, st []trial.StageRecord, t int) string {
 	parts := []string{fmt.Sprintf("this run may continue to loop %d (%d more after this one)", lim.Loops, max(lim.Loops-t, 0))}
 	if lim.Tokens > 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens", max(lim.Tokens-tokens(st), 0)))
+		spent, _ := spentTokens(l, st) // the prompt's note only; stopBefore checked the file
+		parts = append(parts, fmt.Sprintf("%d tokens", max(lim.Tokens-spent, 0)))
 	}
 	if !lim.Deadline.IsZero() {
 		parts = append(parts, "until "+lim.Deadline.UTC().Format(time.RFC3339))

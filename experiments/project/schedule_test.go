@@ -189,7 +189,8 @@ func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (harness.
 		f.Block(role, t)
 	}
 	if f.Infra != nil && f.Infra(role, t) {
-		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "provider answered 503 (test double)"}, nil
+		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "provider answered 503 (test double)",
+			Usage: harness.Usage{Input: 40, Output: 10, Total: 50}}, nil
 	}
 	return res, nil
 }

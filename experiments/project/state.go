@@ -72,6 +72,22 @@ func tokens(st []trial.StageRecord) int64 {
 	return n
 }
 
+// spentTokens is what the token budget counts: the committed stages'
+// tokens plus those of attempts lost to infrastructure failures (spent,
+// though no result counts them).
+func spentTokens(l Layout, st []trial.StageRecord) (int64, error) {
+	n := tokens(st)
+	_, err := records.ReadLines(trial.Layout{Dir: l.Trial()}.ReplacedUsage(), func(b []byte) error {
+		var inv trial.Invocation
+		if err := json.Unmarshal(b, &inv); err != nil {
+			return err
+		}
+		n += inv.Usage.Input + inv.Usage.Output
+		return nil
+	})
+	return n, err
+}
+
 // bundles loads the evidence of loops 1..n.
 func bundles(l Layout, n int) ([]Bundle, error) {
 	tl := trial.Layout{Dir: l.Trial()}
