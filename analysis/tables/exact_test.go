@@ -53,8 +53,8 @@ func TestRepetitionMeansTieExactly(t *testing.T) {
 
 func TestSignedPrintsZeroUnsigned(t *testing.T) {
 	for v, want := range map[float64]string{0: "0.00", 0.004: "+0.00", -0.004: "-0.00", 1.5: "+1.50", -2: "-2.00"} {
-		if got := signed(v); got != want {
-			t.Errorf("signed(%v) = %q, want %q", v, got, want)
+		if got := Signed(v); got != want {
+			t.Errorf("Signed(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

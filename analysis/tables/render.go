@@ -141,14 +141,14 @@ func writeComparisons(w io.Writer, t *Table, bullet string) {
 	fmt.Fprintln(w, "Paired comparisons over tasks (95% percentile bootstrap CI of the mean difference; wins/ties/losses):")
 	for _, c := range t.Comparisons {
 		fmt.Fprintf(w, "%s%s %s %s %s vs %s: %s [%s, %s], n=%d, W/T/L %d/%d/%d\n", bullet, c.Benchmark,
-			configLabel(c.Config), c.Metric, armLabel(c.Arm), armLabel(c.Baseline), signed(c.MeanDiff), signed(c.Lo), signed(c.Hi),
+			configLabel(c.Config), c.Metric, armLabel(c.Arm), armLabel(c.Baseline), Signed(c.MeanDiff), Signed(c.Lo), Signed(c.Hi),
 			c.N, c.Wins, c.Ties, c.Losses)
 	}
 }
 
-// signed prints a difference with its sign to 2 decimals; exactly zero has
+// Signed prints a difference with its sign to 2 decimals; exactly zero has
 // no sign, so "no difference" reads apart from a small gain or loss.
-func signed(v float64) string {
+func Signed(v float64) string {
 	if v == 0 {
 		return "0.00"
 	}

@@ -41,7 +41,6 @@ type figureView struct {
 	Name, About, Href, CSV string
 }
 
-func signed(v float64) string { return fmt.Sprintf("%+.2f", v) }
 
 func fillTables(p *indexPage, rr *runRecords, opts Options) {
 	if len(rr.Scores) == 0 {
@@ -91,7 +90,7 @@ func viewTable(t *tables.Table) tableView {
 	for _, c := range t.Comparisons {
 		tv.Comparisons = append(tv.Comparisons, comparisonView{Benchmark: c.Benchmark, Config: c.Config, Metric: c.Metric,
 			Arm: c.Arm, Baseline: c.Baseline, N: c.N, Wins: c.Wins, Ties: c.Ties, Losses: c.Losses,
-			Diff: signed(c.MeanDiff), Lo: signed(c.Lo), Hi: signed(c.Hi)})
+			Diff: tables.Signed(c.MeanDiff), Lo: tables.Signed(c.Lo), Hi: tables.Signed(c.Hi)})
 	}
 	return tv
 }
