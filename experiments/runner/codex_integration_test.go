@@ -12,6 +12,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
@@ -93,6 +94,26 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 	}
 	if !strings.Contains(v.Stages[0].Invocations[0].Evidence, "idle") {
 		t.Errorf("calc timeout evidence %q", v.Stages[0].Invocations[0].Evidence)
+	}
+	// Every served token is accounted: hoh's relay saw exactly what the
+	// provider logged, and for each trial that is its ledger plus its
+	// replaced attempts.
+	var relayed int64
+	for _, o := range res.Outcomes {
+		dir := filepath.Join(out, o.Trial.Dir)
+		_, rel, err := served.Read(filepath.Join(dir, served.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		relayed += rel.Input + rel.Output
+		ledger, _ := status.LedgerUsage(trial.Layout{Dir: dir}.Usage())
+		replaced, _ := status.LedgerUsage(trial.Layout{Dir: dir}.ReplacedUsage())
+		if got := ledger.Input + ledger.Output + replaced.Input + replaced.Output; got != rel.Input+rel.Output {
+			t.Errorf("%s: ledger %+v + replaced %+v != relayed %+v", o.Trial.Dir, ledger, replaced, rel)
+		}
+	}
+	if want := servedTokens(t, filepath.Join(out, "provider-codex.jsonl")); relayed != want || want == 0 {
+		t.Errorf("relay counted %d tokens, the provider served %d", relayed, want)
 	}
 }
 

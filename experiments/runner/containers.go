@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -15,6 +16,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
 
@@ -121,10 +123,20 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	for _, n := range env.Notes {
 		base.Logf("environment: %s", n)
 	}
+	prov := env.Provider
+	if env.Kind == environment.Local && prov.BaseURL != "" {
+		// hoh's own count of what the provider serves this attempt.
+		relay, err := served.Start(prov.BaseURL, filepath.Join(r.trialDir(t), served.File))
+		if err != nil {
+			return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
+		}
+		defer relay.Close()
+		prov.BaseURL = relay.BaseURL()
+	}
 	h := rt.harness
-	if env.Kind == environment.Docker || env.Provider != rt.cfg.Provider {
+	if env.Kind == environment.Docker || prov != rt.cfg.Provider {
 		spec := rt.cfg.HarnessSpec()
-		spec.Provider = env.Provider
+		spec.Provider = prov
 		spec.InContainer = env.Kind == environment.Docker
 		if h, err = r.buildHarness(rt.cfg, spec); err != nil {
 			return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)

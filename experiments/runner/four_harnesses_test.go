@@ -16,6 +16,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	relaylog "github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
@@ -53,6 +54,10 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 		served := servedTokens(t, filepath.Join(out, "provider-"+o.Trial.Config+".jsonl"))
 		if got := s.Usage.Input + s.Usage.Output; got != served || got == 0 {
 			t.Errorf("%s: ledger %d tokens, provider served %d", o.Trial.Config, got, served)
+		}
+		// hoh's relay reads the same usage out of the responses of each API.
+		if _, rel, err := relaylog.Read(filepath.Join(out, o.Trial.Dir, relaylog.File)); err != nil || rel.Input+rel.Output != servedTokens(t, filepath.Join(out, "provider-"+o.Trial.Config+".jsonl")) {
+			t.Errorf("%s: relay counted %+v (%v), provider served %d", o.Trial.Config, rel, err, servedTokens(t, filepath.Join(out, "provider-"+o.Trial.Config+".jsonl")))
 		}
 	}
 	for _, want := range []string{"codex-scripted", "claude-scripted", "opencode-scripted", "pi-scripted"} {

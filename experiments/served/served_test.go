@@ -1,0 +1,68 @@
+package served
+
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/scripted"
+)
+
+// Through the relay, the scripted TEST-DOUBLE provider answers each API,
+// streamed and not; the relay reads from the bodies exactly the usage the
+// provider reports serving.
+func TestRelayCountsWhatEachAPIServed(t *testing.T) {
+	usage := &scripted.Usage{Input: 1000, Cached: 200, Output: 50, Reasoning: 10}
+	srv, err := scripted.Start(scripted.Script{Entries: []scripted.Entry{{Name: "any", Match: ".", Repeat: true, Usage: usage, Steps: []scripted.Step{{Say: "hello"}}}}}, scripted.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	log := filepath.Join(t.TempDir(), File)
+	r, err := Start(srv.URL()+"/v1", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	bodies := map[string]string{
+		"/responses":        `{"model":"m","input":"say hi %d","stream":%s}`,
+		"/chat/completions": `{"model":"m","messages":[{"role":"user","content":"say hi %d"}],"stream":%s}`,
+		"/messages":         `{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"say hi %d"}],"stream":%s}`,
+	}
+	n := 0
+	for path, body := range bodies {
+		for _, stream := range []string{"true", "false"} {
+			n++
+			b := strings.Replace(strings.Replace(body, "%d", string(rune('a'+n)), 1), "%s", stream, 1)
+			resp, err := http.Post(r.BaseURL()+path, "application/json", strings.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s stream=%s: status %d", path, stream, resp.StatusCode)
+			}
+		}
+	}
+	lines, total, err := Read(log)
+	if err != nil || len(lines) != 6 {
+		t.Fatalf("%d lines, %v", len(lines), err)
+	}
+	want := srv.TotalUsage()
+	if total.Input != want.Input || total.CachedInput != want.CachedInput || total.Output != want.Output || total.Total != want.Total || want.Input != 6000 {
+		t.Errorf("relay counted %+v, provider served %+v", total, want)
+	}
+	for _, l := range lines {
+		w := harness.Usage{Input: 1000, CachedInput: 200, Output: 50, Reasoning: 10, Total: 1050}
+		if strings.HasSuffix(l.Path, "/messages") {
+			w.Reasoning = 0 // the Anthropic API reports no reasoning count
+		}
+		if l.Usage != w {
+			t.Errorf("%s: %+v", l.Path, l.Usage)
+		}
+	}
+}
