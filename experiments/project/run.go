@@ -59,7 +59,6 @@ const (
 	StopDeadline  = "deadline passed"
 	StopFile      = "stop file found"
 	StopDone      = "no open issues and QA passed in two loops in a row"
-	StopFailed    = "a role failed and ended the loop"
 	StopInterrupt = "interrupted"
 )
 
@@ -132,14 +131,6 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		done := completedLoops(st)
 		res.Loops = done
 		t := done + 1
-		if f := failure(st); f != nil {
-			// A role's final failure stops the project (a benchmark trial goes on
-			// past it, trial.FailurePolicy); rolling back
-			// to the last complete loop drops the failed stage (kept in
-			// rollbacks/) so that the loop can be retried.
-			return stop(fmt.Sprintf("%s: loop %d %s: %s (to retry it: hoh project rollback %s --to-loop %d)",
-				StopFailed, f.Iteration, f.Role, f.RoleFailure, project, done), done)
-		}
 		if ctx.Err() != nil {
 			return stop(StopInterrupt, done)
 		}

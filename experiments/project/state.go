@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -51,15 +52,6 @@ func completedLoops(st []trial.StageRecord) int {
 		}
 	}
 	return n
-}
-
-func failure(st []trial.StageRecord) *trial.StageRecord {
-	for i := range st {
-		if st[i].RoleFailure != "" {
-			return &st[i]
-		}
-	}
-	return nil
 }
 
 func tokens(st []trial.StageRecord) int64 {
@@ -120,12 +112,15 @@ type LoopDynamics struct {
 	QAStatus        string    `json:"qa_status"`
 	BuildStatus     string    `json:"build_status"`
 	Finished        time.Time `json:"finished"`
+	// FailedRoles names the roles of the loop that failed after their
+	// contract retries ("planner+qa"); the loop went on (trial.FailurePolicy).
+	FailedRoles string `json:"failed_roles,omitempty"`
 }
 
 // DynamicsColumns is the header of dynamics.csv.
 var DynamicsColumns = []string{"loop", "new", "closed", "reopened", "unresolved", "total_issues",
 	"planner_tokens", "developer_tokens", "qa_tokens", "cumulative_tokens",
-	"files_changed", "lines_added", "lines_deleted", "qa_status", "build_status", "finished"}
+	"files_changed", "lines_added", "lines_deleted", "qa_status", "build_status", "finished", "failed_roles"}
 
 func roleTokens(s *trial.StageRecord) int64 {
 	if s == nil {
@@ -232,6 +227,13 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 		} else if qa != nil && qa.RoleFailure != "" {
 			d.QAStatus = "failed"
 		}
+		var failed []string
+		for _, s := range []*trial.StageRecord{pl, dev, qa} {
+			if s != nil && s.RoleFailure != "" {
+				failed = append(failed, s.Role)
+			}
+		}
+		d.FailedRoles = strings.Join(failed, "+")
 		d.BuildStatus = buildStatus(filepath.Join(tl.Stage(t, "qa"), "context", "runtime-checks.json"))
 		if qa != nil {
 			d.Finished = qa.Finished
@@ -258,7 +260,7 @@ func DynamicsCSV(rows []LoopDynamics) []byte {
 		}
 		_ = w.Write([]string{i(d.Loop), i(d.New), i(d.Closed), i(d.Reopened), i(d.Unresolved), i(d.Total),
 			i64(d.PlannerTokens), i64(d.DeveloperTokens), i64(d.QATokens), i64(d.Tokens),
-			i(d.FilesChanged), i(d.LinesAdded), i(d.LinesDeleted), d.QAStatus, d.BuildStatus, fin})
+			i(d.FilesChanged), i(d.LinesAdded), i(d.LinesDeleted), d.QAStatus, d.BuildStatus, fin, d.FailedRoles})
 	}
 	w.Flush()
 	return buf.Bytes()
@@ -303,7 +305,7 @@ func ReadDynamics(path string) ([]LoopDynamics, error) {
 			}
 			*p = v
 		}
-		d.QAStatus, d.BuildStatus = r[13], r[14]
+		d.QAStatus, d.BuildStatus, d.FailedRoles = r[13], r[14], r[16]
 		if r[15] != "" {
 			if d.Finished, err = time.Parse(time.RFC3339, r[15]); err != nil {
 				return nil, fmt.Errorf("%s line %d: finished: %w", path, n+2, err)
