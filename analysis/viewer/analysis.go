@@ -41,7 +41,6 @@ type figureView struct {
 	Name, About, Href, CSV string
 }
 
-
 func fillTables(p *indexPage, rr *runRecords, opts Options) {
 	if len(rr.Scores) == 0 {
 		p.TableErrors = append(p.TableErrors, "no scores yet: tables appear once trials have been evaluated")
