@@ -43,7 +43,7 @@ type Options struct {
 	Live bool
 	// MaxDiffBytes bounds the diff shown per iteration (default 1 MiB).
 	MaxDiffBytes int
-	// Workers build trial pages in parallel (default GOMAXPROCS).
+	// Workers build trial pages in parallel (default 2 x GOMAXPROCS).
 	Workers int
 	// Now stamps the pages (default time.Now).
 	Now func() time.Time
@@ -54,7 +54,8 @@ func (o Options) withDefaults() Options {
 		o.MaxDiffBytes = 1 << 20
 	}
 	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
+		// Pages wait on file reads as much as they compute.
+		o.Workers = 2 * runtime.GOMAXPROCS(0)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
