@@ -3,6 +3,11 @@ package trial
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/records"
 )
 
@@ -85,16 +91,59 @@ func (r *runner) cumulativeTokens(t int) int64 {
 	return n
 }
 
+// sealedEvaluation is how hoh stores an evaluation: bound to the content
+// digest of the tree it scored and sealed with a keyed MAC only hoh knows, so
+// a file a role wrote (a forged pass_rate) or a stale result for another tree
+// is never taken for a score; either is recomputed.
+// The evaluation's fields stay at the top level: readers of
+// benchmark.Evaluation (hoh view) read the file as before.
+type sealedEvaluation struct {
+	benchmark.Evaluation
+	Commit string `json:"commit"`
+	Digest string `json:"digest"`
+	MAC    string `json:"mac"`
+}
+
+func sealMAC(key []byte, digest string, ev benchmark.Evaluation) (string, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "hoh-evaluation\x00%s\x00", digest)
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// evalKey is the trial's evaluation key, created on first use in hoh's
+// private directory (0700, never given to a role as a working directory).
+func (r *runner) evalKey() ([]byte, error) {
+	p := filepath.Join(r.l.Private(), "evaluation.key")
+	if b, err := os.ReadFile(p); err == nil && len(b) == 64 {
+		return hex.DecodeString(string(b))
+	}
+	if err := os.MkdirAll(r.l.Private(), 0o700); err != nil {
+		return nil, err
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	return key, records.WriteFile(p, []byte(hex.EncodeToString(key)))
+}
+
 func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.Evaluation, error) {
-	p := filepath.Join(r.l.Evaluation(), fmt.Sprintf("cp-%d.json", t))
 	var ev benchmark.Evaluation
-	if err := records.ReadJSON(p, &ev); err == nil {
-		return ev, nil
-	} else if !os.IsNotExist(err) {
+	key, err := r.evalKey()
+	if err != nil {
+		return ev, fmt.Errorf("trial %s: evaluation key: %w", r.spec.Key, err)
+	}
+	// A fresh copy in the trial's private directory (not a shared /tmp path
+	// another trial's agent could reach), removed afterwards.
+	if err := os.MkdirAll(r.l.Private(), 0o700); err != nil {
 		return ev, err
 	}
-	// A fresh copy outside the run directory, removed afterwards.
-	tmp, err := os.MkdirTemp("", "hoh-eval-*")
+	tmp, err := os.MkdirTemp(r.l.Private(), "eval-*")
 	if err != nil {
 		return ev, err
 	}
@@ -102,11 +151,27 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 	if err := r.repo.Export(commit, tmp); err != nil {
 		return ev, err
 	}
+	digest, err := history.Digest(tmp)
+	if err != nil {
+		return ev, err
+	}
+	p := filepath.Join(r.l.Evaluation(), fmt.Sprintf("cp-%d.json", t))
+	var cached sealedEvaluation
+	if err := records.ReadJSON(p, &cached); err == nil && cached.Digest == digest {
+		if mac, err := sealMAC(key, digest, cached.Evaluation); err == nil && hmac.Equal([]byte(mac), []byte(cached.MAC)) {
+			return cached.Evaluation, nil
+		}
+		r.env.Logf("%s: evaluation/cp-%d.json is not hoh's seal for this checkpoint; re-evaluating", r.spec.Key, t)
+	}
 	ev, err = r.env.Bench.Evaluate(ctx, r.env.Task, tmp)
 	if err != nil {
 		return ev, fmt.Errorf("trial %s: evaluate checkpoint %d: %w", r.spec.Key, t, err)
 	}
-	return ev, records.WriteJSON(p, ev)
+	mac, err := sealMAC(key, digest, ev)
+	if err != nil {
+		return ev, err
+	}
+	return ev, records.WriteJSON(p, sealedEvaluation{Evaluation: ev, Commit: commit, Digest: digest, MAC: mac})
 }
 
 func (r *runner) scoreRows(t int, cp Checkpoint) []results.Row {

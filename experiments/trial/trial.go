@@ -162,6 +162,10 @@ func (l Layout) Scores() string        { return filepath.Join(l.Dir, "scores.csv
 func (l Layout) Evaluation() string    { return filepath.Join(l.Dir, "evaluation") }
 func (l Layout) SessionState() string  { return filepath.Join(l.Dir, "session-state") }
 func (l Layout) Extensions() string    { return filepath.Join(l.Dir, "extensions.jsonl") }
+
+// Private is hoh's own directory of the trial (0700): the evaluation key and
+// evaluation scratch copies. No role is given it.
+func (l Layout) Private() string { return filepath.Join(l.Dir, ".hoh-private") }
 func (l Layout) Stage(t int, role string) string {
 	return filepath.Join(l.Dir, fmt.Sprintf("iter-%02d", t), role)
 }

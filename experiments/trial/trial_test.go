@@ -38,6 +38,12 @@ type fakeHarness struct {
 	// prose: replies of these roles are prose, not the contract's JSON.
 	prose            map[harness.Role]bool
 	plannerIteration int
+	// devBroken: the developer writes a greet.sh that fails the hidden tests.
+	devBroken bool
+	// devWrites: files (relative to the developer's working directory, may
+	// climb out of it) the developer writes besides its artifact, as an
+	// agent's shell step would.
+	devWrites map[string]string
 }
 
 var iterationRE = regexp.MustCompile(`HoH iteration (\d+)\)`)
@@ -103,7 +109,16 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 		}
 		res.FinalMessage = `{"iteration":1,"qa_status":"partial","verified_records":[{"claim_id":"c1","claim":"greets Ada","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"Hello, Ada!"}]}],"gap_records":[{"claim_id":"c2","claim":"no styling","status":"gap","recommended_update":"QA-EVIDENCE-MARKER"}]}`
 	default: // developer, vanilla, continuation
-		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte(greet), 0o755)
+		body := greet
+		if f.devBroken {
+			body = "#!/bin/sh\necho nope\n"
+		}
+		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte(body), 0o755)
+		for rel, data := range f.devWrites {
+			p := filepath.Join(inv.WorkDir, rel)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(data), 0o644)
+		}
 		os.WriteFile(filepath.Join(inv.WorkDir, fmt.Sprintf("pass-%d.txt", n)), []byte("x"), 0o644)
 		res.FinalMessage = `{"summary":"wrote greet.sh","self_tests":[{"command":"sh greet.sh","outcome":"ok"}]}`
 	}
