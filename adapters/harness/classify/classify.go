@@ -48,7 +48,7 @@ var infraPatterns = []string{
 	`too many requests`, `rate.?limit`, `quota`,
 	// Transport: refused, reset, DNS, TLS; Rust (Codex), Node (the others).
 	`stream disconnected`, `stream error`, `error sending request`, `connection (refused|reset|closed|error|failed)`,
-	`econnrefused`, `econnreset`, `enotfound`, `eai_again`, `enetunreach`, `ehostunreach`, `etimedout`,
+	`econnrefused`, `econnreset`, `enotfound`, `eai_again`, `enetunreach`, `ehostunreach`, `unreachable`, `etimedout`,
 	`socket hang up`, `fetch failed`, `network error`, `unable to connect`, `waiting for network`,
 	`cannot connect to api`, `connection was closed unexpectedly`, // OpenCode (Bun's fetch)
 	`dns error`, `failed to lookup address`, `name resolution`, `getaddrinfo`, `could not resolve`, `no such host`,

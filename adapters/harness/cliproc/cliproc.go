@@ -329,6 +329,10 @@ func Conclude(ctx context.Context, kind string, inv harness.Invocation, proc Pro
 	return Finish(ctx, kind, inv, raw, res)
 }
 
+// NoModelTurn is the evidence for a CLI that reported a finished turn
+// although no model answered it.
+const NoModelTurn = "no model turn: the CLI reported a finished turn without tokens, a message or a tool call"
+
 // Outcome classifies a finished process from what its parser reported: the
 // one classification every CLI adapter goes through. A process hoh stopped
 // (Launch.Stop) is judged by its messages and the reason it was stopped.
@@ -338,6 +342,11 @@ func Outcome(proc Process, rep Report) (harness.Outcome, string) {
 	if proc.Stopped != "" {
 		ev.Completed = false
 		ev.Problems = append(append([]string(nil), ev.Problems...), proc.Stopped)
+	}
+	if ev.Completed && rep.Usage.Total == 0 && rep.FinalMessage == "" && len(rep.Tools) == 0 {
+		// A finished turn nobody answered is no result.
+		ev.Completed = false
+		ev.Problems = append(append([]string(nil), ev.Problems...), NoModelTurn)
 	}
 	return classify.Classify(ev)
 }

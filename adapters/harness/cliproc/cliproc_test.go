@@ -63,3 +63,19 @@ func TestEnvNamesListsEachNameOnce(t *testing.T) {
 		t.Fatalf("env names %q", got)
 	}
 }
+
+func TestFinishedTurnWithoutAModelAnswerIsNotCompleted(t *testing.T) {
+	exit0 := Process{Exit: sandbox.Exit{Code: 0}}
+	if o, ev := Outcome(exit0, Report{Completed: true}); o == harness.OutcomeCompleted || !strings.Contains(ev, "no model turn") {
+		t.Errorf("empty finished turn: %s %q", o, ev)
+	}
+	answered := Report{Completed: true, FinalMessage: "done"}
+	if o, _ := Outcome(exit0, answered); o != harness.OutcomeCompleted {
+		t.Errorf("answered turn: %s", o)
+	}
+	stopped := exit0
+	stopped.Stopped = "provider unreachable: stopped"
+	if o, _ := Outcome(stopped, answered); o != harness.OutcomeInfraFailure {
+		t.Errorf("stopped run: %s", o)
+	}
+}
