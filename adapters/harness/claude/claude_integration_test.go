@@ -26,7 +26,7 @@ func newClaude(t *testing.T, p harness.Provider) harness.Harness {
 func TestClaudeAgainstScriptedProvider(t *testing.T) {
 	clitest.Suite(t, clitest.Target{
 		New:             newClaude,
-		APIs:            []string{"anthropic"},
+		APIs:            claude.CLI.APIs,
 		StateEnv:        "CLAUDE_CONFIG_DIR",
 		StatusFaultWall: 60 * time.Second,
 		MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},

@@ -343,8 +343,9 @@ func Outcome(proc Process, rep Report) (harness.Outcome, string) {
 		ev.Completed = false
 		ev.Problems = append(append([]string(nil), ev.Problems...), proc.Stopped)
 	}
-	if ev.Completed && rep.Usage.Total == 0 && rep.FinalMessage == "" && len(rep.Tools) == 0 {
-		// A finished turn nobody answered is no result.
+	if ev.Completed && len(ev.Problems) == 0 && rep.Usage.Total == 0 && rep.FinalMessage == "" && len(rep.Tools) == 0 {
+		// A finished turn nobody answered is no result (with problems, they
+		// are the evidence).
 		ev.Completed = false
 		ev.Problems = append(append([]string(nil), ev.Problems...), NoModelTurn)
 	}

@@ -26,7 +26,7 @@ func newOpenCode(t *testing.T, p harness.Provider) harness.Harness {
 func TestOpenCodeAgainstScriptedProvider(t *testing.T) {
 	clitest.Suite(t, clitest.Target{
 		New:              newOpenCode,
-		APIs:             []string{"chat", "responses", "anthropic"},
+		APIs:             opencode.CLI.APIs,
 		ReportsReasoning: true,
 		StateEnv:         "HOME",
 		// OpenCode retries 5xx five times with back-off and has no setting

@@ -26,7 +26,7 @@ func newPi(t *testing.T, p harness.Provider) harness.Harness {
 func TestPiAgainstScriptedProvider(t *testing.T) {
 	clitest.Suite(t, clitest.Target{
 		New:             newPi,
-		APIs:            []string{"chat", "responses", "anthropic"},
+		APIs:            pi.CLI.APIs,
 		StateEnv:        "PI_CODING_AGENT_DIR",
 		StatusFaultWall: 60 * time.Second,
 		MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
