@@ -132,6 +132,9 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 		}
 		defer relay.Close()
 		prov.BaseURL = relay.BaseURL()
+		if r.opts.NewHarness == nil { // a test double from the hook talks to no provider
+			base.ServedLog = filepath.Join(r.trialDir(t), served.File)
+		}
 	}
 	h := rt.harness
 	if env.Kind == environment.Docker || prov != rt.cfg.Provider {

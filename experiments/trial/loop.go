@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/roles"
 )
 
@@ -173,6 +174,21 @@ func (r *runner) commitStage(rec StageRecord) error {
 	return r.writeLedger()
 }
 
+// modelAnswered reports whether the relay logged a successful response
+// since the invocation started (a trial runs one invocation at a time).
+func modelAnswered(log string, since time.Time) bool {
+	lines, _, err := served.Read(log)
+	if err != nil {
+		return true // no verdict without the log
+	}
+	for _, l := range lines {
+		if !l.Time.Before(since) && l.Status >= 200 && l.Status < 300 {
+			return true
+		}
+	}
+	return false
+}
+
 // recordReplaced keeps the tokens of an invocation lost to an
 // infrastructure failure (as its CLI reported them) in usage-replaced.jsonl:
 // spent, though no result counts them (Eq. 11 uses usage.jsonl only).
@@ -265,6 +281,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			Env: r.env.Env, Secrets: r.env.Secrets, Exec: r.env.Exec,
 		}
 		r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
+		started := time.Now().UTC()
 		res, err := r.env.Harness.Run(ctx, inv)
 		if err != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
@@ -281,6 +298,10 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 					Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
 				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence, Local: true}
 			}
+		}
+		if r.env.ServedLog != "" && res.Outcome == harness.OutcomeCompleted && ctx.Err() == nil && !modelAnswered(r.env.ServedLog, started) {
+			res.Outcome = harness.OutcomeInfraFailure
+			res.Evidence = "the CLI reported completion, but hoh's relay saw no model answer during the invocation"
 		}
 		if err := records.WriteJSON(filepath.Join(adir, "result.json"), res); err != nil {
 			return out, err

@@ -56,6 +56,11 @@ type Env struct {
 	Secrets []string
 	// Logf receives progress lines; may be nil.
 	Logf func(format string, args ...any)
+	// ServedLog is the relay's log of this attempt's model traffic
+	// (experiments/served), when the CLIs talk through it: an invocation
+	// the CLI calls completed while the relay saw no answer is an
+	// infrastructure failure, not a result.
+	ServedLog string
 
 	// Project mode (experiments/project) sets the fields below; benchmark
 	// trials leave them zero.

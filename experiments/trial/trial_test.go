@@ -616,3 +616,41 @@ func TestResumeScrubsTheStateOfKilledAttempts(t *testing.T) {
 		}
 	}
 }
+
+// hoh's relay is the ground truth of whether the model answered: an
+// invocation the CLI calls completed while the relay logged no answer is an
+// infrastructure failure; with the relay's answer logged it is a result.
+func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
+	b := builtin.Benchmark{}
+	ts, _ := b.Tasks(context.Background())
+	spec := Spec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "served.jsonl")
+	_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{}, ServedLog: log})
+	if !IsInfra(err) || !strings.Contains(err.Error(), "relay saw no model answer") {
+		t.Fatalf("want an infrastructure failure, got %v", err)
+	}
+	if _, err := os.Stat(Layout{dir}.Summary()); err == nil {
+		t.Fatal("a summary was written for an invocation nobody answered")
+	}
+	answering := &relayingHarness{fakeHarness: &fakeHarness{}, log: log}
+	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: answering, ServedLog: log})
+	if err != nil || s.Status != StatusCompleted {
+		t.Fatalf("with the relay's answer logged: %v %+v", err, s)
+	}
+}
+
+// relayingHarness logs a served answer the way hoh's relay does.
+type relayingHarness struct {
+	*fakeHarness
+	log string
+}
+
+func (h *relayingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	res, err := h.fakeHarness.Run(ctx, inv)
+	line := fmt.Sprintf(`{"time":%q,"path":"/v1/responses","status":200,"usage":{"input":1,"output":1,"total":2}}`+"\n", time.Now().UTC().Format(time.RFC3339Nano))
+	f, _ := os.OpenFile(h.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f.WriteString(line)
+	f.Close()
+	return res, err
+}
