@@ -163,6 +163,15 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 			Live: opts.Live, State: t.State, Reason: t.Reason,
 		}})
 	}
+	if opts.LazyTrials {
+		// hoh view --serve: a trial page is built when it is first asked
+		// for (Server.ServeHTTP), so a large run is served at once.
+		res.pending = map[string]trialJob{}
+		for _, j := range jobs {
+			res.pending[j.page] = j
+		}
+		jobs = nil
+	}
 	res.Rebuilt = len(jobs)
 	if err := buildTrialPages(jobs, m, opts); err != nil {
 		return nil, err

@@ -24,18 +24,38 @@ type Server struct {
 	checked time.Time
 	fp      string
 	allowed map[string]bool
+	pending map[string]trialJob // trial pages to build when asked for
 	Logf    func(format string, args ...any)
 }
 
 // NewServer builds the report once and returns its server. Pages are
 // rebuilt at most every `every` when the run's records changed.
 func NewServer(dir string, opts Options, every time.Duration) (*Server, error) {
-	opts.Live = true
+	opts.Live, opts.LazyTrials = true, true
 	s := &Server{dir: dir, root: siteRoot(dir), opts: opts, every: every, Logf: func(string, ...any) {}}
 	if err := s.refresh(true); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// buildPending builds a trial page that a lazy build left for later, and
+// records the run files it links. Called with s.mu held.
+func (s *Server) buildPending(page string) error {
+	j, ok := s.pending[page]
+	if !ok {
+		return nil
+	}
+	delete(s.pending, page)
+	report := filepath.Join(s.root, ReportDir)
+	m := readManifest(report)
+	if err := buildTrialPages([]trialJob{j}, m, s.opts.withDefaults()); err != nil {
+		return err
+	}
+	for _, l := range m.Pages[page].Links {
+		s.allowed[l] = true
+	}
+	return saveManifest(report, m)
 }
 
 // Index is the path of the report's index page.
@@ -95,6 +115,7 @@ func (s *Server) refresh(force bool) error {
 		return err
 	}
 	s.fp = fp
+	s.pending = res.pending
 	s.allowed = readManifest(filepath.Join(s.root, ReportDir)).links()
 	s.Logf("report rebuilt: %d trial page(s) rewritten", res.Rebuilt)
 	return nil
@@ -126,6 +147,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p = ReportDir + "/index.html"
 	}
 	s.mu.Lock()
+	page := strings.TrimPrefix(p, ReportDir+"/")
+	if !strings.HasPrefix(p, ReportDir+"/") && !s.allowed[p] {
+		// A run file of a trial whose page is not built yet: build it, so
+		// that what the page links is known.
+		for name, j := range s.pending {
+			if strings.HasPrefix(p, j.ctx.TrialRel+"/") {
+				page = name
+				break
+			}
+		}
+	}
+	if err := s.buildPending(page); err != nil {
+		s.Logf("build %s: %v", p, err)
+	}
 	allowed := s.allowed[p]
 	s.mu.Unlock()
 	inReport := strings.HasPrefix(p, ReportDir+"/")

@@ -43,6 +43,9 @@ type Options struct {
 	Live bool
 	// MaxDiffBytes bounds the diff shown per iteration (default 1 MiB).
 	MaxDiffBytes int
+	// LazyTrials leaves stale trial pages unbuilt; the server builds each
+	// when it is asked for.
+	LazyTrials bool
 	// Workers build trial pages in parallel (default 2 x GOMAXPROCS).
 	Workers int
 	// Now stamps the pages (default time.Now).
@@ -69,6 +72,8 @@ type Result struct {
 	IndexBytes int64
 	Trials     int // trial pages in the report
 	Rebuilt    int // trial pages written by this build (the rest were current)
+
+	pending map[string]trialJob // with LazyTrials: report-relative page -> its job
 }
 
 //go:embed templates/*.html assets/*

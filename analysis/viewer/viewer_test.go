@@ -164,6 +164,11 @@ func TestServeOnlyReportAndLinkedFiles(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
+	// Served reports build trial pages when they are first asked for.
+	trialPage := filepath.Join(dir, ReportDir, "trials", trials[0].Key+".html")
+	if _, err := os.Stat(trialPage); !os.IsNotExist(err) {
+		t.Errorf("the trial page was built before it was asked for (%v)", err)
+	}
 	get := func(p string) (int, string) {
 		// A raw request line, so that the client does not clean "../".
 		req, _ := http.NewRequest("GET", ts.URL, nil)
@@ -205,6 +210,9 @@ func TestServeOnlyReportAndLinkedFiles(t *testing.T) {
 	code, _ := get("/")
 	if code != 200 { // redirected to the index
 		t.Errorf("GET /: %d", code)
+	}
+	if _, err := os.Stat(trialPage); err != nil {
+		t.Errorf("the trial page asked for was not built: %v", err)
 	}
 }
 
