@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -16,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/trial"
 )
@@ -69,6 +71,9 @@ func (r *run) startContainers(ctx context.Context) error {
 			return fmt.Errorf("config %s: provider base_url %q must be an http or https URL", rt.cfg.Label, rt.cfg.Provider.BaseURL)
 		}
 	}
+	if err := cleanupEarlierRuns(ctx, r.docker.client, r.out); err != nil {
+		return err
+	}
 	bin, err := docker.FindRelayBinary() // built at install time, never during a run
 	if err != nil {
 		return err
@@ -76,6 +81,29 @@ func (r *run) startContainers(ctx context.Context) error {
 	r.docker.relay = bin
 	fmt.Fprintf(r.opts.Out, "containers of this run are labelled %s=%s\n", docker.LabelRun, r.docker.client.RunID())
 	return nil
+}
+
+// DockerRunsFile lists the Docker run labels of the runs of a directory.
+const DockerRunsFile = "docker-runs.txt"
+
+// cleanupEarlierRuns removes the containers and images that earlier runs of
+// out left behind when they were killed (their labels are in
+// DockerRunsFile), then notes this run's label. The caller holds out's
+// lock, so none of those runs is alive.
+func cleanupEarlierRuns(ctx context.Context, c *docker.Client, out string) error {
+	path := filepath.Join(out, DockerRunsFile)
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, id := range strings.Fields(string(data)) {
+		if id != c.RunID() {
+			if err := docker.CleanupRun(ctx, c.API, id, true); err != nil {
+				return fmt.Errorf("remove what the killed run %s left in Docker: %w", id, err)
+			}
+		}
+	}
+	return records.WriteFile(path, []byte(c.RunID()+"\n"))
 }
 
 // closeContainers removes every container and image labelled with this

@@ -1,0 +1,36 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
+)
+
+// A run killed by SIGKILL leaves its labelled images and containers; the
+// next run of the same directory removes them before it starts, and leaves
+// other runs' objects alone.
+func TestResumeRemovesWhatAKilledRunLeftInDocker(t *testing.T) {
+	killed := dockerenv.Client(t, "killed-run")
+	dockerenv.BusyboxImage(t, killed, "")
+	other := dockerenv.Client(t, "other-run")
+	otherImage := dockerenv.BusyboxImage(t, other, "")
+	out := t.TempDir()
+	os.WriteFile(filepath.Join(out, DockerRunsFile), []byte(killed.RunID()+"\n"), 0o644)
+
+	resumed := dockerenv.Client(t, "resumed-run")
+	if err := cleanupEarlierRuns(context.Background(), resumed, out); err != nil {
+		t.Fatal(err)
+	}
+	dockerenv.AssertNothingLabelled(t, killed)
+	if _, err := other.API.ImageInspect(context.Background(), otherImage); err != nil {
+		t.Errorf("another run's image was removed: %v", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, DockerRunsFile))
+	if strings.TrimSpace(string(data)) != resumed.RunID() {
+		t.Errorf("%s: %q", DockerRunsFile, data)
+	}
+}
