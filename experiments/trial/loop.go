@@ -13,8 +13,8 @@ import (
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/experiments/served"
 )
 
 // Invocation is one token-ledger entry: one harness run of one role.
