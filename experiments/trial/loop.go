@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/records"
@@ -106,6 +107,25 @@ type runner struct {
 	repo *history.Repo
 	st   *state
 	ws   string // the workspace (Env.Workspace or <dir>/workspace)
+	// readOnly are the paths the next invocation sees read-only (the QA
+	// Tester's candidate), on host executors.
+	readOnly []string
+}
+
+// executor is the executor of an invocation: on the host, a user + mount
+// namespace makes r.readOnly read-only for every process of the CLI.
+func (r *runner) executor() sandbox.Executor {
+	if len(r.readOnly) == 0 {
+		return r.env.Exec
+	}
+	switch e := r.env.Exec.(type) {
+	case nil:
+		return sandbox.ReadOnlyView{Inner: sandbox.Local{}, Paths: r.readOnly}
+	case sandbox.Local:
+		return sandbox.ReadOnlyView{Inner: e, Paths: r.readOnly}
+	}
+	// Containers: the candidate's digest is checked after the stage.
+	return r.env.Exec
 }
 
 func (r *runner) digest() (string, error) { return history.Digest(r.ws, r.env.Exclude...) }
@@ -278,7 +298,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: workDir,
 			StateDir: sd, LogDir: filepath.Join(adir, "logs"), Session: session,
 			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
-			Env: r.env.Env, Secrets: r.env.Secrets, Exec: r.env.Exec,
+			Env: r.env.Env, Secrets: r.env.Secrets, Exec: r.executor(),
 		}
 		r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
 		started := time.Now().UTC()
@@ -663,14 +683,33 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		return err
 	}
 	var report roles.QAReport
+	r.readOnly = []string{candidate}
 	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, candidate, prompt, r.timeout(harness.RoleQA), "", "",
 		func(msg string) []string { q, errs := roles.ParseQAReport(msg); report = q; return errs })
+	r.readOnly = nil
 	if err != nil {
 		return err
 	}
 	rec := StageRecord{Iteration: t, Role: "qa", Invocations: rep.invs, Digest: digest}
 	if rec.Violations, err = r.checkUnchanged(digest, "QA Tester", t); err != nil {
 		return err
+	}
+	// The candidate QA assessed must be the frozen one: a change (where no
+	// read-only view could be made, or through a path it did not cover) is a
+	// violation, its verified claims are not about the candidate, and the
+	// retained copy is put back to the assessed artifact.
+	candidateChanged := false
+	if after, err := history.Digest(candidate); err != nil {
+		return err
+	} else if after != digest {
+		candidateChanged = true
+		rec.Violations = append(rec.Violations, fmt.Sprintf("iteration %d: the QA Tester changed the frozen candidate (digest %s -> %s); its verified claims were demoted to gaps and the candidate restored", t, digest, after))
+		if err := os.RemoveAll(candidate); err != nil {
+			return err
+		}
+		if err := r.copyWorkspace(candidate); err != nil {
+			return err
+		}
 	}
 	var ev roles.Evidence
 	switch {
@@ -687,7 +726,14 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		if err := records.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
 			return err
 		}
+		if candidateChanged {
+			report.GapRecords = append(report.GapRecords, report.VerifiedRecords...)
+			report.VerifiedRecords = nil
+		}
 		ev = roles.Normalise(report, digest)
+		if candidateChanged {
+			ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")
+		}
 	}
 	if err := records.WriteJSON(filepath.Join(dir, "evidence.json"), ev); err != nil {
 		return err

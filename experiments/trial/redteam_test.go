@@ -2,6 +2,7 @@ package trial
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,58 @@ func TestEvaluationScratchIsPrivatePerTrial(t *testing.T) {
 	}
 	if len(b.dirs) != 1 || filepath.Dir(b.dirs[0]) != (Layout{dir}).Private() {
 		t.Fatalf("evaluated in %v, want a copy under %s", b.dirs, Layout{dir}.Private())
+	}
+}
+
+// Red-team: the QA Tester's shell tries to repair the candidate it judges.
+// On the host its view of the candidate is a read-only bind mount: the
+// write fails even as root, and the candidate and score stay the Developer's.
+func TestRedTeamQACannotWriteTheCandidate(t *testing.T) {
+	dir := t.TempDir()
+	h := &fakeHarness{devBroken: true, qaShell: `printf '#!/bin/sh\necho "Hello, World!"\n' > greet.sh`}
+	s, err := runIn(dir, "hoh@1", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.qaShellErr == nil || !strings.Contains(h.qaShellErr.Error(), "Read-only file system") {
+		t.Fatalf("QA's write into the candidate was not refused: %v", h.qaShellErr)
+	}
+	data, _ := os.ReadFile(filepath.Join(Layout{dir}.Stage(1, "qa"), "candidate", "greet.sh"))
+	if !strings.Contains(string(data), "nope") {
+		t.Fatalf("retained candidate changed: %q", data)
+	}
+	if len(s.Violations) != 0 {
+		t.Fatalf("a refused write needs no violation: %v", s.Violations)
+	}
+}
+
+// Red-team: where no read-only view exists (a write from outside it, as in a
+// container), a QA that repairs the candidate is caught after the stage: a
+// recorded violation, its verified claims demoted, the retained candidate
+// the assessed one and the score the Developer's artifact's.
+func TestRedTeamQARepairingTheCandidateIsAViolation(t *testing.T) {
+	dir := t.TempDir()
+	h := &fakeHarness{devBroken: true, qaRepairs: true}
+	s, err := runIn(dir, "hoh@1", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Violations) != 1 || !strings.Contains(s.Violations[0], "changed the frozen candidate") {
+		t.Fatalf("violations %v", s.Violations)
+	}
+	qa := Layout{dir}.Stage(1, "qa")
+	data, _ := os.ReadFile(filepath.Join(qa, "candidate", "greet.sh"))
+	if !strings.Contains(string(data), "nope") {
+		t.Fatalf("retained candidate is QA's copy: %q", data)
+	}
+	var ev struct {
+		Verified []any `json:"verified_records"`
+	}
+	b, _ := os.ReadFile(filepath.Join(qa, "evidence.json"))
+	if err := json.Unmarshal(b, &ev); err != nil || len(ev.Verified) != 0 {
+		t.Fatalf("claims on a repaired candidate kept as verified: %s", b)
+	}
+	if s.Checkpoints[0].Metrics["pass_rate"] == 100 {
+		t.Fatal("score of QA's repair recorded")
 	}
 }

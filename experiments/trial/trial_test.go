@@ -16,6 +16,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/history"
 )
@@ -44,6 +45,14 @@ type fakeHarness struct {
 	// climb out of it) the developer writes besides its artifact, as an
 	// agent's shell step would.
 	devWrites map[string]string
+	// qaRepairs: the QA Tester rewrites greet.sh in its working directory
+	// (the candidate) into a correct one with a direct file write, as a
+	// process outside any read-only view would.
+	qaRepairs bool
+	// qaShell: a shell step the QA Tester runs in its working directory
+	// through the invocation's executor; its result goes to qaShellErr.
+	qaShell    string
+	qaShellErr error
 }
 
 var iterationRE = regexp.MustCompile(`HoH iteration (\d+)\)`)
@@ -104,6 +113,21 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 			res.FinalMessage = fmt.Sprintf(`{"objective":"increment %d","tasks":[{"id":"T1","description":"write greet.sh"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"greets","observation":"run it"}]}`, n)
 		}
 	case inv.Role == harness.RoleQA:
+		if f.qaRepairs {
+			os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte(greet), 0o755)
+		}
+		if f.qaShell != "" {
+			ex := inv.Exec
+			if ex == nil {
+				ex = sandbox.Local{}
+			}
+			var out bytes.Buffer
+			exit, err := ex.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", f.qaShell}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
+			if err == nil && exit.Code != 0 {
+				err = fmt.Errorf("exit %d: %s", exit.Code, out.String())
+			}
+			f.qaShellErr = err
+		}
 		if f.qaWritesTo != "" {
 			os.WriteFile(filepath.Join(f.qaWritesTo, "greet.sh"), []byte("echo tampered\n"), 0o755)
 		}
