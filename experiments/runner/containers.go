@@ -86,8 +86,8 @@ func (r *run) startContainers(ctx context.Context) error {
 // DockerRunsFile lists the Docker run labels of the runs of a directory.
 const DockerRunsFile = "docker-runs.txt"
 
-// cleanupEarlierRuns removes the containers and images that earlier runs of
-// out left behind when they were killed (their labels are in
+// cleanupEarlierRuns removes the containers, images and relay temporary
+// directories that earlier runs of out left behind when they were killed (their labels are in
 // DockerRunsFile), then notes this run's label. The caller holds out's
 // lock, so none of those runs is alive.
 func cleanupEarlierRuns(ctx context.Context, c *docker.Client, out string) error {
@@ -100,6 +100,9 @@ func cleanupEarlierRuns(ctx context.Context, c *docker.Client, out string) error
 		if id != c.RunID() {
 			if err := docker.CleanupRun(ctx, c.API, id, true); err != nil {
 				return fmt.Errorf("remove what the killed run %s left in Docker: %w", id, err)
+			}
+			for _, d := range docker.RelayTempDirs(id) {
+				os.RemoveAll(d)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
 
@@ -20,12 +21,24 @@ func TestResumeRemovesWhatAKilledRunLeftInDocker(t *testing.T) {
 	otherImage := dockerenv.BusyboxImage(t, other, "")
 	out := t.TempDir()
 	os.WriteFile(filepath.Join(out, DockerRunsFile), []byte(killed.RunID()+"\n"), 0o644)
+	relayTmp, err := os.MkdirTemp("", docker.RelayTempPrefix(killed.RunID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherTmp, _ := os.MkdirTemp("", docker.RelayTempPrefix(other.RunID()))
+	defer os.RemoveAll(otherTmp)
 
 	resumed := dockerenv.Client(t, "resumed-run")
 	if err := cleanupEarlierRuns(context.Background(), resumed, out); err != nil {
 		t.Fatal(err)
 	}
 	dockerenv.AssertNothingLabelled(t, killed)
+	if _, err := os.Stat(relayTmp); !os.IsNotExist(err) {
+		t.Errorf("the killed run's relay directory %s is still there", relayTmp)
+	}
+	if _, err := os.Stat(otherTmp); err != nil {
+		t.Errorf("another run's relay directory was removed: %v", err)
+	}
 	if _, err := other.API.ImageInspect(context.Background(), otherImage); err != nil {
 		t.Errorf("another run's image was removed: %v", err)
 	}

@@ -72,6 +72,17 @@ func (r *hostRelay) serve(target string) {
 	}
 }
 
+// RelayTempPrefix starts the names of the host relay's temporary
+// directories of run runID.
+func RelayTempPrefix(runID string) string { return "hoh-relay-" + runID + "-" }
+
+// RelayTempDirs lists the host relay directories run runID left in the
+// temporary directory.
+func RelayTempDirs(runID string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), RelayTempPrefix(runID)+"*"))
+	return dirs
+}
+
 func (env *Environment) relayMounts() ([]mountSpec, error) {
 	rs := env.spec.Relay
 	if rs.Target == "" || rs.Binary == "" {
@@ -82,7 +93,9 @@ func (env *Environment) relayMounts() ([]mountSpec, error) {
 	}
 	if env.relay == nil {
 		// Short path: unix socket paths are limited to ~108 bytes.
-		dir, err := os.MkdirTemp("", "hoh-relay-")
+		// Named after the run, so a later run can remove what a killed
+		// one left (RelayTempDirs).
+		dir, err := os.MkdirTemp("", RelayTempPrefix(env.c.RunID()))
 		if err != nil {
 			return nil, err
 		}
