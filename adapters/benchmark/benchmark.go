@@ -67,6 +67,13 @@ type Evaluation struct {
 	Error string `json:"error,omitempty"`
 }
 
+// LoadNotes is implemented by benchmarks whose loader skipped folders or
+// excluded malformed tasks instead of failing: each note names one folder and
+// why, and `hoh run` prints them with the plan.
+type LoadNotes interface {
+	LoadNotes() []string
+}
+
 // Benchmark is a set of tasks and how to start, check and score them.
 type Benchmark interface {
 	Name() string

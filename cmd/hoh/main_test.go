@@ -36,6 +36,11 @@ func TestTasksCheckOnTheRealGameCraftCheckout(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "visualnovel-pactbound") {
 		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errs)
 	}
+	// Upstream's tasks/example template is not a task: noted, not counted.
+	if !strings.Contains(out, ": 140 tasks loaded, 0 errors") || !strings.Contains(out, "notice  ") ||
+		!strings.Contains(out, "tasks/example: skipped, not a task") {
+		t.Fatalf("want 140 tasks and a notice for tasks/example:\n%s", out)
+	}
 	code, _, errs = runCLI(t, "tasks", "list", "gamecraft", "/nonexistent")
 	if code != 1 || !strings.Contains(errs, "/nonexistent") {
 		t.Fatalf("a missing checkout must be an error naming it: %d %q", code, errs)

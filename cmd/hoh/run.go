@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/preflight"
@@ -120,6 +121,11 @@ func printPlan(w io.Writer, p *plan.Plan, shard plan.Shard) {
 	fmt.Fprintf(w, "experiment %s: config OK (%s)\n", e.Name, e.File)
 	if e.Scripted() {
 		fmt.Fprintf(w, "NOTE: %s\n", config.ScriptedNotice)
+	}
+	if ln, ok := p.Bench.(benchmark.LoadNotes); ok {
+		for _, n := range ln.LoadNotes() {
+			fmt.Fprintf(w, "NOTE: %s\n", n)
+		}
 	}
 	trials := p.Select(shard)
 	fmt.Fprintf(w, "benchmark %s, %d task(s), %d configuration(s), %d condition(s), %d repetition(s): %d trial(s)",

@@ -27,6 +27,8 @@ type Severity string
 const (
 	Error   Severity = "error"
 	Warning Severity = "warning"
+	// Notice: worth saying, nothing to fix (a folder that is not a task).
+	Notice Severity = "notice"
 )
 
 // Problem is one finding, with the file (and line when known) it concerns.
@@ -92,8 +94,12 @@ func (r Report) WriteText(w io.Writer) error {
 	if !r.OK() {
 		status = "FAILED"
 	}
-	if _, err := fmt.Fprintf(w, "%s %s: %d tasks loaded, %d errors, %d warnings (host: %d GPUs, internet %v): %s\n",
-		r.Kind, r.Root, len(r.Tasks), r.Count(Error), r.Count(Warning), r.Host.GPUs, r.Host.Internet, status); err != nil {
+	notices := ""
+	if n := r.Count(Notice); n > 0 {
+		notices = fmt.Sprintf(", %d notices", n)
+	}
+	if _, err := fmt.Fprintf(w, "%s %s: %d tasks loaded, %d errors, %d warnings%s (host: %d GPUs, internet %v): %s\n",
+		r.Kind, r.Root, len(r.Tasks), r.Count(Error), r.Count(Warning), notices, r.Host.GPUs, r.Host.Internet, status); err != nil {
 		return err
 	}
 	for _, p := range r.Problems {
@@ -123,12 +129,13 @@ func WriteTaskTable(w io.Writer, tasks []benchmark.Task) error {
 	return t.Render()
 }
 
-// Sort puts errors first, then orders by path.
+// Sort puts errors first, then warnings, then notices, then orders by path.
 func (r *Report) Sort() {
+	rank := map[Severity]int{Error: 0, Warning: 1, Notice: 2}
 	sort.SliceStable(r.Problems, func(i, j int) bool {
 		a, b := r.Problems[i], r.Problems[j]
 		if a.Severity != b.Severity {
-			return a.Severity == Error
+			return rank[a.Severity] < rank[b.Severity]
 		}
 		return a.Path < b.Path
 	})

@@ -87,27 +87,58 @@ type Options struct {
 
 // Benchmark is a loaded GameCraft-Bench checkout.
 type Benchmark struct {
-	Root  string
-	Opts  Options
-	tasks []*TaskData
-	byID  map[string]*TaskData
+	Root string
+	Opts Options
+	// Skipped are folders under tasks/ that are not tasks (upstream's
+	// tasks/example template): their slug prefix is no family.
+	Skipped []Skipped
+	// Excluded are the tasks that failed to load, each error naming its file;
+	// the other tasks still run.
+	Excluded []error
+	tasks    []*TaskData
+	byID     map[string]*TaskData
 }
+
+// Skipped is one folder under tasks/ that is not a task, and why.
+type Skipped struct{ Dir, Reason string }
 
 var _ benchmark.Benchmark = (*Benchmark)(nil)
 
-// Load reads every task of the checkout at root; any problem is an error
-// naming the file.
+// Load reads every task of the checkout at root. Folders that are not tasks
+// are skipped and malformed tasks excluded (both listed by LoadNotes), so one
+// bad task never stops the rest; it is an error, naming every file, only
+// when no task loads.
 func Load(root string) (*Benchmark, error) {
 	b, errs := Scan(root)
-	if len(errs) > 0 {
+	if b == nil {
 		return nil, errors.Join(errs...)
 	}
+	if len(b.tasks) == 0 {
+		if len(errs) == 0 {
+			errs = []error{fmt.Errorf("gamecraft: %s holds no tasks", filepath.Join(root, "tasks"))}
+		}
+		return nil, errors.Join(errs...)
+	}
+	b.Excluded = errs
 	return b, nil
 }
 
-// Scan reads the checkout like Load but keeps the tasks that load and returns
-// every problem found (for conformance reports). A nil Benchmark means the
-// root itself is unusable.
+// LoadNotes implements benchmark.LoadNotes.
+func (b *Benchmark) LoadNotes() []string {
+	var notes []string
+	for _, s := range b.Skipped {
+		notes = append(notes, fmt.Sprintf("skipped %s: %s", s.Dir, s.Reason))
+	}
+	for _, err := range b.Excluded {
+		notes = append(notes, "excluded a malformed task: "+err.Error())
+	}
+	return notes
+}
+
+// Scan reads the checkout like Load, keeping the tasks that load, and
+// returns every malformed task's error (for conformance reports); folders
+// that are not tasks go to Skipped. A nil Benchmark means the root itself is
+// unusable.
 func Scan(root string) (*Benchmark, []error) {
 	dirs, err := taskDirs(root)
 	if err != nil {
@@ -116,6 +147,11 @@ func Scan(root string) (*Benchmark, []error) {
 	b := &Benchmark{Root: root, byID: map[string]*TaskData{}}
 	var errs []error
 	for _, dir := range dirs {
+		if family := Family(filepath.Base(dir)); Groups[family] == "" {
+			b.Skipped = append(b.Skipped, Skipped{Dir: dir, Reason: fmt.Sprintf(
+				"not a task: family %q (slug prefix) is not one of the 15 GameCraft-Bench families", family)})
+			continue
+		}
 		td, err := loadTask(dir)
 		if err != nil {
 			errs = append(errs, err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
@@ -47,6 +48,9 @@ func TestLoadRealCheckout(t *testing.T) {
 	tasks, _ := b.Tasks(context.Background())
 	if len(tasks) != 140 {
 		t.Fatalf("got %d tasks, want 140", len(tasks))
+	}
+	if len(b.Skipped) != 1 || filepath.Base(b.Skipped[0].Dir) != "example" || len(b.Excluded) != 0 {
+		t.Fatalf("want only tasks/example skipped and nothing excluded: %+v %v", b.Skipped, b.Excluded)
 	}
 	families := map[string]int{}
 	groups := map[string]map[string]bool{}
@@ -432,6 +436,46 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 	}
 	if _, err := Load(t.TempDir()); err == nil {
 		t.Error("empty root accepted")
+	}
+}
+
+func TestNonTaskFoldersAreSkippedAndMalformedTasksExcluded(t *testing.T) {
+	root := t.TempDir()
+	for _, slug := range []string{"platformer-paper-kite", "visualnovel-tea-house"} {
+		if err := os.CopyFS(filepath.Join(root, "tasks", slug), os.DirFS(filepath.Join("testdata/mini/tasks", slug))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	broken := filepath.Join(root, "tasks", "visualnovel-tea-house", "tests", "rubric.json")
+	os.Chmod(broken, 0o644)
+	if err := os.WriteFile(broken, []byte("{\n\"score_formula\": \"BUILD\",\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	example := filepath.Join(root, "tasks", "example")
+	if err := os.MkdirAll(example, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(root)
+	if err != nil {
+		t.Fatalf("one malformed task must not stop the rest: %v", err)
+	}
+	tasks, _ := b.Tasks(context.Background())
+	if len(tasks) != 1 || tasks[0].ID != "platformer-paper-kite" {
+		t.Fatalf("tasks: %+v", tasks)
+	}
+	notes := strings.Join(b.LoadNotes(), "\n")
+	if !strings.Contains(notes, "skipped "+example+": not a task") || !strings.Contains(notes, "excluded a malformed task: "+broken+":3:") {
+		t.Fatalf("notes must name the skipped folder and the malformed file:\n%s", notes)
+	}
+	rep := conformance.Report{Root: root}
+	checkConformance(&rep)
+	var sev []string
+	for _, p := range rep.Problems {
+		sev = append(sev, string(p.Severity)+" "+p.Path)
+	}
+	got := strings.Join(sev, "\n")
+	if !strings.Contains(got, "error "+broken) || !strings.Contains(got, "notice "+example) || len(rep.Tasks) != 1 {
+		t.Fatalf("conformance must report the malformed task as an error and the example as a notice:\n%s", got)
 	}
 }
 

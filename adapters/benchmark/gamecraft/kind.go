@@ -2,6 +2,7 @@ package gamecraft
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -15,9 +16,19 @@ var Kind = kind.Kind{
 	Name:      Name,
 	NeedsPath: true,
 	Open:      func(o kind.Opening) (benchmark.Benchmark, error) { return Load(o.Path) },
-	List:      kind.ListOf(Load),
+	List:      list,
 	Check:     checkConformance,
 	Reporting: reporting(),
+}
+
+// list is strict, as kind.List asks: `hoh tasks list` names every malformed
+// task instead of listing the others silently (a run excludes them with a note).
+func list(path string) ([]benchmark.Task, error) {
+	b, errs := Scan(path)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return b.Tasks(context.Background())
 }
 
 func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf(Name); return r }
@@ -30,6 +41,9 @@ func checkConformance(r *conformance.Report) {
 	r.AddLoadErrors(errs)
 	if b == nil {
 		return
+	}
+	for _, s := range b.Skipped {
+		r.Problems = append(r.Problems, conformance.Problem{Severity: conformance.Notice, Path: s.Dir, Message: "skipped, " + s.Reason})
 	}
 	r.Tasks, _ = b.Tasks(context.Background())
 	for _, t := range r.Tasks {

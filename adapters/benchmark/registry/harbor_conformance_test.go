@@ -150,35 +150,34 @@ func TestHarborFixturesConform(t *testing.T) {
 	}
 }
 
-// GameCraft-Bench is a Harbor dataset (schema 1.2). The shared copy leaves
-// out tests/test.sh, environment/Dockerfile and solution/, so every task loads
-// but is reported as not runnable, naming the missing files.
+// GameCraft-Bench is a Harbor dataset (schema 1.2). The shared copy is the
+// whole upstream checkout without the oracle solutions: every folder under
+// tasks/ (the 140 tasks and upstream's example template, which is a valid
+// Harbor task) loads and is runnable; only solution/solve.sh is reported
+// missing, as a warning.
 func TestRealGamecraftAsHarbor(t *testing.T) {
 	root := shared(t, "gamecraft-bench")
 	r, err := CheckHost("harbor", root, conformance.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Tasks) != 140 {
-		t.Fatalf("loaded %d tasks, want 140", len(r.Tasks))
+	if len(r.Tasks) != 141 {
+		t.Fatalf("loaded %d tasks, want 140 and the example", len(r.Tasks))
 	}
-	var verifier, dockerfile, other int
+	var solution int
 	for _, p := range r.Problems {
 		switch {
-		case p.Severity == conformance.Error && strings.HasSuffix(p.Path, "tests/test.sh"):
-			verifier++
-		case p.Severity == conformance.Error && strings.HasSuffix(p.Path, "environment/Dockerfile"):
-			dockerfile++
+		case p.Severity == conformance.Warning && strings.HasSuffix(p.Path, "solution/solve.sh"):
+			solution++
 		case p.Severity == conformance.Error:
-			other++
 			t.Errorf("unexpected error: %s", p)
 		}
 	}
-	if verifier != 140 || dockerfile != 140 || other != 0 {
-		t.Errorf("errors: %d test.sh, %d Dockerfile, %d other; want 140, 140, 0", verifier, dockerfile, other)
+	if solution != 141 {
+		t.Errorf("%d missing solve.sh warnings, want 141", solution)
 	}
 	tasks, err := List("harbor", root)
-	if err != nil || len(tasks) != 140 {
+	if err != nil || len(tasks) != 141 {
 		t.Fatalf("list: %d tasks, %v", len(tasks), err)
 	}
 	for _, x := range tasks {
