@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,4 +217,38 @@ func TestHarborSmokeConfigChecks(t *testing.T) {
 	if len(p.Trials) != 2 || p.Trials[0].Task.Benchmark != "harbor-smoke" || p.Trials[0].Task.Limits.AllowInternet {
 		t.Fatalf("plan %+v", p.Trials)
 	}
+}
+
+// SIGINT during a Docker run lets the run unwind like any interrupted run
+// (the caller then prints what finished and how to resume) instead of
+// exiting the process with status 130; its containers and images are
+// removed all the same.
+func TestDockerRunUnwindsOnSIGINT(t *testing.T) {
+	c := dockerPrereqs(t)
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "harbor-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	e.Output = out
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if committedStages(out) >= 1 {
+				syscall.Kill(os.Getpid(), syscall.SIGINT) // what hoh run's own handler turns into:
+				cancel()
+				return
+			}
+		}
+		cancel()
+	}()
+	res, err := Run(ctx, e, Options{})
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("want the interrupted run's error, got %v", err)
+	}
+	if res == nil || len(res.Outcomes) != 2 {
+		t.Fatalf("no outcomes to summarise: %+v", res)
+	}
+	assertRunRemoved(t, c, res.DockerRun)
 }
