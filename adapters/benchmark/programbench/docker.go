@@ -29,18 +29,22 @@ const (
 	DefaultTestTimeout    = 30 * time.Minute
 )
 
-// DockerEvaluator runs ProgramBench's evaluation in fresh containers:
-// files whose SHA-256 is in eval_clean_hashes are deleted from the
-// submission, ./compile.sh builds ./executable in a no-network container,
-// then each active test branch runs in its own fresh container holding only
-// that executable and the branch's tests (eval/run.sh writing
-// eval/results.xml as JUnit). Its Run is a Runner.
+// DockerEvaluator runs ProgramBench's evaluation as upstream's Evaluator
+// does, in one container: files whose SHA-256 is in eval_clean_hashes are
+// deleted from the submission, ./compile.sh builds ./executable (a failing
+// compile.sh is compile_failed, no ./executable is copy_executable_failed:
+// score 0, every test not_run), then each active test branch runs from that
+// post-compile state (whatever compile.sh installed outside the workspace
+// stays): the workspace is wiped, the branch's tests and the executable are
+// put in, and eval/run.sh writes eval/results.xml as JUnit. Its Run is a
+// Runner.
 type DockerEvaluator struct {
 	Docker *docker.Client
-	// Image has the toolchain compile.sh needs and the tests' runtime.
+	// Image has the toolchain compile.sh needs and the tests' runtime
+	// (upstream: the instance's :task image).
 	Image string
 	// TestsRoot holds <instance>/<branch>/ trees (evaluator-only: eval/run.sh
-	// and the tests); they are copied into the test container only.
+	// and the tests); they enter the workspace only after compilation.
 	TestsRoot      string
 	CompileTimeout time.Duration
 	TestTimeout    time.Duration
@@ -57,66 +61,99 @@ type evalLog struct {
 	ReturnCode int     `json:"returncode"`
 }
 
-type evalOutput struct {
-	TestResults      []TestResult      `json:"test_results"`
-	ErrorCode        *string           `json:"error_code"`
-	ErrorDetails     *string           `json:"error_details"`
-	Log              []evalLog         `json:"log"`
-	SolutionBranch   string            `json:"solution_branch"`
-	TestBranches     []string          `json:"test_branches"`
-	TestBranchErrors map[string]string `json:"test_branch_errors"`
-	ExecutableHash   string            `json:"executable_hash"`
-	Warnings         []string          `json:"warnings"`
+// branchError is upstream's TestBranchError.
+type branchError struct {
+	ErrorCode    string `json:"error_code"`
+	ErrorDetails string `json:"error_details"`
 }
 
+// evalOutput is upstream's EvaluationResult (eval/eval.py).
+type evalOutput struct {
+	TestResults      []TestResult             `json:"test_results"`
+	ErrorCode        *string                  `json:"error_code"`
+	ErrorDetails     *string                  `json:"error_details"`
+	Log              []evalLog                `json:"log"`
+	SolutionBranch   string                   `json:"solution_branch"`
+	TestBranches     []string                 `json:"test_branches"`
+	TestBranchErrors map[string][]branchError `json:"test_branch_errors"`
+	ExecutableHash   *string                  `json:"executable_hash"`
+	Warnings         []string                 `json:"warnings"`
+}
+
+// Submission failures upstream records as error_code with a zero score.
+const (
+	CompileFailed        = "compile_failed"
+	CopyExecutableFailed = "copy_executable_failed"
+)
+
 // Run evaluates the submission in workspace (a copy the caller owns; it is
-// modified). What the submission gets wrong (no compile.sh, a failing build,
-// no executable, a missing results file) leaves tests not_run and is
-// recorded in warnings, not error_code: only infrastructure failures are
-// errors.
+// modified). What the submission gets wrong ends as upstream's error codes
+// with every test not_run; only infrastructure failures are Go errors.
 func (d DockerEvaluator) Run(ctx context.Context, inst *Instance, workspace string) ([]byte, error) {
 	if d.Docker == nil || d.Image == "" {
 		return nil, errors.New("programbench: DockerEvaluator needs Docker and Image")
 	}
-	out := evalOutput{SolutionBranch: "submission", TestBranchErrors: map[string]string{}, TestResults: []TestResult{}, Warnings: []string{}}
-	branches := activeBranches(inst)
-	out.TestBranches = branches
-	notRun := func(why string) ([]byte, error) {
-		out.Warnings = append(out.Warnings, why)
-		for _, b := range branches {
-			r, _ := ResultsFromJUnit(b, []byte("<testsuites/>"), inst.Tests.Branches[b].Tests)
-			out.TestResults = append(out.TestResults, r...)
-		}
-		return json.MarshalIndent(out, "", "  ")
-	}
 	if inst.Tests == nil {
 		return nil, fmt.Errorf("programbench: %s has no tests.json: nothing to run", inst.ID)
+	}
+	out := evalOutput{SolutionBranch: "submission", TestBranchErrors: map[string][]branchError{}, TestResults: []TestResult{}, Warnings: []string{}}
+	branches := activeBranches(inst)
+	out.TestBranches = branches
+	failed := func(code, details string) ([]byte, error) {
+		out.ErrorCode, out.ErrorDetails = &code, &details
+		for _, b := range branches {
+			out.TestResults = append(out.TestResults, notRun(inst, b, code)...)
+		}
+		return json.MarshalIndent(out, "", "  ")
 	}
 	removed, err := removeCleanHashes(workspace, inst.Task.EvalCleanHashes)
 	if err != nil {
 		return nil, err
 	}
-	out.Log = append(out.Log, evalLog{Step: "remove_clean_hashes", Command: "delete files whose sha256 is in eval_clean_hashes", Output: strings.Join(removed, "\n")})
-	if _, err := os.Stat(filepath.Join(workspace, "compile.sh")); err != nil {
-		return notRun("submission has no ./compile.sh: nothing was compiled")
-	}
-	exe, err := d.compile(ctx, workspace, &out)
+	out.Log = append(out.Log, evalLog{Step: "remove_hashed_files", Command: "delete files whose sha256 is in eval_clean_hashes", Output: strings.Join(removed, "\n")})
+	env, err := d.start(ctx, workspace)
 	if err != nil {
 		return nil, err
 	}
-	if exe == nil {
-		return notRun("compilation did not produce ./executable")
+	defer env.Close(context.WithoutCancel(ctx))
+	timeout := d.CompileTimeout
+	if timeout <= 0 {
+		timeout = DefaultCompileTimeout
+	}
+	ex, err := step(ctx, env, &out, "compile", "chmod +x ./compile.sh && ./compile.sh", timeout)
+	if err != nil {
+		return nil, fmt.Errorf("programbench: compile: %w", err)
+	}
+	if ex.Code != 0 {
+		return failed(CompileFailed, strings.TrimSpace(out.Log[len(out.Log)-1].Output))
+	}
+	exe, err := os.ReadFile(filepath.Join(workspace, "executable"))
+	if errors.Is(err, os.ErrNotExist) {
+		return failed(CopyExecutableFailed, "compile.sh succeeded but left no ./executable")
+	}
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(exe)
-	out.ExecutableHash = hex.EncodeToString(sum[:])
+	hash := hex.EncodeToString(sum[:])
+	out.ExecutableHash = &hash
 	for _, b := range branches {
-		res, err := d.runBranch(ctx, inst, b, exe, &out)
+		res, err := d.runBranch(ctx, env, inst, b, workspace, exe, &out)
 		if err != nil {
 			return nil, err
 		}
 		out.TestResults = append(out.TestResults, res...)
 	}
 	return json.MarshalIndent(out, "", "  ")
+}
+
+// notRun is every expected test of a branch as not_run with the code.
+func notRun(inst *Instance, branch, code string) []TestResult {
+	var rs []TestResult
+	for _, name := range inst.Tests.Branches[branch].Tests {
+		rs = append(rs, TestResult{Name: name, Branch: branch, Status: "not_run", Extra: map[string]any{"error_code": code}})
+	}
+	return rs
 }
 
 func activeBranches(inst *Instance) []string {
@@ -177,73 +214,43 @@ func step(ctx context.Context, env *docker.Environment, out *evalOutput, name, s
 	return ex, err
 }
 
-// compile builds ./executable in a fresh container; nil bytes when the
-// submission produced none.
-func (d DockerEvaluator) compile(ctx context.Context, workspace string, out *evalOutput) ([]byte, error) {
-	env, err := d.start(ctx, workspace)
-	if err != nil {
-		return nil, err
-	}
-	defer env.Close(context.WithoutCancel(ctx))
-	timeout := d.CompileTimeout
-	if timeout <= 0 {
-		timeout = DefaultCompileTimeout
-	}
-	ex, err := step(ctx, env, out, "compile", "chmod +x ./compile.sh && ./compile.sh", timeout)
-	if err != nil {
-		return nil, fmt.Errorf("programbench: compile: %w", err)
-	}
-	if ex.Code != 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("compile.sh exited with %d %s", ex.Code, ex.Detail))
-	}
-	exe, err := os.ReadFile(filepath.Join(workspace, "executable"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return exe, err
-}
-
-// runBranch runs one test branch against the compiled executable in a
-// fresh container and turns its JUnit report into results.
-func (d DockerEvaluator) runBranch(ctx context.Context, inst *Instance, branch string, exe []byte, out *evalOutput) ([]TestResult, error) {
+// runBranch runs one test branch in the post-compile container: the
+// workspace is wiped, the branch's tests and the executable are put in, and
+// its JUnit report becomes results. A branch that yields no report gets a
+// test_branch_errors entry and its tests not_run.
+func (d DockerEvaluator) runBranch(ctx context.Context, env *docker.Environment, inst *Instance, branch, workspace string, exe []byte, out *evalOutput) ([]TestResult, error) {
 	expected := inst.Tests.Branches[branch].Tests
 	src := filepath.Join(d.TestsRoot, inst.ID, branch)
 	if _, err := os.Stat(filepath.Join(src, "eval", "run.sh")); err != nil {
 		return nil, fmt.Errorf("programbench: tests of %s branch %s: %w", inst.ID, branch, err)
 	}
-	ws, err := os.MkdirTemp("", "hoh-pb-tests-")
-	if err != nil {
-		return nil, err
+	if ex, err := step(ctx, env, out, "wipe_workspace_for_tests", "rm -rf "+WorkspacePath+"/* "+WorkspacePath+"/.[!.]*", time.Minute); err != nil || ex.Code != 0 {
+		return nil, fmt.Errorf("programbench: wiping the workspace for branch %s: exit %d %v", branch, ex.Code, err)
 	}
-	defer os.RemoveAll(ws)
-	if err := os.CopyFS(ws, os.DirFS(src)); err != nil {
+	if err := os.CopyFS(workspace, os.DirFS(src)); err != nil {
 		return nil, fmt.Errorf("programbench: copying tests of branch %s: %w", branch, err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, "executable"), exe, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(workspace, "executable"), exe, 0o755); err != nil {
 		return nil, err
 	}
-	env, err := d.start(ctx, ws)
-	if err != nil {
-		return nil, err
-	}
-	defer env.Close(context.WithoutCancel(ctx))
 	timeout := d.TestTimeout
 	if timeout <= 0 {
 		timeout = DefaultTestTimeout
 	}
-	ex, err := step(ctx, env, out, "run_tests "+branch, "rm -f eval/results.xml && chmod +x ./eval/run.sh ./executable && ./eval/run.sh", timeout)
-	if err != nil {
+	if _, err := step(ctx, env, out, "run_tests", "rm -f eval/results.xml results.xml && chmod +x ./eval/run.sh ./executable && ./eval/run.sh", timeout); err != nil {
 		return nil, fmt.Errorf("programbench: branch %s: %w", branch, err)
 	}
-	data, rerr := os.ReadFile(filepath.Join(ws, "eval", "results.xml"))
-	if rerr != nil {
-		out.TestBranchErrors[branch] = fmt.Sprintf("no eval/results.xml (run.sh exit %d %s)", ex.Code, ex.Detail)
-		data = []byte("<testsuites/>")
+	branchFailed := func(code, details string) ([]TestResult, error) {
+		out.TestBranchErrors[branch] = append(out.TestBranchErrors[branch], branchError{ErrorCode: code, ErrorDetails: details})
+		return notRun(inst, branch, code), nil
+	}
+	data, err := os.ReadFile(filepath.Join(workspace, "eval", "results.xml"))
+	if err != nil || len(bytes.TrimSpace(data)) == 0 {
+		return branchFailed("results_read_failed", "no eval/results.xml after eval/run.sh")
 	}
 	res, err := ResultsFromJUnit(branch, data, expected)
 	if err != nil {
-		out.TestBranchErrors[branch] = err.Error()
-		res, _ = ResultsFromJUnit(branch, []byte("<testsuites/>"), expected)
+		return branchFailed("xml_parse_failed", err.Error())
 	}
 	return res, nil
 }

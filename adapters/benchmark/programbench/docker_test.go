@@ -79,15 +79,19 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 	})
 
 	cases := []struct {
-		name     string
-		passRate float64
-		passed   float64
-		warning  string
+		name      string
+		passRate  float64
+		passed    float64
+		errorCode string
 	}{
 		{"correct", 100, 4, ""},
 		{"broken", 75, 3, ""},
-		{"", 0, 0, "no ./compile.sh"},
-		{"cheat", 0, 0, "did not produce ./executable"},
+		{"", 0, 0, CompileFailed},
+		{"cheat", 0, 0, CopyExecutableFailed},
+		// ./executable exists and works, but compile.sh failed: upstream scores 0.
+		{"compile-fails", 0, 0, CompileFailed},
+		// The executable needs what compile.sh installed outside the workspace.
+		{"build-output", 100, 4, ""},
 	}
 	for _, tc := range cases {
 		label := tc.name
@@ -103,18 +107,32 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 			if got.Error != "" || got.Metrics["pass_rate"] != tc.passRate || got.Metrics["tests_passed"] != tc.passed || got.Metrics["tests_total"] != 4 {
 				t.Fatalf("metrics %v error %q\n%s", got.Metrics, got.Error, raw)
 			}
+			if err := validateUpstreamEval([]byte(raw)); err != nil {
+				t.Fatalf("eval.json rejected by upstream's model: %v\n%s", err, raw)
+			}
 			var out evalOutput
 			if err := json.Unmarshal([]byte(raw), &out); err != nil {
 				t.Fatal(err)
 			}
-			if tc.warning != "" && !strings.Contains(strings.Join(out.Warnings, "\n"), tc.warning) {
-				t.Errorf("warnings %v lack %q", out.Warnings, tc.warning)
+			code := ""
+			if out.ErrorCode != nil {
+				code = *out.ErrorCode
+			}
+			if recorded, _ := got.Details["error_code"].(string); code != tc.errorCode || recorded != tc.errorCode {
+				t.Errorf("error_code %q (recorded %q), want %q", code, recorded, tc.errorCode)
+			}
+			if tc.errorCode != "" {
+				for _, r := range out.TestResults {
+					if r.Status != "not_run" || r.Extra["error_code"] != tc.errorCode {
+						t.Errorf("after %s every test is not_run with that code: %+v", tc.errorCode, r)
+					}
+				}
 			}
 			if tc.name == "cheat" && !strings.Contains(out.Log[0].Output, "executable") {
 				t.Errorf("the original executable was not removed by hash: %+v", out.Log[0])
 			}
-			if tc.name == "correct" && (out.ExecutableHash == "" || len(out.TestBranches) != 1 || out.TestBranches[0] != "b1f00d000001") {
-				t.Errorf("eval.json: hash %q branches %v", out.ExecutableHash, out.TestBranches)
+			if tc.name == "correct" && (out.ExecutableHash == nil || len(out.TestBranches) != 1 || out.TestBranches[0] != "b1f00d000001") {
+				t.Errorf("eval.json: hash %v branches %v", out.ExecutableHash, out.TestBranches)
 			}
 		})
 	}

@@ -245,6 +245,14 @@ func EvaluationOf(s Score, r *EvalResult, raw []byte) benchmark.Evaluation {
 	if raw != nil {
 		ev.Details = map[string]any{"eval_json": string(raw)}
 	}
+	if r != nil && r.ErrorCode != nil && submissionFailure(*r.ErrorCode) {
+		// The submission's own failure: a zero score, not a failed evaluation.
+		if ev.Details == nil {
+			ev.Details = map[string]any{}
+		}
+		ev.Details["error_code"] = *r.ErrorCode
+		return ev
+	}
 	if r != nil && r.ErrorCode != nil {
 		ev.Error = "evaluator error " + *r.ErrorCode
 		if r.ErrorDetails != nil {
@@ -252,6 +260,12 @@ func EvaluationOf(s Score, r *EvalResult, raw []byte) benchmark.Evaluation {
 		}
 	}
 	return ev
+}
+
+// submissionFailure: error codes upstream gives a submission whose build
+// fails (its compile step or the executable it should leave).
+func submissionFailure(code string) bool {
+	return code == CompileFailed || code == CopyExecutableFailed
 }
 
 func b2f(b bool) float64 {
