@@ -40,9 +40,10 @@ const (
 // Runner.
 type DockerEvaluator struct {
 	Docker *docker.Client
-	// Image has the toolchain compile.sh needs and the tests' runtime
-	// (upstream: the instance's :task image).
-	Image string
+	// Image has the toolchain compile.sh needs and the tests' runtime; the
+	// instance's own :task image (Images) is used instead when present.
+	Image  string
+	Images InstanceImages
 	// TestsRoot holds <instance>/<branch>/ trees (evaluator-only: eval/run.sh
 	// and the tests); they enter the workspace only after compilation.
 	TestsRoot      string
@@ -90,8 +91,12 @@ const (
 // modified). What the submission gets wrong ends as upstream's error codes
 // with every test not_run; only infrastructure failures are Go errors.
 func (d DockerEvaluator) Run(ctx context.Context, inst *Instance, workspace string) ([]byte, error) {
+	if ref := d.Images.local(ctx, inst.ID, TaskTag); ref != "" {
+		d.Image = ref
+	}
 	if d.Docker == nil || d.Image == "" {
-		return nil, errors.New("programbench: DockerEvaluator needs Docker and Image")
+		return nil, fmt.Errorf("programbench: evaluating %s needs Docker and an image (%s is not present locally and no eval_image is configured)",
+			inst.ID, UpstreamImage(d.Images.Repo, inst.ID, TaskTag))
 	}
 	if inst.Tests == nil {
 		return nil, fmt.Errorf("programbench: %s has no tests.json: nothing to run", inst.ID)

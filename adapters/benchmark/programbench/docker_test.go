@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
+
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
@@ -135,5 +137,53 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 				t.Errorf("eval.json: hash %v branches %v", out.ExecutableHash, out.TestBranches)
 			}
 		})
+	}
+}
+
+// Upstream's per-instance :task image is used when present locally: with no
+// eval_image the evaluation fails naming it, and once it exists (here the
+// toy's busybox image tagged with upstream's name) it scores the submission.
+func TestInstanceTaskImageIsUsedWhenPresent(t *testing.T) {
+	c := dockerClient(t)
+	img := busyboxImage(t, c)
+	b, err := Load(filepath.Join("testdata", "calc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(filepath.Join("testdata", "calc", "eval-tests"))
+	repo := "hohtest-pb-" + c.RunID()
+	ref := UpstreamImage(repo, calcID, TaskTag)
+	if ref != repo+"/hohtest_1776_calc.0000001:task" {
+		t.Fatalf("upstream image name %q", ref)
+	}
+	exists := func(ctx context.Context, r string) bool { _, err := c.API.ImageInspect(ctx, r); return err == nil }
+	ev := DockerEvaluator{Docker: c, Images: InstanceImages{Repo: repo, Exists: exists}, TestsRoot: abs,
+		CompileTimeout: time.Minute, TestTimeout: time.Minute, MemoryMB: 128}
+	b.Opts.Runner = ev.Run
+	task := TaskOf(mustInstance(t, b))
+	got, err := b.Evaluate(context.Background(), task, submission(t, b, "correct"))
+	if err != nil || !strings.Contains(got.Error, ref) {
+		t.Fatalf("without the image or eval_image the error must name %s: %q %v", ref, got.Error, err)
+	}
+	ctx := context.Background()
+	if err := c.API.ImageTag(ctx, img, ref); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.API.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
+	got, err = b.Evaluate(ctx, task, submission(t, b, "correct"))
+	if err != nil || got.Error != "" || got.Metrics["pass_rate"] != 100 {
+		t.Fatalf("with %s present: %v %q %v", ref, got.Metrics, got.Error, err)
+	}
+	b.Opts.Images, b.Opts.AgentImage = ev.Images, "agent:fallback"
+	if agent, _, err := b.ContainerImage(ctx, task); err != nil || agent != "agent:fallback" {
+		t.Fatalf("without a local :task_cleanroom image the agent runs agent_image: %q %v", agent, err)
+	}
+	clean := UpstreamImage(repo, calcID, CleanroomTag)
+	if err := c.API.ImageTag(ctx, img, clean); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.API.ImageRemove(context.Background(), clean, image.RemoveOptions{}) })
+	if agent, _, err := b.ContainerImage(ctx, task); err != nil || agent != clean {
+		t.Fatalf("the local :task_cleanroom image must be the agent's: %q %v", agent, err)
 	}
 }

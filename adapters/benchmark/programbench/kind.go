@@ -1,6 +1,7 @@
 package programbench
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
@@ -19,6 +20,7 @@ var Kind = kind.Kind{
 	Options: []kind.Option{
 		{Name: "agent_image", Type: kind.String, Doc: "local image the agent's task container runs (required to run trials)"},
 		{Name: "eval_image", Type: kind.String, Doc: "local image with the toolchain compile.sh needs and the tests' runtime (default agent_image)"},
+		{Name: "instance_images", Type: kind.String, Doc: "repository of upstream's per-instance images <repo>/<owner>_1776_<name>.<commit>:task_cleanroom (agent) and :task (evaluation), used when present locally instead of agent_image/eval_image (default programbench; none: never)"},
 		{Name: "tests_root", Type: kind.Path, Doc: "evaluator-only <instance>/<branch>/ test trees (relative to the config file; required to run trials)"},
 		{Name: "cleanroom_root", Type: kind.Path, Doc: "<instance>/ folders with the executable and docs for A_0 (default <task>/cleanroom)"},
 		{Name: "compile_timeout", Type: kind.Duration, Doc: "wall limit of ./compile.sh during evaluation, e.g. 10m"},
@@ -59,6 +61,13 @@ func open(o kind.Opening) (benchmark.Benchmark, error) {
 		return nil, &kind.OptionError{Option: "tests_root", Msg: "benchmark option tests_root: " + ev.TestsRoot + " is not a directory of <instance>/<branch>/ test trees"}
 	}
 	ev.Docker = o.Docker
+	if o.Docker.API != nil {
+		ev.Images.Exists = func(ctx context.Context, ref string) bool {
+			_, err := o.Docker.API.ImageInspect(ctx, ref)
+			return err == nil
+		}
+	}
+	b.Opts.Images = ev.Images
 	b.Opts.AgentImage = agentImage
 	b.Opts.Runner = ev.Run
 	return b, nil
@@ -68,7 +77,14 @@ func open(o kind.Opening) (benchmark.Benchmark, error) {
 func evaluator(v kind.Values) DockerEvaluator {
 	ev := DockerEvaluator{Image: v.Str("eval_image"), TestsRoot: v.Str("tests_root"),
 		CompileTimeout: v.Duration("compile_timeout"), TestTimeout: v.Duration("test_timeout"),
-		CPUs: v.Number("eval_cpus"), MemoryMB: int64(v.Number("eval_memory_mb"))}
+		CPUs: v.Number("eval_cpus"), MemoryMB: int64(v.Number("eval_memory_mb")),
+		Images: InstanceImages{Repo: v.Str("instance_images")}}
+	switch ev.Images.Repo {
+	case "":
+		ev.Images.Repo = "programbench"
+	case "none":
+		ev.Images.Repo = ""
+	}
 	if ev.Image == "" {
 		ev.Image = v.Str("agent_image")
 	}

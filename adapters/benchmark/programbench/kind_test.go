@@ -20,6 +20,12 @@ func TestKindOptionsGiveTheEvaluatorSettings(t *testing.T) {
 		ev.TestTimeout != 0 || ev.CPUs != 2 || ev.MemoryMB != 512 {
 		t.Fatalf("evaluator settings %+v", ev)
 	}
+	if ev.Images.Repo != "programbench" {
+		t.Fatalf("upstream's per-instance images are looked for by default: %+v", ev.Images)
+	}
+	if ev := evaluator(kind.NewValues(map[string]any{"instance_images": "none"})); ev.Images.Repo != "" {
+		t.Fatalf("instance_images none disables them: %+v", ev.Images)
+	}
 	if ev := evaluator(kind.NewValues(map[string]any{"agent_image": "a", "eval_image": "e"})); ev.Image != "e" {
 		t.Fatalf("eval_image must win over agent_image: %+v", ev)
 	}

@@ -48,6 +48,8 @@ type Options struct {
 	// AgentImage is the local image the agent's container runs
 	// (ContainerImage); A_0 itself is bind-mounted, not baked in.
 	AgentImage string
+	// Images are upstream's per-instance images, preferred when present.
+	Images InstanceImages
 }
 
 // Benchmark is a loaded ProgramBench checkout.
