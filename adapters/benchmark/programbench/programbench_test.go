@@ -319,3 +319,33 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 		}
 	}
 }
+
+// Of the 201 instances in the real checkout, the paper's aggregates run over
+// the 200 that are not upstream's toy; the leaderboard counts a missing
+// instance as 0, the attempted view averages only those with a rate.
+func TestPaperAggregatesExcludeTheToyBothWays(t *testing.T) {
+	b, err := Load(sharedRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, _ := b.Tasks(context.Background())
+	var ids, toys []string
+	for _, x := range tasks {
+		ids = append(ids, x.ID)
+		if IsToy(x.ID) {
+			toys = append(toys, x.ID)
+		}
+	}
+	if len(ids) != 201 || len(toys) != 1 || toys[0] != "testorg__calculator.abc1234" || len(PaperInstances(ids)) != 200 {
+		t.Fatalf("%d instances, toys %v, paper %d", len(ids), toys, len(PaperInstances(ids)))
+	}
+	paper := PaperInstances(ids)
+	rates := map[string]float64{toys[0]: 100, paper[0]: 100, paper[1]: 50}
+	lb, at := PaperSummaries(ids, rates)
+	if lb.Instances != 200 || lb.Scored != 2 || math.Abs(lb.AvgPassRate-0.75) > 1e-9 || lb.Resolved != 1 {
+		t.Errorf("leaderboard %+v: want 150/200 = 0.75 over 200 instances, the toy's 100 ignored", lb)
+	}
+	if at.Instances != 2 || at.AvgPassRate != 75 || at.Resolved != 1 {
+		t.Errorf("attempted %+v: want 75 over the 2 attempted", at)
+	}
+}

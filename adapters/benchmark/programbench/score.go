@@ -236,3 +236,36 @@ func (s Summary) String() string {
 	return strings.TrimSpace(fmt.Sprintf("avg pass rate %.2f%% over %d instances (%d scored), resolved %d, almost resolved %d",
 		s.AvgPassRate, s.Instances, s.Scored, s.Resolved, s.AlmostResolved))
 }
+
+// ToyPrefix marks upstream's toy instances (testorg__calculator.abc1234, the
+// evaluator's own test fixture): they load and run, but are no part of the
+// paper's 200 instances or its aggregates.
+const ToyPrefix = "testorg__"
+
+// IsToy reports whether an instance is one of upstream's toys.
+func IsToy(id string) bool { return strings.HasPrefix(id, ToyPrefix) }
+
+// PaperInstances are the ids aggregates run over: every instance but the toys.
+func PaperInstances(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if !IsToy(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// PaperSummaries gives both aggregates over the non-toy instances: the
+// leaderboard's (every instance, a missing one counting 0) and the one over
+// the instances attempted (those with a pass rate).
+func PaperSummaries(ids []string, passRates map[string]float64) (leaderboard, attempted Summary) {
+	paper := PaperInstances(ids)
+	var tried []string
+	for _, id := range paper {
+		if _, ok := passRates[id]; ok {
+			tried = append(tried, id)
+		}
+	}
+	return Summarize(paper, passRates), Summarize(tried, passRates)
+}
