@@ -64,6 +64,10 @@ func decodeTaskFile(path string) (*TaskFile, error) {
 		}
 		return nil, &FileError{Path: path, Err: err}
 	}
+	if len(tf.Unknown) > 0 {
+		// GameCraft's own tasks are checked strictly (Harbor only warns).
+		return nil, fileErr(path, 0, "unknown field(s): %s", strings.Join(tf.Unknown, ", "))
+	}
 	if tf.SchemaVersion == "" && tf.Version == "" {
 		return nil, fileErr(path, 0, "neither schema_version nor version is set")
 	}

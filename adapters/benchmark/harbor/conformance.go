@@ -2,7 +2,6 @@ package harbor
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -99,28 +98,38 @@ func checkConformance(r *conformance.Report) {
 		add := func(sev conformance.Severity, path, msg string) {
 			r.Problems = append(r.Problems, conformance.Problem{Severity: sev, Path: path, Task: t.ID, Message: msg})
 		}
+		for _, ref := range l.Unsupported() {
+			add(conformance.Error, ref.Path, "hoh does not run "+ref.Feature+": "+ref.Reason)
+		}
 		if t.Limits.Image == "" {
 			if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err != nil {
 				add(conformance.Error, filepath.Join(dir, "environment", "Dockerfile"), "missing: the task has no environment.docker_image, so environment/Dockerfile must exist to build its container")
 			}
 		}
-		if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
-			add(conformance.Error, filepath.Join(dir, "tests", "test.sh"), "missing: the verifier cannot run without tests/test.sh")
+		// Multi-step tasks keep tests and solutions per step; they are
+		// refused above.
+		if !l.MultiStep() {
+			if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
+				add(conformance.Error, filepath.Join(dir, "tests", "test.sh"), "missing: the verifier cannot run without tests/test.sh")
+			}
+			if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err != nil {
+				add(conformance.Warning, filepath.Join(dir, "solution", "solve.sh"), "missing: the oracle agent cannot check this task's pipeline")
+			}
 		}
-		if _, err := os.Stat(filepath.Join(dir, "solution", "solve.sh")); err != nil {
-			add(conformance.Warning, filepath.Join(dir, "solution", "solve.sh"), "missing: the oracle agent cannot check this task's pipeline")
+		for _, u := range l.Unapplied() {
+			add(conformance.Warning, file, u)
 		}
-		if len(l.File.Environment.MCPServers) > 0 {
-			add(conformance.Warning, file, fmt.Sprintf("environment.mcp_servers lists %d server(s); hoh does not start MCP servers", len(l.File.Environment.MCPServers)))
+		for _, w := range l.Warnings {
+			add(conformance.Warning, file, w)
 		}
 		r.HostProblems(t, file)
 	}
 }
 
-// listTasks is the Harbor Kind's List: every task, the first broken
-// task.toml is the error.
+// listTasks is the Harbor Kind's List: every task that loads (tasks check
+// names the broken ones); an error only when none does.
 func listTasks(path string) ([]benchmark.Task, error) {
-	ls, err := LoadDir("harbor", harborRoot(path), "")
+	ls, _, err := LoadDir("harbor", harborRoot(path), "")
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ type Benchmark struct {
 
 	mu     sync.Mutex
 	images map[string]string // task dir -> image id
+	notes  []string
 }
 
 func (b *Benchmark) Name() string { return b.Dataset }
@@ -51,20 +52,43 @@ func (b *Benchmark) categoryKey() string {
 	return b.Gate.withDefaults().CategoryKey
 }
 
-// Tasks loads every task under Root.
+// Tasks loads every task under Root. A broken or unrunnable task is
+// excluded and named by LoadNotes, so one bad task never stops the rest.
 func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
-	ls, err := LoadDir(b.Dataset, b.Root, b.categoryKey())
+	ls, broken, err := LoadDir(b.Dataset, b.Root, b.categoryKey())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]benchmark.Task, len(ls))
-	for i, l := range ls {
-		if err := l.Runnable(); err != nil {
-			return nil, err
+	var notes []string
+	for _, err := range broken {
+		notes = append(notes, "excluded a malformed task: "+err.Error())
+	}
+	var out []benchmark.Task
+	for _, l := range ls {
+		for _, w := range l.Warnings {
+			notes = append(notes, fmt.Sprintf("task %s: %s: %s", l.Task.ID, filepath.Join(l.Task.Dir, "task.toml"), w))
 		}
-		out[i] = l.Task
+		if err := l.Runnable(); err != nil {
+			notes = append(notes, "excluded task "+l.Task.ID+": "+err.Error())
+			continue
+		}
+		out = append(out, l.Task)
+	}
+	b.mu.Lock()
+	b.notes = notes
+	b.mu.Unlock()
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no runnable Harbor task: %s", b.Root, strings.Join(notes, "; "))
 	}
 	return out, nil
+}
+
+// LoadNotes implements benchmark.LoadNotes: tasks excluded by the last
+// Tasks call, and load warnings.
+func (b *Benchmark) LoadNotes() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.notes...)
 }
 
 // Image returns the task's image: the prebuilt docker_image, or environment/

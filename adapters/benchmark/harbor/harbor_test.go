@@ -77,7 +77,7 @@ func task(t *testing.T, b *Benchmark, id string) benchmark.Task {
 }
 
 func TestLoadDefaultsAndSpec(t *testing.T) {
-	ls, err := LoadDir("synthetic", "testdata/tasks", "category")
+	ls, _, err := LoadDir("synthetic", "testdata/tasks", "category")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +121,8 @@ func TestLoadDefaultsWhenAbsent(t *testing.T) {
 
 func TestLoadErrorsNameTheFile(t *testing.T) {
 	cases := map[string]string{
-		"unknown field":   "version = \"1.0\"\n[agent]\ntimeout_sec = 5\nbogus = 1\n",
-		"bad version":     "schema_version = \"2.0\"\n",
-		"both versions":   "version = \"1.0\"\nschema_version = \"1.2\"\n",
+		"bad legacy size": "version = \"1.0\"\n[environment]\nmemory = \"lots\"\n",
+		"wrong type":      "version = \"1.0\"\n[environment]\ncpus = \"two\"\n",
 		"malformed":       "version = \"1.0\n",
 		"negative memory": "version = \"1.0\"\n[environment]\nmemory_mb = -1\n",
 	}
@@ -147,7 +146,7 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 // right limits; upstream's tasks/example template is a Harbor task too.
 func TestLoadRealGameCraftTasks(t *testing.T) {
 	root := testenv.SharedPath(t, "benchmarks", "gamecraft-bench", "tasks")
-	ls, err := LoadDir("gamecraft", root, "")
+	ls, _, err := LoadDir("gamecraft", root, "")
 	if err != nil {
 		t.Fatalf("shared benchmark data (../shared/benchmarks) required: %v", err)
 	}

@@ -1,0 +1,112 @@
+package harbor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Refusal is one feature of a task that hoh does not run, with the file that
+// declares it and why.
+type Refusal struct {
+	Path    string
+	Feature string
+	Reason  string
+}
+
+func (r Refusal) String() string { return fmt.Sprintf("%s: %s: %s", r.Path, r.Feature, r.Reason) }
+
+// MultiStep reports whether the task is a Harbor multi-step task.
+func (l Loaded) MultiStep() bool { return len(l.File.Steps) > 0 }
+
+// separateVerifier reports whether the verifier runs in its own environment:
+// environment_mode = "separate", or a [verifier.environment] table without an
+// explicit mode (Harbor infers separate from it).
+func separateVerifier(v VerifierConfig) bool {
+	return v.EnvironmentMode == "separate" || (v.EnvironmentMode == "" && v.Environment != nil)
+}
+
+// Unsupported lists the features of the task that hoh does not run, so a
+// plan can refuse the task by name before any agent starts. GPUs are a host
+// question (conformance.HostProblems), not listed here.
+func (l Loaded) Unsupported() []Refusal {
+	f := l.File
+	toml := filepath.Join(l.Task.Dir, "task.toml")
+	var out []Refusal
+	add := func(path, feature, reason string) { out = append(out, Refusal{path, feature, reason}) }
+	if l.MultiStep() {
+		names := make([]string, len(f.Steps))
+		for i, s := range f.Steps {
+			names[i] = s.Name
+		}
+		add(toml, fmt.Sprintf("[[steps]] (%d steps: %s)", len(f.Steps), strings.Join(names, ", ")),
+			"multi-step tasks are not defined by the paper: HoH's Planner/Developer/QA loop works on one instruction and one verifier per task, and hoh has no faithful mapping of steps, per-step verifiers and min_reward gates onto it")
+	}
+	for _, name := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"} {
+		p := filepath.Join(l.Task.Dir, "environment", name)
+		if _, err := os.Stat(p); err == nil {
+			add(p, "Compose environment", "hoh runs one container per task and does not start Compose services (sidecars), so the task's services would be missing")
+		}
+	}
+	sep := separateVerifier(f.Verifier)
+	for _, s := range f.Steps {
+		sep = sep || separateVerifier(s.Verifier)
+	}
+	if sep {
+		add(toml, "verifier environment_mode = separate", "hoh verifies in a container from the task's own image carrying the frozen workspace; it does not build tests/Dockerfile or transfer the declared artifacts")
+	}
+	type net struct {
+		where, mode string
+		hosts       []string
+	}
+	nets := []net{{"environment", f.Environment.NetworkMode, f.Environment.AllowedHosts},
+		{"agent", f.Agent.NetworkMode, f.Agent.AllowedHosts}, {"verifier", f.Verifier.NetworkMode, f.Verifier.AllowedHosts}}
+	if f.Verifier.Environment != nil {
+		nets = append(nets, net{"verifier.environment", f.Verifier.Environment.NetworkMode, f.Verifier.Environment.AllowedHosts})
+	}
+	for _, s := range f.Steps {
+		nets = append(nets, net{"steps.agent", s.Agent.NetworkMode, s.Agent.AllowedHosts}, net{"steps.verifier", s.Verifier.NetworkMode, s.Verifier.AllowedHosts})
+	}
+	for _, n := range nets {
+		switch {
+		case n.mode == "allowlist" || len(n.hosts) > 0:
+			add(toml, n.where+".network_mode = allowlist", "hoh has no egress proxy, so it cannot admit only the listed hosts ("+strings.Join(n.hosts, ", ")+"); it would be either open or closed")
+		case n.where != "environment" && n.mode != "" && n.mode != f.Environment.NetworkMode:
+			add(toml, n.where+".network_mode = "+n.mode, "hoh applies one network policy (environment's) to the whole trial; a different policy per phase is not run")
+		}
+	}
+	if f.Environment.TPU != nil {
+		add(toml, "environment.tpu", "hoh runs Docker containers on this host, which has no TPUs")
+	}
+	if os := strings.ToLower(f.Environment.OS); os != "" && os != "linux" {
+		add(toml, "environment.os = "+f.Environment.OS, "hoh runs Linux containers only")
+	}
+	return out
+}
+
+// Unapplied lists declared settings that hoh parses but does not apply;
+// the task runs without them (warnings, not refusals).
+func (l Loaded) Unapplied() []string {
+	f := l.File
+	var out []string
+	if f.Environment.Healthcheck != nil {
+		out = append(out, "environment.healthcheck is not waited for")
+	}
+	if f.Environment.Workdir != "" {
+		out = append(out, "environment.workdir is not applied (the workspace is the image's WORKDIR or the workspace_path option)")
+	}
+	if f.Agent.User != "" || f.Verifier.User != "" {
+		out = append(out, "agent.user / verifier.user are not applied (the container's default user runs both)")
+	}
+	if f.Environment.SkillsDir != "" {
+		out = append(out, "environment.skills_dir is not given to the agents")
+	}
+	if len(f.Environment.MCPServers) > 0 {
+		out = append(out, fmt.Sprintf("environment.mcp_servers lists %d server(s); hoh does not start MCP servers", len(f.Environment.MCPServers)))
+	}
+	if len(f.Environment.GPUTypes) > 0 {
+		out = append(out, "environment.gpu_types ("+strings.Join(f.Environment.GPUTypes, ", ")+") is not checked against the host's GPUs")
+	}
+	return out
+}
