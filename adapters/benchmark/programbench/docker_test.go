@@ -30,8 +30,8 @@ func busyboxImage(t *testing.T, c *docker.Client) string {
 	return dockerenv.BusyboxImage(t, c, "")
 }
 
-// submission is A_0 (the clean-room executable and docs) plus the files of
-// testdata/calc/submissions/<name>, if any.
+// submission is A_0 (the clean-room executable and docs) plus, for a named
+// submission, the correct one's files overlaid with testdata/calc/submissions/<name>.
 func submission(t *testing.T, b *Benchmark, name string) string {
 	t.Helper()
 	task := TaskOf(mustInstance(t, b))
@@ -40,8 +40,14 @@ func submission(t *testing.T, b *Benchmark, name string) string {
 		t.Fatal(err)
 	}
 	if name != "" {
-		if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "calc", "submissions", name))); err != nil {
-			t.Fatal(err)
+		layers := []string{name}
+		if name != "correct" {
+			layers = []string{"correct", name}
+		}
+		for _, layer := range layers {
+			if err := overlay(dir, filepath.Join("testdata", "calc", "submissions", layer)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return dir
@@ -55,10 +61,9 @@ func mustInstance(t *testing.T, b *Benchmark) *Instance {
 	return in
 }
 
-// The synthetic calculator runs end to end in Docker: clean-room A_0, a
-// submission, eval_clean_hashes, compile in a fresh container, one fresh
-// container per active branch, JUnit, and the committed scoring.
-func TestCalculatorEndToEndInDocker(t *testing.T) {
+// calcInDocker loads the synthetic calculator and an evaluator of its tests
+// without an image, and builds the busybox image it can use.
+func calcInDocker(t *testing.T) (*docker.Client, string, *Benchmark, DockerEvaluator) {
 	c := dockerClient(t)
 	img := busyboxImage(t, c)
 	b, err := Load(filepath.Join("testdata", "calc"))
@@ -66,7 +71,15 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs(filepath.Join("testdata", "calc", "eval-tests"))
-	ev := DockerEvaluator{Docker: c, Image: img, TestsRoot: abs, CompileTimeout: time.Minute, TestTimeout: time.Minute, MemoryMB: 128}
+	return c, img, b, DockerEvaluator{Docker: c, TestsRoot: abs, CompileTimeout: time.Minute, TestTimeout: time.Minute, MemoryMB: 128}
+}
+
+// The synthetic calculator runs end to end in Docker: clean-room A_0, a
+// submission, eval_clean_hashes, compile in a fresh container, one fresh
+// container per active branch, JUnit, and the committed scoring.
+func TestCalculatorEndToEndInDocker(t *testing.T) {
+	_, img, b, ev := calcInDocker(t)
+	ev.Image = img
 	b.Opts.Runner = ev.Run
 	task := TaskOf(mustInstance(t, b))
 
@@ -144,21 +157,14 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 // eval_image the evaluation fails naming it, and once it exists (here the
 // toy's busybox image tagged with upstream's name) it scores the submission.
 func TestInstanceTaskImageIsUsedWhenPresent(t *testing.T) {
-	c := dockerClient(t)
-	img := busyboxImage(t, c)
-	b, err := Load(filepath.Join("testdata", "calc"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs(filepath.Join("testdata", "calc", "eval-tests"))
+	c, img, b, ev := calcInDocker(t)
 	repo := "hohtest-pb-" + c.RunID()
 	ref := UpstreamImage(repo, calcID, TaskTag)
 	if ref != repo+"/hohtest_1776_calc.0000001:task" {
 		t.Fatalf("upstream image name %q", ref)
 	}
 	exists := func(ctx context.Context, r string) bool { _, err := c.API.ImageInspect(ctx, r); return err == nil }
-	ev := DockerEvaluator{Docker: c, Images: InstanceImages{Repo: repo, Exists: exists}, TestsRoot: abs,
-		CompileTimeout: time.Minute, TestTimeout: time.Minute, MemoryMB: 128}
+	ev.Images = InstanceImages{Repo: repo, Exists: exists}
 	b.Opts.Runner = ev.Run
 	task := TaskOf(mustInstance(t, b))
 	got, err := b.Evaluate(context.Background(), task, submission(t, b, "correct"))
@@ -172,7 +178,7 @@ func TestInstanceTaskImageIsUsedWhenPresent(t *testing.T) {
 	t.Cleanup(func() { c.API.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
 	got, err = b.Evaluate(ctx, task, submission(t, b, "correct"))
 	if err != nil || got.Error != "" || got.Metrics["pass_rate"] != 100 {
-		t.Fatalf("with %s present: %v %q %v", ref, got.Metrics, got.Error, err)
+		t.Fatalf("with %s present: %v %q %v\n%v", ref, got.Metrics, got.Error, err, got.Details["eval_json"])
 	}
 	b.Opts.Images, b.Opts.AgentImage = ev.Images, "agent:fallback"
 	if agent, _, err := b.ContainerImage(ctx, task); err != nil || agent != "agent:fallback" {
@@ -186,4 +192,25 @@ func TestInstanceTaskImageIsUsedWhenPresent(t *testing.T) {
 	if agent, _, err := b.ContainerImage(ctx, task); err != nil || agent != clean {
 		t.Fatalf("the local :task_cleanroom image must be the agent's: %q %v", agent, err)
 	}
+}
+
+// overlay copies src's files into dst, replacing files that exist.
+func overlay(dst, src string) error {
+	return filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if e.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, _ := e.Info()
+		os.Remove(target)
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
 }
