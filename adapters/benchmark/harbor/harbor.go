@@ -37,6 +37,9 @@ type Benchmark struct {
 	// WorkspacePath overrides where the workspace lives in the container;
 	// default: the image's WORKDIR, else /workspace.
 	WorkspacePath string
+	// Groups maps task id -> FrontierSWE group for gated datasets; nil
+	// means the shipped grouping (DefaultGroups).
+	Groups map[string]string
 
 	mu     sync.Mutex
 	images map[string]string // task dir -> image id
@@ -64,7 +67,23 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 		notes = append(notes, "excluded a malformed task: "+err.Error())
 	}
 	var out []benchmark.Task
+	var ungrouped []error
+	groups := b.Groups
+	if b.Gate != nil && groups == nil {
+		groups = DefaultGroups()
+	}
 	for _, l := range ls {
+		if b.Gate != nil {
+			excluded, err := groupTask(&l, groups)
+			if err != nil {
+				ungrouped = append(ungrouped, err)
+				continue
+			}
+			if excluded {
+				notes = append(notes, "excluded task "+l.Task.ID+": the grouping marks it excluded (the paper's Table 12)")
+				continue
+			}
+		}
 		for _, w := range l.Warnings {
 			notes = append(notes, fmt.Sprintf("task %s: %s: %s", l.Task.ID, filepath.Join(l.Task.Dir, "task.toml"), w))
 		}
@@ -77,6 +96,11 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 	b.mu.Lock()
 	b.notes = notes
 	b.mu.Unlock()
+	// An ungrouped task could only fail at scoring, after its agents spent:
+	// refuse the dataset at plan time instead.
+	if len(ungrouped) > 0 {
+		return nil, errors.Join(ungrouped...)
+	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no runnable Harbor task: %s", b.Root, strings.Join(notes, "; "))
 	}

@@ -14,6 +14,7 @@ var Kind = kind.Kind{
 	Options: []kind.Option{
 		{Name: "dataset", Type: kind.String, Doc: "benchmark name in records (default harbor)"},
 		{Name: "gate", Type: kind.Bool, Doc: "true: score reward.json through FrontierSWE's category gate"},
+		{Name: "groups", Type: kind.Path, Doc: "with gate: CSV task,group overriding the shipped FrontierSWE grouping (the paper's Table 11)"},
 		{Name: "workspace_path", Type: kind.String, Doc: "the agent's workspace in the task image (default: its WORKDIR, else /workspace)"},
 	},
 	Open:      open,
@@ -31,6 +32,13 @@ func open(o kind.Opening) (benchmark.Benchmark, error) {
 	}
 	if o.Options.Bool("gate") {
 		b.Gate = &Gate{}
+	}
+	if p := o.Options.Str("groups"); p != "" {
+		g, err := LoadGroups(p)
+		if err != nil {
+			return nil, err
+		}
+		b.Groups = g
 	}
 	return b, nil
 }

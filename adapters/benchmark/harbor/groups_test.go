@@ -1,0 +1,108 @@
+package harbor
+
+import (
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The shipped grouping is the paper's Table 11 as transcribed in
+// results/paper/tasks.csv: 15 tasks, 4 / 9 / 2.
+func TestShippedGroupingIsTable11(t *testing.T) {
+	g := DefaultGroups()
+	count := map[string]int{}
+	for _, v := range g {
+		count[v]++
+	}
+	if count["implementation"] != 4 || count["performance"] != 9 || count["research"] != 2 || count[GroupExcluded] != 2 {
+		t.Fatalf("grouping counts %v, want 4/9/2 and 2 excluded", count)
+	}
+	f, err := os.Open("../../../results/paper/tasks.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, r := range rows {
+		if r[0] != "frontierswe" {
+			continue
+		}
+		seen++
+		if want := strings.ToLower(r[6]); g[r[1]] != want {
+			t.Errorf("%s: shipped group %q, transcription %q", r[1], g[r[1]], want)
+		}
+	}
+	if seen != 15 {
+		t.Fatalf("transcription has %d FrontierSWE tasks", seen)
+	}
+}
+
+func gatedDataset(t *testing.T) string {
+	root := t.TempDir()
+	for id, cat := range map[string]string{"git-to-zig": "c-to-zig", "frogsgame-rl": "rl", "optimizer-design": "ml"} {
+		writeTaskDir(t, root, id, "schema_version = \"1.3\"\n[metadata]\ncategory = \""+cat+"\"\n[environment]\ndocker_image = \"x:local\"\n")
+		os.MkdirAll(filepath.Join(root, id, "tests"), 0o755)
+		os.WriteFile(filepath.Join(root, id, "tests", "test.sh"), []byte("true\n"), 0o644)
+	}
+	return root
+}
+
+// A real FrontierSWE task keeps its fine category as family and gets the
+// paper's group; a task the paper excluded is noted; an ungrouped task is a
+// plan-time error naming it and how to group it.
+func TestFrontierSWEGroupingAtPlanTime(t *testing.T) {
+	root := gatedDataset(t)
+	b := &Benchmark{Dataset: "frontierswe", Root: root, Gate: &Gate{}}
+	ts, err := b.Tasks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]int{}
+	for i, tk := range ts {
+		byID[tk.ID] = i
+	}
+	if _, ok := byID["frogsgame-rl"]; ok || len(ts) != 2 {
+		t.Fatalf("tasks %+v: want git-to-zig and optimizer-design, frogsgame-rl excluded", ts)
+	}
+	if g := ts[byID["git-to-zig"]]; g.Family != "c-to-zig" || g.Category != "implementation" || g.Group != "Implementation" {
+		t.Errorf("git-to-zig: family %q category %q group %q", g.Family, g.Category, g.Group)
+	}
+	if notes := strings.Join(b.LoadNotes(), "\n"); !strings.Contains(notes, "frogsgame-rl") {
+		t.Errorf("notes %q do not name the excluded task", notes)
+	}
+
+	writeTaskDir(t, root, "new-task", "schema_version = \"1.3\"\n[metadata]\ncategory = \"x\"\n[environment]\ndocker_image = \"x:local\"\n")
+	os.MkdirAll(filepath.Join(root, "new-task", "tests"), 0o755)
+	os.WriteFile(filepath.Join(root, "new-task", "tests", "test.sh"), []byte("true\n"), 0o644)
+	if _, err := b.Tasks(context.Background()); err == nil || !strings.Contains(err.Error(), "new-task") || !strings.Contains(err.Error(), "groups") {
+		t.Fatalf("ungrouped task: %v", err)
+	}
+	// The config's grouping file places it (and may regroup a shipped task).
+	p := filepath.Join(t.TempDir(), "groups.csv")
+	os.WriteFile(p, []byte("task,group\nnew-task,research\ngit-to-zig,performance\n"), 0o644)
+	g, err := LoadGroups(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Groups = g
+	ts, err = b.Tasks(context.Background())
+	if err != nil || len(ts) != 3 {
+		t.Fatalf("with override: %v %+v", err, ts)
+	}
+	for _, tk := range ts {
+		if tk.ID == "git-to-zig" && tk.Category != "performance" {
+			t.Errorf("override ignored: %+v", tk)
+		}
+	}
+	os.WriteFile(p, []byte("task,group\nnew-task,speed\n"), 0o644)
+	if _, err := LoadGroups(p); err == nil || !strings.Contains(err.Error(), p+":2") {
+		t.Errorf("bad group: %v", err)
+	}
+}
