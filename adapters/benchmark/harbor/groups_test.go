@@ -106,3 +106,56 @@ func TestFrontierSWEGroupingAtPlanTime(t *testing.T) {
 		t.Errorf("bad group: %v", err)
 	}
 }
+
+// Plan-time refusal: Harbor's own examples that use features hoh does not
+// run are refused by name with the reason, before any agent starts; the
+// plain ones are planned.
+func TestTasksRefuseUnsupportedFeaturesByName(t *testing.T) {
+	b := &Benchmark{Dataset: "harbor", Root: filepath.Join(harborTasks, "harbor-examples", "tasks")}
+	ts, err := b.Tasks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, tk := range ts {
+		ids[tk.ID] = true
+	}
+	if !ids["hello-world"] || ids["hello-multi-step-simple"] || ids["hello-mcp"] || ids["hello-world-bat"] || ids["separate-verifier-environment"] {
+		t.Errorf("planned tasks %v", ids)
+	}
+	notes := strings.Join(b.LoadNotes(), "\n")
+	for _, want := range []string{
+		"refused task hello-multi-step-simple: ", "[[steps]] (2 steps: create-file, append-content): multi-step tasks are not defined by the paper",
+		"refused task hello-mcp: ", "Compose environment",
+		"refused task hello-world-bat: ", "environment.os = windows: hoh runs Linux containers only",
+		"refused task separate-verifier-environment: ", "environment_mode = separate",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+// A prebuilt image absent from the local engine is refused at plan time,
+// named with how to provide it (nothing can be pulled here).
+func TestMissingPrebuiltImageRefusedAtPlanTime(t *testing.T) {
+	b := newBench(t, nil)
+	root := t.TempDir()
+	dir := writeTaskDir(t, root, "absent", "schema_version = \"1.3\"\n[environment]\ndocker_image = \"hoh-test-absent-image:never-built\"\n")
+	os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte("true\n"), 0o644)
+	writeTaskDir(t, root, "buildable", "schema_version = \"1.3\"\n")
+	os.MkdirAll(filepath.Join(root, "buildable", "tests"), 0o755)
+	os.MkdirAll(filepath.Join(root, "buildable", "environment"), 0o755)
+	os.WriteFile(filepath.Join(root, "buildable", "tests", "test.sh"), []byte("true\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "buildable", "environment", "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	b.Root = root
+	ts, err := b.Tasks(context.Background())
+	if err != nil || len(ts) != 1 || ts[0].ID != "buildable" {
+		t.Fatalf("tasks %+v, %v: want only buildable", ts, err)
+	}
+	notes := strings.Join(b.LoadNotes(), "\n")
+	if !strings.Contains(notes, `refused task absent: `) || !strings.Contains(notes, `"hoh-test-absent-image:never-built" is not present locally`) || !strings.Contains(notes, "docker load") {
+		t.Errorf("notes: %s", notes)
+	}
+}

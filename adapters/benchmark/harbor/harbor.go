@@ -87,8 +87,18 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 		for _, w := range l.Warnings {
 			notes = append(notes, fmt.Sprintf("task %s: %s: %s", l.Task.ID, filepath.Join(l.Task.Dir, "task.toml"), w))
 		}
+		if refs := l.Unsupported(); len(refs) > 0 {
+			for _, r := range refs {
+				notes = append(notes, "refused task "+l.Task.ID+": "+r.Path+": hoh does not run "+r.Feature+": "+r.Reason)
+			}
+			continue
+		}
 		if err := l.Runnable(); err != nil {
 			notes = append(notes, "excluded task "+l.Task.ID+": "+err.Error())
+			continue
+		}
+		if err := b.imageAvailable(ctx, l); err != nil {
+			notes = append(notes, "refused task "+l.Task.ID+": "+err.Error())
 			continue
 		}
 		out = append(out, l.Task)
@@ -105,6 +115,20 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 		return nil, fmt.Errorf("%s: no runnable Harbor task: %s", b.Root, strings.Join(notes, "; "))
 	}
 	return out, nil
+}
+
+// imageAvailable checks, when a Docker client is at hand, that a prebuilt
+// docker_image is present locally: nothing can be pulled here, so a missing
+// one would fail only after planning.
+func (b *Benchmark) imageAvailable(ctx context.Context, l Loaded) error {
+	img := l.Task.Limits.Image
+	if img == "" || b.Docker == nil || b.Docker.API == nil {
+		return nil
+	}
+	if _, err := b.Docker.API.ImageInspect(ctx, img); err != nil {
+		return fmt.Errorf("%s: environment.docker_image %q is not present locally (%v) and hoh does not pull images: load it (docker load / docker build -t %s), or remove docker_image so environment/Dockerfile is built", filepath.Join(l.Task.Dir, "task.toml"), img, err, img)
+	}
+	return nil
 }
 
 // LoadNotes implements benchmark.LoadNotes: tasks excluded by the last
