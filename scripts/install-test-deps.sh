@@ -3,7 +3,7 @@
 # does nothing that is already done: Debian's docker.io, busybox-static (test
 # images are built from it, nothing is pulled), git, node/npm, chromium (the
 # report viewer's browser tests drive it headless), sqlite3 (tests check the
-# CLIs' databases after redaction), the pinned coding-agent
+# CLIs' databases after redaction), python3 and unshare (GameCraft's verifier), the pinned coding-agent
 # CLIs from npm, and a running dockerd. Needs root for apt-get
 # and dockerd.
 set -euo pipefail
@@ -17,6 +17,8 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3) # integrity checks of the CLIs' databases
+command -v python3 >/dev/null 2>&1 || need+=(python3) # GameCraft-Bench's own verifier
+command -v unshare >/dev/null 2>&1 || need+=(util-linux) # its private user+mount namespace
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-test-deps: need root to apt-get install ${need[*]}" >&2

@@ -163,7 +163,9 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 		}
 		r.env.Logf("%s: evaluation/cp-%d.json is not hoh's seal for this checkpoint; re-evaluating", r.spec.Key, t)
 	}
-	ev, err = r.env.Bench.Evaluate(ctx, r.env.Task, tmp)
+	// The evaluator's own output files stay with the checkpoint's records.
+	out := filepath.Join(r.l.Evaluation(), fmt.Sprintf("cp-%d-verifier", t))
+	ev, err = r.env.Bench.Evaluate(benchmark.WithOutputDir(ctx, out), r.env.Task, tmp)
 	if err != nil {
 		return ev, fmt.Errorf("trial %s: evaluate checkpoint %d: %w", r.spec.Key, t, err)
 	}

@@ -203,13 +203,17 @@ func ScoreBreakdown(td *TaskData, data []byte) (benchmark.Evaluation, error) {
 // BreakdownFile is the verifier's score file name.
 const BreakdownFile = "breakdown.json"
 
-// Evaluate scores a trial from the verifier's breakdown.json (found through
-// Options.VerifierOutput). Without it the task cannot be scored here: the
+// Evaluate runs the task's own verifier when Options.Verifier is set and
+// scores its breakdown.json; otherwise it reads one found through
+// Options.VerifierOutput. Without it the task cannot be scored here: the
 // build gate runs if Godot 4 is present, the score is 0 and Error says why.
 func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
 	td, err := b.lookup(t)
 	if err != nil {
 		return benchmark.Evaluation{}, err
+	}
+	if b.Opts.Verifier != nil {
+		return b.verify(ctx, td, dir)
 	}
 	if b.Opts.VerifierOutput != nil {
 		vdir := b.Opts.VerifierOutput(t, dir)

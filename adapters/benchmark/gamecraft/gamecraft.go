@@ -83,6 +83,8 @@ type Options struct {
 	// for a trial. It must lie outside the agent's workspace, so that an
 	// agent cannot plant its own score. Nil: no verifier output is available.
 	VerifierOutput func(t benchmark.Task, artifactDir string) string
+	// Verifier, when set, runs each task's tests/test.sh per checkpoint.
+	Verifier *Verifier
 }
 
 // Benchmark is a loaded GameCraft-Bench checkout.

@@ -11,14 +11,35 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
 )
 
-// Kind registers GameCraft-Bench checkouts (no options).
+// Kind registers GameCraft-Bench checkouts. Each checkpoint is scored by
+// the task's own tests/test.sh in a private user+mount namespace.
 var Kind = kind.Kind{
 	Name:      Name,
 	NeedsPath: true,
-	Open:      func(o kind.Opening) (benchmark.Benchmark, error) { return Load(o.Path) },
+	Options: []kind.Option{
+		{Name: "godot_bin", Type: kind.Path, Doc: "Godot 4.6 binary the verifier builds and replays with (default godot from PATH; none: every build gate fails, score 0)"},
+		{Name: "judge", Type: kind.String, Doc: "judge backend, GAMECRAFT_BENCH_JUDGE (e.g. claude, gemini, kimi, stub; default upstream's)"},
+		{Name: "judge_model", Type: kind.String, Doc: "judge model, GAMECRAFT_BENCH_JUDGE_MODEL (default upstream's)"},
+		{Name: "judge_key_env", Type: kind.String, Doc: "NAME of the environment variable holding the judge's key, passed to the verifier (the value is never recorded)"},
+		{Name: "verifier_timeout", Type: kind.Duration, Doc: "wall limit of one verification (default the task's verifier timeout_sec)"},
+		{Name: "verifier_pythonpath", Type: kind.Path, Doc: "folder holding gamecraft_bench (default the checkout itself)"},
+	},
+	Open:      open,
 	List:      list,
 	Check:     checkConformance,
 	Reporting: reporting(),
+}
+
+func open(o kind.Opening) (benchmark.Benchmark, error) {
+	b, err := Load(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	v := o.Options
+	b.Opts.GodotBin = v.Str("godot_bin")
+	b.Opts.Verifier = &Verifier{GodotBin: v.Str("godot_bin"), Judge: v.Str("judge"), JudgeModel: v.Str("judge_model"),
+		JudgeKeyEnv: v.Str("judge_key_env"), Timeout: v.Duration("verifier_timeout"), PythonPath: v.Str("verifier_pythonpath")}
+	return b, nil
 }
 
 // list is strict, as kind.List asks: `hoh tasks list` names every malformed
