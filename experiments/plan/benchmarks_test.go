@@ -75,7 +75,7 @@ func TestHarborOptions(t *testing.T) {
 func TestUnknownOrMistypedBenchmarkOptionsNameTheFile(t *testing.T) {
 	root := abs(t, "../runner/testdata/harbor")
 	for bench, want := range map[string][]string{
-		`{kind: harbor, path: ` + root + `, options: {agent_image: x}}`:                                                                       {`unknown benchmark option "agent_image" for harbor`, "dataset, gate, groups, workspace_path"},
+		`{kind: harbor, path: ` + root + `, options: {agent_image: x}}`:                                                                       {`unknown benchmark option "agent_image" for harbor`, "dataset, gate, groups, reward_key, workspace_path"},
 		`{kind: harbor, path: ` + root + `, options: {gate: "yes"}}`:                                                                          {"gate: want true or false"},
 		`{kind: builtin, options: {dataset: x}}`:                                                                                              {"builtin takes no options"},
 		`{kind: programbench, path: ` + abs(t, "../../adapters/benchmark/programbench/testdata/calc") + `, options: {compile_timeout: soon}}`: {"compile_timeout: want a duration"},

@@ -159,3 +159,26 @@ func TestMissingPrebuiltImageRefusedAtPlanTime(t *testing.T) {
 		t.Errorf("notes: %s", notes)
 	}
 }
+
+// A multi-key reward.json without "reward" keeps every number as a metric,
+// the primary one from reward_key (real Docker, the oracle's verifier run);
+// without reward_key the failure names the keys and the option.
+func TestMultiKeyRewardKeepsEveryKey(t *testing.T) {
+	b := newBench(t, nil)
+	b.RewardKey = "correctness"
+	ctx := context.Background()
+	tk := task(t, b, "speedup")
+	tr, err := b.RunTrial(ctx, tk, Oracle{}, t.TempDir())
+	if err != nil || tr.Evaluation == nil {
+		t.Fatalf("%v %+v", err, tr)
+	}
+	m := tr.Evaluation.Metrics
+	if m["reward"] != 1 || m["correctness"] != 1 || m["speedup"] != 1.5 || m["detail.runs"] != 3 {
+		t.Fatalf("metrics %v", m)
+	}
+	b.RewardKey = ""
+	tr, err = b.RunTrial(ctx, tk, Oracle{}, t.TempDir())
+	if err != nil || tr.Evaluation == nil || !strings.Contains(tr.Evaluation.Error, "reward_key") || !strings.Contains(tr.Evaluation.Error, "correctness, detail, speedup") {
+		t.Fatalf("%v %+v", err, tr.Evaluation)
+	}
+}

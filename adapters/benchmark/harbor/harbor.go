@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ type Benchmark struct {
 	// WorkspacePath overrides where the workspace lives in the container;
 	// default: the image's WORKDIR, else /workspace.
 	WorkspacePath string
+	// RewardKey is the reward.json key of the primary metric "reward"
+	// (default "reward"); every other number is kept as a metric too.
+	RewardKey string
 	// Groups maps task id -> FrontierSWE group for gated datasets; nil
 	// means the shipped grouping (DefaultGroups).
 	Groups map[string]string
@@ -265,15 +269,56 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 		if err != nil {
 			return fail(fmt.Sprintf("task %s: %v", t.ID, err))
 		}
+		addRewardMetrics(ev.Metrics, reward)
 		ev.Metrics["reward"] = s
 		return ev, nil
 	}
-	s, err := field(reward, "reward")
-	if err != nil {
-		return fail(fmt.Sprintf("task %s: %v", t.ID, err))
+	key := b.RewardKey
+	if key == "" {
+		key = "reward"
 	}
+	s, err := field(reward, key)
+	if err != nil {
+		return fail(fmt.Sprintf("task %s: primary metric: %v (keys: %s; set the benchmark option reward_key)", t.ID, err, strings.Join(sortedKeys(reward), ", ")))
+	}
+	addRewardMetrics(ev.Metrics, reward)
 	ev.Metrics["reward"] = s
 	return ev, nil
+}
+
+// addRewardMetrics keeps every number of a (possibly nested) reward.json as
+// a metric named by its dotted path, so a multi-key reward loses nothing.
+func addRewardMetrics(m map[string]float64, reward map[string]any) {
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case float64:
+			m[prefix] = x
+		case bool:
+			m[prefix] = 0
+			if x {
+				m[prefix] = 1
+			}
+		case map[string]any:
+			for k, sub := range x {
+				name := k
+				if prefix != "" {
+					name = prefix + "." + k
+				}
+				walk(name, sub)
+			}
+		}
+	}
+	walk("", reward)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // readReward reads reward.json (kept whole) or reward.txt (one number,

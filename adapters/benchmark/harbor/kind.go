@@ -15,6 +15,7 @@ var Kind = kind.Kind{
 		{Name: "dataset", Type: kind.String, Doc: "benchmark name in records (default harbor)"},
 		{Name: "gate", Type: kind.Bool, Doc: "true: score reward.json through FrontierSWE's category gate"},
 		{Name: "groups", Type: kind.Path, Doc: "with gate: CSV task,group overriding the shipped FrontierSWE grouping (the paper's Table 11)"},
+		{Name: "reward_key", Type: kind.String, Doc: "reward.json key of the primary metric reward (default reward); every other number is kept as a metric"},
 		{Name: "workspace_path", Type: kind.String, Doc: "the agent's workspace in the task image (default: its WORKDIR, else /workspace)"},
 	},
 	Open:      open,
@@ -26,7 +27,7 @@ var Kind = kind.Kind{
 func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf("harbor"); return r }
 
 func open(o kind.Opening) (benchmark.Benchmark, error) {
-	b := &Benchmark{Dataset: "harbor", Root: o.Path, WorkspacePath: o.Options.Str("workspace_path"), Docker: o.Docker}
+	b := &Benchmark{Dataset: "harbor", Root: o.Path, WorkspacePath: o.Options.Str("workspace_path"), RewardKey: o.Options.Str("reward_key"), Docker: o.Docker}
 	if d := o.Options.Str("dataset"); d != "" {
 		b.Dataset = d
 	}
