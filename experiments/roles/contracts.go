@@ -68,28 +68,58 @@ type Handoff struct {
 	ValidationRequirements  []string `json:"validation_requirements"`
 }
 
-// ExtractJSON finds the JSON object in a final message: a ```json fenced
-// block if there is one, else the first balanced {...} that parses.
+// ExtractJSON finds the answer in a final message: the last complete JSON
+// object (a draft before the final object is not the answer). Inside
+// ```json fenced blocks when there are any, else anywhere in the text;
+// objects nested in another are part of it, not candidates.
 func ExtractJSON(msg string) ([]byte, error) {
-	if i := strings.Index(msg, "```json"); i >= 0 {
-		rest := msg[i+len("```json"):]
-		if j := strings.Index(rest, "```"); j >= 0 {
-			return []byte(strings.TrimSpace(rest[:j])), nil
-		}
+	objs := jsonObjects(msg)
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("the reply contains no JSON object")
 	}
-	for start := strings.IndexByte(msg, '{'); start >= 0; {
-		dec := json.NewDecoder(strings.NewReader(msg[start:]))
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == nil {
-			return raw, nil
-		}
-		next := strings.IndexByte(msg[start+1:], '{')
-		if next < 0 {
+	return objs[len(objs)-1], nil
+}
+
+// jsonObjects lists the reply's candidate answers in order.
+func jsonObjects(msg string) [][]byte {
+	var fenced [][]byte
+	for rest := msg; ; {
+		i := strings.Index(rest, "```json")
+		if i < 0 {
 			break
 		}
-		start += 1 + next
+		rest = rest[i+len("```json"):]
+		j := strings.Index(rest, "```")
+		if j < 0 {
+			break
+		}
+		fenced = append(fenced, topObjects(rest[:j])...)
+		rest = rest[j+3:]
 	}
-	return nil, fmt.Errorf("the reply contains no JSON object")
+	if len(fenced) > 0 {
+		return fenced
+	}
+	return topObjects(msg)
+}
+
+// topObjects returns the top-level {...} values of s that parse.
+func topObjects(s string) [][]byte {
+	var out [][]byte
+	for start := strings.IndexByte(s, '{'); start >= 0; {
+		dec := json.NewDecoder(strings.NewReader(s[start:]))
+		var raw json.RawMessage
+		next := start + 1
+		if err := dec.Decode(&raw); err == nil {
+			out = append(out, raw)
+			next = start + int(dec.InputOffset())
+		}
+		k := strings.IndexByte(s[next:], '{')
+		if k < 0 {
+			break
+		}
+		start = next + k
+	}
+	return out
 }
 
 // decodeReply reads the reply's JSON object into v. Extra fields are allowed:
@@ -98,6 +128,9 @@ func decodeReply(msg string, v any) []string {
 	raw, err := ExtractJSON(msg)
 	if err != nil {
 		return []string{err.Error()}
+	}
+	if n := len(jsonObjects(msg)); n > 1 {
+		return []string{fmt.Sprintf("the reply contains %d JSON objects: give exactly one, the final answer", n)}
 	}
 	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(v); err != nil {
 		return []string{"the JSON object does not match the contract: " + err.Error()}

@@ -25,6 +25,9 @@ type Evidence struct {
 //   - a claim id that appears as both verified and gap is a gap (the
 //     conservative reading), so the two sets stay disjoint;
 //   - repeated claim ids within a set are merged;
+//   - a record whose status is not "verified" is not in the verified set,
+//     whatever list it was reported in;
+//   - qa_status "pass" stands only without gaps (partial or fail otherwise);
 //   - the handoff is derived from the records: verified claims become
 //     preservation constraints, gaps become update targets (their
 //     recommended update when given) and validation requirements.
@@ -53,6 +56,9 @@ func Normalise(r QAReport, digest string) Evidence {
 		switch {
 		case gapIDs[c.ClaimID]:
 			e.Notes = append(e.Notes, fmt.Sprintf("claim %q was reported both verified and gap: kept as gap", c.ClaimID))
+		case c.Status != "" && c.Status != "verified":
+			e.Notes = append(e.Notes, fmt.Sprintf("claim %q is in verified_records with status %q: recorded as gap", c.ClaimID, c.Status))
+			addGap(c)
 		case !hasObservation(c):
 			e.Notes = append(e.Notes, fmt.Sprintf("claim %q reported verified without an execution record: recorded as gap", c.ClaimID))
 			if c.RecommendedUpdate == "" {
@@ -78,6 +84,15 @@ func Normalise(r QAReport, digest string) Evidence {
 	}
 	e.Verified = kept
 	e.Gaps = gaps
+	// "pass" only without gaps; a QA's partial or fail stands.
+	if e.QAStatus == "pass" && len(e.Gaps) > 0 {
+		status := "partial"
+		if len(e.Verified) == 0 {
+			status = "fail"
+		}
+		e.Notes = append(e.Notes, fmt.Sprintf("qa_status \"pass\" reported with %d gaps: recorded as %q", len(e.Gaps), status))
+		e.QAStatus = status
+	}
 	for _, c := range e.Verified {
 		e.Handoff.PreservationConstraints = append(e.Handoff.PreservationConstraints, "Preserve verified behaviour: "+c.Claim)
 	}

@@ -113,3 +113,39 @@ func TestEvidenceWritesEmptyListsAsEmptyArrays(t *testing.T) {
 		t.Fatalf("evidence.json must write empty lists as []: %s", data)
 	}
 }
+
+// A record's status must match its list; "pass" only without gaps.
+func TestNormaliseStatusFollowsTheRecords(t *testing.T) {
+	rec := []ExecutionRecord{{Type: "command", Command: "sh greet.sh Ada", Observation: "ok"}}
+	r := QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []Claim{
+		{ClaimID: "ok", Claim: "greets", ExecutionRecords: rec, Status: "verified"},
+		{ClaimID: "mislisted", Claim: "styled", ExecutionRecords: rec, Status: "gap"},
+	}}
+	e := Normalise(r, "sha256:abc")
+	if len(e.Verified) != 1 || e.Verified[0].ClaimID != "ok" || len(e.Gaps) != 1 || e.Gaps[0].ClaimID != "mislisted" {
+		t.Fatalf("verified %+v gaps %+v", e.Verified, e.Gaps)
+	}
+	if e.QAStatus != "partial" {
+		t.Fatalf("qa_status %q kept with a gap", e.QAStatus)
+	}
+}
+
+// The answer is the last complete JSON object; several candidates are a
+// contract violation (the role is asked again).
+func TestReplyWithSeveralObjectsIsAContractViolation(t *testing.T) {
+	draft := `{"objective":"draft","tasks":[{"id":"a","description":"b"}],"acceptance":[{"id":"r","requirement":"q"}]}`
+	final := `{"objective":"final","tasks":[{"id":"a","description":"b"}],"acceptance":[{"id":"r","requirement":"q"}]}`
+	raw, err := ExtractJSON("Draft: " + draft + "\nFinal: " + final)
+	if err != nil || !strings.Contains(string(raw), `"final"`) {
+		t.Fatalf("answer %s %v, want the last object", raw, err)
+	}
+	if _, errs := ParsePlan("Draft: " + draft + "\nFinal: " + final); len(errs) != 1 || !strings.Contains(errs[0], "2 JSON objects") {
+		t.Fatalf("errors %v", errs)
+	}
+	if _, errs := ParsePlan("```json\n" + draft + "\n```\nthen\n```json\n" + final + "\n```"); len(errs) != 1 {
+		t.Fatalf("two fenced answers: %v", errs)
+	}
+	if p, errs := ParsePlan("Here: " + final); errs != nil || p.Objective != "final" {
+		t.Fatalf("one object: %+v %v", p, errs)
+	}
+}
