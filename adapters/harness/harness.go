@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Role is the HoH role an invocation plays.
@@ -66,38 +67,22 @@ type Invocation struct {
 	Exec    sandbox.Executor
 }
 
-// Outcome classifies how an invocation ended.
-type Outcome string
+// Outcome classifies how an invocation ended. It is recorded in the token
+// ledger, so its values are defined with the record (runrecord).
+type Outcome = runrecord.Outcome
 
 const (
-	OutcomeCompleted    Outcome = "completed"
-	OutcomeAgentFailure Outcome = "agent_failure"
-	OutcomeTimeout      Outcome = "timeout"
-	OutcomeInfraFailure Outcome = "infra_failure" // transport, provider 5xx, auth, container
+	OutcomeCompleted    = runrecord.OutcomeCompleted
+	OutcomeAgentFailure = runrecord.OutcomeAgentFailure
+	OutcomeTimeout      = runrecord.OutcomeTimeout
+	OutcomeInfraFailure = runrecord.OutcomeInfraFailure // transport, provider 5xx, auth, container
 )
 
-// Usage is token usage in one convention for all CLIs: Input counts every
-// input token sent (cached reads included), CachedInput is the cached part of
-// Input, Output counts every generated token, Reasoning is the reasoning part
-// of Output, Total = Input + Output.
-type Usage struct {
-	Input       int64 `json:"input"`
-	CachedInput int64 `json:"cached_input"`
-	Output      int64 `json:"output"`
-	Reasoning   int64 `json:"reasoning"`
-	Total       int64 `json:"total"`
-}
-
-// Add returns the element-wise sum.
-func (u Usage) Add(v Usage) Usage {
-	return Usage{
-		Input:       u.Input + v.Input,
-		CachedInput: u.CachedInput + v.CachedInput,
-		Output:      u.Output + v.Output,
-		Reasoning:   u.Reasoning + v.Reasoning,
-		Total:       u.Total + v.Total,
-	}
-}
+// Usage is token usage in one convention for all CLIs (runrecord.Usage):
+// Input counts every input token sent (cached reads included), CachedInput
+// is the cached part of Input, Output counts every generated token,
+// Reasoning is the reasoning part of Output, Total = Input + Output.
+type Usage = runrecord.Usage
 
 // ToolCall is one tool the agent used, as reported by the CLI's event stream.
 type ToolCall struct {

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,47 +11,6 @@ const sample = `benchmark,config,condition,checkpoint,task,metric,value,tokens
 gamecraft,c1,vanilla,1,t1,overall,40.5,2590000
 gamecraft,c1,hoh,3,t1,overall,71.25,
 `
-
-func TestDecodeAndRoundTrip(t *testing.T) {
-	rows, err := Decode(strings.NewReader(sample))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 2 || rows[0].Value != 40.5 || rows[0].Tokens != 2590000 || rows[1].HasTokens() {
-		t.Fatalf("unexpected rows %+v", rows)
-	}
-	if rows[1].Arm().String() != "hoh@3" || rows[0].Arm().String() != "vanilla" || rows[0].Rep != 1 {
-		t.Fatalf("arms: %v %v", rows[0].Arm(), rows[1].Arm())
-	}
-	var buf bytes.Buffer
-	if err := Write(&buf, rows); err != nil {
-		t.Fatal(err)
-	}
-	again, err := Decode(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again[0].Value != rows[0].Value || again[0].Tokens != rows[0].Tokens || again[1].HasTokens() {
-		t.Fatalf("round trip changed rows: %+v", again)
-	}
-}
-
-func TestDecodeErrorsNameTheLine(t *testing.T) {
-	cases := map[string]string{
-		"unknown column \"colour\"":         "benchmark,config,condition,checkpoint,task,metric,value,colour\n",
-		"missing required column \"value\"": "benchmark,config,condition,checkpoint,task,metric\n",
-		"line 3: value":                     "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,1\nb,c,hoh,1,t2,m,abc\n",
-		"line 2: checkp":                    "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,0,t,m,1\n",
-		"line 2: empty t":                   "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,,m,1\n",
-		"line 2: value \"NaN\"":             "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,NaN\n",
-	}
-	for want, in := range cases {
-		_, err := Decode(strings.NewReader(in))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("input %q: error %v, want it to contain %q", in, err, want)
-		}
-	}
-}
 
 func TestLoadRefusesDuplicatesAcrossFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -85,20 +43,6 @@ func TestTokensMustAgreeWithinATrial(t *testing.T) {
 	}
 	if _, err := NewSet(rows); err == nil || !strings.Contains(err.Error(), "tokens differ") {
 		t.Fatalf("want tokens disagreement, got %v", err)
-	}
-}
-
-func TestParseArm(t *testing.T) {
-	for in, want := range map[string]Arm{"hoh@3": {HoH, 3}, "vanilla": {Vanilla, 1}, "vanilla-continuation@2": {VanillaContinuation, 2}} {
-		got, err := ParseArm(in)
-		if err != nil || got != want {
-			t.Errorf("ParseArm(%q) = %v, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"hoh@0", "hoh@x", "@2", ""} {
-		if _, err := ParseArm(bad); err == nil {
-			t.Errorf("ParseArm(%q) accepted", bad)
-		}
 	}
 }
 

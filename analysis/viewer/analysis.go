@@ -14,7 +14,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/figures"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/tables"
-	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 type tableView struct {
@@ -169,7 +169,7 @@ func fillAnalysis(p *indexPage, rr *runRecords, report string, opts Options) {
 	fp := fmt.Sprintf("%s|%q|%v", fingerprint(files), opts.TableConfigDir, opts.NoFigures)
 	path := filepath.Join(report, analysisCacheFile)
 	var c analysisCache
-	if records.ReadJSON(path, &c) == nil && c.Fingerprint == fp && figuresExist(report, c.Figures) {
+	if runrecord.ReadJSON(path, &c) == nil && c.Fingerprint == fp && figuresExist(report, c.Figures) {
 		p.Tables, p.TableErrors, p.Figures, p.FigureNotes = c.Tables, c.TableErrors, c.Figures, c.FigureNotes
 		return
 	}

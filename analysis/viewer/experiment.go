@@ -11,8 +11,7 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
-	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // indexPage is the experiment page.
@@ -74,7 +73,7 @@ type gridCell struct {
 }
 
 type replacementView struct {
-	attempt.Replacement
+	runrecord.Replacement
 	Href string
 }
 
@@ -133,7 +132,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	// Trial pages: only those whose records changed since the last build.
 	res := &Result{Index: filepath.Join(report, "index.html")}
 	var jobs []trialJob
-	repsByKey := map[string][]attempt.Replacement{}
+	repsByKey := map[string][]runrecord.Replacement{}
 	for _, r := range rr.Replacements {
 		repsByKey[r.Key] = append(repsByKey[r.Key], r)
 	}
@@ -286,8 +285,8 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			Replaced: t.Replacements, Metric: metric[t.Benchmark]}
 		g := groups[col]
 		g.Tokens += t.Tokens
-		switch status.State(t.State) {
-		case status.StateDone:
+		switch runrecord.State(t.State) {
+		case runrecord.StateDone:
 			g.Done++
 			c.Href = "trials/" + t.Key + ".html"
 			if f, ok := finals[t.Key]; ok {
@@ -301,7 +300,7 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			default:
 				c.StatusCategory, c.Class = catFailed, "fail"
 			}
-		case status.StateFailed:
+		case runrecord.StateFailed:
 			// A protocol failure still has its evaluated checkpoints.
 			g.Failed++
 			c.StatusCategory, c.Class = catFailed, "fail"
@@ -314,11 +313,11 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			if f, ok := finals[t.Key]; ok {
 				c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
 			}
-		case status.StateRunning:
+		case runrecord.StateRunning:
 			g.Running++
 			unfinished = true
 			c.StatusCategory, c.Class, c.Href = catRunning, "running", "trials/"+t.Key+".html"
-		case status.StateBudget:
+		case runrecord.StateBudget:
 			g.NotRun++
 			c.StatusCategory, c.Class = catMissing, "missing"
 		default:

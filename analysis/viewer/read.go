@@ -18,11 +18,9 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // runRecords is what an experiment's run directory holds.
@@ -31,7 +29,7 @@ type runRecords struct {
 	Lock         plan.Lock
 	Trials       []trialEntry
 	Scores       []results.Row
-	Replacements []attempt.Replacement
+	Replacements []runrecord.Replacement
 	ConfigText   string // the config as run, when the run directory keeps one
 }
 
@@ -50,9 +48,9 @@ func readRun(dir string) (*runRecords, error) {
 		return nil, err
 	}
 	rr := &runRecords{Dir: dir, Lock: in.Lock}
-	all, err := attempt.ReadReplacements(dir)
+	all, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: dir}.Replacements())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", attempt.ReplacementsPath(dir), err)
+		return nil, fmt.Errorf("%s: %w", runrecord.RunLayout{Dir: dir}.Replacements(), err)
 	}
 	// A "supersedes" line is no replacement; a superseded replacement is
 	// listed but does not mark the trial (its result needed none).
@@ -84,10 +82,10 @@ func readRun(dir string) (*runRecords, error) {
 		have[r.Source] = true
 	}
 	for _, t := range rr.Trials {
-		if t.State != string(status.StateDone) || have[t.Key] {
+		if t.State != string(runrecord.StateDone) || have[t.Key] {
 			continue
 		}
-		rows, err := results.ReadFile(trial.Layout{Dir: filepath.Join(dir, t.Dir)}.Scores())
+		rows, err := results.ReadFile(runrecord.RunLayout{Dir: dir}.Trial(t.Dir).Scores())
 		if err == nil {
 			rr.Scores = append(rr.Scores, rows...)
 		}
@@ -105,14 +103,14 @@ func readRun(dir string) (*runRecords, error) {
 // show, for change detection.
 func runFingerprintFiles(dir string) []string {
 	return []string{filepath.Join(dir, "plan.json"), filepath.Join(dir, "lock.json"),
-		filepath.Join(dir, "trials.jsonl"), filepath.Join(dir, "scores.csv"), attempt.ReplacementsPath(dir)}
+		filepath.Join(dir, "trials.jsonl"), filepath.Join(dir, "scores.csv"), runrecord.RunLayout{Dir: dir}.Replacements()}
 }
 
 // trialFingerprintFiles are the files of a trial directory whose change
 // means its page must be rebuilt.
 func trialFingerprintFiles(dir string) []string {
-	l := trial.Layout{Dir: dir}
-	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), filepath.Join(dir, attempt.FailureFile)}
+	l := runrecord.TrialLayout{Dir: dir}
+	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), runrecord.TrialLayout{Dir: dir}.RunnerFailure()}
 }
 
 // fingerprint is sizes and modification times of files (missing ones
@@ -132,14 +130,14 @@ func fingerprint(files []string) string {
 // loopRecords is one trial (or project) directory as its pages need it.
 type loopRecords struct {
 	Dir          string
-	Spec         trial.Spec
-	Stages       []trial.StageRecord
-	Summary      *trial.Summary
-	Failure      *attempt.Failure
+	Spec         runrecord.TrialSpec
+	Stages       []runrecord.StageRecord
+	Summary      *runrecord.Summary
+	Failure      *runrecord.Failure
 	Iterations   []iterationRecords
 	Evaluations  map[int]benchmark.Evaluation
 	Scores       []results.Row
-	Replacements []attempt.Replacement
+	Replacements []runrecord.Replacement
 	HistoryNote  string // why there is no diff, when there is none
 }
 
@@ -158,7 +156,7 @@ type iterationRecords struct {
 	CandidateDir string // relative path of the QA candidate copy, when kept
 	Diff         string // unified diff of the Developer's change
 	DiffNote     string
-	Stages       []trial.StageRecord
+	Stages       []runrecord.StageRecord
 	Attempts     map[string]attemptRecords // attempt dir -> what it holds
 }
 
@@ -173,7 +171,7 @@ const stderrTail = 4 << 10
 
 func readJSONIf[T any](path string) (*T, error) {
 	var v T
-	if err := records.ReadJSON(path, &v); err != nil {
+	if err := runrecord.ReadJSON(path, &v); err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
 		}
@@ -185,16 +183,16 @@ func readJSONIf[T any](path string) (*T, error) {
 // readLoop reads a trial directory. Errors name the file; a missing
 // optional record is simply absent.
 func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
-	l := trial.Layout{Dir: dir}
+	l := runrecord.TrialLayout{Dir: dir}
 	lr := &loopRecords{Dir: dir, Evaluations: map[int]benchmark.Evaluation{}}
-	if err := records.ReadJSON(l.Spec(), &lr.Spec); err != nil {
+	if err := runrecord.ReadJSON(l.Spec(), &lr.Spec); err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%s is not a trial directory (no trial.json): the trial has not started", dir)
 		}
 		return nil, err
 	}
-	if _, err := records.ReadLines(l.Stages(), func(b []byte) error {
-		var s trial.StageRecord
+	if _, err := runrecord.ReadLines(l.Stages(), func(b []byte) error {
+		var s runrecord.StageRecord
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
@@ -204,10 +202,10 @@ func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 		return nil, err
 	}
 	var err error
-	if lr.Summary, err = readJSONIf[trial.Summary](l.Summary()); err != nil {
+	if lr.Summary, err = readJSONIf[runrecord.Summary](l.Summary()); err != nil {
 		return nil, err
 	}
-	if lr.Failure, err = readJSONIf[attempt.Failure](filepath.Join(dir, attempt.FailureFile)); err != nil {
+	if lr.Failure, err = readJSONIf[runrecord.Failure](runrecord.TrialLayout{Dir: dir}.RunnerFailure()); err != nil {
 		return nil, err
 	}
 	if rows, err := results.ReadFile(l.Scores()); err == nil {
@@ -222,7 +220,7 @@ func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 			continue
 		}
 		var ev benchmark.Evaluation
-		if err := records.ReadJSON(p, &ev); err != nil {
+		if err := runrecord.ReadJSON(p, &ev); err != nil {
 			return nil, err
 		}
 		lr.Evaluations[t] = ev
@@ -275,7 +273,7 @@ func gitDir(p string) string {
 }
 
 func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff int) error {
-	l := trial.Layout{Dir: lr.Dir}
+	l := runrecord.TrialLayout{Dir: lr.Dir}
 	rel := func(p string) string {
 		r, err := filepath.Rel(lr.Dir, p)
 		if err != nil {
@@ -345,7 +343,7 @@ func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff i
 // the workspace it started on (the previous stage, or A_0 when the
 // condition restarts from it) to A_t.
 func developerDiff(lr *loopRecords, it *iterationRecords, repo string, maxDiff int) (string, string) {
-	var dev *trial.StageRecord
+	var dev *runrecord.StageRecord
 	prev := "cp-0"
 	for i := range lr.Stages {
 		s := &lr.Stages[i]

@@ -20,9 +20,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
-	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 type synthOpts struct {
@@ -56,7 +54,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 		lock.Keys = append(lock.Keys, tr.Key)
 	}
 	must(t, writeJSON(filepath.Join(dir, "plan.json"), trials))
-	must(t, writeJSON(plan.LockPath(dir), lock))
+	must(t, writeJSON(runrecord.RunLayout{Dir: dir}.Lock(), lock))
 	var rows []results.Row
 	var lines, reps bytes.Buffer
 	for i, tr := range trials {
@@ -76,15 +74,15 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 		tdir := filepath.Join(dir, tr.Dir)
 		rs := writeSynthTrial(t, tdir, tr, steps, i, shape, o)
 		rows = append(rows, rs...)
-		st := trial.StatusCompleted
+		st := runrecord.StatusCompleted
 		if shape == "failed" {
 			st = oldProtocolFailure
 		}
-		l, _ := json.Marshal(status.TrialLine{Key: tr.Key, Dir: tr.Dir, Config: tr.Config, Arm: tr.Arm, Task: tr.Task.ID,
-			Rep: 1, State: status.StateDone, Status: st})
+		l, _ := json.Marshal(runrecord.TrialLine{Key: tr.Key, Dir: tr.Dir, Config: tr.Config, Arm: tr.Arm, Task: tr.Task.ID,
+			Rep: 1, State: runrecord.StateDone, Status: st})
 		lines.Write(append(l, '\n'))
 		if shape == "replaced" {
-			r, _ := json.Marshal(attempt.Replacement{Key: tr.Key, Dir: tr.Dir, Attempt: 1,
+			r, _ := json.Marshal(runrecord.Replacement{Key: tr.Key, Dir: tr.Dir, Attempt: 1,
 				Reason: "infrastructure failure in iteration 1 developer: provider returned 502", Time: time.Unix(1700000000, 0)})
 			reps.Write(append(r, '\n'))
 		}
@@ -94,7 +92,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
 	must(t, writeFile(filepath.Join(dir, "scores.csv"), buf.Bytes()))
 	must(t, writeFile(filepath.Join(dir, "trials.jsonl"), lines.Bytes()))
 	if reps.Len() > 0 {
-		must(t, writeFile(attempt.ReplacementsPath(dir), reps.Bytes()))
+		must(t, writeFile(runrecord.RunLayout{Dir: dir}.Replacements(), reps.Bytes()))
 	}
 	return trials
 }
@@ -127,7 +125,7 @@ func must(t testing.TB, err error) {
 func synthScore(i, s int) float64 { return float64((i*37+s*11)%100) + 0.5 }
 
 func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, shape string, o synthOpts) []results.Row {
-	l := trial.Layout{Dir: tdir}
+	l := runrecord.TrialLayout{Dir: tdir}
 	spec := tr.Spec()
 	must(t, writeJSON(l.Spec(), spec))
 	var repo *history.Repo
@@ -140,18 +138,18 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 		must(t, err)
 		must(t, repo.Tag("cp-0", c))
 	}
-	var stages []trial.StageRecord
-	var cps []trial.Checkpoint
+	var stages []runrecord.StageRecord
+	var cps []runrecord.Checkpoint
 	var rows []results.Row
 	var cum int64
-	summary := trial.Summary{Spec: spec, Status: trial.StatusCompleted, Harness: "codex", Version: "0.0.0-test",
+	summary := runrecord.Summary{Spec: spec, Status: runrecord.StatusCompleted, Harness: "codex", Version: "0.0.0-test",
 		ByRole: map[string]harness.Usage{}, ByIteration: map[int]harness.Usage{}}
 	for s := 1; s <= steps; s++ {
 		for _, role := range []string{"planner", "developer", "qa"} {
 			sd := l.Stage(s, role)
 			adir := filepath.Join(sd, "attempt-1")
 			u := harness.Usage{Input: 1000, CachedInput: 100, Output: 200, Reasoning: 20, Total: 1200}
-			inv := trial.Invocation{Iteration: s, Role: role, Attempt: 1, Outcome: harness.OutcomeCompleted, Usage: u,
+			inv := runrecord.Invocation{Iteration: s, Role: role, Attempt: 1, Outcome: harness.OutcomeCompleted, Usage: u,
 				Duration: time.Duration(500+100*s) * time.Millisecond, Dir: filepath.ToSlash(filepath.Join(fmt.Sprintf("iter-%02d", s), role, "attempt-1"))}
 			cum += u.Input + u.Output
 			summary.Usage = summary.Usage.Add(u)
@@ -164,7 +162,7 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 			must(t, writeFile(filepath.Join(adir, "logs", "stderr.log"), []byte(stderr)))
 			must(t, writeJSON(filepath.Join(adir, "result.json"), harness.Result{Outcome: harness.OutcomeCompleted,
 				FinalMessage: "{}", Usage: u, Tools: []harness.ToolCall{{Name: "command_execution", Input: "ls"}}}))
-			rec := trial.StageRecord{Iteration: s, Role: role, Invocations: []trial.Invocation{inv}, Finished: time.Unix(1700000000+int64(s), 0)}
+			rec := runrecord.StageRecord{Iteration: s, Role: role, Invocations: []runrecord.Invocation{inv}, Finished: time.Unix(1700000000+int64(s), 0)}
 			switch role {
 			case "planner":
 				p := roles.Plan{Objective: fmt.Sprintf("make %s pass (iteration %d)", tr.Task.ID, s),
@@ -211,7 +209,7 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 			stages = append(stages, rec)
 		}
 		v := synthScore(i, s)
-		cps = append(cps, trial.Checkpoint{Step: s, Tokens: cum, Metrics: map[string]float64{"pass_rate": v}})
+		cps = append(cps, runrecord.Checkpoint{Step: s, Tokens: cum, Metrics: map[string]float64{"pass_rate": v}})
 		must(t, writeJSON(filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", s)),
 			benchmark.Evaluation{Metrics: map[string]float64{"pass_rate": v}, Details: map[string]any{"passed": 3, "total": 6}}))
 		arm, _ := results.ParseArm(tr.Arm)
@@ -235,4 +233,4 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 // oldProtocolFailure is the status records of hoh versions before the
 // failure policy (trial.FailurePolicy) gave a trial whose role failed; the
 // viewer still shows such runs as failed.
-const oldProtocolFailure trial.Status = "protocol_failure"
+const oldProtocolFailure runrecord.Status = "protocol_failure"

@@ -15,8 +15,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // trialContext is what a trial page knows of its surroundings.
@@ -26,7 +25,7 @@ type trialContext struct {
 	TrialRel           string // the trial directory, relative to the run directory
 	Index              string // URL of the experiment (or project) page
 	Notice, Experiment string
-	Replacements       []attempt.Replacement
+	Replacements       []runrecord.Replacement
 	Live               bool
 	State, Reason      string // the runner's view (failed, running, ...)
 	Unit               string // "iteration" for trials, "loop" for projects
@@ -39,7 +38,7 @@ type trialPage struct {
 	Ctx            trialContext
 	Assets         string
 	Title          string
-	Spec           trial.Spec
+	Spec           runrecord.TrialSpec
 	Status, Reason string
 	Harness        string
 	Refresh        int
@@ -325,7 +324,7 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 	for _, f := range []struct{ name, label string }{
 		{"trial.json", "trial.json"}, {"stages.jsonl", "stages.jsonl (committed stages)"},
 		{"usage.jsonl", "usage.jsonl (token ledger)"}, {"summary.json", "summary.json"},
-		{attempt.FailureFile, attempt.FailureFile},
+		{runrecord.RunnerFailureFile, runrecord.RunnerFailureFile},
 	} {
 		if _, err := os.Stat(filepath.Join(lr.Dir, f.name)); err == nil {
 			p.Files = append(p.Files, link(f.name, f.label))
@@ -337,7 +336,7 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 	return links, nil
 }
 
-func invocation(inv trial.Invocation, it iterationRecords, link func(string, string) fileLink) invocationView {
+func invocation(inv runrecord.Invocation, it iterationRecords, link func(string, string) fileLink) invocationView {
 	v := invocationView{Role: inv.Role, Attempt: inv.Attempt, Outcome: string(inv.Outcome), Evidence: inv.Evidence,
 		Usage: inv.Usage, Duration: fmtDuration(inv.Duration), Session: inv.Session}
 	ar, ok := it.Attempts[filepath.ToSlash(inv.Dir)]

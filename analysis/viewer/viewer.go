@@ -24,8 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // ReportDir is where the report goes inside the run directory.
@@ -101,7 +100,7 @@ var pagesVersion = func() string {
 // build.
 func Build(dir string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	if _, err := os.Stat(trial.Layout{Dir: dir}.Spec()); err == nil {
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Spec()); err == nil {
 		return buildSingleTrial(dir, opts)
 	}
 	if isProject(dir) {
@@ -136,7 +135,7 @@ const manifestFile = ".manifest.json"
 
 func readManifest(report string) manifest {
 	var m manifest
-	records.ReadJSON(filepath.Join(report, manifestFile), &m)
+	runrecord.ReadJSON(filepath.Join(report, manifestFile), &m)
 	if m.Pages == nil {
 		m.Pages = map[string]pageEntry{}
 	}

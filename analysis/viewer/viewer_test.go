@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 const hostile = `<script>window.hohPwned="MARK"</script><img src=x onerror=alert(1)>`
@@ -73,9 +73,9 @@ func TestGridDistinguishesStatesAndLinksTrials(t *testing.T) {
 	dir := t.TempDir()
 	trials := writeSynthRun(t, dir, synthOpts{Tasks: 10, Configs: []string{"cfg"}, Arms: []string{"vanilla", "hoh@2"}, Shapes: true})
 	// Trial 18's replacement was superseded by a later clean attempt.
-	f, err := os.OpenFile(attempt.ReplacementsPath(dir), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(runrecord.RunLayout{Dir: dir}.Replacements(), os.O_APPEND|os.O_WRONLY, 0)
 	must(t, err)
-	line, _ := json.Marshal(attempt.Replacement{Key: trials[18].Key, Dir: trials[18].Dir, Supersedes: true, Time: time.Unix(1700000100, 0)})
+	line, _ := json.Marshal(runrecord.Replacement{Key: trials[18].Key, Dir: trials[18].Dir, Supersedes: true, Time: time.Unix(1700000100, 0)})
 	f.Write(append(line, '\n'))
 	f.Close()
 	res, err := Build(dir, testOpts(t))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/tables"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func init() {
@@ -73,7 +73,7 @@ func withoutReplacedTrials(paths []string) (*results.Set, int, error) {
 	}
 	replaced := map[string]bool{}
 	for _, p := range paths {
-		reps, err := attempt.ReadReplacements(p)
+		reps, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: p}.Replacements())
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", p, err)
 		}
@@ -92,6 +92,6 @@ func withoutReplacedTrials(paths []string) (*results.Set, int, error) {
 			drop[configTask{r.Benchmark, r.Config, r.Task}] = true
 		}
 	}
-	kept, err := results.NewSet(set.Filter(func(r results.Row) bool { return !drop[configTask{r.Benchmark, r.Config, r.Task}] }))
+	kept, err := results.NewSet(set.Filter(func(r runrecord.Row) bool { return !drop[configTask{r.Benchmark, r.Config, r.Task}] }))
 	return kept, len(drop), err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func init() {
@@ -87,8 +88,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		resume := resumeCommand(args)
 		if res != nil {
 			fmt.Fprintf(stdout, "interrupted: %d trial(s) finished (%d done, %d failed), %d not finished; every finished trial and committed stage is kept\n",
-				res.Count(status.StateDone)+res.Count(status.StateFailed), res.Count(status.StateDone), res.Count(status.StateFailed),
-				len(res.Outcomes)-res.Count(status.StateDone)-res.Count(status.StateFailed))
+				res.Count(runrecord.StateDone)+res.Count(runrecord.StateFailed), res.Count(runrecord.StateDone), res.Count(runrecord.StateFailed),
+				len(res.Outcomes)-res.Count(runrecord.StateDone)-res.Count(runrecord.StateFailed))
 		}
 		fmt.Fprintf(stdout, "resume with: %s\n", resume)
 		return fmt.Errorf("interrupted; resume with: %s", resume)
@@ -97,7 +98,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "records: %s (scores.csv, trials.jsonl, replacements.jsonl)\n", exp.Output)
-	if n := res.Count(status.StateFailed); n > 0 {
+	if n := res.Count(runrecord.StateFailed); n > 0 {
 		return fmt.Errorf("%d trial(s) failed; see hoh status %s", n, exp.Output)
 	}
 	return nil

@@ -17,10 +17,9 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func buildHoh(t *testing.T) string {
@@ -92,7 +91,7 @@ func committedStages(out string) int {
 // stages of each trial, and each trial's ledger totals.
 func fingerprint(t *testing.T, out string) string {
 	t.Helper()
-	rows, err := results.ReadFile(filepath.Join(out, "scores.csv"))
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +112,7 @@ func fingerprint(t *testing.T, out string) string {
 		for _, s := range v.Stages {
 			st = append(st, fmt.Sprintf("%d:%s:%d", s.Iteration, s.Role, len(s.Invocations)))
 		}
-		u, err := status.LedgerUsage(trial.Layout{Dir: filepath.Join(out, tr.Dir)}.Usage())
+		u, err := runrecord.LedgerUsage(runrecord.RunLayout{Dir: out}.Trial(tr.Dir).Usage())
 		if err != nil {
 			t.Fatal(err)
 		}

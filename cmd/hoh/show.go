@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func init() {
@@ -28,7 +28,7 @@ func showCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: want one directory", errUsage)
 	}
 	dir := fs.Arg(0)
-	if _, err := os.Stat(trial.Layout{Dir: dir}.Spec()); err == nil {
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Spec()); err == nil {
 		return showTrial(stdout, dir)
 	}
 	in, err := status.Inspect(dir)
@@ -40,7 +40,7 @@ func showCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, ts := range in.Trials {
 		switch ts.State {
-		case status.StateRemaining, status.StateBudget:
+		case runrecord.StateRemaining, runrecord.StateBudget:
 			fmt.Fprintf(stdout, "== %s (%s): %s\n\n", ts.Trial.Dir, ts.Trial.Key, ts.State)
 			continue
 		}

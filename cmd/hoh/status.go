@@ -8,6 +8,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func init() {
@@ -66,7 +67,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, ts := range in.Trials {
-		if ts.State == status.StateFailed || (*verbose && ts.State == status.StateRunning) {
+		if ts.State == runrecord.StateFailed || (*verbose && ts.State == runrecord.StateRunning) {
 			fmt.Fprintf(stdout, "%s %s: %s %s\n", ts.State, ts.Trial.Dir, ts.Status, ts.Reason)
 		}
 	}

@@ -23,12 +23,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // screenshotDir is where screenshots go: $HOH_VIEW_SCREENSHOTS when set
@@ -72,11 +71,11 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 
 	// The grid against scores.csv: each trial's cell shows its final
 	// checkpoint's pass_rate.
-	rows, err := results.ReadFile(filepath.Join(out, "scores.csv"))
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	final := map[string]results.Row{}
+	final := map[string]runrecord.Row{}
 	for _, r := range rows {
 		if f, ok := final[r.Source]; r.Metric == "pass_rate" && (!ok || r.Checkpoint > f.Checkpoint) {
 			final[r.Source] = r
@@ -133,7 +132,7 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var plan roles.Plan
-	if err := records.ReadJSON(filepath.Join(dir, "iter-01", "planner", "plan.json"), &plan); err != nil {
+	if err := runrecord.ReadJSON(filepath.Join(dir, "iter-01", "planner", "plan.json"), &plan); err != nil {
 		t.Fatal(err)
 	}
 	objective, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#t1 .dt-objective")))
@@ -145,7 +144,7 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 		t.Errorf("D_1 acceptance shown %q, plan.json has %+v", acceptance, plan.Acceptance)
 	}
 	var ev roles.Evidence
-	if err := records.ReadJSON(filepath.Join(dir, "iter-01", "qa", "evidence.json"), &ev); err != nil {
+	if err := runrecord.ReadJSON(filepath.Join(dir, "iter-01", "qa", "evidence.json"), &ev); err != nil {
 		t.Fatal(err)
 	}
 	verified, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#t1 .verified .claim-text")).map(e => e.textContent)`))

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Planning says how development documents are produced.
@@ -23,7 +23,8 @@ const (
 // Condition is one experimental condition.
 type Condition struct {
 	Name string // record-format condition name
-	// Label is the display name used in tables, e.g. "w/o Plan Update".
+	// Label is the display name used in tables, e.g. "w/o Plan Update"
+	// (from the record's condition catalogue, runrecord).
 	Label    string
 	Planning Planning
 	// EvidenceToPlanner: the Planner of loop t sees E_{t-1}.
@@ -40,12 +41,12 @@ type Condition struct {
 }
 
 var all = []Condition{
-	{Name: results.Vanilla, Label: "Vanilla", Planning: NoPlan, WarmStart: true, MaxSteps: 1},
-	{Name: results.VanillaContinuation, Label: "Vanilla Cont.", Planning: NoPlan, WarmStart: true, ContinueSession: true},
-	{Name: results.HoH, Label: "HoH", Planning: PlanEachLoop, EvidenceToPlanner: true, QA: true, WarmStart: true},
-	{Name: results.WithoutPlanUpdate, Label: "w/o Plan Update", Planning: PlanOnce, QA: true, WarmStart: true},
-	{Name: results.WithoutEvidence, Label: "w/o Evidence Feedback", Planning: PlanEachLoop, QA: true, WarmStart: true},
-	{Name: results.WithoutWarmStart, Label: "w/o Warm-Start", Planning: PlanEachLoop, EvidenceToPlanner: true, QA: true, WarmStart: false},
+	{Name: runrecord.Vanilla, Label: runrecord.ConditionLabel(runrecord.Vanilla), Planning: NoPlan, WarmStart: true, MaxSteps: 1},
+	{Name: runrecord.VanillaContinuation, Label: runrecord.ConditionLabel(runrecord.VanillaContinuation), Planning: NoPlan, WarmStart: true, ContinueSession: true},
+	{Name: runrecord.HoH, Label: runrecord.ConditionLabel(runrecord.HoH), Planning: PlanEachLoop, EvidenceToPlanner: true, QA: true, WarmStart: true},
+	{Name: runrecord.WithoutPlanUpdate, Label: runrecord.ConditionLabel(runrecord.WithoutPlanUpdate), Planning: PlanOnce, QA: true, WarmStart: true},
+	{Name: runrecord.WithoutEvidence, Label: runrecord.ConditionLabel(runrecord.WithoutEvidence), Planning: PlanEachLoop, QA: true, WarmStart: true},
+	{Name: runrecord.WithoutWarmStart, Label: runrecord.ConditionLabel(runrecord.WithoutWarmStart), Planning: PlanEachLoop, EvidenceToPlanner: true, QA: true, WarmStart: false},
 }
 
 // Lookup returns the condition with the given record-format name.
@@ -77,7 +78,7 @@ type Arm struct {
 // ParseArm reads "hoh@3", "vanilla", "vanilla-continuation@3". Vanilla has
 // exactly one step; every other condition needs an explicit step count.
 func ParseArm(s string) (Arm, error) {
-	a, err := results.ParseArm(s)
+	a, err := runrecord.ParseArm(s)
 	if err != nil {
 		return Arm{}, err
 	}
@@ -96,7 +97,7 @@ func ParseArm(s string) (Arm, error) {
 
 // String renders the arm in the ParseArm syntax.
 func (a Arm) String() string {
-	return results.Arm{Condition: a.Condition.Name, Checkpoint: a.Steps}.String()
+	return runrecord.Arm{Condition: a.Condition.Name, Checkpoint: a.Steps}.String()
 }
 
 // Series names the trial series an arm belongs to. Vanilla Continuation
@@ -106,8 +107,8 @@ func (a Arm) String() string {
 // Arms of one series share one trial per task, run for the largest number
 // of steps asked for.
 func (c Condition) Series() string {
-	if c.Name == results.VanillaContinuation {
-		return results.Vanilla
+	if c.Name == runrecord.VanillaContinuation {
+		return runrecord.Vanilla
 	}
 	return c.Name
 }
@@ -115,11 +116,11 @@ func (c Condition) Series() string {
 // ReportedAs is the condition checkpoint step of this condition is recorded
 // under: pass 1 of a Vanilla Continuation series is the Vanilla pass.
 func (c Condition) ReportedAs(step int) string {
-	if c.Series() == results.Vanilla {
+	if c.Series() == runrecord.Vanilla {
 		if step == 1 {
-			return results.Vanilla
+			return runrecord.Vanilla
 		}
-		return results.VanillaContinuation
+		return runrecord.VanillaContinuation
 	}
 	return c.Name
 }
@@ -128,8 +129,8 @@ func (c Condition) ReportedAs(step int) string {
 // more than one pass is vanilla-continuation@k.
 func SeriesArm(series string, steps int) (Arm, error) {
 	name := series
-	if series == results.Vanilla && steps > 1 {
-		name = results.VanillaContinuation
+	if series == runrecord.Vanilla && steps > 1 {
+		name = runrecord.VanillaContinuation
 	}
 	c, err := Lookup(name)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 const (
@@ -305,7 +306,7 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close(context.WithoutCancel(ctx))
-	spec := trial.Spec{Key: "synthetic/answer/hoh@1", Benchmark: "synthetic", Task: task.ID, Config: "codex-scripted", Arm: "hoh@1", Rep: 1}
+	spec := runrecord.TrialSpec{Key: "synthetic/answer/hoh@1", Benchmark: "synthetic", Task: task.ID, Config: "codex-scripted", Arm: "hoh@1", Rep: 1}
 	to := 3 * time.Minute
 	s, err := trial.Run(ctx, env.TrialDir, spec, trial.Env{
 		Bench: b, Task: task, Harness: codexFor(t, env.Provider), Exec: env.Exec,
@@ -316,7 +317,7 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != trial.StatusCompleted || len(s.Checkpoints) != 1 || s.Checkpoints[0].Metrics["reward"] != 1 {
+	if s.Status != runrecord.StatusCompleted || len(s.Checkpoints) != 1 || s.Checkpoints[0].Metrics["reward"] != 1 {
 		t.Fatalf("summary: %+v", s)
 	}
 	if s.Usage.Total == 0 || s.Usage.Total != srv.TotalUsage().Total {

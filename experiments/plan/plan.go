@@ -30,8 +30,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Trial is one planned trial.
@@ -45,9 +44,9 @@ type Trial struct {
 	Rep        int            `json:"rep"`
 }
 
-// Spec is the trial.Spec of a planned trial.
-func (t Trial) Spec() trial.Spec {
-	return trial.Spec{Key: t.Key, Benchmark: t.Task.Benchmark, Task: t.Task.ID, Config: t.Config, Arm: t.Arm, Rep: t.Rep}
+// Spec is the runrecord.TrialSpec of a planned trial.
+func (t Trial) Spec() runrecord.TrialSpec {
+	return runrecord.TrialSpec{Key: t.Key, Benchmark: t.Task.Benchmark, Task: t.Task.ID, Config: t.Config, Arm: t.Arm, Rep: t.Rep}
 }
 
 // Plan is every trial of an experiment, in a stable order.
@@ -585,6 +584,6 @@ func LockPath(out string) string { return filepath.Join(out, "lock.json") }
 // ReadLock reads a run directory's lock.
 func ReadLock(out string) (Lock, error) {
 	var l Lock
-	err := records.ReadJSON(LockPath(out), &l)
+	err := runrecord.ReadJSON(LockPath(out), &l)
 	return l, err
 }

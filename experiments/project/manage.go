@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Status is what `hoh project status` shows.
@@ -35,7 +34,7 @@ type Status struct {
 	Model      string `json:"model"`
 }
 
-// ReadStatus summarises the project from its records.
+// ReadStatus summarises the project from its runrecord.
 func ReadStatus(project string) (*Status, error) {
 	project, _ = filepath.Abs(project)
 	l := Layout{project}
@@ -129,7 +128,7 @@ func Rollback(project string, n int) error {
 		k++
 	}
 	arch := filepath.Join(l.Rollbacks(), strconv.Itoa(k))
-	tl := trial.Layout{Dir: l.Trial()}
+	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	if err := os.MkdirAll(arch, 0o755); err != nil {
 		return err
 	}
@@ -137,7 +136,7 @@ func Rollback(project string, n int) error {
 	// files, then move the loop directories after n.
 	for _, p := range []string{tl.Stages(), tl.Usage(), l.IssuesJSONL(), l.IssuesCSV(), l.IssuesMD(), l.Dynamics()} {
 		if data, err := os.ReadFile(p); err == nil {
-			if err := records.WriteFile(filepath.Join(arch, filepath.Base(p)), data); err != nil {
+			if err := runrecord.WriteFile(filepath.Join(arch, filepath.Base(p)), data); err != nil {
 				return err
 			}
 		}
@@ -162,7 +161,7 @@ func Rollback(project string, n int) error {
 			}
 		}
 	}
-	var kept []trial.StageRecord
+	var kept []runrecord.StageRecord
 	var ledger bytes.Buffer
 	for _, s := range st {
 		if s.Iteration <= n {
@@ -180,10 +179,10 @@ func Rollback(project string, n int) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	if err := records.WriteFile(tl.Stages(), buf.Bytes()); err != nil {
+	if err := runrecord.WriteFile(tl.Stages(), buf.Bytes()); err != nil {
 		return err
 	}
-	if err := records.WriteFile(tl.Usage(), ledger.Bytes()); err != nil {
+	if err := runrecord.WriteFile(tl.Usage(), ledger.Bytes()); err != nil {
 		return err
 	}
 	for t := n + 1; t <= done+1; t++ {
@@ -221,10 +220,10 @@ func Report(project string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tl := trial.Layout{Dir: l.Trial()}
+	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	objective := func(t int) string {
 		var p roles.Plan
-		if err := records.ReadJSON(filepath.Join(tl.Stage(t, "planner"), "plan.json"), &p); err != nil {
+		if err := runrecord.ReadJSON(filepath.Join(tl.Stage(t, "planner"), "plan.json"), &p); err != nil {
 			return "(no plan)"
 		}
 		return clip(p.Objective, 200)
@@ -304,7 +303,7 @@ func Report(project string) (string, error) {
 		}
 	}
 	p := filepath.Join(l.Reports(), "report.md")
-	return p, records.WriteFile(p, []byte(b.String()))
+	return p, runrecord.WriteFile(p, []byte(b.String()))
 }
 
 // PushGitHub mirrors the issue table to a GitHub repository's issues with
@@ -343,11 +342,11 @@ func PushGitHub(project, repo string) ([]string, error) {
 		State  string `json:"state"` // state last pushed: open or closed
 	}
 	known := map[string]pushed{}
-	if err := records.ReadJSON(l.GitHub(), &known); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := runrecord.ReadJSON(l.GitHub(), &known); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	var log []string
-	save := func() error { return records.WriteJSON(l.GitHub(), known) }
+	save := func() error { return runrecord.WriteJSON(l.GitHub(), known) }
 	for _, is := range issues {
 		want := "open"
 		if is.State == Closed {

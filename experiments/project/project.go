@@ -54,8 +54,7 @@ import (
 
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // StateDirName is the state directory, relative to the project.
@@ -260,7 +259,7 @@ func Init(o InitOptions) (*Config, error) {
 		// The specification becomes part of the project, so that the
 		// artifact's history records the S it was built from.
 		c.Spec = "SPEC.md"
-		if err := records.WriteFile(filepath.Join(project, c.Spec), data); err != nil {
+		if err := runrecord.WriteFile(filepath.Join(project, c.Spec), data); err != nil {
 			return nil, err
 		}
 	}
@@ -272,7 +271,7 @@ func Init(o InitOptions) (*Config, error) {
 		return nil, err
 	}
 	header := "# hoh project config (hoh project init). Paths are relative to the project directory.\n"
-	if err := records.WriteFile(l.Config(), append([]byte(header), out...)); err != nil {
+	if err := runrecord.WriteFile(l.Config(), append([]byte(header), out...)); err != nil {
 		return nil, err
 	}
 	if _, err := LoadConfig(project); err != nil {
@@ -294,7 +293,7 @@ func Init(o InitOptions) (*Config, error) {
 	if err := repo.Tag("loop-0", commit); err != nil {
 		return nil, err
 	}
-	if err := records.WriteJSON(filepath.Join(l.Trial(), "trial.json"), trialSpec(&c, 1)); err != nil {
+	if err := runrecord.WriteJSON(filepath.Join(l.Trial(), "trial.json"), trialSpec(&c, 1)); err != nil {
 		return nil, err
 	}
 	return &c, writeDerived(l, &c)
@@ -306,14 +305,14 @@ var exclude = []string{".git"}
 // trialSpec is the trial.json of a project whose loop count is t: the arm
 // hoh@t grows by one per loop (trial.Run compares the spec, so it is
 // rewritten before each loop).
-func trialSpec(c *Config, t int) trial.Spec {
-	return trial.Spec{Key: "project/" + c.Name, Benchmark: "project", Task: c.Name, Config: c.Harness.Label,
+func trialSpec(c *Config, t int) runrecord.TrialSpec {
+	return runrecord.TrialSpec{Key: "project/" + c.Name, Benchmark: "project", Task: c.Name, Config: c.Harness.Label,
 		Arm: fmt.Sprintf("hoh@%d", t), Rep: 1}
 }
 
 func readIdentity(l Layout) (*Identity, error) {
 	var id Identity
-	if err := records.ReadJSON(l.Identity(), &id); err != nil {
+	if err := runrecord.ReadJSON(l.Identity(), &id); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -324,13 +323,13 @@ func readIdentity(l Layout) (*Identity, error) {
 
 func appendEvent(l Layout, e Event) error {
 	e.Time = time.Now().UTC()
-	return records.Append(l.Runs(), e)
+	return runrecord.Append(l.Runs(), e)
 }
 
 // ReadEvents reads runs.jsonl.
 func ReadEvents(project string) ([]Event, error) {
 	var evs []Event
-	_, err := records.ReadLines(Layout{project}.Runs(), func(b []byte) error {
+	_, err := runrecord.ReadLines(Layout{project}.Runs(), func(b []byte) error {
 		var e Event
 		if err := json.Unmarshal(b, &e); err != nil {
 			return err

@@ -18,8 +18,8 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // RunLimits are the stop conditions of one `hoh project run`. Zero values
@@ -144,7 +144,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 				return stop(reason, done)
 			}
 		}
-		if err := records.WriteJSON(filepath.Join(l.Trial(), "trial.json"), trialSpec(c, t)); err != nil {
+		if err := runrecord.WriteJSON(filepath.Join(l.Trial(), "trial.json"), trialSpec(c, t)); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(o.Out, "loop %d\n", t)
@@ -229,11 +229,11 @@ func endLoop(l Layout, c *Config, t int) error {
 	if err := repo.Tag(fmt.Sprintf("loop-%d", t), qa.Commit); err != nil {
 		return err
 	}
-	return os.RemoveAll(filepath.Join(trial.Layout{Dir: l.Trial()}.Stage(t, "qa"), "candidate"))
+	return os.RemoveAll(filepath.Join(runrecord.TrialLayout{Dir: l.Trial()}.Stage(t, "qa"), "candidate"))
 }
 
 // stopBefore checks the stop conditions before loop done+1 starts.
-func stopBefore(l Layout, lim RunLimits, st []trial.StageRecord, done int) (string, error) {
+func stopBefore(l Layout, lim RunLimits, st []runrecord.StageRecord, done int) (string, error) {
 	if _, err := os.Stat(l.StopFile()); err == nil {
 		if err := os.Remove(l.StopFile()); err != nil {
 			return "", err
@@ -278,7 +278,7 @@ func stopBefore(l Layout, lim RunLimits, st []trial.StageRecord, done int) (stri
 }
 
 // budgetText is what the prompts say is left: never a fixed total T.
-func budgetText(l Layout, lim RunLimits, st []trial.StageRecord, t int) string {
+func budgetText(l Layout, lim RunLimits, st []runrecord.StageRecord, t int) string {
 	parts := []string{fmt.Sprintf("this run may continue to loop %d (%d more after this one)", lim.Loops, max(lim.Loops-t, 0))}
 	if lim.Tokens > 0 {
 		spent, _ := spentTokens(l, st) // the prompt's note only; stopBefore checked the file
@@ -298,7 +298,7 @@ func checkIdentity(l Layout, now Identity, force bool) error {
 		return err
 	}
 	if old == nil {
-		return records.WriteJSON(l.Identity(), now)
+		return runrecord.WriteJSON(l.Identity(), now)
 	}
 	d := old.diff(now)
 	if len(d) == 0 {
@@ -311,7 +311,7 @@ func checkIdentity(l Layout, now Identity, force bool) error {
 	if err := appendEvent(l, Event{Kind: "forced-change", Changes: d}); err != nil {
 		return err
 	}
-	return records.WriteJSON(l.Identity(), now)
+	return runrecord.WriteJSON(l.Identity(), now)
 }
 
 // lock takes the project's run lock.

@@ -14,16 +14,15 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // stages reads the committed stages of the project's trial.
-func stages(l Layout) ([]trial.StageRecord, error) {
-	var out []trial.StageRecord
-	_, err := records.ReadLines(trial.Layout{Dir: l.Trial()}.Stages(), func(b []byte) error {
-		var s trial.StageRecord
+func stages(l Layout) ([]runrecord.StageRecord, error) {
+	var out []runrecord.StageRecord
+	_, err := runrecord.ReadLines(runrecord.TrialLayout{Dir: l.Trial()}.Stages(), func(b []byte) error {
+		var s runrecord.StageRecord
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
@@ -33,7 +32,7 @@ func stages(l Layout) ([]trial.StageRecord, error) {
 	return out, err
 }
 
-func find(st []trial.StageRecord, t int, role string) *trial.StageRecord {
+func find(st []runrecord.StageRecord, t int, role string) *runrecord.StageRecord {
 	for i := range st {
 		if st[i].Iteration == t && st[i].Role == role {
 			return &st[i]
@@ -44,7 +43,7 @@ func find(st []trial.StageRecord, t int, role string) *trial.StageRecord {
 
 // completedLoops is the number of loops whose QA stage is committed (loops
 // end in order, so they are loops 1..n).
-func completedLoops(st []trial.StageRecord) int {
+func completedLoops(st []runrecord.StageRecord) int {
 	n := 0
 	for _, s := range st {
 		if s.Role == "qa" && s.Iteration > n {
@@ -54,7 +53,7 @@ func completedLoops(st []trial.StageRecord) int {
 	return n
 }
 
-func tokens(st []trial.StageRecord) int64 {
+func tokens(st []runrecord.StageRecord) int64 {
 	var n int64
 	for _, s := range st {
 		for _, inv := range s.Invocations {
@@ -67,10 +66,10 @@ func tokens(st []trial.StageRecord) int64 {
 // spentTokens is what the token budget counts: the committed stages'
 // tokens plus those of attempts lost to infrastructure failures (spent,
 // though no result counts them).
-func spentTokens(l Layout, st []trial.StageRecord) (int64, error) {
+func spentTokens(l Layout, st []runrecord.StageRecord) (int64, error) {
 	n := tokens(st)
-	_, err := records.ReadLines(trial.Layout{Dir: l.Trial()}.ReplacedUsage(), func(b []byte) error {
-		var inv trial.Invocation
+	_, err := runrecord.ReadLines(runrecord.TrialLayout{Dir: l.Trial()}.ReplacedUsage(), func(b []byte) error {
+		var inv runrecord.Invocation
 		if err := json.Unmarshal(b, &inv); err != nil {
 			return err
 		}
@@ -82,14 +81,14 @@ func spentTokens(l Layout, st []trial.StageRecord) (int64, error) {
 
 // bundles loads the evidence of loops 1..n.
 func bundles(l Layout, n int) ([]Bundle, error) {
-	tl := trial.Layout{Dir: l.Trial()}
+	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	var out []Bundle
 	for t := 1; t <= n; t++ {
 		p := filepath.Join(tl.Stage(t, "qa"), "evidence.json")
 		rel, _ := filepath.Rel(l.State(), p)
 		b := Bundle{Loop: t, Path: rel}
 		var ev roles.Evidence
-		if err := records.ReadJSON(p, &ev); err == nil {
+		if err := runrecord.ReadJSON(p, &ev); err == nil {
 			b.Evidence = &ev
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -122,7 +121,7 @@ var DynamicsColumns = []string{"loop", "new", "closed", "reopened", "unresolved"
 	"planner_tokens", "developer_tokens", "qa_tokens", "cumulative_tokens",
 	"files_changed", "lines_added", "lines_deleted", "qa_status", "build_status", "finished", "failed_roles"}
 
-func roleTokens(s *trial.StageRecord) int64 {
+func roleTokens(s *runrecord.StageRecord) int64 {
 	if s == nil {
 		return 0
 	}
@@ -137,7 +136,7 @@ func roleTokens(s *trial.StageRecord) int64 {
 // check named "build" if there is one, else all of them.
 func buildStatus(path string) string {
 	var checks []benchmark.CheckResult
-	if err := records.ReadJSON(path, &checks); err != nil {
+	if err := runrecord.ReadJSON(path, &checks); err != nil {
 		return "unknown"
 	}
 	var sel []benchmark.CheckResult
@@ -179,7 +178,7 @@ func diffSize(repo *history.Repo, cache diffCache, from, to string) ([3]int, err
 	return cache[key], nil
 }
 
-// derive computes the issue table and the dynamics from the records.
+// derive computes the issue table and the dynamics from the runrecord.
 func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 	st, err := stages(l)
 	if err != nil {
@@ -198,8 +197,8 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 	repo.Exclude = exclude
 	cachePath := filepath.Join(l.State(), "diffstat-cache.json")
 	cache := diffCache{}
-	_ = records.ReadJSON(cachePath, &cache) // a lost cache is recomputed
-	tl := trial.Layout{Dir: l.Trial()}
+	_ = runrecord.ReadJSON(cachePath, &cache) // a lost cache is recomputed
+	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	var dyn []LoopDynamics
 	var cum int64
 	prev := "cp-0"
@@ -228,7 +227,7 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 			d.QAStatus = "failed"
 		}
 		var failed []string
-		for _, s := range []*trial.StageRecord{pl, dev, qa} {
+		for _, s := range []*runrecord.StageRecord{pl, dev, qa} {
 			if s != nil && s.RoleFailure != "" {
 				failed = append(failed, s.Role)
 			}
@@ -240,7 +239,7 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 		}
 		dyn = append(dyn, d)
 	}
-	if err := records.WriteJSON(cachePath, cache); err != nil {
+	if err := runrecord.WriteJSON(cachePath, cache); err != nil {
 		return nil, nil, err
 	}
 	return issues, dyn, nil
@@ -322,22 +321,22 @@ func writeDerived(l Layout, c *Config) error {
 	if err != nil {
 		return err
 	}
-	if err := records.WriteFile(l.IssuesJSONL(), IssuesJSONL(issues)); err != nil {
+	if err := runrecord.WriteFile(l.IssuesJSONL(), IssuesJSONL(issues)); err != nil {
 		return err
 	}
-	if err := records.WriteFile(l.IssuesCSV(), IssuesCSV(issues)); err != nil {
+	if err := runrecord.WriteFile(l.IssuesCSV(), IssuesCSV(issues)); err != nil {
 		return err
 	}
-	if err := records.WriteFile(l.IssuesMD(), IssuesMarkdown(issues)); err != nil {
+	if err := runrecord.WriteFile(l.IssuesMD(), IssuesMarkdown(issues)); err != nil {
 		return err
 	}
-	return records.WriteFile(l.Dynamics(), DynamicsCSV(dyn))
+	return runrecord.WriteFile(l.Dynamics(), DynamicsCSV(dyn))
 }
 
 // ReadIssues reads the issue table (issues.jsonl).
 func ReadIssues(project string) ([]Issue, error) {
 	var out []Issue
-	_, err := records.ReadLines(Layout{project}.IssuesJSONL(), func(b []byte) error {
+	_, err := runrecord.ReadLines(Layout{project}.IssuesJSONL(), func(b []byte) error {
 		var is Issue
 		if err := json.Unmarshal(b, &is); err != nil {
 			return err

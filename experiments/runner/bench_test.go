@@ -14,7 +14,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/config"
-	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // BenchmarkRunnerOverheadPerTrial measures what the runner itself costs per
@@ -39,8 +39,8 @@ func BenchmarkRunnerOverheadPerTrial(b *testing.B) {
 		b.StartTimer()
 		res, err := Run(context.Background(), e, opts(h))
 		b.StopTimer()
-		if err != nil || res.Count(status.StateDone) != trials {
-			b.Fatalf("run: %v (%d done)", err, res.Count(status.StateDone))
+		if err != nil || res.Count(runrecord.StateDone) != trials {
+			b.Fatalf("run: %v (%d done)", err, res.Count(runrecord.StateDone))
 		}
 		runtime.ReadMemStats(&after)
 		perTrialBytes += float64(after.TotalAlloc-before.TotalAlloc) / trials
@@ -107,8 +107,8 @@ func BenchmarkRunnerOverheadVsHarnessTime(b *testing.B) {
 		b.StartTimer()
 		res, err := Run(context.Background(), e, o)
 		b.StopTimer()
-		if err != nil || res.Count(status.StateDone) != trials {
-			b.Fatalf("run: %v (%d done)", err, res.Count(status.StateDone))
+		if err != nil || res.Count(runrecord.StateDone) != trials {
+			b.Fatalf("run: %v (%d done)", err, res.Count(runrecord.StateDone))
 		}
 		wall += float64(time.Since(start).Nanoseconds())
 		inHarness += float64(h.harnessNs.Load())

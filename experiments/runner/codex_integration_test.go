@@ -12,11 +12,9 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/experiments/config"
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/served"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 const faultScript = `entries:
@@ -72,14 +70,14 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 		byTask[o.Trial.Task.ID] = o
 	}
 	g := byTask["greet"]
-	if g.State != status.StateDone || g.Replacements != 1 {
+	if g.State != runrecord.StateDone || g.Replacements != 1 {
 		t.Fatalf("greet: %+v", g)
 	}
-	reps, err := attempt.ReadReplacements(out)
+	reps, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	if err != nil || len(reps) != 1 || reps[0].Key != g.Trial.Key || !strings.Contains(reps[0].Reason, "infrastructure failure") {
 		t.Fatalf("replacements.jsonl: %+v %v", reps, err)
 	}
-	var s trial.Summary
+	var s runrecord.Summary
 	if err := readSummary(filepath.Join(out, g.Trial.Dir), &s); err != nil || s.Checkpoints[0].Metrics["pass_rate"] != 100 {
 		t.Errorf("greet summary %+v %v", s, err)
 	}
@@ -106,8 +104,8 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 			t.Fatal(err)
 		}
 		relayed += rel.Input + rel.Output
-		ledger, _ := status.LedgerUsage(trial.Layout{Dir: dir}.Usage())
-		replaced, _ := status.LedgerUsage(trial.Layout{Dir: dir}.ReplacedUsage())
+		ledger, _ := runrecord.LedgerUsage(runrecord.TrialLayout{Dir: dir}.Usage())
+		replaced, _ := runrecord.LedgerUsage(runrecord.TrialLayout{Dir: dir}.ReplacedUsage())
 		if got := ledger.Input + ledger.Output + replaced.Input + replaced.Output; got != rel.Input+rel.Output {
 			t.Errorf("%s: ledger %+v + replaced %+v != relayed %+v", o.Trial.Dir, ledger, replaced, rel)
 		}
@@ -117,6 +115,6 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 	}
 }
 
-func readSummary(dir string, s *trial.Summary) error {
-	return records.ReadJSON(trial.Layout{Dir: dir}.Summary(), s)
+func readSummary(dir string, s *runrecord.Summary) error {
+	return runrecord.ReadJSON(runrecord.TrialLayout{Dir: dir}.Summary(), s)
 }

@@ -19,9 +19,9 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // containers is what a run of a container benchmark (Harbor, ProgramBench)
@@ -137,7 +137,7 @@ func cleanupEarlierRuns(ctx context.Context, c *docker.Client, out string) error
 			}
 		}
 	}
-	return records.WriteFile(path, []byte(c.RunID()+"\n"))
+	return runrecord.WriteFile(path, []byte(c.RunID()+"\n"))
 }
 
 // closeContainers removes every container and image labelled with this
@@ -169,7 +169,7 @@ func (r *run) dockerRun() string {
 
 // attempt runs one attempt of a trial in a fresh environment: the host, or
 // a task container whose start failure is an infrastructure failure.
-func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*trial.Summary, error) {
+func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
 	opts := environment.Options{Provider: rt.cfg.Provider}
 	if r.docker != nil {
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay

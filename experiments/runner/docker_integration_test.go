@@ -22,9 +22,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
-	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // smokeBaseTag is the base image testdata/harbor's Dockerfiles start FROM
@@ -120,7 +118,7 @@ func TestHarborSmokeRunsInDocker(t *testing.T) {
 		t.Fatalf("%d outcomes, want vanilla and hoh@1", len(res.Outcomes))
 	}
 	for _, o := range res.Outcomes {
-		if o.State != status.StateDone || o.Status != trial.StatusCompleted || o.Replacements != 0 {
+		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted || o.Replacements != 0 {
 			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
 		}
 		ws := filepath.Join(out, o.Trial.Dir, "workspace")
@@ -193,11 +191,11 @@ retries: {infrastructure: 1, backoff: 10ms}
 	}
 	assertRunRemoved(t, c, res.DockerRun)
 	o := res.Outcomes[0]
-	if o.State != status.StateFailed || o.Status != "" || !strings.Contains(o.Reason, "infrastructure failure persisted after 1 replacement") ||
+	if o.State != runrecord.StateFailed || o.Status != "" || !strings.Contains(o.Reason, "infrastructure failure persisted after 1 replacement") ||
 		!strings.Contains(o.Reason, "environment") {
 		t.Fatalf("outcome %+v", o)
 	}
-	reps, err := attempt.ReadReplacements(e.Output)
+	reps, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: e.Output}.Replacements())
 	if err != nil || len(reps) != 1 || reps[0].Key != o.Trial.Key || !strings.Contains(reps[0].Reason, "memory") {
 		t.Fatalf("replacements.jsonl: %+v %v", reps, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // smokeExperiment is the local-smoke script on greet under HoH@2 (real
@@ -115,7 +116,7 @@ func TestFullDiskMidRunStopsWithoutScoresAndResumesExactly(t *testing.T) {
 		t.Fatalf("score rows written from attempts that met a full disk:\n%s", rows)
 	}
 	in, ierr := status.Inspect(out)
-	if ierr != nil || len(in.Trials) != 1 || in.Trials[0].State == status.StateDone {
+	if ierr != nil || len(in.Trials) != 1 || in.Trials[0].State == runrecord.StateDone {
 		t.Fatalf("status after the stop: %+v %v", in, ierr)
 	}
 

@@ -14,11 +14,9 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/runner/status"
 	relaylog "github.com/hoh-research/hoh/experiments/served"
-	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // The same HoH@2 smoke run through each of the four real CLIs (installed by
@@ -40,12 +38,12 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 	harnesses := map[string]bool{}
 	for _, o := range res.Outcomes {
 		harnesses[o.Trial.Config] = true
-		if o.State != status.StateDone || o.Status != trial.StatusCompleted {
+		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted {
 			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
 			continue
 		}
-		var s trial.Summary
-		if err := records.ReadJSON(filepath.Join(out, o.Trial.Dir, "summary.json"), &s); err != nil {
+		var s runrecord.Summary
+		if err := runrecord.ReadJSON(filepath.Join(out, o.Trial.Dir, "summary.json"), &s); err != nil {
 			t.Fatal(err)
 		}
 		if len(s.Checkpoints) != 2 || s.Checkpoints[1].Metrics["pass_rate"] != 100 {

@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
-	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // diskFullHarness answers like instantHarness, but the CLI "completes" while
@@ -41,10 +40,10 @@ func TestLocalFaultIsReplacedNotScored(t *testing.T) {
 	mustRun(t, experiment(t, clean, ""), opts(&instantHarness{}))
 	out := filepath.Join(t.TempDir(), "run")
 	res := mustRun(t, experiment(t, out, ""), opts(&diskFullHarness{fails: 1}))
-	if res.Count(status.StateDone) != 4 {
+	if res.Count(runrecord.StateDone) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
-	reps, _ := attempt.ReadReplacements(out)
+	reps, _ := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	if len(reps) != 1 || !strings.Contains(reps[0].Reason, "local fault") || !strings.Contains(reps[0].Reason, "No space left on device") {
 		t.Fatalf("replacements %+v", reps)
 	}
@@ -60,14 +59,14 @@ func TestCleanResumeSupersedesEarlierReplacements(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	e := experiment(t, out, "")
 	res := mustRun(t, e, opts(&diskFullHarness{fails: -1}))
-	if res.Count(status.StateFailed) != 4 {
+	if res.Count(runrecord.StateFailed) != 4 {
 		t.Fatalf("first run: %+v", res.Outcomes)
 	}
 	if n := len(scoreRows(t, out)); n != 0 {
 		t.Fatalf("%d score rows from attempts that all met a full disk", n)
 	}
 	res = mustRun(t, e, opts(&instantHarness{}))
-	if res.Count(status.StateDone) != 4 {
+	if res.Count(runrecord.StateDone) != 4 {
 		t.Fatalf("resume: %+v", res.Outcomes)
 	}
 	for _, o := range res.Outcomes {
@@ -75,7 +74,7 @@ func TestCleanResumeSupersedesEarlierReplacements(t *testing.T) {
 			t.Errorf("%s: %d standing replacements after a clean resume", o.Trial.Dir, o.Replacements)
 		}
 	}
-	reps, _ := attempt.ReadReplacements(out)
+	reps, _ := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	if len(reps) != 8 {
 		t.Fatalf("%d replacements kept, want all 8 (superseded, not deleted)", len(reps))
 	}
@@ -84,7 +83,7 @@ func TestCleanResumeSupersedesEarlierReplacements(t *testing.T) {
 			t.Errorf("replacement %+v not superseded", r)
 		}
 	}
-	data, _ := os.ReadFile(attempt.ReplacementsPath(out))
+	data, _ := os.ReadFile(runrecord.RunLayout{Dir: out}.Replacements())
 	if strings.Count(string(data), `"supersedes":true`) != 4 {
 		t.Errorf("replacements.jsonl:\n%s", data)
 	}
@@ -100,7 +99,7 @@ func TestReplacedAttemptsTokensAreKeptAndBudgeted(t *testing.T) {
 	var ledger, replaced int64
 	for _, o := range res.Outcomes {
 		ledger += o.Usage.Total
-		u, err := status.LedgerUsage(filepath.Join(out, o.Trial.Dir, "usage-replaced.jsonl"))
+		u, err := runrecord.LedgerUsage(filepath.Join(out, o.Trial.Dir, "usage-replaced.jsonl"))
 		if err == nil {
 			replaced += u.Total
 		}
@@ -114,7 +113,7 @@ func TestReplacedAttemptsTokensAreKeptAndBudgeted(t *testing.T) {
 	ledger, replaced = 0, 0
 	for _, o := range res.Outcomes {
 		ledger += o.Usage.Total
-		if u, err := status.LedgerUsage(filepath.Join(out2, o.Trial.Dir, "usage-replaced.jsonl")); err == nil {
+		if u, err := runrecord.LedgerUsage(filepath.Join(out2, o.Trial.Dir, "usage-replaced.jsonl")); err == nil {
 			replaced += u.Total
 		}
 	}
@@ -129,7 +128,7 @@ func TestReplacedAttemptsTokensAreKeptAndBudgeted(t *testing.T) {
 	e.Concurrency = 1
 	e.Budget.Tokens = 335
 	res = mustRun(t, e, opts(&diskFullHarness{fails: 1}))
-	if res.Count(status.StateBudget) != 3 || res.Outcomes[0].Usage.Total != 330 {
+	if res.Count(runrecord.StateBudget) != 3 || res.Outcomes[0].Usage.Total != 330 {
 		t.Errorf("want the budget reached after the first trial, got %+v", res.Outcomes)
 	}
 }

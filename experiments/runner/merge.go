@@ -8,9 +8,8 @@ import (
 
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // MergeReport says what a merge found.
@@ -56,7 +55,7 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 	finished := map[string]status.Outcome{}
 	owner := map[string]string{}
 	var shards []string
-	var replacements []attempt.Replacement
+	var replacements []runrecord.Replacement
 	for _, d := range dirs {
 		l, _ := plan.ReadLock(d)
 		shards = append(shards, l.Shard)
@@ -65,7 +64,7 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 			return nil, err
 		}
 		for _, st := range in.Trials {
-			if st.State != status.StateDone && (st.State != status.StateFailed || st.Status == "") {
+			if st.State != runrecord.StateDone && (st.State != runrecord.StateFailed || st.Status == "") {
 				continue
 			}
 			if prev, dup := owner[st.Trial.Key]; dup {
@@ -78,7 +77,7 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 			}
 			finished[st.Trial.Key] = status.Outcome{Trial: st.Trial, State: st.State, Status: st.Status, Reason: st.Reason, Usage: st.Usage}
 		}
-		rs, err := attempt.ReadReplacements(d)
+		rs, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: d}.Replacements())
 		if err != nil {
 			return nil, err
 		}
@@ -94,10 +93,10 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 	merged.Shard = ""
 	sort.Strings(shards)
 	merged.Shards = shards
-	if err := records.WriteJSON(plan.LockPath(out), merged); err != nil {
+	if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Lock(), merged); err != nil {
 		return nil, err
 	}
-	if err := records.WriteJSON(status.PlanPath(out), trials); err != nil {
+	if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Plan(), trials); err != nil {
 		return nil, err
 	}
 	lastSuperseded := map[string]int{}
@@ -111,11 +110,11 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 			o.Replacements++
 			finished[r.Key] = o
 		}
-		if err := records.Append(attempt.ReplacementsPath(out), r); err != nil {
+		if err := runrecord.Append(runrecord.RunLayout{Dir: out}.Replacements(), r); err != nil {
 			return nil, err
 		}
 		if j, ok := lastSuperseded[r.Key]; ok && j == i { // keep the shard's supersession
-			if err := records.Append(attempt.ReplacementsPath(out), attempt.Replacement{Key: r.Key, Dir: r.Dir, Supersedes: true, Time: r.Time}); err != nil {
+			if err := runrecord.Append(runrecord.RunLayout{Dir: out}.Replacements(), runrecord.Replacement{Key: r.Key, Dir: r.Dir, Supersedes: true, Time: r.Time}); err != nil {
 				return nil, err
 			}
 		}

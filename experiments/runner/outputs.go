@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,18 +11,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // lockDir takes an exclusive flock on <out>/.lock so that a second runner on
 // the same directory is refused; the kernel drops it when the process dies.
 func lockDir(out string) (func(), error) {
-	path := filepath.Join(out, ".lock")
+	path := runrecord.RunLayout{Dir: out}.RunnerLock()
 	for {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
@@ -77,39 +74,34 @@ func (r *run) writeOutputs(trials []plan.Trial) error {
 // writeRecords writes scores.csv and trials.jsonl of out for the finished
 // outcomes among trials.
 func writeRecords(out string, trials []plan.Trial, finished map[string]status.Outcome, notice string) error {
-	var rows []results.Row
-	var lines bytes.Buffer
+	run := runrecord.RunLayout{Dir: out}
+	var rows []runrecord.Row
+	var lines []runrecord.TrialLine
 	for _, t := range trials {
 		o, ok := finished[t.Key]
 		if !ok {
 			continue
 		}
-		l := trial.Layout{Dir: filepath.Join(out, t.Dir)}
-		line := status.TrialLine{Key: t.Key, Dir: t.Dir, Config: t.Config, Arm: t.Arm, Task: t.Task.ID, Rep: t.Rep,
+		l := run.Trial(t.Dir)
+		line := runrecord.TrialLine{Key: t.Key, Dir: t.Dir, Config: t.Config, Arm: t.Arm, Task: t.Task.ID, Rep: t.Rep,
 			State: o.State, Status: o.Status, Reason: o.Reason, Usage: o.Usage, Replacements: o.Replacements, Notice: notice}
 		if o.Status != "" {
-			rs, err := results.ReadFile(l.Scores())
+			rs, err := runrecord.ReadScores(l.Scores())
 			if err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("%s: %w", l.Scores(), err)
 			}
 			rows = append(rows, rs...)
-			var s trial.Summary
-			if records.ReadJSON(l.Summary(), &s) == nil && len(s.Checkpoints) > 0 {
+			var s runrecord.Summary
+			if runrecord.ReadJSON(l.Summary(), &s) == nil && len(s.Checkpoints) > 0 {
 				line.Final = s.Checkpoints[len(s.Checkpoints)-1].Metrics
 			}
 		}
-		data, _ := json.Marshal(line)
-		lines.Write(data)
-		lines.WriteByte('\n')
+		lines = append(lines, line)
 	}
-	var buf bytes.Buffer
-	if err := results.Write(&buf, rows); err != nil {
+	if err := runrecord.WriteScores(run.Scores(), rows); err != nil {
 		return err
 	}
-	if err := records.WriteFile(filepath.Join(out, "scores.csv"), buf.Bytes()); err != nil {
-		return err
-	}
-	return records.WriteFile(filepath.Join(out, "trials.jsonl"), lines.Bytes())
+	return runrecord.WriteTrialLines(run.Trials(), lines)
 }
 
 // InputsDir holds copies of the experiment config and the scripted
@@ -149,7 +141,7 @@ func keepInputs(out string, e *config.Experiment) error {
 		case !os.IsNotExist(err):
 			return err
 		}
-		if err := records.WriteFile(dst, data); err != nil {
+		if err := runrecord.WriteFile(dst, data); err != nil {
 			return err
 		}
 	}

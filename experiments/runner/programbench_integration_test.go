@@ -17,9 +17,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // programbenchSmokeImage is the example's agent_image, built by the test
@@ -92,12 +90,12 @@ func TestProgramBenchSmokeRunsInDocker(t *testing.T) {
 	want := map[string]float64{"vanilla": 75, "hoh@1": 100}
 	for _, o := range res.Outcomes {
 		dir := filepath.Join(out, o.Trial.Dir)
-		if o.State != status.StateDone || o.Status != trial.StatusCompleted || o.Replacements != 0 {
+		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted || o.Replacements != 0 {
 			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
 			continue
 		}
-		var sum trial.Summary
-		if err := records.ReadJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
+		var sum runrecord.Summary
+		if err := runrecord.ReadJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
 			t.Fatal(err)
 		}
 		if len(sum.Checkpoints) != 1 {

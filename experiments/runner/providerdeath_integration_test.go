@@ -13,9 +13,8 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
-	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // A provider that dies mid-trial (connections refused from then on) costs
@@ -69,10 +68,10 @@ retries: {contract: 1, infrastructure: 1, backoff: 100ms}
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 	o := res.Outcomes[0]
-	if o.State != status.StateFailed || o.Status != "" || !strings.Contains(o.Reason, "infrastructure failure persisted") {
+	if o.State != runrecord.StateFailed || o.Status != "" || !strings.Contains(o.Reason, "infrastructure failure persisted") {
 		t.Fatalf("the trial after its provider died: %+v", o)
 	}
-	reps, _ := attempt.ReadReplacements(out)
+	reps, _ := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	if len(reps) != 1 || reps[0].Key != o.Trial.Key {
 		t.Errorf("replacements %+v", reps)
 	}

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -33,8 +32,8 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/preflight"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // scriptedKeyValue is the dummy key handed to a CLI talking to the scripted
@@ -71,7 +70,7 @@ type Result struct {
 }
 
 // Count returns how many outcomes are in state s.
-func (r *Result) Count(s status.State) int {
+func (r *Result) Count(s runrecord.State) int {
 	n := 0
 	for _, o := range r.Outcomes {
 		if o.State == s {
@@ -188,10 +187,10 @@ func writeLock(out string, p *plan.Plan, opts Options) error {
 	case !os.IsNotExist(err):
 		return err
 	}
-	if err := records.WriteJSON(plan.LockPath(out), cur); err != nil {
+	if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Lock(), cur); err != nil {
 		return err
 	}
-	return records.WriteJSON(status.PlanPath(out), p.Trials)
+	return runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Plan(), p.Trials)
 }
 
 type configRuntime struct {
@@ -236,7 +235,7 @@ func (r *run) startHarnesses() error {
 			if err != nil {
 				return err
 			}
-			srv, err := scripted.Start(script, scripted.Options{LogPath: filepath.Join(r.out, "provider-"+c.Label+".jsonl")})
+			srv, err := scripted.Start(script, scripted.Options{LogPath: runrecord.RunLayout{Dir: r.out}.ProviderLog(c.Label)})
 			if err != nil {
 				return fmt.Errorf("config %s: start the scripted provider: %w", c.Label, err)
 			}
@@ -271,7 +270,7 @@ func (r *run) preflight(ctx context.Context) error {
 		targets = append(targets, preflight.Target{Label: c.Label, Harness: rt.harness, Provider: rt.cfg.Provider, Env: rt.env, Secrets: rt.secrets})
 	}
 	fmt.Fprintf(r.opts.Out, "preflight: one trivial turn per configuration (%d)\n", len(targets))
-	return preflight.Run(ctx, filepath.Join(r.out, "preflight"), targets)
+	return preflight.Run(ctx, runrecord.RunLayout{Dir: r.out}.Preflight(), targets)
 }
 
-func (r *run) trialDir(t plan.Trial) string { return filepath.Join(r.out, t.Dir) }
+func (r *run) trialDir(t plan.Trial) string { return runrecord.RunLayout{Dir: r.out}.Trial(t.Dir).Dir }

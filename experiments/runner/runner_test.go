@@ -12,12 +12,10 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // instantHarness is an in-process test double for a CLI: it answers every
@@ -105,7 +103,7 @@ func mustRun(t testing.TB, e *config.Experiment, o Options) *Result {
 
 func scoreRows(t testing.TB, out string) []string {
 	t.Helper()
-	rows, err := results.ReadFile(filepath.Join(out, "scores.csv"))
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +121,7 @@ func TestRunFinishesEveryTrialAndWritesRecords(t *testing.T) {
 	o := opts(&instantHarness{})
 	o.Out = &log
 	res := mustRun(t, experiment(t, out, ""), o)
-	if res.Count(status.StateDone) != 4 || len(res.Outcomes) != 4 {
+	if res.Count(runrecord.StateDone) != 4 || len(res.Outcomes) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 	rows := scoreRows(t, out)
@@ -153,7 +151,7 @@ func TestRunFinishesEveryTrialAndWritesRecords(t *testing.T) {
 	// Rerunning skips everything: the harness is not called again.
 	h2 := &instantHarness{}
 	res = mustRun(t, experiment(t, out, ""), opts(h2))
-	if h2.calls != 0 || res.Count(status.StateDone) != 4 {
+	if h2.calls != 0 || res.Count(runrecord.StateDone) != 4 {
 		t.Fatalf("rerun called the harness %d times; outcomes %+v", h2.calls, res.Outcomes)
 	}
 	if got := scoreRows(t, out); strings.Join(got, "\n") != strings.Join(rows, "\n") {
@@ -165,10 +163,10 @@ func TestInfrastructureFailuresAreReplacedAndRecorded(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	h := &instantHarness{infraFirst: map[string]bool{"calc": true}}
 	res := mustRun(t, experiment(t, out, ""), opts(h))
-	if res.Count(status.StateDone) != 4 {
+	if res.Count(runrecord.StateDone) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
-	reps, err := attempt.ReadReplacements(out)
+	reps, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	if err != nil || len(reps) != 1 {
 		t.Fatalf("replacements %+v (%v)", reps, err)
 	}
@@ -189,10 +187,10 @@ func TestPersistentInfrastructureFailureStopsAtTheLimit(t *testing.T) {
 	e.Retries.Infrastructure = 2
 	h := &alwaysInfra{}
 	res := mustRun(t, e, opts(h))
-	if res.Count(status.StateFailed) != 4 {
+	if res.Count(runrecord.StateFailed) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
-	reps, _ := attempt.ReadReplacements(out)
+	reps, _ := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	if len(reps) != 8 { // 2 replacements for each of 4 trials
 		t.Errorf("%d replacements, want 8", len(reps))
 	}
@@ -200,7 +198,7 @@ func TestPersistentInfrastructureFailureStopsAtTheLimit(t *testing.T) {
 		t.Errorf("reason %q", res.Outcomes[0].Reason)
 	}
 	in, err := status.Inspect(out)
-	if err != nil || in.Trials[0].State != status.StateFailed {
+	if err != nil || in.Trials[0].State != runrecord.StateFailed {
 		t.Fatalf("status after giving up: %+v %v", in, err)
 	}
 }
@@ -220,21 +218,21 @@ func TestCorruptRecordFailsOnlyItsTrial(t *testing.T) {
 	broken := filepath.Join(out, res.Outcomes[1].Trial.Dir)
 	intact := filepath.Join(out, res.Outcomes[2].Trial.Dir)
 	for _, d := range []string{broken, intact} {
-		os.Remove(trial.Layout{Dir: d}.Summary())
+		os.Remove(runrecord.TrialLayout{Dir: d}.Summary())
 	}
-	stages := trial.Layout{Dir: broken}.Stages()
+	stages := runrecord.TrialLayout{Dir: broken}.Stages()
 	data, _ := os.ReadFile(stages)
 	os.WriteFile(stages, append([]byte("{not json\n"), data...), 0o644)
 
 	res = mustRun(t, e, opts(&instantHarness{}))
-	if res.Count(status.StateDone) != 3 || res.Count(status.StateFailed) != 1 {
+	if res.Count(runrecord.StateDone) != 3 || res.Count(runrecord.StateFailed) != 1 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 	f := res.Outcomes[1]
-	if f.State != status.StateFailed || !strings.Contains(f.Reason, stages) || !strings.Contains(f.Reason, "corrupt") {
+	if f.State != runrecord.StateFailed || !strings.Contains(f.Reason, stages) || !strings.Contains(f.Reason, "corrupt") {
 		t.Errorf("failed trial reason %q does not name %s", f.Reason, stages)
 	}
-	if res.Outcomes[2].State != status.StateDone {
+	if res.Outcomes[2].State != runrecord.StateDone {
 		t.Errorf("intact trial: %+v", res.Outcomes[2])
 	}
 }
@@ -259,7 +257,7 @@ func TestTokenBudgetStopsNewTrials(t *testing.T) {
 	e := experiment(t, out, "budget: {tokens: 1}\n")
 	e.Concurrency = 1
 	res := mustRun(t, e, opts(&instantHarness{}))
-	if res.Count(status.StateDone) != 1 || res.Count(status.StateBudget) != 3 {
+	if res.Count(runrecord.StateDone) != 1 || res.Count(runrecord.StateBudget) != 3 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 	in, err := status.Inspect(out)
@@ -292,7 +290,7 @@ func TestChangedConfigIsRefusedOnResume(t *testing.T) {
 	o := opts(&instantHarness{})
 	o.AllowChangedConfig = true
 	res := mustRun(t, changed, o)
-	if res.Count(status.StateDone) != 8 {
+	if res.Count(runrecord.StateDone) != 8 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
 }
@@ -369,11 +367,11 @@ func TestContextCancelLeavesTrialsResumable(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &cancelAfter{instantHarness: &instantHarness{}, n: 3, cancel: cancel}
 	res, err := Run(ctx, experiment(t, out, ""), opts(h))
-	if err == nil || res.Count(status.StateDone) == 4 {
+	if err == nil || res.Count(runrecord.StateDone) == 4 {
 		t.Fatalf("cancelled run: %v %+v", err, res)
 	}
 	res = mustRun(t, experiment(t, out, ""), opts(&instantHarness{}))
-	if res.Count(status.StateDone) != 4 {
+	if res.Count(runrecord.StateDone) != 4 {
 		t.Fatalf("resumed outcomes %+v", res.Outcomes)
 	}
 }
@@ -416,7 +414,7 @@ func TestRaisingTExtendsAFinishedRunAndLoweringIsRefused(t *testing.T) {
 	o.Out = &log
 	res := mustRun(t, raised, o)
 	// Per task: one continuation pass, and one planner + developer + QA.
-	if h.calls != 2*(1+3) || res.Count(status.StateDone) != 4 {
+	if h.calls != 2*(1+3) || res.Count(runrecord.StateDone) != 4 {
 		t.Fatalf("extension ran %d invocations (want %d); outcomes %+v", h.calls, 2*(1+3), res.Outcomes)
 	}
 	if !strings.Contains(log.String(), "hoh@2 -> hoh@3") || !strings.Contains(log.String(), "vanilla -> vanilla-continuation@2") {

@@ -8,10 +8,10 @@ import (
 	"sync"
 
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // execute schedules the shard's trials.
@@ -27,7 +27,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			r.finished[t.Key] = o
 			continue
 		}
-		outcomes[i] = status.Outcome{Trial: t, State: status.StateRemaining}
+		outcomes[i] = status.Outcome{Trial: t, State: runrecord.StateRemaining}
 		pending = append(pending, i)
 	}
 	r.progress = status.NewProgress(r.opts.Out, r.opts.Terminal, len(trials), r.exp.Scripted())
@@ -77,7 +77,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			if spent := r.spent(runningSet); spent >= b {
 				r.mu.Lock()
 				for _, i := range pending {
-					outcomes[i].State = status.StateBudget
+					outcomes[i].State = runrecord.StateBudget
 					outcomes[i].Reason = fmt.Sprintf("token budget %d reached (%d spent)", b, spent)
 					r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
 					r.progress.Finished(outcomes[i])
@@ -121,9 +121,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 // previous reports a trial an earlier run finished (or whose records are
 // corrupt, which counts as failed without stopping the others).
 func (r *run) previous(t plan.Trial) (status.Outcome, bool) {
-	l := trial.Layout{Dir: r.trialDir(t)}
-	var s trial.Summary
-	err := records.ReadJSON(l.Summary(), &s)
+	l := runrecord.TrialLayout{Dir: r.trialDir(t)}
+	var s runrecord.Summary
+	err := runrecord.ReadJSON(l.Summary(), &s)
 	switch {
 	case err == nil && s.Spec.Arm != t.Arm:
 		return status.Outcome{}, false // finished for fewer steps: extend it
@@ -135,7 +135,7 @@ func (r *run) previous(t plan.Trial) (status.Outcome, bool) {
 	case os.IsNotExist(err):
 		return status.Outcome{}, false
 	default:
-		return status.Outcome{Trial: t, State: status.StateFailed, Reason: err.Error(), Skipped: true}, true
+		return status.Outcome{Trial: t, State: runrecord.StateFailed, Reason: err.Error(), Skipped: true}, true
 	}
 }
 
@@ -150,7 +150,7 @@ func (r *run) spent(running map[string]plan.Trial) int64 {
 	}
 	r.mu.Unlock()
 	for k, t := range running {
-		u, _ := status.LedgerUsage(trial.Layout{Dir: r.trialDir(t)}.Usage())
+		u, _ := runrecord.LedgerUsage(runrecord.TrialLayout{Dir: r.trialDir(t)}.Usage())
 		n += u.Total
 		keys[k] = t
 	}
@@ -161,7 +161,7 @@ func (r *run) spent(running map[string]plan.Trial) int64 {
 			n += v
 			continue
 		}
-		u, _ := status.LedgerUsage(trial.Layout{Dir: r.trialDir(t)}.ReplacedUsage())
+		u, _ := runrecord.LedgerUsage(runrecord.TrialLayout{Dir: r.trialDir(t)}.ReplacedUsage())
 		n += u.Total
 		if _, isRunning := running[k]; !isRunning {
 			r.replacedSpent[k] = u.Total
@@ -189,14 +189,14 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	}
 	pol := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff, Stop: r.stop}
 	v := pol.Run(ctx, r.out, attempt.Trial{Key: t.Key, Dir: t.Dir, Path: dir},
-		func(ctx context.Context) (*trial.Summary, error) { return r.attempt(ctx, t, rt, env) }, r.progress.Logf)
-	o := status.Outcome{Trial: t, State: status.StateFailed, Reason: v.Failed, Replacements: v.Replacements}
+		func(ctx context.Context) (*runrecord.Summary, error) { return r.attempt(ctx, t, rt, env) }, r.progress.Logf)
+	o := status.Outcome{Trial: t, State: runrecord.StateFailed, Reason: v.Failed, Replacements: v.Replacements}
 	switch {
 	case v.Summary != nil:
 		o = status.OutcomeOf(t, v.Summary)
 		o.Replacements = v.Replacements
 	case v.Interrupted != "":
-		return status.Outcome{Trial: t, State: status.StateRunning, Reason: v.Interrupted}
+		return status.Outcome{Trial: t, State: runrecord.StateRunning, Reason: v.Interrupted}
 	}
 	r.mu.Lock()
 	r.finished[t.Key] = o

@@ -14,10 +14,10 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/viewer"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // walkReport builds the report of the run in out and checks, in a browser,
@@ -64,7 +64,7 @@ func walkReport(t *testing.T, out string) {
 			t.Fatal(err)
 		}
 		var plan roles.Plan
-		if err := records.ReadJSON(filepath.Join(out, ts.Trial.Dir, "iter-01", "planner", "plan.json"), &plan); err != nil {
+		if err := runrecord.ReadJSON(filepath.Join(out, ts.Trial.Dir, "iter-01", "planner", "plan.json"), &plan); err != nil {
 			t.Fatal(err)
 		}
 		objective, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#t1 .dt-objective")))

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // File is the name of the log in a trial directory.
@@ -84,7 +84,7 @@ func (r *Relay) Close() error { return r.srv.Close() }
 func (r *Relay) record(l Line) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_ = records.Append(r.log, l)
+	_ = runrecord.Append(r.log, l)
 }
 
 // meter passes a response body through and reads the usage out of it: of

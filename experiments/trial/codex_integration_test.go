@@ -23,6 +23,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 const (
@@ -56,7 +57,7 @@ var goodPlanner = scripted.Entry{Name: "planner", Match: `Role: Project Planner`
 type codexRun struct {
 	dir string
 	srv *scripted.Server
-	s   *Summary
+	s   *runrecord.Summary
 }
 
 func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) codexRun {
@@ -75,7 +76,7 @@ func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) co
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	dir := t.TempDir()
-	spec := Spec{Key: "builtin/greet/" + arm, Benchmark: "builtin", Task: "greet", Config: "codex-scripted", Arm: arm, Rep: 1}
+	spec := runrecord.TrialSpec{Key: "builtin/greet/" + arm, Benchmark: "builtin", Task: "greet", Config: "codex-scripted", Arm: arm, Rep: 1}
 	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h,
 		Exec:     sandbox.Local{KillGrace: 500 * time.Millisecond},
 		Timeouts: Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute},
@@ -86,8 +87,8 @@ func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) co
 	return codexRun{dir, srv, s}
 }
 
-func stages(t *testing.T, dir string) []StageRecord {
-	st, err := loadState(Layout{dir})
+func stages(t *testing.T, dir string) []runrecord.StageRecord {
+	st, err := loadState(runrecord.TrialLayout{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func checkCommon(t *testing.T, r codexRun) {
 func TestCodexHoHAndAblationChannels(t *testing.T) {
 	t.Run("hoh@2", func(t *testing.T) {
 		r := runCodexTrial(t, "hoh@2", script(goodPlanner, "sh greet.sh Ada"), false)
-		if r.s.Status != StatusCompleted || len(r.s.Checkpoints) != 2 || r.s.Checkpoints[1].Metrics["pass_rate"] != 100 {
+		if r.s.Status != runrecord.StatusCompleted || len(r.s.Checkpoints) != 2 || r.s.Checkpoints[1].Metrics["pass_rate"] != 100 {
 			t.Fatalf("summary %+v", r.s)
 		}
 		if p := prompts(t, r.dir, "planner"); len(p) != 2 || !strings.Contains(p[1], "evidence-1.json") {
@@ -163,8 +164,8 @@ func TestCodexHoHAndAblationChannels(t *testing.T) {
 		if n := len(prompts(t, r.dir, "planner")); n != 1 {
 			t.Fatalf("want one planner invocation, got %d", n)
 		}
-		d1, _ := os.ReadFile(filepath.Join(Layout{r.dir}.Stage(1, "planner"), "plan.json"))
-		d2, err := os.ReadFile(filepath.Join(Layout{r.dir}.Stage(2, "planner"), "plan.json"))
+		d1, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Stage(1, "planner"), "plan.json"))
+		d2, err := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Stage(2, "planner"), "plan.json"))
 		if err != nil || !bytes.Equal(d1, d2) {
 			t.Fatal("D_2 must equal D_1 byte for byte")
 		}
@@ -256,7 +257,7 @@ func TestCodexPlannerFailingAtT2StillYieldsEveryCheckpoint(t *testing.T) {
 	sc := script(goodPlanner, "true")
 	sc.Entries = append([]scripted.Entry{bad}, sc.Entries...)
 	r := runCodexTrial(t, "hoh@3", sc, false)
-	if r.s.Status != StatusCompleted || len(r.s.RoleFailures) != 1 || !strings.Contains(r.s.RoleFailures[0], "no JSON object") {
+	if r.s.Status != runrecord.StatusCompleted || len(r.s.RoleFailures) != 1 || !strings.Contains(r.s.RoleFailures[0], "no JSON object") {
 		t.Fatalf("status %s, role failures %q", r.s.Status, r.s.RoleFailures)
 	}
 	if len(r.s.Checkpoints) != 3 {
@@ -281,7 +282,7 @@ func TestCodexPlannerFailingAtT2StillYieldsEveryCheckpoint(t *testing.T) {
 	if got[1] != 1 || got[2] != 1 || got[3] != 3 {
 		t.Fatalf("developers got D_%d, D_%d, D_%d; want D_1, D_1 (the last valid), D_3", got[1], got[2], got[3])
 	}
-	if _, err := os.Stat(filepath.Join(Layout{r.dir}.Stage(2, "planner"), "plan.json")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Stage(2, "planner"), "plan.json")); !os.IsNotExist(err) {
 		t.Fatal("a failed planner must leave no plan (never a template)")
 	}
 	checkCommon(t, r)
@@ -300,13 +301,13 @@ func TestCodexVanillaWithProseIsOnePassAndContinuationResumesIt(t *testing.T) {
 		return n
 	}
 	st := stages(t, r.dir)
-	if r.s.Status != StatusCompleted || len(st) != 1 || len(st[0].Invocations) != 1 || len(r.s.RoleFailures) != 0 {
+	if r.s.Status != runrecord.StatusCompleted || len(st) != 1 || len(st[0].Invocations) != 1 || len(r.s.RoleFailures) != 0 {
 		t.Fatalf("Vanilla must be one invocation evaluated normally: %+v, stages %+v", r.s, st)
 	}
 	if r.s.Checkpoints[0].Metrics["pass_rate"] != 100 {
 		t.Fatalf("A_1 is the workspace after the invocation: %+v", r.s.Checkpoints)
 	}
-	msg, err := os.ReadFile(filepath.Join(Layout{r.dir}.Stage(1, "developer"), "final-message.md"))
+	msg, err := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Stage(1, "developer"), "final-message.md"))
 	if err != nil || !strings.Contains(string(msg), vanillaProse) {
 		t.Fatalf("final message kept as text: %q %v", msg, err)
 	}
@@ -324,7 +325,7 @@ func TestCodexVanillaWithProseIsOnePassAndContinuationResumesIt(t *testing.T) {
 	}
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
-	spec := Spec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "codex-scripted", Arm: "vanilla-continuation@2", Rep: 1}
+	spec := runrecord.TrialSpec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "codex-scripted", Arm: "vanilla-continuation@2", Rep: 1}
 	s, err := Run(context.Background(), r.dir, spec, Env{Bench: b, Task: ts[0], Harness: h,
 		Exec:     sandbox.Local{KillGrace: 500 * time.Millisecond},
 		Timeouts: Timeouts{Developer: 2 * time.Minute, Idle: time.Minute},
@@ -354,7 +355,7 @@ func TestCodexQAWritingIntoTheCandidateIsCaught(t *testing.T) {
 	if len(r.s.Violations) != 1 || !strings.Contains(r.s.Violations[0], "QA Tester changed the candidate") {
 		t.Fatalf("violations %v", r.s.Violations)
 	}
-	got, _ := os.ReadFile(filepath.Join(Layout{r.dir}.Workspace(), "greet.sh"))
+	got, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Workspace(), "greet.sh"))
 	if string(got) != greet {
 		t.Fatalf("candidate not restored: %q", got)
 	}

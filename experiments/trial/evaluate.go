@@ -1,7 +1,6 @@
 package trial
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -16,16 +15,15 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // finish evaluates every checkpoint on a fresh copy, after the whole loop
 // (paper A.5), and writes scores.csv and summary.json. Nothing here is ever
 // returned to a role.
-func (r *runner) finish(ctx context.Context) (*Summary, error) {
-	s := &Summary{Spec: r.spec, Status: StatusCompleted, Harness: r.env.Harness.Name(), Version: r.env.Harness.Version(),
+func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
+	s := &runrecord.Summary{Spec: r.spec, Status: runrecord.StatusCompleted, Harness: r.env.Harness.Name(), Version: r.env.Harness.Version(),
 		ByRole: map[string]harness.Usage{}, ByIteration: map[int]harness.Usage{}}
 	for _, inv := range r.st.invocations() {
 		s.Usage = s.Usage.Add(inv.Usage)
@@ -38,18 +36,18 @@ func (r *runner) finish(ctx context.Context) (*Summary, error) {
 			s.RoleFailures = append(s.RoleFailures, fmt.Sprintf("iteration %d %s: %s", st.Iteration, st.Role, st.RoleFailure))
 		}
 	}
-	ext, err := readExtensions(r.l)
+	ext, err := runrecord.ReadExtensions(r.l.Extensions())
 	if err != nil {
 		return nil, err
 	}
 	s.Extensions = ext
-	var rows []results.Row
+	var rows []runrecord.Row
 	for t := 1; t <= r.arm.Steps; t++ {
 		dev := r.st.find(t, "developer")
 		if dev == nil {
 			continue // not reached: the trial stopped earlier
 		}
-		cp := Checkpoint{Step: t, Commit: dev.Commit, Digest: dev.Digest, Tokens: r.cumulativeTokens(t)}
+		cp := runrecord.Checkpoint{Step: t, Commit: dev.Commit, Digest: dev.Digest, Tokens: r.cumulativeTokens(t)}
 		if r.env.NoEvaluation {
 			s.Checkpoints = append(s.Checkpoints, cp)
 			continue
@@ -59,21 +57,17 @@ func (r *runner) finish(ctx context.Context) (*Summary, error) {
 			return nil, err
 		}
 		cp.Metrics, cp.EvalError = ev.Metrics, ev.Error
-		if ev.Error != "" && s.Status == StatusCompleted {
-			s.Status, s.Reason = StatusEvaluationFailed, fmt.Sprintf("checkpoint %d: %s", t, ev.Error)
+		if ev.Error != "" && s.Status == runrecord.StatusCompleted {
+			s.Status, s.Reason = runrecord.StatusEvaluationFailed, fmt.Sprintf("checkpoint %d: %s", t, ev.Error)
 		}
 		s.Checkpoints = append(s.Checkpoints, cp)
 		rows = append(rows, r.scoreRows(t, cp)...)
 	}
-	var buf bytes.Buffer
-	if err := results.Write(&buf, rows); err != nil {
-		return nil, err
-	}
-	if err := records.WriteFile(r.l.Scores(), buf.Bytes()); err != nil {
+	if err := runrecord.WriteScores(r.l.Scores(), rows); err != nil {
 		return nil, err
 	}
 	s.Finished = time.Now().UTC()
-	if err := records.WriteJSON(r.l.Summary(), s); err != nil {
+	if err := runrecord.WriteJSON(r.l.Summary(), s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -129,7 +123,7 @@ func (r *runner) evalKey() ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	return key, records.WriteFile(p, []byte(hex.EncodeToString(key)))
+	return key, runrecord.WriteFile(p, []byte(hex.EncodeToString(key)))
 }
 
 func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.Evaluation, error) {
@@ -155,9 +149,9 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 	if err != nil {
 		return ev, err
 	}
-	p := filepath.Join(r.l.Evaluation(), fmt.Sprintf("cp-%d.json", t))
+	p := r.l.CheckpointEvaluation(t)
 	var cached sealedEvaluation
-	if err := records.ReadJSON(p, &cached); err == nil && cached.Digest == digest {
+	if err := runrecord.ReadJSON(p, &cached); err == nil && cached.Digest == digest {
 		if mac, err := sealMAC(key, digest, cached.Evaluation); err == nil && hmac.Equal([]byte(mac), []byte(cached.MAC)) {
 			return cached.Evaluation, nil
 		}
@@ -173,18 +167,18 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 	if err != nil {
 		return ev, err
 	}
-	return ev, records.WriteJSON(p, sealedEvaluation{Evaluation: ev, Commit: commit, Digest: digest, MAC: mac})
+	return ev, runrecord.WriteJSON(p, sealedEvaluation{Evaluation: ev, Commit: commit, Digest: digest, MAC: mac})
 }
 
-func (r *runner) scoreRows(t int, cp Checkpoint) []results.Row {
+func (r *runner) scoreRows(t int, cp runrecord.Checkpoint) []runrecord.Row {
 	var names []string
 	for m := range cp.Metrics {
 		names = append(names, m)
 	}
 	sort.Strings(names)
-	var rows []results.Row
+	var rows []runrecord.Row
 	for _, m := range names {
-		rows = append(rows, results.Row{
+		rows = append(rows, runrecord.Row{
 			Benchmark: r.spec.Benchmark, Config: r.spec.Config, Condition: r.arm.Condition.ReportedAs(t),
 			Checkpoint: t, Task: r.spec.Task, Family: r.env.Task.Family, Group: r.env.Task.Group,
 			Category: r.env.Task.Category, Metric: m, Value: cp.Metrics[m],

@@ -2,7 +2,6 @@ package trial
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,48 +12,10 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/runrecord"
 )
-
-// Invocation is one token-ledger entry: one harness run of one role.
-type Invocation struct {
-	Iteration int             `json:"iteration"`
-	Role      string          `json:"role"`
-	Attempt   int             `json:"attempt"`
-	Outcome   harness.Outcome `json:"outcome"`
-	Evidence  string          `json:"evidence,omitempty"`
-	Usage     harness.Usage   `json:"usage"`
-	Duration  time.Duration   `json:"duration_ns"`
-	Session   string          `json:"session,omitempty"`
-	Dir       string          `json:"dir"` // attempt directory, relative to the trial
-}
-
-// StageRecord is one committed role stage (a line of stages.jsonl).
-type StageRecord struct {
-	Iteration   int          `json:"iteration"`
-	Role        string       `json:"role"`
-	Commit      string       `json:"commit"`
-	Digest      string       `json:"digest"` // workspace digest after the stage
-	Invocations []Invocation `json:"invocations,omitempty"`
-	Session     string       `json:"session,omitempty"`
-	ReusedFrom  int          `json:"reused_from,omitempty"` // w/o Plan Update: D_t copied from D_1
-	StartedFrom string       `json:"started_from,omitempty"`
-	StartDigest string       `json:"start_digest,omitempty"` // workspace the Developer started from
-	Violations  []string     `json:"violations,omitempty"`
-	// RoleFailure: the role did not deliver (agent failure, timeout, or a
-	// reply that still violated its contract after the retries). It is part
-	// of the result: recorded here and the loop goes on (see FailurePolicy).
-	RoleFailure string `json:"role_failure,omitempty"`
-	// PlanFrom is the iteration whose development document the Developer
-	// (and QA Tester) got: t normally, an earlier one when the Planner of t
-	// failed, 0 when there was no valid document yet.
-	PlanFrom int `json:"plan_from,omitempty"`
-	// SessionNote says why a continuation pass did not resume its session.
-	SessionNote string    `json:"session_note,omitempty"`
-	Finished    time.Time `json:"finished"`
-}
 
 // FailurePolicy is what the loop does when a role fails after its contract
 // retries; every checkpoint 1..T is still produced and evaluated, so every
@@ -66,23 +27,15 @@ QA Tester fails: E_t says qa_status "unavailable" and why, and goes to the next 
 a continuation pass whose previous pass left no session starts a new session with the task and p_cont (session_note).`
 
 type state struct {
-	stages []StageRecord
+	stages []runrecord.StageRecord
 }
 
-func loadState(l Layout) (*state, error) {
-	st := &state{}
-	_, err := records.ReadLines(l.Stages(), func(b []byte) error {
-		var s StageRecord
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		st.stages = append(st.stages, s)
-		return nil
-	})
-	return st, err
+func loadState(l runrecord.TrialLayout) (*state, error) {
+	stages, err := runrecord.ReadStages(l.Stages())
+	return &state{stages: stages}, err
 }
 
-func (s *state) find(t int, role string) *StageRecord {
+func (s *state) find(t int, role string) *runrecord.StageRecord {
 	for i := range s.stages {
 		if s.stages[i].Iteration == t && s.stages[i].Role == role {
 			return &s.stages[i]
@@ -91,8 +44,8 @@ func (s *state) find(t int, role string) *StageRecord {
 	return nil
 }
 
-func (s *state) invocations() []Invocation {
-	var out []Invocation
+func (s *state) invocations() []runrecord.Invocation {
+	var out []runrecord.Invocation
 	for _, st := range s.stages {
 		out = append(out, st.Invocations...)
 	}
@@ -100,8 +53,8 @@ func (s *state) invocations() []Invocation {
 }
 
 type runner struct {
-	l    Layout
-	spec Spec
+	l    runrecord.TrialLayout
+	spec runrecord.TrialSpec
 	env  Env
 	arm  conditions.Arm
 	repo *history.Repo
@@ -163,7 +116,7 @@ func (r *runner) restore() error {
 	return r.repo.Restore(ref)
 }
 
-func (r *runner) commitStage(rec StageRecord) error {
+func (r *runner) commitStage(rec runrecord.StageRecord) error {
 	msg := fmt.Sprintf("iter %d: %s", rec.Iteration, rec.Role)
 	if r.env.Loop != nil {
 		msg = fmt.Sprintf("hoh loop %d: %s", rec.Iteration, rec.Role)
@@ -187,7 +140,7 @@ func (r *runner) commitStage(rec StageRecord) error {
 		}
 	}
 	rec.Finished = time.Now().UTC()
-	if err := records.Append(r.l.Stages(), rec); err != nil {
+	if err := runrecord.AppendStage(r.l.Stages(), rec); err != nil {
 		return err
 	}
 	r.st.stages = append(r.st.stages, rec)
@@ -212,20 +165,14 @@ func modelAnswered(log string, since time.Time) bool {
 // recordReplaced keeps the tokens of an invocation lost to an
 // infrastructure failure (as its CLI reported them) in usage-replaced.jsonl:
 // spent, though no result counts them (Eq. 11 uses usage.jsonl only).
-func (r *runner) recordReplaced(inv Invocation) {
-	_ = records.Append(r.l.ReplacedUsage(), inv) // best effort: the disk may be the fault
+func (r *runner) recordReplaced(inv runrecord.Invocation) {
+	_ = runrecord.Append(r.l.ReplacedUsage(), inv) // best effort: the disk may be the fault
 }
 
 // writeLedger rewrites usage.jsonl from the committed stages, so the ledger
 // never counts an interrupted stage twice.
 func (r *runner) writeLedger() error {
-	var b strings.Builder
-	for _, inv := range r.st.invocations() {
-		line, _ := json.Marshal(inv)
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	return records.WriteFile(r.l.Usage(), []byte(b.String()))
+	return runrecord.WriteLedger(r.l.Usage(), r.st.invocations())
 }
 
 func (r *runner) loop(ctx context.Context) error {
@@ -262,7 +209,7 @@ func (r *runner) rel(p string) string {
 
 func (r *runner) writeSpec(dir string) (string, error) {
 	p := filepath.Join(dir, "context", "specification.md")
-	return p, records.WriteFile(p, []byte(r.env.Task.Spec))
+	return p, runrecord.WriteFile(p, []byte(r.env.Task.Spec))
 }
 
 // call runs one role invocation with contract retries. parse validates the
@@ -270,7 +217,7 @@ func (r *runner) writeSpec(dir string) (string, error) {
 // abort the stage.
 type reply struct {
 	result  harness.Result
-	invs    []Invocation
+	invs    []runrecord.Invocation
 	valid   bool
 	errs    []string
 	session string
@@ -284,7 +231,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 	for retry := 0; ; retry++ {
 		attempt := nextAttempt(dir)
 		adir := filepath.Join(dir, fmt.Sprintf("attempt-%d", attempt))
-		if err := records.WriteFile(filepath.Join(adir, "prompt.md"), []byte(attemptPrompt)); err != nil {
+		if err := runrecord.WriteFile(filepath.Join(adir, "prompt.md"), []byte(attemptPrompt)); err != nil {
 			return out, err
 		}
 		sd := stateDir
@@ -310,11 +257,11 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			if why := invocationFault(res.Evidence, inv.LogDir, sd, adir); why != "" {
 				res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "local fault: "+why
 				// Best effort on a failing disk: the attempt is replaced either way.
-				_ = records.WriteJSON(filepath.Join(adir, "result.json"), res)
+				_ = runrecord.WriteJSON(filepath.Join(adir, "result.json"), res)
 				for _, d := range []string{adir, sd} {
 					_ = harness.ScrubSecrets(d, r.env.Secrets)
 				}
-				r.recordReplaced(Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
+				r.recordReplaced(runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
 					Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
 				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence, Local: true}
 			}
@@ -323,7 +270,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			res.Outcome = harness.OutcomeInfraFailure
 			res.Evidence = "the CLI reported completion, but hoh's relay saw no model answer during the invocation"
 		}
-		if err := records.WriteJSON(filepath.Join(adir, "result.json"), res); err != nil {
+		if err := runrecord.WriteJSON(filepath.Join(adir, "result.json"), res); err != nil {
 			return out, err
 		}
 		// Whatever the CLI wrote (logs, its own state), no key stays on disk.
@@ -332,7 +279,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 				return out, err
 			}
 		}
-		out.invs = append(out.invs, Invocation{Iteration: t, Role: string(role), Attempt: attempt,
+		out.invs = append(out.invs, runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt,
 			Outcome: res.Outcome, Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration,
 			Session: res.SessionID, Dir: r.rel(adir)})
 		out.result = res
@@ -340,7 +287,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			out.session = res.SessionID
 		}
 		if res.Outcome == harness.OutcomeInfraFailure {
-			r.recordReplaced(Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
+			r.recordReplaced(runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
 				Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
 			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence}
 		}
@@ -414,7 +361,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if c.Planning == conditions.PlanOnce && t > 1 {
 		// w/o Plan Update: D_t = D_1 byte for byte, no planner invocation.
 		if !r.planValid(1) {
-			return r.commitStage(StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1,
+			return r.commitStage(runrecord.StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1,
 				RoleFailure: "there is no D_1 to reuse: the Planner of iteration 1 failed"})
 		}
 		for _, f := range []string{"plan.json", "plan.md"} {
@@ -422,11 +369,11 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 			if err != nil {
 				return err
 			}
-			if err := records.WriteFile(filepath.Join(dir, f), data); err != nil {
+			if err := runrecord.WriteFile(filepath.Join(dir, f), data); err != nil {
 				return err
 			}
 		}
-		return r.commitStage(StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1})
+		return r.commitStage(runrecord.StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1})
 	}
 	before, err := r.digest()
 	if err != nil {
@@ -453,7 +400,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 		}
 		if ev != nil {
 			p := filepath.Join(dir, "context", fmt.Sprintf("evidence-%d.json", t-1))
-			if err := records.WriteJSON(p, ev); err != nil {
+			if err := runrecord.WriteJSON(p, ev); err != nil {
 				return err
 			}
 			mats = append(mats, roles.Material{Category: "Evidence from the previous iteration", Path: p, About: ev.Summary()})
@@ -475,7 +422,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if err != nil {
 		return err
 	}
-	rec := StageRecord{Iteration: t, Role: "planner", Invocations: rep.invs}
+	rec := runrecord.StageRecord{Iteration: t, Role: "planner", Invocations: rep.invs}
 	if rec.Violations, err = r.checkUnchanged(before, "Planner", t); err != nil {
 		return err
 	}
@@ -485,10 +432,10 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	case !rep.valid:
 		rec.RoleFailure = "planner output violated its contract after retries: " + strings.Join(rep.errs, "; ")
 	default:
-		if err := records.WriteJSON(filepath.Join(dir, "plan.json"), plan); err != nil {
+		if err := runrecord.WriteJSON(filepath.Join(dir, "plan.json"), plan); err != nil {
 			return err
 		}
-		if err := records.WriteFile(filepath.Join(dir, "plan.md"), []byte(plan.Markdown(t))); err != nil {
+		if err := runrecord.WriteFile(filepath.Join(dir, "plan.md"), []byte(plan.Markdown(t))); err != nil {
 			return err
 		}
 	}
@@ -520,7 +467,7 @@ func (r *runner) lastPlan(t int) int {
 func (r *runner) evidence(t int) (*roles.Evidence, error) {
 	p := filepath.Join(r.stageDir(t, "qa"), "evidence.json")
 	var ev roles.Evidence
-	if err := records.ReadJSON(p, &ev); err != nil {
+	if err := runrecord.ReadJSON(p, &ev); err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
 		}
@@ -532,7 +479,7 @@ func (r *runner) evidence(t int) (*roles.Evidence, error) {
 func (r *runner) developStage(ctx context.Context, t int) error {
 	c := r.arm.Condition
 	dir := r.stageDir(t, "developer")
-	rec := StageRecord{Iteration: t, Role: "developer"}
+	rec := runrecord.StageRecord{Iteration: t, Role: "developer"}
 	if !c.WarmStart && t > 1 {
 		// w/o Warm-Start: every Developer pass starts from A_0.
 		if err := r.repo.Restore("cp-0"); err != nil {
@@ -606,7 +553,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	rec.Invocations, rec.Session = rep.invs, rep.session
 	if parse == nil {
 		// The final message of a plain pass is kept as text.
-		if err := records.WriteFile(filepath.Join(dir, "final-message.md"), []byte(rep.result.FinalMessage)); err != nil {
+		if err := runrecord.WriteFile(filepath.Join(dir, "final-message.md"), []byte(rep.result.FinalMessage)); err != nil {
 			return err
 		}
 	}
@@ -617,7 +564,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	case !rep.valid:
 		rec.RoleFailure = "developer report violated its contract after retries: " + strings.Join(rep.errs, "; ")
 	case parse != nil:
-		if err := records.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
+		if err := runrecord.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
 			return err
 		}
 	}
@@ -643,7 +590,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		return fmt.Errorf("trial %s iteration %d runtime checks: %w", r.spec.Key, t, err)
 	}
 	checksPath := filepath.Join(dir, "context", "runtime-checks.json")
-	if err := records.WriteJSON(checksPath, checks); err != nil {
+	if err := runrecord.WriteJSON(checksPath, checks); err != nil {
 		return err
 	}
 	candidate := filepath.Join(dir, "candidate")
@@ -690,7 +637,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	if err != nil {
 		return err
 	}
-	rec := StageRecord{Iteration: t, Role: "qa", Invocations: rep.invs, Digest: digest}
+	rec := runrecord.StageRecord{Iteration: t, Role: "qa", Invocations: rep.invs, Digest: digest}
 	if rec.Violations, err = r.checkUnchanged(digest, "QA Tester", t); err != nil {
 		return err
 	}
@@ -723,7 +670,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			Notes: []string{"the QA Tester's report violated its contract after the retries: no claims were assessed"}}
 	default:
 		report.Iteration = t
-		if err := records.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
+		if err := runrecord.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
 			return err
 		}
 		if candidateChanged {
@@ -735,7 +682,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")
 		}
 	}
-	if err := records.WriteJSON(filepath.Join(dir, "evidence.json"), ev); err != nil {
+	if err := runrecord.WriteJSON(filepath.Join(dir, "evidence.json"), ev); err != nil {
 		return err
 	}
 	return r.commitStage(rec)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Red-team: a Developer forges its own score by writing the evaluation
@@ -25,7 +26,7 @@ func TestRedTeamForgedEvaluationIsRecomputed(t *testing.T) {
 	if got := s.Checkpoints[0].Metrics["pass_rate"]; got == 100 {
 		t.Fatalf("forged pass_rate 100 recorded for a broken artifact")
 	}
-	data, _ := os.ReadFile(filepath.Join(Layout{dir}.Evaluation(), "cp-1.json"))
+	data, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Evaluation(), "cp-1.json"))
 	if !strings.Contains(string(data), `"mac"`) {
 		t.Fatalf("evaluation not rewritten under hoh's seal: %s", data)
 	}
@@ -36,10 +37,10 @@ func TestRedTeamForgedEvaluationIsRecomputed(t *testing.T) {
 		t.Fatalf("resume: %v %+v", err, again)
 	}
 	edited := strings.Replace(string(data), `"pass_rate":`, `"pass_rate":100,"x":`, 1)
-	if err := os.WriteFile(filepath.Join(Layout{dir}.Evaluation(), "cp-1.json"), []byte(edited), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Evaluation(), "cp-1.json"), []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(Layout{dir}.Summary())
+	os.Remove(runrecord.TrialLayout{Dir: dir}.Summary())
 	third, err := runIn(dir, "vanilla", h)
 	if err != nil || third.Checkpoints[0].Metrics["pass_rate"] == 100 {
 		t.Fatalf("an edited sealed result was trusted: %v %+v", err, third)
@@ -62,16 +63,16 @@ func TestEvaluationScratchIsPrivatePerTrial(t *testing.T) {
 	dir := t.TempDir()
 	b := &recordingBench{}
 	ts, _ := b.Tasks(context.Background())
-	spec := Spec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
+	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
 	if _, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{}}); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(Layout{dir}.Private())
+	fi, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Private())
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("private directory: %v %v", err, fi)
 	}
-	if len(b.dirs) != 1 || filepath.Dir(b.dirs[0]) != (Layout{dir}).Private() {
-		t.Fatalf("evaluated in %v, want a copy under %s", b.dirs, Layout{dir}.Private())
+	if len(b.dirs) != 1 || filepath.Dir(b.dirs[0]) != (runrecord.TrialLayout{Dir: dir}).Private() {
+		t.Fatalf("evaluated in %v, want a copy under %s", b.dirs, runrecord.TrialLayout{Dir: dir}.Private())
 	}
 }
 
@@ -88,7 +89,7 @@ func TestRedTeamQACannotWriteTheCandidate(t *testing.T) {
 	if h.qaShellErr == nil || !strings.Contains(h.qaShellErr.Error(), "Read-only file system") {
 		t.Fatalf("QA's write into the candidate was not refused: %v", h.qaShellErr)
 	}
-	data, _ := os.ReadFile(filepath.Join(Layout{dir}.Stage(1, "qa"), "candidate", "greet.sh"))
+	data, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "qa"), "candidate", "greet.sh"))
 	if !strings.Contains(string(data), "nope") {
 		t.Fatalf("retained candidate changed: %q", data)
 	}
@@ -111,7 +112,7 @@ func TestRedTeamQARepairingTheCandidateIsAViolation(t *testing.T) {
 	if len(s.Violations) != 1 || !strings.Contains(s.Violations[0], "changed the frozen candidate") {
 		t.Fatalf("violations %v", s.Violations)
 	}
-	qa := Layout{dir}.Stage(1, "qa")
+	qa := runrecord.TrialLayout{Dir: dir}.Stage(1, "qa")
 	data, _ := os.ReadFile(filepath.Join(qa, "candidate", "greet.sh"))
 	if !strings.Contains(string(data), "nope") {
 		t.Fatalf("retained candidate is QA's copy: %q", data)

@@ -8,7 +8,6 @@ package trial
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,18 +19,8 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/records"
+	"github.com/hoh-research/hoh/runrecord"
 )
-
-// Spec identifies a trial.
-type Spec struct {
-	Key       string `json:"key"`
-	Benchmark string `json:"benchmark"`
-	Task      string `json:"task"`
-	Config    string `json:"config"` // harness-model configuration label
-	Arm       string `json:"arm"`    // e.g. "hoh@3"
-	Rep       int    `json:"rep"`
-}
 
 // Timeouts per role; Idle bounds the time a CLI may go without output.
 type Timeouts struct {
@@ -93,14 +82,6 @@ type LoopContext struct {
 	QAIssues func(t int) (string, error)
 }
 
-// Status of a finished trial.
-type Status string
-
-const (
-	StatusCompleted        Status = "completed"
-	StatusEvaluationFailed Status = "evaluation_failed"
-)
-
 // InfraError is an infrastructure failure of an invocation (transport,
 // provider 5xx, auth, container): the stage was not committed and the
 // attempt should be replaced, not counted as a result (paper B.2).
@@ -122,63 +103,10 @@ func IsInfra(err error) bool {
 	return errors.As(err, &ie)
 }
 
-// Checkpoint is one evaluated artifact A_t.
-type Checkpoint struct {
-	Step      int                `json:"step"`
-	Commit    string             `json:"commit"`
-	Digest    string             `json:"digest"`
-	Tokens    int64              `json:"cumulative_tokens"`
-	Metrics   map[string]float64 `json:"metrics,omitempty"`
-	EvalError string             `json:"evaluation_error,omitempty"`
-}
-
-// Summary is the trial's final record (summary.json).
-type Summary struct {
-	Spec        Spec                     `json:"spec"`
-	Status      Status                   `json:"status"`
-	Reason      string                   `json:"reason,omitempty"`
-	Checkpoints []Checkpoint             `json:"checkpoints"`
-	Usage       harness.Usage            `json:"usage"`
-	ByRole      map[string]harness.Usage `json:"usage_by_role"`
-	ByIteration map[int]harness.Usage    `json:"usage_by_iteration"`
-	Violations  []string                 `json:"protocol_violations,omitempty"`
-	// RoleFailures are the roles that failed (FailurePolicy): part of the
-	// result, never a reason to drop a checkpoint.
-	RoleFailures []string    `json:"role_failures,omitempty"`
-	Extensions   []Extension `json:"extensions,omitempty"`
-	Harness      string      `json:"harness"`
-	Version      string      `json:"harness_version"`
-	Finished     time.Time   `json:"finished"`
-}
-
-// Layout names the files of a trial directory.
-type Layout struct{ Dir string }
-
-func (l Layout) Spec() string      { return filepath.Join(l.Dir, "trial.json") }
-func (l Layout) GitDir() string    { return filepath.Join(l.Dir, "history.git") }
-func (l Layout) Workspace() string { return filepath.Join(l.Dir, "workspace") }
-func (l Layout) Stages() string    { return filepath.Join(l.Dir, "stages.jsonl") }
-func (l Layout) Usage() string     { return filepath.Join(l.Dir, "usage.jsonl") }
-
-// ReplacedUsage is the ledger of invocations whose attempt was replaced.
-func (l Layout) ReplacedUsage() string { return filepath.Join(l.Dir, "usage-replaced.jsonl") }
-func (l Layout) Summary() string       { return filepath.Join(l.Dir, "summary.json") }
-func (l Layout) Scores() string        { return filepath.Join(l.Dir, "scores.csv") }
-func (l Layout) Evaluation() string    { return filepath.Join(l.Dir, "evaluation") }
-func (l Layout) SessionState() string  { return filepath.Join(l.Dir, "session-state") }
-func (l Layout) Extensions() string    { return filepath.Join(l.Dir, "extensions.jsonl") }
-
-// Private is hoh's own directory of the trial (0700): the evaluation key and
-// evaluation scratch copies. No role is given it.
-func (l Layout) Private() string { return filepath.Join(l.Dir, ".hoh-private") }
-func (l Layout) Stage(t int, role string) string {
-	return filepath.Join(l.Dir, fmt.Sprintf("iter-%02d", t), role)
-}
-
 // Run executes (or resumes) the trial in dir and returns its summary. A
 // returned *InfraError means the last stage must be replaced: call Run again
 // (after a back-off) and it resumes from the last committed stage.
-func Run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) {
+func Run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*runrecord.Summary, error) {
 	s, err := run(ctx, dir, spec, env)
 	if err != nil {
 		return nil, asLocal("trial "+spec.Key, err)
@@ -186,7 +114,7 @@ func Run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 	return s, nil
 }
 
-func run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) {
+func run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*runrecord.Summary, error) {
 	arm, err := conditions.ParseArm(spec.Arm)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
@@ -202,7 +130,7 @@ func run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	l := Layout{dir}
+	l := runrecord.TrialLayout{Dir: dir}
 	ws, gitDir := l.Workspace(), l.GitDir()
 	if env.Workspace != "" {
 		ws, gitDir = env.Workspace, env.GitDir
@@ -247,52 +175,29 @@ func run(ctx context.Context, dir string, spec Spec, env Env) (*Summary, error) 
 	return r.finish(ctx)
 }
 
-// Extension records that a finished (or running) trial was given more
-// steps: iterations From+1..To were added to a trial started for From.
-type Extension struct {
-	FromArm string    `json:"from_arm"`
-	ToArm   string    `json:"to_arm"`
-	From    int       `json:"from_steps"`
-	To      int       `json:"to_steps"`
-	Time    time.Time `json:"time"`
-}
-
-func readExtensions(l Layout) ([]Extension, error) {
-	var out []Extension
-	_, err := records.ReadLines(l.Extensions(), func(b []byte) error {
-		var e Extension
-		if err := json.Unmarshal(b, &e); err != nil {
-			return err
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
-}
-
 // extension checks that spec only raises the step count of the trial old
 // (same series, same everything else) and returns the record of it.
-func extension(dir string, old, spec Spec) (Extension, error) {
+func extension(dir string, old, spec runrecord.TrialSpec) (runrecord.Extension, error) {
 	a, errA := conditions.ParseArm(old.Arm)
 	b, errB := conditions.ParseArm(spec.Arm)
 	o, n := old, spec
 	o.Arm, n.Arm = "", ""
 	if errA != nil || errB != nil || o != n || a.Condition.Series() != b.Condition.Series() {
-		return Extension{}, fmt.Errorf("%s holds a different trial (%+v)", dir, old)
+		return runrecord.Extension{}, fmt.Errorf("%s holds a different trial (%+v)", dir, old)
 	}
 	if b.Steps < a.Steps {
-		return Extension{}, fmt.Errorf("%s ran %s; lowering it to %s is refused (its checkpoints 1..%d exist and are never discarded)",
+		return runrecord.Extension{}, fmt.Errorf("%s ran %s; lowering it to %s is refused (its checkpoints 1..%d exist and are never discarded)",
 			dir, old.Arm, spec.Arm, a.Steps)
 	}
-	return Extension{FromArm: old.Arm, ToArm: spec.Arm, From: a.Steps, To: b.Steps, Time: time.Now().UTC()}, nil
+	return runrecord.Extension{FromArm: old.Arm, ToArm: spec.Arm, From: a.Steps, To: b.Steps, Time: time.Now().UTC()}, nil
 }
 
 // prepare writes the trial spec and A_0 the first time. A spec that raises
 // the step count of the trial in dir extends it: its existing stages stay
 // and the loop continues after them, recorded in extensions.jsonl.
-func prepare(ctx context.Context, l Layout, spec Spec, env Env) error {
-	var old Spec
-	if err := records.ReadJSON(l.Spec(), &old); err == nil {
+func prepare(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env) error {
+	var old runrecord.TrialSpec
+	if err := runrecord.ReadJSON(l.Spec(), &old); err == nil {
 		if old == spec {
 			return nil
 		}
@@ -300,13 +205,13 @@ func prepare(ctx context.Context, l Layout, spec Spec, env Env) error {
 		if err != nil {
 			return err
 		}
-		prev, err := readExtensions(l)
+		prev, err := runrecord.ReadExtensions(l.Extensions())
 		if err != nil {
 			return err
 		}
 		// Killed between the two writes before: the extension is recorded.
 		if n := len(prev); n == 0 || prev[n-1].ToArm != spec.Arm || prev[n-1].FromArm != old.Arm {
-			if err := records.Append(l.Extensions(), ext); err != nil {
+			if err := runrecord.Append(l.Extensions(), ext); err != nil {
 				return err
 			}
 		}
@@ -314,7 +219,7 @@ func prepare(ctx context.Context, l Layout, spec Spec, env Env) error {
 		if err := os.Remove(l.Summary()); err != nil && !os.IsNotExist(err) {
 			return err
 		}
-		return records.WriteJSON(l.Spec(), spec)
+		return runrecord.WriteJSON(l.Spec(), spec)
 	} else if !os.IsNotExist(err) {
 		return err
 	}
@@ -343,5 +248,5 @@ func prepare(ctx context.Context, l Layout, spec Spec, env Env) error {
 		return err
 	}
 	// The spec is written last: its presence means A_0 is committed.
-	return records.WriteJSON(l.Spec(), spec)
+	return runrecord.WriteJSON(l.Spec(), spec)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // fakeHarness is an in-process test double for a coding-agent CLI: it reads
@@ -163,7 +164,7 @@ func (f *fakeHarness) byRole(r harness.Role) []call {
 	return out
 }
 
-func runTrial(t *testing.T, arm string, h harness.Harness) (*Summary, string) {
+func runTrial(t *testing.T, arm string, h harness.Harness) (*runrecord.Summary, string) {
 	t.Helper()
 	dir := t.TempDir()
 	s, err := runIn(dir, arm, h)
@@ -173,17 +174,17 @@ func runTrial(t *testing.T, arm string, h harness.Harness) (*Summary, string) {
 	return s, dir
 }
 
-func runIn(dir, arm string, h harness.Harness) (*Summary, error) {
+func runIn(dir, arm string, h harness.Harness) (*runrecord.Summary, error) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
-	spec := Spec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: arm, Rep: 1}
+	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: arm, Rep: 1}
 	return Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h})
 }
 
 func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 	h := &fakeHarness{}
 	s, dir := runTrial(t, "hoh@3", h)
-	if s.Status != StatusCompleted {
+	if s.Status != runrecord.StatusCompleted {
 		t.Fatalf("status %s: %s", s.Status, s.Reason)
 	}
 	for _, r := range []harness.Role{harness.RolePlanner, harness.RoleDeveloper, harness.RoleQA} {
@@ -217,7 +218,7 @@ func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 		t.Errorf("ledger total %d, harness served %d", s.Usage.Total, sumTotal(h))
 	}
 	// Every checkpoint is tagged and restorable.
-	repo, _ := history.Open(Layout{dir}.GitDir(), Layout{dir}.Workspace())
+	repo, _ := history.Open(runrecord.TrialLayout{Dir: dir}.GitDir(), runrecord.TrialLayout{Dir: dir}.Workspace())
 	log, _ := repo.Log()
 	tags := 0
 	for _, e := range log {
@@ -242,7 +243,7 @@ func TestWithoutPlanUpdateReusesD1ByteForByte(t *testing.T) {
 	if n := len(h.byRole(harness.RolePlanner)); n != 1 {
 		t.Fatalf("planner invoked %d times, want 1", n)
 	}
-	l := Layout{dir}
+	l := runrecord.TrialLayout{Dir: dir}
 	d1, _ := os.ReadFile(filepath.Join(l.Stage(1, "planner"), "plan.json"))
 	for _, it := range []int{2, 3} {
 		dt, err := os.ReadFile(filepath.Join(l.Stage(it, "planner"), "plan.json"))
@@ -327,7 +328,7 @@ func TestVanillaContinuationResumesTheSameSession(t *testing.T) {
 func TestPlannerThatNeverSatisfiesItsContractLeavesEveryCheckpoint(t *testing.T) {
 	h := &fakeHarness{badPlans: 100}
 	s, dir := runTrial(t, "hoh@2", h)
-	if s.Status != StatusCompleted || len(s.RoleFailures) != 2 || !strings.Contains(s.RoleFailures[0], "objective is empty") {
+	if s.Status != runrecord.StatusCompleted || len(s.RoleFailures) != 2 || !strings.Contains(s.RoleFailures[0], "objective is empty") {
 		t.Fatalf("status %s role failures %q", s.Status, s.RoleFailures)
 	}
 	planners := h.byRole(harness.RolePlanner)
@@ -337,7 +338,7 @@ func TestPlannerThatNeverSatisfiesItsContractLeavesEveryCheckpoint(t *testing.T)
 	if !strings.Contains(planners[1].inv.Prompt, "did not satisfy the output contract") {
 		t.Error("retry prompt must carry the validation errors")
 	}
-	if _, err := os.Stat(filepath.Join(Layout{dir}.Stage(1, "planner"), "plan.json")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "planner"), "plan.json")); !os.IsNotExist(err) {
 		t.Error("no plan may be written (never replaced by a template)")
 	}
 	devs := h.byRole(harness.RoleDeveloper)
@@ -357,7 +358,7 @@ func TestPlannerThatNeverSatisfiesItsContractLeavesEveryCheckpoint(t *testing.T)
 func TestPlannerFailureAtT2GivesTheDeveloperTheLastValidDocument(t *testing.T) {
 	h := &fakeHarness{badPlanAt: map[int]bool{2: true}}
 	s, dir := runTrial(t, "hoh@3", h)
-	if s.Status != StatusCompleted || len(s.Checkpoints) != 3 || len(s.RoleFailures) != 1 {
+	if s.Status != runrecord.StatusCompleted || len(s.Checkpoints) != 3 || len(s.RoleFailures) != 1 {
 		t.Fatalf("status %s, %d checkpoints, role failures %q", s.Status, len(s.Checkpoints), s.RoleFailures)
 	}
 	for _, cp := range s.Checkpoints {
@@ -384,14 +385,14 @@ func TestPlannerFailureAtT2GivesTheDeveloperTheLastValidDocument(t *testing.T) {
 func TestDeveloperAndQAFailuresAreRecordedAndTheLoopGoesOn(t *testing.T) {
 	h := &fakeHarness{prose: map[harness.Role]bool{harness.RoleDeveloper: true, harness.RoleQA: true}}
 	s, dir := runTrial(t, "hoh@2", h)
-	if s.Status != StatusCompleted || len(s.Checkpoints) != 2 || len(s.RoleFailures) != 4 {
+	if s.Status != runrecord.StatusCompleted || len(s.Checkpoints) != 2 || len(s.RoleFailures) != 4 {
 		t.Fatalf("status %s, %d checkpoints, role failures %q", s.Status, len(s.Checkpoints), s.RoleFailures)
 	}
 	if s.Checkpoints[0].Metrics["pass_rate"] != 100 {
 		t.Fatal("the developer's files are A_1 even though its report failed")
 	}
 	var ev map[string]any
-	data, err := os.ReadFile(filepath.Join(Layout{dir}.Stage(1, "qa"), "evidence.json"))
+	data, err := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "qa"), "evidence.json"))
 	if err != nil || json.Unmarshal(data, &ev) != nil || ev["qa_status"] != "unavailable" || !strings.Contains(string(data), "violated its contract") {
 		t.Fatalf("a failed QA Tester's evidence must say so: %s %v", data, err)
 	}
@@ -406,10 +407,10 @@ func TestVanillaIsOnePlainPassWhateverItReplies(t *testing.T) {
 	if len(h.calls) != 1 {
 		t.Fatalf("Vanilla must be exactly one invocation, got %d", len(h.calls))
 	}
-	if s.Status != StatusCompleted || len(s.RoleFailures) != 0 || len(s.Checkpoints) != 1 || s.Checkpoints[0].Metrics["pass_rate"] != 100 {
+	if s.Status != runrecord.StatusCompleted || len(s.RoleFailures) != 0 || len(s.Checkpoints) != 1 || s.Checkpoints[0].Metrics["pass_rate"] != 100 {
 		t.Fatalf("a prose reply is a normal Vanilla result: %+v", s)
 	}
-	msg, err := os.ReadFile(filepath.Join(Layout{dir}.Stage(1, "developer"), "final-message.md"))
+	msg, err := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "developer"), "final-message.md"))
 	if err != nil || !strings.Contains(string(msg), "All done") {
 		t.Fatalf("the final message is kept as text: %q %v", msg, err)
 	}
@@ -460,7 +461,7 @@ func TestExtendingHoH2ToHoH3RunsOnlyIteration3(t *testing.T) {
 
 func mustDigestOfCommit(t *testing.T, dir, ref string) string {
 	t.Helper()
-	l := Layout{dir}
+	l := runrecord.TrialLayout{Dir: dir}
 	repo, err := history.Open(l.GitDir(), l.Workspace())
 	if err != nil {
 		t.Fatal(err)
@@ -505,14 +506,14 @@ func TestVanillaExtendedToContinuationResumesItsSession(t *testing.T) {
 func TestMalformedPlannerRecoversWithinRetries(t *testing.T) {
 	h := &fakeHarness{badPlans: 1}
 	s, _ := runTrial(t, "hoh@1", h)
-	if s.Status != StatusCompleted || len(h.byRole(harness.RolePlanner)) != 2 {
+	if s.Status != runrecord.StatusCompleted || len(h.byRole(harness.RolePlanner)) != 2 {
 		t.Fatalf("status %s, %d planner calls", s.Status, len(h.byRole(harness.RolePlanner)))
 	}
 }
 
 func TestQAWritingIntoTheCandidateIsCaughtAndUndone(t *testing.T) {
 	dir := t.TempDir()
-	h := &fakeHarness{qaWritesTo: Layout{dir}.Workspace()}
+	h := &fakeHarness{qaWritesTo: runrecord.TrialLayout{Dir: dir}.Workspace()}
 	s, err := runIn(dir, "hoh@1", h)
 	if err != nil {
 		t.Fatal(err)
@@ -520,7 +521,7 @@ func TestQAWritingIntoTheCandidateIsCaughtAndUndone(t *testing.T) {
 	if len(s.Violations) != 1 || !strings.Contains(s.Violations[0], "QA Tester changed the candidate") {
 		t.Fatalf("violations %v", s.Violations)
 	}
-	data, _ := os.ReadFile(filepath.Join(Layout{dir}.Workspace(), "greet.sh"))
+	data, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Workspace(), "greet.sh"))
 	if string(data) != greet {
 		t.Fatalf("candidate not restored: %q", data)
 	}
@@ -537,19 +538,19 @@ func TestInfraFailureResumesFromLastCommittedStage(t *testing.T) {
 		t.Fatalf("want an infrastructure error, got %v", err)
 	}
 	// The interrupted stage left a file; resume must drop it and rerun only dev2, qa2.
-	os.WriteFile(filepath.Join(Layout{dir}.Workspace(), "half-written.txt"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Workspace(), "half-written.txt"), []byte("x"), 0o644)
 	s, err := runIn(dir, "hoh@2", h)
-	if err != nil || s.Status != StatusCompleted {
+	if err != nil || s.Status != runrecord.StatusCompleted {
 		t.Fatalf("resume: %v %+v", err, s)
 	}
 	if len(h.calls) != 7 {
 		t.Fatalf("want 7 invocations (5 + dev2 + qa2), got %d", len(h.calls))
 	}
-	if _, err := os.Stat(filepath.Join(Layout{dir}.Workspace(), "half-written.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(runrecord.TrialLayout{Dir: dir}.Workspace(), "half-written.txt")); !os.IsNotExist(err) {
 		t.Fatal("resume must restore the last committed stage")
 	}
 	// The replaced attempt's logs are kept, but its tokens are not in the ledger.
-	if _, err := os.Stat(filepath.Join(Layout{dir}.Stage(2, "developer"), "attempt-1", "result.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(2, "developer"), "attempt-1", "result.json")); err != nil {
 		t.Fatal("the failed attempt's record must be kept")
 	}
 	var want int64
@@ -561,7 +562,7 @@ func TestInfraFailureResumesFromLastCommittedStage(t *testing.T) {
 	if s.Usage.Total != want {
 		t.Fatalf("ledger %d, want %d (replaced attempt excluded)", s.Usage.Total, want)
 	}
-	st, _ := loadState(Layout{dir})
+	st, _ := loadState(runrecord.TrialLayout{Dir: dir})
 	if len(st.stages) != 6 {
 		t.Fatalf("want 6 committed stages, got %d", len(st.stages))
 	}
@@ -575,7 +576,7 @@ func TestRelativeTrialDirectory(t *testing.T) {
 	}
 	defer os.Chdir(wd)
 	s, err := runIn(filepath.Join("runs", "x"), "hoh@1", &fakeHarness{})
-	if err != nil || s.Status != StatusCompleted {
+	if err != nil || s.Status != runrecord.StatusCompleted {
 		t.Fatalf("relative trial dir: %v %+v", err, s)
 	}
 }
@@ -590,7 +591,7 @@ func TestResumeRewritesALedgerLeftBehindByAKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := Layout{dir}
+	l := runrecord.TrialLayout{Dir: dir}
 	data, _ := os.ReadFile(l.Usage())
 	lines := strings.SplitAfter(string(data), "\n")
 	os.WriteFile(l.Usage(), []byte(strings.Join(lines[:5], "")), 0o644) // killed before the 6th rewrite,
@@ -602,7 +603,7 @@ func TestResumeRewritesALedgerLeftBehindByAKill(t *testing.T) {
 	data, _ = os.ReadFile(l.Usage())
 	var total int64
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var inv Invocation
+		var inv runrecord.Invocation
 		if err := json.Unmarshal([]byte(line), &inv); err != nil {
 			t.Fatal(err)
 		}
@@ -620,12 +621,12 @@ func TestResumeScrubsTheStateOfKilledAttempts(t *testing.T) {
 	key := "sk-killed-attempt-key-123"
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
-	spec := Spec{Key: "builtin/greet/hoh@1", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "hoh@1", Rep: 1}
+	spec := runrecord.TrialSpec{Key: "builtin/greet/hoh@1", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "hoh@1", Rep: 1}
 	env := Env{Bench: b, Task: ts[0], Harness: &fakeHarness{infraAt: 2}, Secrets: []string{key}}
 	if _, err := Run(context.Background(), dir, spec, env); !IsInfra(err) {
 		t.Fatalf("want an infrastructure error, got %v", err)
 	}
-	killed := filepath.Join(Layout{dir}.Stage(1, "developer"), "attempt-9", "state")
+	killed := filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "developer"), "attempt-9", "state")
 	os.MkdirAll(killed, 0o755)
 	os.WriteFile(filepath.Join(killed, "snapshot.sh"), []byte("export OPENAI_API_KEY="+key+"\n"), 0o644)
 	os.WriteFile(filepath.Join(killed, "opencode.db-wal"), append([]byte("WAL\x00"), key...), 0o644)
@@ -647,19 +648,19 @@ func TestResumeScrubsTheStateOfKilledAttempts(t *testing.T) {
 func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
-	spec := Spec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
+	spec := runrecord.TrialSpec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
 	dir := t.TempDir()
 	log := filepath.Join(dir, "served.jsonl")
 	_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{}, ServedLog: log})
 	if !IsInfra(err) || !strings.Contains(err.Error(), "relay saw no model answer") {
 		t.Fatalf("want an infrastructure failure, got %v", err)
 	}
-	if _, err := os.Stat(Layout{dir}.Summary()); err == nil {
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Summary()); err == nil {
 		t.Fatal("a summary was written for an invocation nobody answered")
 	}
 	answering := &relayingHarness{fakeHarness: &fakeHarness{}, log: log}
 	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: answering, ServedLog: log})
-	if err != nil || s.Status != StatusCompleted {
+	if err != nil || s.Status != runrecord.StatusCompleted {
 		t.Fatalf("with the relay's answer logged: %v %+v", err, s)
 	}
 }

@@ -8,14 +8,12 @@ package attempt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Policy says how often and how patiently an attempt is replaced.
@@ -31,7 +29,7 @@ type Policy struct {
 // Verdict is how a trial's attempts ended: with a result (Summary), or
 // interrupted (resumable), or given up (Failed).
 type Verdict struct {
-	Summary *trial.Summary
+	Summary *runrecord.Summary
 	// Replacements: with a Summary, every replacement of the trial in the
 	// log, across resumed runs; when given up, those of this run.
 	Replacements int
@@ -47,7 +45,7 @@ type Trial struct {
 
 // Run calls attempt until it returns a result or an error that is not
 // replaced. out is the run directory; logf reports each replacement.
-func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(context.Context) (*trial.Summary, error), logf func(format string, args ...any)) Verdict {
+func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(context.Context) (*runrecord.Summary, error), logf func(format string, args ...any)) Verdict {
 	var v Verdict
 	replacedNow := 0
 	for replaced := 0; ; replaced++ {
@@ -61,8 +59,8 @@ func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(conte
 			return Verdict{Interrupted: "interrupted: " + ctx.Err().Error()}
 		}
 		if trial.IsInfra(err) && replaced < p.Replacements {
-			rep := Replacement{Key: t.Key, Dir: t.Dir, Attempt: CountReplacements(out, t.Key) + 1, Reason: err.Error(), Time: time.Now().UTC()}
-			if werr := records.Append(ReplacementsPath(out), rep); werr != nil {
+			rep := runrecord.Replacement{Key: t.Key, Dir: t.Dir, Attempt: CountReplacements(out, t.Key) + 1, Reason: err.Error(), Time: time.Now().UTC()}
+			if werr := runrecord.AppendReplacement(runrecord.RunLayout{Dir: out}.Replacements(), rep); werr != nil {
 				if trial.IsLocal(err) && p.Stop != nil { // the disk cannot even log it
 					reason := fmt.Sprintf("local fault persists (%v); free the space or fix the file system, then rerun the same command to resume", werr)
 					p.Stop(reason)
@@ -90,74 +88,24 @@ func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(conte
 		if trial.IsInfra(err) {
 			v.Failed = fmt.Sprintf("infrastructure failure persisted after %d replacement(s): %v", replaced, err)
 		}
-		records.WriteJSON(filepath.Join(t.Path, FailureFile), Failure{Key: t.Key, Reason: v.Failed, Time: time.Now().UTC()})
+		runrecord.WriteJSON(runrecord.TrialLayout{Dir: t.Path}.RunnerFailure(), runrecord.Failure{Key: t.Key, Reason: v.Failed, Time: time.Now().UTC()})
 		return v
 	}
-	os.Remove(filepath.Join(t.Path, FailureFile)) // a result replaces an earlier run's verdict
+	os.Remove(runrecord.TrialLayout{Dir: t.Path}.RunnerFailure()) // a result replaces an earlier run's verdict
 	if v.Summary != nil && v.Replacements > 0 && replacedNow == 0 {
 		// Replacements of earlier runs, and this run's attempt came
 		// through clean: they no longer say anything about the result.
-		if err := records.Append(ReplacementsPath(out), Replacement{Key: t.Key, Dir: t.Dir, Supersedes: true, Time: time.Now().UTC()}); err == nil {
+		if err := runrecord.AppendReplacement(runrecord.RunLayout{Dir: out}.Replacements(), runrecord.Replacement{Key: t.Key, Dir: t.Dir, Supersedes: true, Time: time.Now().UTC()}); err == nil {
 			v.Replacements = CountReplacements(out, t.Key)
 		}
 	}
 	return v
 }
 
-// FailureFile marks a trial the runner gave up on (not a trial result).
-const FailureFile = "runner-failure.json"
-
-// Failure is the content of FailureFile.
-type Failure struct {
-	Key    string    `json:"key"`
-	Reason string    `json:"reason"`
-	Time   time.Time `json:"time"`
-}
-
-// Replacement is one line of replacements.jsonl.
-type Replacement struct {
-	Key     string    `json:"key"`
-	Dir     string    `json:"dir"`
-	Attempt int       `json:"attempt,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-	Time    time.Time `json:"time"`
-	// Supersedes marks a line that is no replacement: the trial's result
-	// came from a later run whose attempt needed none, so every earlier
-	// replacement of the trial is Superseded (ReadReplacements sets it).
-	Supersedes bool `json:"supersedes,omitempty"`
-	Superseded bool `json:"-"`
-}
-
-// ReplacementsPath is the run directory's replacement log.
-func ReplacementsPath(out string) string { return filepath.Join(out, "replacements.jsonl") }
-
-// ReadReplacements reads the replacement log: the replacements, each
-// marked Superseded when a later line supersedes its trial's.
-func ReadReplacements(out string) ([]Replacement, error) {
-	var reps []Replacement
-	_, err := records.ReadLines(ReplacementsPath(out), func(b []byte) error {
-		var rep Replacement
-		if err := json.Unmarshal(b, &rep); err != nil {
-			return err
-		}
-		if rep.Supersedes {
-			for i := range reps {
-				if reps[i].Key == rep.Key {
-					reps[i].Superseded = true
-				}
-			}
-			return nil
-		}
-		reps = append(reps, rep)
-		return nil
-	})
-	return reps, err
-}
-
 // CountReplacements counts the logged replacements of the trial with key
 // that still stand (not superseded).
 func CountReplacements(out, key string) int {
-	reps, _ := ReadReplacements(out)
+	reps, _ := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	n := 0
 	for _, r := range reps {
 		if r.Key == key && !r.Superseded {

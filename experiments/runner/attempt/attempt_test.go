@@ -9,19 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/experiments/records"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // script returns an attempt that fails with errs in turn, then succeeds.
-func script(errs ...error) (func(context.Context) (*trial.Summary, error), *int) {
+func script(errs ...error) (func(context.Context) (*runrecord.Summary, error), *int) {
 	calls := 0
-	return func(context.Context) (*trial.Summary, error) {
+	return func(context.Context) (*runrecord.Summary, error) {
 		calls++
 		if calls <= len(errs) {
 			return nil, errs[calls-1]
 		}
-		return &trial.Summary{Status: trial.StatusCompleted}, nil
+		return &runrecord.Summary{Status: runrecord.StatusCompleted}, nil
 	}, &calls
 }
 
@@ -41,7 +41,7 @@ func infra(evidence string) error { return &trial.InfraError{Stage: "developer",
 // logged replacement and clears an earlier run's failure marker.
 func TestInfrastructureFailuresAreReplacedUntilAResult(t *testing.T) {
 	out, tr := setup(t)
-	records.WriteJSON(filepath.Join(tr.Path, FailureFile), Failure{Key: tr.Key, Reason: "earlier run gave up"})
+	runrecord.WriteJSON(runrecord.TrialLayout{Dir: tr.Path}.RunnerFailure(), runrecord.Failure{Key: tr.Key, Reason: "earlier run gave up"})
 	run, calls := script(infra("provider returned 502"), infra("connection reset"))
 	var logged []string
 	v := Policy{Replacements: 3, Backoff: time.Millisecond}.Run(context.Background(), out, tr, run,
@@ -49,12 +49,12 @@ func TestInfrastructureFailuresAreReplacedUntilAResult(t *testing.T) {
 	if v.Summary == nil || v.Replacements != 2 || v.Failed != "" || *calls != 3 || len(logged) != 2 {
 		t.Fatalf("verdict %+v after %d calls, %d log lines", v, *calls, len(logged))
 	}
-	reps, err := ReadReplacements(out)
+	reps, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: out}.Replacements())
 	if err != nil || len(reps) != 2 || reps[0].Attempt != 1 || reps[1].Attempt != 2 ||
 		reps[0].Dir != tr.Dir || !strings.Contains(reps[0].Reason, "502") {
 		t.Fatalf("replacement log %+v %v", reps, err)
 	}
-	if _, err := os.Stat(filepath.Join(tr.Path, FailureFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: tr.Path}.RunnerFailure()); !os.IsNotExist(err) {
 		t.Errorf("a result must remove the failure marker: %v", err)
 	}
 }
@@ -68,8 +68,8 @@ func TestNonInfrastructureErrorIsNotReplaced(t *testing.T) {
 	if v.Summary != nil || v.Failed != "workspace digest changed" || *calls != 1 || CountReplacements(out, tr.Key) != 0 {
 		t.Fatalf("verdict %+v after %d calls", v, *calls)
 	}
-	var f Failure
-	if err := records.ReadJSON(filepath.Join(tr.Path, FailureFile), &f); err != nil || f.Reason != v.Failed || f.Key != tr.Key {
+	var f runrecord.Failure
+	if err := runrecord.ReadJSON(runrecord.TrialLayout{Dir: tr.Path}.RunnerFailure(), &f); err != nil || f.Reason != v.Failed || f.Key != tr.Key {
 		t.Fatalf("failure marker %+v %v", f, err)
 	}
 }
@@ -95,7 +95,7 @@ func TestInterruptedDuringBackoffIsNotAFailure(t *testing.T) {
 	if v.Interrupted == "" || v.Failed != "" || v.Summary != nil {
 		t.Fatalf("verdict %+v", v)
 	}
-	if _, err := os.Stat(filepath.Join(tr.Path, FailureFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: tr.Path}.RunnerFailure()); !os.IsNotExist(err) {
 		t.Errorf("an interruption must not leave a failure marker: %v", err)
 	}
 }

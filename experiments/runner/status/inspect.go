@@ -1,22 +1,18 @@
 package status
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/records"
-	"github.com/hoh-research/hoh/experiments/runner/attempt"
-	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // TrialState is one trial as its run directory shows it.
 type TrialState struct {
 	Trial  plan.Trial
-	State  State
-	Status trial.Status
+	State  runrecord.State
+	Status runrecord.Status
 	Reason string
 	Usage  harness.Usage
 }
@@ -41,13 +37,12 @@ func Inspect(out string) (*Inspection, error) {
 		return nil, err
 	}
 	budget := map[string]string{}
-	records.ReadLines(filepath.Join(out, "trials.jsonl"), func(b []byte) error {
-		var l TrialLine
-		if json.Unmarshal(b, &l) == nil && l.State == StateBudget {
+	lines, _ := runrecord.ReadTrialLines(runrecord.RunLayout{Dir: out}.Trials())
+	for _, l := range lines {
+		if l.State == runrecord.StateBudget {
 			budget[l.Key] = l.Reason
 		}
-		return nil
-	})
+	}
 	in := &Inspection{Dir: out, Lock: lock, Runner: ReadRunner(out)}
 	for _, t := range ts {
 		in.Trials = append(in.Trials, inspectTrial(out, t, budget))
@@ -56,28 +51,28 @@ func Inspect(out string) (*Inspection, error) {
 }
 
 func inspectTrial(out string, t plan.Trial, budget map[string]string) TrialState {
-	st := TrialState{Trial: t, State: StateRemaining}
-	l := trial.Layout{Dir: filepath.Join(out, t.Dir)}
-	var s trial.Summary
-	if err := records.ReadJSON(l.Summary(), &s); err == nil {
+	st := TrialState{Trial: t, State: runrecord.StateRemaining}
+	l := runrecord.RunLayout{Dir: out}.Trial(t.Dir)
+	var s runrecord.Summary
+	if err := runrecord.ReadJSON(l.Summary(), &s); err == nil {
 		o := OutcomeOf(t, &s)
 		st.State, st.Status, st.Reason, st.Usage = o.State, o.Status, o.Reason, o.Usage
 		return st
 	} else if !os.IsNotExist(err) {
-		st.State, st.Reason = StateFailed, err.Error()
+		st.State, st.Reason = runrecord.StateFailed, err.Error()
 		return st
 	}
-	var f attempt.Failure
-	if err := records.ReadJSON(filepath.Join(l.Dir, attempt.FailureFile), &f); err == nil {
-		st.State, st.Reason = StateFailed, f.Reason
+	var f runrecord.Failure
+	if err := runrecord.ReadJSON(l.RunnerFailure(), &f); err == nil {
+		st.State, st.Reason = runrecord.StateFailed, f.Reason
 	} else if _, err := os.Stat(l.Spec()); err == nil {
-		st.State = StateRunning
+		st.State = runrecord.StateRunning
 	} else if r, ok := budget[t.Key]; ok {
-		st.State, st.Reason = StateBudget, r
+		st.State, st.Reason = runrecord.StateBudget, r
 	}
-	u, err := LedgerUsage(l.Usage())
-	if err != nil && st.State != StateFailed {
-		st.State, st.Reason = StateFailed, err.Error()
+	u, err := runrecord.LedgerUsage(l.Usage())
+	if err != nil && st.State != runrecord.StateFailed {
+		st.State, st.Reason = runrecord.StateFailed, err.Error()
 	}
 	st.Usage = u
 	return st
@@ -105,13 +100,13 @@ func (in *Inspection) Groups() []Group {
 		}
 		g := &gs[i]
 		switch t.State {
-		case StateDone:
+		case runrecord.StateDone:
 			g.Done++
-		case StateRunning:
+		case runrecord.StateRunning:
 			g.Running++
-		case StateFailed:
+		case runrecord.StateFailed:
 			g.Failed++
-		case StateBudget:
+		case runrecord.StateBudget:
 			g.NotRun++
 		default:
 			g.Remaining++

@@ -9,6 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Progress shows a bar on a terminal and plain log lines otherwise.
@@ -53,11 +54,11 @@ func (p *Progress) Finished(o Outcome) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch o.State {
-	case StateDone:
+	case runrecord.StateDone:
 		p.done++
-	case StateFailed:
+	case runrecord.StateFailed:
 		p.failed++
-	case StateBudget:
+	case runrecord.StateBudget:
 		p.budget++
 	default:
 		return // interrupted: still remaining

@@ -8,6 +8,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Summary renders the end-of-run table: trials per configuration and
@@ -29,11 +30,11 @@ func Summary(w io.Writer, outcomes []Outcome, scripted bool) error {
 			order = append(order, k)
 		}
 		switch o.State {
-		case StateDone:
+		case runrecord.StateDone:
 			c.done++
-		case StateFailed:
+		case runrecord.StateFailed:
 			c.failed++
-		case StateBudget:
+		case runrecord.StateBudget:
 			c.budget++
 		default:
 			c.remaining++

@@ -1,7 +1,8 @@
-// Package records writes a trial's run records: files written atomically
-// (temp file + rename) and append-only JSON Lines logs that survive a crash
-// with at most a torn last line, which readers skip and name.
-package records
+package runrecord
+
+// How records reach the disk: files written atomically (temp file + rename)
+// and append-only JSON Lines logs that survive a crash with at most a torn
+// last line, which readers skip and report.
 
 import (
 	"bufio"
@@ -88,6 +89,11 @@ func Append(path string, v any) error {
 // last line (no trailing newline: the writer died mid-append) is dropped and
 // reported through torn; a corrupt line elsewhere is an error naming it.
 func ReadLines(path string, decode func(line []byte) error) (torn bool, err error) {
+	return ReadNumberedLines(path, func(_ int, line []byte) error { return decode(line) })
+}
+
+// ReadNumberedLines is ReadLines with each line's number (from 1).
+func ReadNumberedLines(path string, decode func(n int, line []byte) error) (torn bool, err error) {
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return false, nil
@@ -109,7 +115,7 @@ func ReadLines(path string, decode func(line []byte) error) (torn bool, err erro
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		if err := decode(sc.Bytes()); err != nil {
+		if err := decode(n, sc.Bytes()); err != nil {
 			return torn, fmt.Errorf("%s:%d: corrupt record: %w", path, n, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package records
+package runrecord
 
 import (
 	"encoding/json"

@@ -1,0 +1,173 @@
+package runrecord
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// File names, for readers that search a tree for them (a trial directory
+// is recognised by its trial.json, a ledger by its name).
+const (
+	LockFile          = "lock.json"
+	PlanFile          = "plan.json"
+	TrialsFile        = "trials.jsonl"
+	ScoresFile        = "scores.csv"
+	ReplacementsFile  = "replacements.jsonl"
+	RunnerLockFile    = ".lock"
+	TrialSpecFile     = "trial.json"
+	StagesFile        = "stages.jsonl"
+	UsageFile         = "usage.jsonl"
+	ReplacedUsageFile = "usage-replaced.jsonl"
+	ExtensionsFile    = "extensions.jsonl"
+	SummaryFile       = "summary.json"
+	RunnerFailureFile = "runner-failure.json"
+)
+
+// RunLayout names the files of a run directory (see the package comment for
+// the tree).
+type RunLayout struct{ Dir string }
+
+// Lock is lock.json: what the run was started with (plan.Lock).
+func (l RunLayout) Lock() string { return filepath.Join(l.Dir, LockFile) }
+
+// Plan is plan.json: every planned trial (plan.Trial), in plan order.
+func (l RunLayout) Plan() string { return filepath.Join(l.Dir, PlanFile) }
+
+// Trials is trials.jsonl: one TrialLine per finished trial.
+func (l RunLayout) Trials() string { return filepath.Join(l.Dir, TrialsFile) }
+
+// Scores is scores.csv: every finished trial's rows.
+func (l RunLayout) Scores() string { return filepath.Join(l.Dir, ScoresFile) }
+
+// Replacements is replacements.jsonl: one Replacement per replaced attempt.
+func (l RunLayout) Replacements() string { return filepath.Join(l.Dir, ReplacementsFile) }
+
+// RunnerLock is .lock, flocked by the runner using the directory.
+func (l RunLayout) RunnerLock() string { return filepath.Join(l.Dir, RunnerLockFile) }
+
+// ProviderLog is the request log of the scripted test-double provider of
+// one configuration.
+func (l RunLayout) ProviderLog(config string) string {
+	return filepath.Join(l.Dir, "provider-"+config+".jsonl")
+}
+
+// Preflight holds one directory of CLI logs per configuration from the
+// preflight turn before any trial (experiments/preflight).
+func (l RunLayout) Preflight() string { return filepath.Join(l.Dir, "preflight") }
+
+// Trial is the layout of a trial directory; dir is relative to the run
+// directory (plan.Trial.Dir).
+func (l RunLayout) Trial(dir string) TrialLayout { return TrialLayout{filepath.Join(l.Dir, dir)} }
+
+// TrialLayout names the files of one trial directory (see the package
+// comment for the tree).
+type TrialLayout struct{ Dir string }
+
+// Spec is trial.json (TrialSpec).
+func (l TrialLayout) Spec() string { return filepath.Join(l.Dir, TrialSpecFile) }
+
+// GitDir is history.git: the workspace history, one commit per stage, tag
+// cp-t per checkpoint.
+func (l TrialLayout) GitDir() string { return filepath.Join(l.Dir, "history.git") }
+
+// Workspace is the artifact the Developer works on.
+func (l TrialLayout) Workspace() string { return filepath.Join(l.Dir, "workspace") }
+
+// Stages is stages.jsonl (StageRecord per committed stage).
+func (l TrialLayout) Stages() string { return filepath.Join(l.Dir, StagesFile) }
+
+// Usage is usage.jsonl (the token ledger, Invocation per line).
+func (l TrialLayout) Usage() string { return filepath.Join(l.Dir, UsageFile) }
+
+// ReplacedUsage is usage-replaced.jsonl: the invocations of attempts lost to
+// an infrastructure failure, as their CLI reported them (appended; spent,
+// but no result counts them).
+func (l TrialLayout) ReplacedUsage() string { return filepath.Join(l.Dir, ReplacedUsageFile) }
+
+// Summary is summary.json.
+func (l TrialLayout) Summary() string { return filepath.Join(l.Dir, SummaryFile) }
+
+// Scores is the trial's scores.csv.
+func (l TrialLayout) Scores() string { return filepath.Join(l.Dir, ScoresFile) }
+
+// Evaluation is the directory of the post-run checkpoint evaluations.
+func (l TrialLayout) Evaluation() string { return filepath.Join(l.Dir, "evaluation") }
+
+// CheckpointEvaluation is evaluation/cp-t.json.
+func (l TrialLayout) CheckpointEvaluation(t int) string {
+	return filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", t))
+}
+
+// SessionState is the CLI state directory Vanilla Continuation's passes
+// share, so they continue one session.
+func (l TrialLayout) SessionState() string { return filepath.Join(l.Dir, "session-state") }
+
+// Extensions is extensions.jsonl: one Extension per raise of the trial's
+// step count.
+func (l TrialLayout) Extensions() string { return filepath.Join(l.Dir, ExtensionsFile) }
+
+// Private is hoh's own directory of the trial (0700): the evaluation key and
+// evaluation scratch copies. No role is given it.
+func (l TrialLayout) Private() string { return filepath.Join(l.Dir, ".hoh-private") }
+
+// RunnerFailure is runner-failure.json (Failure).
+func (l TrialLayout) RunnerFailure() string { return filepath.Join(l.Dir, RunnerFailureFile) }
+
+// Stage is iter-NN/<role>: the directory of one role stage of iteration t.
+func (l TrialLayout) Stage(t int, role string) string {
+	return filepath.Join(l.Dir, fmt.Sprintf("iter-%02d", t), role)
+}
+
+// StageFiles names the files of the stage directory Stage(t, role).
+func (l TrialLayout) StageFiles(t int, role string) StageLayout {
+	return StageLayout{l.Stage(t, role)}
+}
+
+// StageLayout names the files of one role stage.
+type StageLayout struct{ Dir string }
+
+// Attempt is attempt-N: one invocation of the role's CLI.
+func (l StageLayout) Attempt(n int) AttemptLayout {
+	return AttemptLayout{filepath.Join(l.Dir, fmt.Sprintf("attempt-%d", n))}
+}
+
+// Plan is the Planner's plan.json (D_t, structured).
+func (l StageLayout) Plan() string { return filepath.Join(l.Dir, PlanFile) }
+
+// PlanMarkdown is the Planner's plan.md (D_t as the Developer reads it).
+func (l StageLayout) PlanMarkdown() string { return filepath.Join(l.Dir, "plan.md") }
+
+// Report is the Developer's or QA Tester's report.json.
+func (l StageLayout) Report() string { return filepath.Join(l.Dir, "report.json") }
+
+// Evidence is the QA stage's evidence.json (E_t).
+func (l StageLayout) Evidence() string { return filepath.Join(l.Dir, "evidence.json") }
+
+// Context holds the files a role's prompt lists (specification, evidence,
+// runtime checks).
+func (l StageLayout) Context(name string) string { return filepath.Join(l.Dir, "context", name) }
+
+// Artifact is the Planner's read-only copy of A_{t-1}, removed after the
+// stage.
+func (l StageLayout) Artifact() string { return filepath.Join(l.Dir, "artifact") }
+
+// Candidate is the QA Tester's disposable copy of the frozen candidate.
+func (l StageLayout) Candidate() string { return filepath.Join(l.Dir, "candidate") }
+
+// ChecksCopy is the throw-away copy the public runtime checks run on.
+func (l StageLayout) ChecksCopy() string { return filepath.Join(l.Dir, "checks-copy") }
+
+// AttemptLayout names the files of one CLI invocation.
+type AttemptLayout struct{ Dir string }
+
+// Prompt is prompt.md, the rendered prompt sent.
+func (l AttemptLayout) Prompt() string { return filepath.Join(l.Dir, "prompt.md") }
+
+// Result is result.json (the harness result).
+func (l AttemptLayout) Result() string { return filepath.Join(l.Dir, "result.json") }
+
+// State is the CLI's own state directory for this attempt.
+func (l AttemptLayout) State() string { return filepath.Join(l.Dir, "state") }
+
+// Logs holds the CLI's redacted command, stdout, stderr and parsed events.
+func (l AttemptLayout) Logs() string { return filepath.Join(l.Dir, "logs") }

@@ -1,0 +1,288 @@
+package runrecord
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ScoreColumns is the order in which EncodeScores emits the columns of
+// scores.csv (the record format; see the package comment).
+var ScoreColumns = []string{"benchmark", "config", "condition", "checkpoint", "task",
+	"family", "group", "category", "metric", "value", "tokens", "rep", "source"}
+
+// RequiredScoreColumns must appear in the header of every score file.
+var RequiredScoreColumns = []string{"benchmark", "config", "condition", "checkpoint", "task", "metric", "value"}
+
+// Row is one per-task result: one line of scores.csv.
+type Row struct {
+	Benchmark  string
+	Config     string
+	Condition  string
+	Checkpoint int
+	Task       string
+	Family     string
+	Group      string
+	Category   string
+	Metric     string
+	Value      float64
+	Tokens     float64 // NaN when unknown
+	Rep        int
+	Source     string
+}
+
+// HasTokens reports whether the row carries a token count.
+func (r Row) HasTokens() bool { return !math.IsNaN(r.Tokens) }
+
+// Arm returns the row's arm.
+func (r Row) Arm() Arm { return Arm{r.Condition, r.Checkpoint} }
+
+// Key identifies a row; a set of rows holds each key at most once.
+type Key struct {
+	Benchmark, Config string
+	Arm               Arm
+	Task              string
+	Rep               int
+	Metric            string
+}
+
+// Key returns the row's identity.
+func (r Row) Key() Key {
+	return Key{r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric}
+}
+
+// ReadScores reads one CSV file in the record format. Errors name the file
+// and line; rows without a source get the file's path.
+func ReadScores(path string) ([]Row, error) {
+	var rows []Row
+	err := ReadScoresEach(path, NewInterner(), func(r Row) { rows = append(rows, r) })
+	return rows, err
+}
+
+// ReadScoresEach streams the rows of one file to add; rows without a source
+// get the file's path.
+func ReadScoresEach(path string, in *Interner, add func(Row)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	source := in.Intern(path)
+	err = DecodeScoresEach(bufio.NewReaderSize(f, 1<<16), in, func(r Row) {
+		if r.Source == "" {
+			r.Source = source
+		}
+		add(r)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteScores writes rows to path (a scores.csv) atomically.
+func WriteScores(path string, rows []Row) error {
+	var buf bytes.Buffer
+	if err := EncodeScores(&buf, rows); err != nil {
+		return err
+	}
+	return WriteFile(path, buf.Bytes())
+}
+
+// DecodeScores parses CSV in the record format.
+func DecodeScores(r io.Reader) ([]Row, error) {
+	var rows []Row
+	err := DecodeScoresEach(r, NewInterner(), func(row Row) { rows = append(rows, row) })
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// Interner keeps one copy of each distinct field text: a few names repeat
+// over millions of rows, and a row must not pin its whole CSV line.
+type Interner map[string]string
+
+// NewInterner returns an empty Interner; share one across the files of a set.
+func NewInterner() *Interner { m := Interner{}; return &m }
+
+// Intern returns the kept copy of s.
+func (in *Interner) Intern(s string) string {
+	if v, ok := (*in)[s]; ok {
+		return v
+	}
+	s = strings.Clone(s)
+	(*in)[s] = s
+	return s
+}
+
+// DecodeScoresEach parses CSV in the record format, handing each row to add
+// as it is read, so a large file is never held twice.
+func DecodeScoresEach(r io.Reader, in *Interner, add func(Row)) error {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return errors.New("empty file: expected a header line")
+	}
+	if err != nil {
+		return err
+	}
+	header = slices.Clone(header)
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if !knownColumn(h) {
+			return fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(ScoreColumns, ", "))
+		}
+		if _, dup := col[h]; dup {
+			return fmt.Errorf("line 1: column %q appears twice", h)
+		}
+		col[h] = i
+	}
+	for _, h := range RequiredScoreColumns {
+		if _, ok := col[h]; !ok {
+			return fmt.Errorf("line 1: missing required column %q", h)
+		}
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) != len(header) {
+			return fmt.Errorf("line %d: %d fields, header has %d", line, len(rec), len(header))
+		}
+		get := func(name string) string {
+			if i, ok := col[name]; ok {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		row, err := parseRow(get, in)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		add(row)
+	}
+	return nil
+}
+
+func knownColumn(h string) bool {
+	for _, c := range ScoreColumns {
+		if c == h {
+			return true
+		}
+	}
+	return false
+}
+
+func parseRow(get func(string) string, in *Interner) (Row, error) {
+	r := Row{
+		Benchmark: in.Intern(get("benchmark")), Config: in.Intern(get("config")), Condition: in.Intern(get("condition")),
+		Task: in.Intern(get("task")), Family: in.Intern(get("family")), Group: in.Intern(get("group")),
+		Category: in.Intern(get("category")), Metric: in.Intern(get("metric")), Source: in.Intern(get("source")),
+		Tokens: math.NaN(), Rep: 1,
+	}
+	for _, name := range RequiredScoreColumns {
+		if get(name) == "" {
+			return r, fmt.Errorf("empty %s", name)
+		}
+	}
+	cp, err := strconv.Atoi(get("checkpoint"))
+	if err != nil || cp < 1 {
+		return r, fmt.Errorf("checkpoint %q is not an integer >= 1", get("checkpoint"))
+	}
+	r.Checkpoint = cp
+	if r.Value, err = parseFinite("value", get("value")); err != nil {
+		return r, err
+	}
+	if t := get("tokens"); t != "" {
+		if r.Tokens, err = parseFinite("tokens", t); err != nil {
+			return r, err
+		}
+		if r.Tokens < 0 {
+			return r, fmt.Errorf("tokens %q is negative", t)
+		}
+	}
+	if s := get("rep"); s != "" {
+		if r.Rep, err = strconv.Atoi(s); err != nil || r.Rep < 1 {
+			return r, fmt.Errorf("rep %q is not an integer >= 1", s)
+		}
+	}
+	return r, nil
+}
+
+func parseFinite(name, s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%s %q is not a finite number", name, s)
+	}
+	return v, nil
+}
+
+// HasScoreHeader tells score files from other CSVs in a folder (figure
+// data, reported aggregates) by their header: it must name the required
+// columns. A file that cannot be read counts as a score file, so that
+// ReadScores reports the problem.
+func HasScoreHeader(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	header, err := csv.NewReader(f).Read()
+	if err != nil {
+		return true
+	}
+	have := map[string]bool{}
+	for _, h := range header {
+		have[strings.TrimSpace(h)] = true
+	}
+	for _, h := range RequiredScoreColumns {
+		if !have[h] {
+			return false
+		}
+	}
+	return true
+}
+
+// EncodeScores emits rows as CSV with the standard header.
+func EncodeScores(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(ScoreColumns); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		tokens := ""
+		if r.HasTokens() {
+			tokens = strconv.FormatFloat(r.Tokens, 'f', -1, 64)
+		}
+		rep := r.Rep
+		if rep == 0 {
+			rep = 1
+		}
+		rec := []string{r.Benchmark, r.Config, r.Condition, strconv.Itoa(r.Checkpoint), r.Task,
+			r.Family, r.Group, r.Category, r.Metric, strconv.FormatFloat(r.Value, 'f', -1, 64),
+			tokens, strconv.Itoa(rep), r.Source}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
