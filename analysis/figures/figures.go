@@ -23,6 +23,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Data is what a figure is drawn from.
@@ -225,30 +226,17 @@ func configName(c string) string {
 	return c
 }
 
-var conditionNames = map[string]string{
-	results.Vanilla:             "Vanilla",
-	results.VanillaContinuation: "Vanilla Cont.",
-	results.HoH:                 "HoH",
-	results.WithoutPlanUpdate:   "w/o Plan Update",
-	results.WithoutEvidence:     "w/o Evidence Feedback",
-	results.WithoutWarmStart:    "w/o Warm-Start",
-}
-
-// armName prints an arm as the paper does: "Vanilla", "HoH@3", "w/o Warm-Start".
+// armName prints an arm as the paper's figures do: "Vanilla", "HoH@3",
+// "w/o Warm-Start" (the figures show ablations at one T only).
 func armName(a results.Arm) string {
-	n, ok := conditionNames[a.Condition]
-	if !ok {
-		n = a.Condition
+	c, known := runrecord.LookupCondition(a.Condition)
+	switch {
+	case !known:
+		return fmt.Sprintf("%s@%d", a.Condition, a.Checkpoint)
+	case a.Condition == results.Vanilla && a.Checkpoint == 1, c.Ablation:
+		return c.Label
 	}
-	switch a.Condition {
-	case results.Vanilla:
-		if a.Checkpoint == 1 {
-			return n
-		}
-	case results.WithoutPlanUpdate, results.WithoutEvidence, results.WithoutWarmStart:
-		return n
-	}
-	return fmt.Sprintf("%s@%d", n, a.Checkpoint)
+	return fmt.Sprintf("%s@%d", c.Label, a.Checkpoint)
 }
 
 // defaultMetric is the per-task metric a benchmark reports (its primary

@@ -1,9 +1,7 @@
 package figures
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Invocation is one usage.jsonl entry of a trial, with the trial's identity
@@ -34,34 +33,9 @@ type Invocation struct {
 	Source                       string // file:line
 }
 
-// The fields of a trial's records that figures read; the files are written
-// by experiments/trial (Layout.Spec, Layout.Usage).
-type trialSpec struct {
-	Benchmark string `json:"benchmark"`
-	Task      string `json:"task"`
-	Config    string `json:"config"`
-	Arm       string `json:"arm"`
-	Rep       int    `json:"rep"`
-}
-
-type ledgerLine struct {
-	Iteration int    `json:"iteration"`
-	Role      string `json:"role"`
-	Attempt   int    `json:"attempt"`
-	Outcome   string `json:"outcome"`
-	Usage     *struct {
-		Input       int64 `json:"input"`
-		CachedInput int64 `json:"cached_input"`
-		Output      int64 `json:"output"`
-		Reasoning   int64 `json:"reasoning"`
-		Total       int64 `json:"total"`
-	} `json:"usage"`
-}
-
-const (
-	usageFile = "usage.jsonl"
-	specFile  = "trial.json"
-)
+// The ledger and its trial's identity are runrecord's usage.jsonl and
+// trial.json, read through runrecord as experiments/trial writes them.
+const usageFile = runrecord.UsageFile
 
 // ReadUsage reads every usage.jsonl below the given folders (or named
 // directly), in lexical order. Each needs its trial.json beside it. A bad
@@ -105,51 +79,26 @@ func ReadUsage(paths ...string) ([]Invocation, error) {
 }
 
 func readLedger(path string) ([]Invocation, error) {
-	specPath := filepath.Join(filepath.Dir(path), specFile)
-	b, err := os.ReadFile(specPath)
+	spec, err := runrecord.ReadTrialSpec(runrecord.TrialLayout{Dir: filepath.Dir(path)}.Spec())
 	if err != nil {
 		return nil, fmt.Errorf("figures: %s has no trial identity: %w", path, err)
-	}
-	var spec trialSpec
-	if err := json.Unmarshal(b, &spec); err != nil {
-		return nil, fmt.Errorf("figures: %s: %w", specPath, err)
-	}
-	if spec.Config == "" || spec.Task == "" || spec.Arm == "" {
-		return nil, fmt.Errorf("figures: %s: config, task and arm are required", specPath)
 	}
 	if spec.Rep == 0 {
 		spec.Rep = 1
 	}
-	f, err := os.Open(path)
+	lines, err := runrecord.ReadLedger(path)
 	if err != nil {
 		return nil, fmt.Errorf("figures: %w", err)
 	}
-	defer f.Close()
-	var out []Invocation
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		var l ledgerLine
-		if err := json.Unmarshal([]byte(text), &l); err != nil {
-			return nil, fmt.Errorf("figures: %s line %d: %w", path, n, err)
-		}
-		if l.Role == "" || l.Usage == nil {
-			return nil, fmt.Errorf("figures: %s line %d: role and usage are required", path, n)
-		}
+	out := make([]Invocation, 0, len(lines))
+	for _, l := range lines {
 		u := l.Usage
 		out = append(out, Invocation{
 			Benchmark: spec.Benchmark, Config: spec.Config, Arm: spec.Arm, Task: spec.Task, Rep: spec.Rep,
-			Iteration: l.Iteration, Role: l.Role, Attempt: l.Attempt, Outcome: l.Outcome,
+			Iteration: l.Iteration, Role: l.Role, Attempt: l.Attempt, Outcome: string(l.Outcome),
 			Input: u.Input, CachedInput: u.CachedInput, Output: u.Output, Reasoning: u.Reasoning, Total: u.Total,
-			Source: fmt.Sprintf("%s:%d", path, n),
+			Source: fmt.Sprintf("%s:%d", path, l.Line),
 		})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("figures: %s: %w", path, err)
 	}
 	return out, nil
 }

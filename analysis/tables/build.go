@@ -14,6 +14,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Status says how a recomputed cell relates to the printed one.
@@ -538,39 +539,22 @@ func (b *builder) comparisons(t *Table, bench string, configs []string, metric s
 // label omits the paper's T=3 only when no other checkpoint of it is shown.
 func armLabelAmong(a string, shown []string) string {
 	p := parseArm(a)
+	c, _ := runrecord.LookupCondition(p.Condition)
 	for _, o := range shown {
-		if q := parseArm(o); o != a && q.Condition == p.Condition && strings.HasPrefix(p.Condition, "wo-") {
-			return strings.TrimSuffix(armLabel(a), ablationCheckpoint(a)) + fmt.Sprintf("@%d", p.Checkpoint)
+		if q := parseArm(o); o != a && q.Condition == p.Condition && c.Ablation {
+			return fmt.Sprintf("%s@%d", c.Label, p.Checkpoint)
 		}
 	}
 	return armLabel(a)
 }
 
+// armLabel is the arm as the paper prints it (runrecord's catalogue).
 func armLabel(a string) string {
-	switch {
-	case a == "vanilla":
-		return "Vanilla"
-	case strings.HasPrefix(a, "hoh@"):
-		return "HoH@" + strings.TrimPrefix(a, "hoh@")
-	case strings.HasPrefix(a, "vanilla-continuation@"):
-		return "Vanilla Cont.@" + strings.TrimPrefix(a, "vanilla-continuation@")
-	case strings.HasPrefix(a, "wo-plan-update@"):
-		return "w/o Plan Update" + ablationCheckpoint(a)
-	case strings.HasPrefix(a, "wo-evidence-feedback@"):
-		return "w/o Evidence Feedback" + ablationCheckpoint(a)
-	case strings.HasPrefix(a, "wo-warm-start@"):
-		return "w/o Warm-Start" + ablationCheckpoint(a)
+	p, err := results.ParseArm(a)
+	if err != nil {
+		return a
 	}
-	return a
-}
-
-// ablationCheckpoint is "@T" unless T is the paper's 3, which its Table 3
-// leaves implicit.
-func ablationCheckpoint(a string) string {
-	if _, t, _ := strings.Cut(a, "@"); t != "3" {
-		return "@" + t
-	}
-	return ""
+	return p.Label()
 }
 
 func configLabel(c string) string {

@@ -1,6 +1,10 @@
 package conditions
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/hoh-research/hoh/runrecord"
+)
 
 func TestTable13Channels(t *testing.T) {
 	// Table 13 of the paper: development document, coding start, evidence for next plan.
@@ -64,6 +68,24 @@ func TestVanillaContinuationIsOneSeriesWithVanilla(t *testing.T) {
 	for steps, want := range map[int]string{1: "vanilla", 3: "vanilla-continuation@3"} {
 		if a, err := SeriesArm("vanilla", steps); err != nil || a.String() != want {
 			t.Errorf("SeriesArm(vanilla, %d) = %v %v, want %s", steps, a, err, want)
+		}
+	}
+}
+
+// The records' condition catalogue and the conditions that run are the same
+// set, with the catalogue's labels.
+func TestEveryRecordedConditionRuns(t *testing.T) {
+	names := map[string]bool{}
+	for _, c := range runrecord.Conditions() {
+		names[c.Name] = true
+		got, err := Lookup(c.Name)
+		if err != nil || got.Label != c.Label {
+			t.Errorf("condition %s: %+v, %v (catalogue label %q)", c.Name, got, err, c.Label)
+		}
+	}
+	for _, n := range Names() {
+		if !names[n] {
+			t.Errorf("condition %s runs but is not in runrecord's catalogue", n)
 		}
 	}
 }
