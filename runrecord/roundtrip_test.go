@@ -175,6 +175,15 @@ func TestRunFilesRoundTrip(t *testing.T) {
 	if got, err := ReadReplacements(run.Replacements()); err != nil || !reflect.DeepEqual(got, reps) {
 		t.Errorf("replacements.jsonl back: %+v, %v", got, err)
 	}
+	// A later clean run of k1 supersedes its replacements: no line is added,
+	// both are marked.
+	if err := AppendReplacement(run.Replacements(), Replacement{Key: "k1", Dir: "c/hoh@1/t/rep-1", Supersedes: true, Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadReplacements(run.Replacements())
+	if err != nil || len(got) != 2 || !got[0].Superseded || !got[1].Superseded {
+		t.Errorf("superseded replacements back: %+v, %v", got, err)
+	}
 	if got, err := ReadReplacements(filepath.Join(t.TempDir(), ReplacementsFile)); err != nil || len(got) != 0 {
 		t.Errorf("missing replacement log: %v %v", got, err)
 	}
