@@ -121,3 +121,33 @@ func ReadNumberedLines(path string, decode func(n int, line []byte) error) (torn
 	}
 	return torn, sc.Err()
 }
+
+// writeJSONLines rewrites path atomically with one JSON line per item.
+func writeJSONLines[T any](path string, items []T) error {
+	var buf bytes.Buffer
+	for _, it := range items {
+		line, err := json.Marshal(it)
+		if err != nil {
+			return err
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return WriteFile(path, buf.Bytes())
+}
+
+// readJSONLines decodes every line of a JSON Lines file (ReadLines: a
+// missing file is empty, a torn last line is dropped, a corrupt line is an
+// error naming it).
+func readJSONLines[T any](path string) ([]T, error) {
+	var out []T
+	_, err := ReadLines(path, func(b []byte) error {
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -59,18 +58,7 @@ type Invocation struct {
 // WriteLedger rewrites a usage.jsonl atomically with one line per
 // invocation. The trial rewrites it from its committed stages, so the ledger
 // never counts an interrupted stage twice.
-func WriteLedger(path string, invs []Invocation) error {
-	var b strings.Builder
-	for _, inv := range invs {
-		line, err := json.Marshal(inv)
-		if err != nil {
-			return err
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	return WriteFile(path, []byte(b.String()))
-}
+func WriteLedger(path string, invs []Invocation) error { return writeJSONLines(path, invs) }
 
 // LedgerLine is a ledger entry as read back, with the line it came from.
 type LedgerLine struct {

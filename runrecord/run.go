@@ -1,7 +1,6 @@
 package runrecord
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -35,18 +34,7 @@ type TrialLine struct {
 }
 
 // WriteTrialLines rewrites a trials.jsonl atomically.
-func WriteTrialLines(path string, lines []TrialLine) error {
-	var buf bytes.Buffer
-	for _, l := range lines {
-		data, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		buf.Write(data)
-		buf.WriteByte('\n')
-	}
-	return WriteFile(path, buf.Bytes())
-}
+func WriteTrialLines(path string, lines []TrialLine) error { return writeJSONLines(path, lines) }
 
 // ReadTrialLines reads a trials.jsonl; a line that does not decode is
 // skipped (the file is a rewritten convenience index, the trial directories
@@ -93,22 +81,18 @@ func AppendReplacement(path string, r Replacement) error { return Append(path, r
 // Superseded when a later line supersedes its trial's. A missing file is an
 // empty log and a torn last line is dropped.
 func ReadReplacements(path string) ([]Replacement, error) {
+	lines, err := readJSONLines[Replacement](path)
 	var reps []Replacement
-	_, err := ReadLines(path, func(b []byte) error {
-		var rep Replacement
-		if err := json.Unmarshal(b, &rep); err != nil {
-			return err
+	for _, rep := range lines {
+		if !rep.Supersedes {
+			reps = append(reps, rep)
+			continue
 		}
-		if rep.Supersedes {
-			for i := range reps {
-				if reps[i].Key == rep.Key {
-					reps[i].Superseded = true
-				}
+		for i := range reps {
+			if reps[i].Key == rep.Key {
+				reps[i].Superseded = true
 			}
-			return nil
 		}
-		reps = append(reps, rep)
-		return nil
-	})
+	}
 	return reps, err
 }

@@ -1,7 +1,6 @@
 package runrecord
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -123,15 +122,4 @@ func AppendStage(path string, rec StageRecord) error { return Append(path, rec) 
 
 // ReadStages reads a stages.jsonl; a torn last line (the writer died
 // mid-append: that stage was not committed) is dropped.
-func ReadStages(path string) ([]StageRecord, error) {
-	var out []StageRecord
-	_, err := ReadLines(path, func(b []byte) error {
-		var s StageRecord
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		out = append(out, s)
-		return nil
-	})
-	return out, err
-}
+func ReadStages(path string) ([]StageRecord, error) { return readJSONLines[StageRecord](path) }
