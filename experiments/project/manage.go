@@ -34,7 +34,7 @@ type Status struct {
 	Model      string `json:"model"`
 }
 
-// ReadStatus summarises the project from its runrecord.
+// ReadStatus summarises the project from its records.
 func ReadStatus(project string) (*Status, error) {
 	project, _ = filepath.Abs(project)
 	l := Layout{project}

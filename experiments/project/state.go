@@ -178,7 +178,7 @@ func diffSize(repo *history.Repo, cache diffCache, from, to string) ([3]int, err
 	return cache[key], nil
 }
 
-// derive computes the issue table and the dynamics from the runrecord.
+// derive computes the issue table and the dynamics from the records.
 func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 	st, err := stages(l)
 	if err != nil {
