@@ -113,7 +113,7 @@ func TestStagesRoundTrip(t *testing.T) {
 			Session:     "s", Finished: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
 		{Iteration: 2, Role: "planner", Commit: "c2", Digest: "d1", ReusedFrom: 1, Finished: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)},
 		{Iteration: 2, Role: "developer", Commit: "c3", StartedFrom: "cp-0", StartDigest: "d0", Violations: []string{"v"},
-			Failure: "f", FailureStatus: StatusProtocolFailure, Finished: time.Date(2026, 1, 2, 3, 4, 7, 0, time.UTC)},
+			RoleFailure: "developer timeout", PlanFrom: 1, SessionNote: "n", Finished: time.Date(2026, 1, 2, 3, 4, 7, 0, time.UTC)},
 	}
 	for _, r := range recs {
 		if err := AppendStage(l.Stages(), r); err != nil {
@@ -138,7 +138,9 @@ func TestSummaryRoundTrip(t *testing.T) {
 		Reason:      "checkpoint 1: boom",
 		Checkpoints: []Checkpoint{{Step: 1, Commit: "c", Digest: "d", Tokens: 13, Metrics: map[string]float64{"pass_rate": 50}, EvalError: "boom"}},
 		Usage:       u, ByRole: map[string]Usage{"developer": u}, ByIteration: map[int]Usage{1: u},
-		Violations: []string{"x"}, Harness: "codex", Version: "0.1", Finished: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Violations: []string{"x"}, RoleFailures: []string{"qa"},
+		Extensions: []Extension{{FromArm: "hoh@1", ToArm: "hoh@2", From: 1, To: 2, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
+		Harness:    "codex", Version: "0.1", Finished: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 	if err := WriteJSON(l.Summary(), s); err != nil {
 		t.Fatal(err)
@@ -218,5 +220,21 @@ func TestLayoutNamesThePaths(t *testing.T) {
 		if got != filepath.FromSlash(want) {
 			t.Errorf("%s, want %s", got, want)
 		}
+	}
+}
+
+func TestExtensionsRoundTrip(t *testing.T) {
+	l := TrialLayout{Dir: t.TempDir()}
+	exts := []Extension{
+		{FromArm: "vanilla", ToArm: "vanilla-continuation@2", From: 1, To: 2, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		{FromArm: "hoh@2", ToArm: "hoh@3", From: 2, To: 3, Time: time.Date(2026, 1, 3, 3, 4, 5, 0, time.UTC)},
+	}
+	for _, e := range exts {
+		if err := Append(l.Extensions(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := ReadExtensions(l.Extensions()); err != nil || !reflect.DeepEqual(got, exts) {
+		t.Errorf("extensions.jsonl back: %+v, %v", got, err)
 	}
 }

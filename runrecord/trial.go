@@ -78,18 +78,7 @@ type Extension struct {
 }
 
 // ReadExtensions reads an extensions.jsonl (a torn last line is dropped).
-func ReadExtensions(path string) ([]Extension, error) {
-	var out []Extension
-	_, err := ReadLines(path, func(b []byte) error {
-		var e Extension
-		if err := json.Unmarshal(b, &e); err != nil {
-			return err
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
-}
+func ReadExtensions(path string) ([]Extension, error) { return readJSONLines[Extension](path) }
 
 // StageRecord is one committed role stage (a line of stages.jsonl).
 type StageRecord struct {

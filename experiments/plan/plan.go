@@ -578,12 +578,9 @@ func ArmChanges(old, cur Lock) (raised, lowered []string) {
 	return raised, lowered
 }
 
-// LockPath is where a run directory keeps its lock.
-func LockPath(out string) string { return filepath.Join(out, "lock.json") }
-
 // ReadLock reads a run directory's lock.
 func ReadLock(out string) (Lock, error) {
 	var l Lock
-	err := runrecord.ReadJSON(LockPath(out), &l)
+	err := runrecord.ReadJSON(runrecord.RunLayout{Dir: out}.Lock(), &l)
 	return l, err
 }
