@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness/classify"
 )
 
 // Verifier runs a task's own tests/test.sh (upstream's
@@ -144,17 +144,9 @@ func (v *Verifier) run(ctx context.Context, root string, td *TaskData, game, out
 		return fmt.Errorf("%w: timed out after %s", errEvaluationUnavailable, timeout)
 	}
 	if runErr != nil {
-		return fmt.Errorf("%w: %v: %s", errEvaluationUnavailable, runErr, lastLines(stderr.String(), 5))
+		return fmt.Errorf("%w: %v: %s", errEvaluationUnavailable, runErr, classify.LastLines(stderr.String(), 5))
 	}
 	return nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }
 
 // verify runs the verifier for one checkpoint and scores its breakdown.json.

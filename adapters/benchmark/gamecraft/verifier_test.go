@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // verifyReal evaluates a one-file Godot project for a real task with
@@ -73,7 +75,7 @@ func verifyReal(t *testing.T, v *Verifier, out string) (benchmark.Evaluation, ma
 }
 
 func TestUpstreamVerifierWithoutGodot(t *testing.T) {
-	// An empty PATH entry for godot: point the binary at a path that does not exist.
+	// godot_bin names a file that does not exist; it shadows any godot on PATH.
 	v := &Verifier{Judge: "stub", GodotBin: filepath.Join(t.TempDir(), "no-godot-here")}
 	ev, bd := verifyReal(t, v, filepath.Join(t.TempDir(), "cp-1-verifier"))
 	if bd["build_ok"] != false || ev.Metrics["build"] != 0 || ev.Metrics["overall"] != 0 {
@@ -119,4 +121,49 @@ func TestVerifierThatCannotRunIsAnEvaluationFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "python3 is not installed") {
 		t.Fatalf("want an evaluation failure naming python3, got %v", err)
 	}
+}
+
+func TestVerifierNamespaceRefusedIsAnEvaluationFailure(t *testing.T) {
+	b := loadReal(t)
+	b.Opts.Verifier = &Verifier{Judge: "stub"}
+	td, _ := b.Task("platformer-arcborne")
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 is required for this test: %v", err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(python, filepath.Join(bin, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in unshare that refuses, as a host without user namespaces does.
+	refuse := "#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "unshare"), []byte(refuse), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	_, err = b.Evaluate(benchmark.WithOutputDir(context.Background(), filepath.Join(t.TempDir(), "cp-1-verifier")), td.Task, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "Operation not permitted") {
+		t.Fatalf("want an evaluation failure with the namespace's reason, got %v", err)
+	}
+}
+
+func TestJudgeKeyReachesTheVerifierButNoRecord(t *testing.T) {
+	const secret = "judge-key-value-7f3a91"
+	t.Setenv("HOH_TEST_JUDGE_KEY", secret)
+	// A stand-in godot that passes the build gate only when the key variable
+	// reached the namespace, without printing it.
+	p := filepath.Join(t.TempDir(), "godot")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho stand-in godot\n[ -n \"$HOH_TEST_JUDGE_KEY\" ]\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "cp-1-verifier")
+	ev, _ := verifyReal(t, &Verifier{Judge: "stub", GodotBin: p, JudgeKeyEnv: "HOH_TEST_JUDGE_KEY"}, out)
+	if ev.Metrics["build"] != 1 {
+		t.Fatalf("the judge key variable did not reach the verifier: %v", ev.Metrics)
+	}
+	rec, _ := json.Marshal(ev)
+	if strings.Contains(string(rec), secret) {
+		t.Fatal("the judge key is in the evaluation record")
+	}
+	testenv.AssertNoSecret(t, secret, filepath.Dir(out))
 }
