@@ -232,6 +232,28 @@ func TestOOMIsRecorded(t *testing.T) {
 	}
 }
 
+// A container has a process limit by default (a fork bomb reached the host's
+// before), and Spec.Pids sets it.
+func TestContainerHasAPidsLimit(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		pids int64
+		want string
+	}{{0, fmt.Sprint(DefaultPids)}, {64, "64"}} {
+		env, err := c.Start(ctx, Spec{Image: testImage, Pids: tc.pids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		_, err = env.Executor().Run(ctx, sandbox.Command{Args: []string{"sh", "-c", "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max"}, Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
+		env.Close(ctx)
+		if err != nil || strings.TrimSpace(out.String()) != tc.want {
+			t.Fatalf("Pids %d: pids.max %q (%v), want %s", tc.pids, out.String(), err, tc.want)
+		}
+	}
+}
+
 func TestKilledContainerIsInfraFailure(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()

@@ -32,8 +32,11 @@ type Spec struct {
 	BuildDir   string
 	Dockerfile string // relative to BuildDir; default Dockerfile
 
-	CPUs          float64
-	MemoryMB      int64
+	CPUs     float64
+	MemoryMB int64
+	// Pids bounds the processes of the container (a fork bomb stops there,
+	// not at the host's limit): 0 means DefaultPids, negative unlimited.
+	Pids          int64
 	StorageMB     int64 // only where the storage driver supports a size quota
 	GPUs          int
 	AllowInternet bool
@@ -95,6 +98,10 @@ func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
 	return env, nil
 }
 
+// DefaultPids is the container process limit when Spec.Pids is 0: far above
+// what a build or test suite starts, far below a fork bomb.
+const DefaultPids = 4096
+
 func (env *Environment) create(ctx context.Context, img string, spec Spec, withStorage bool) error {
 	c := env.c
 	cfg := &container.Config{
@@ -111,6 +118,13 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 	}
 	if spec.CPUs > 0 {
 		hc.NanoCPUs = int64(spec.CPUs * 1e9)
+	}
+	pids := spec.Pids
+	if pids == 0 {
+		pids = DefaultPids
+	}
+	if pids > 0 {
+		hc.PidsLimit = &pids
 	}
 	if spec.MemoryMB > 0 {
 		hc.Memory = spec.MemoryMB << 20
