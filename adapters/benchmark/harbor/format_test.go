@@ -199,3 +199,20 @@ func TestLoadDirIsPerTask(t *testing.T) {
 		t.Fatalf("loaded %d, broken %v, err %v", len(ls), broken, err)
 	}
 }
+
+func TestResolveEnvTemplate(t *testing.T) {
+	env := map[string]string{"TOKEN": "s3cret", "EMPTY": ""}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for in, want := range map[string]string{
+		"${TOKEN}": "s3cret", "Bearer ${TOKEN}!": "Bearer s3cret!", "${UNSET:-dflt}": "dflt",
+		"${EMPTY:-dflt}": "dflt", "${EMPTY}": "", "plain $TOKEN": "plain $TOKEN", "${TOKEN:-x}": "s3cret",
+	} {
+		if got, err := ResolveEnvTemplate(in, lookup); err != nil || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
+	}
+	_, err := ResolveEnvTemplate("${TOKEN}${NOPE}", lookup)
+	if err == nil || !strings.Contains(err.Error(), "NOPE") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("unset: %v", err)
+	}
+}

@@ -242,7 +242,11 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	venv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	if lf, err := LoadTask(t.Benchmark, t.Dir, ""); err == nil {
 		for k, v := range lf.File.Verifier.Env {
-			venv = append(venv, k+"="+v)
+			rv, err := ResolveEnvTemplate(v, os.LookupEnv)
+			if err != nil {
+				return fail(fmt.Sprintf("task %s: [verifier.env] %s: %v", t.ID, k, err))
+			}
+			venv = append(venv, k+"="+rv)
 		}
 	}
 	ex, err := x.Run(ctx, sandbox.Command{

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -399,4 +400,28 @@ func LoadDir(dataset, root, categoryKey string) (tasks []Loaded, broken []error,
 		return nil, nil, fmt.Errorf("%s: no Harbor tasks (folders with task.toml)", root)
 	}
 	return tasks, broken, nil
+}
+
+var envTemplate = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// ResolveEnvTemplate expands Harbor's ${VAR} and ${VAR:-default} from
+// lookup (the host's environment). An unset VAR without a default is an
+// error naming VAR; values never appear in errors.
+func ResolveEnvTemplate(v string, lookup func(string) (string, bool)) (string, error) {
+	var missing []string
+	out := envTemplate.ReplaceAllStringFunc(v, func(m string) string {
+		sub := envTemplate.FindStringSubmatch(m)
+		if val, ok := lookup(sub[1]); ok && (val != "" || sub[2] == "") {
+			return val
+		}
+		if sub[2] != "" {
+			return sub[3]
+		}
+		missing = append(missing, sub[1])
+		return ""
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("host environment variable(s) %s not set and no ${VAR:-default} given", strings.Join(missing, ", "))
+	}
+	return out, nil
 }
