@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -48,7 +46,7 @@ func (r *run) connectDocker(ctx context.Context, bench benchmark.Benchmark) erro
 	if err != nil {
 		return fmt.Errorf("benchmark %s runs its tasks in containers: %w", r.exp.Benchmark.Kind, err)
 	}
-	r.docker = &containers{client: c, stopSignal: cleanupIfStuck(c)}
+	r.docker = &containers{client: c, stopSignal: c.CleanupOnSignal(time.Minute)}
 	return nil
 }
 
@@ -83,35 +81,6 @@ func (r *run) startContainers(ctx context.Context) error {
 	r.docker.relay = bin
 	fmt.Fprintf(r.opts.Out, "containers of this run are labelled %s=%s\n", docker.LabelRun, r.docker.client.RunID())
 	return nil
-}
-
-// cleanupIfStuck is the safety net for SIGINT/SIGTERM: the run normally
-// unwinds (its context ends, closeContainers removes the run's objects, the
-// caller prints what finished and how to resume); only when that has not
-// happened within a minute are the objects removed here and the process
-// ends with status 130.
-func cleanupIfStuck(c *docker.Client) (stop func()) {
-	ch := make(chan os.Signal, 1)
-	done := make(chan struct{})
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		select {
-		case <-ch:
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_ = c.Cleanup(ctx)
-				cancel()
-				os.Exit(130)
-			}
-		case <-done:
-		}
-	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
-	}
 }
 
 // DockerRunsFile lists the Docker run labels of the runs of a directory.

@@ -167,20 +167,26 @@ func (c *Client) Close(ctx context.Context) error {
 	return err
 }
 
-// CleanupOnSignal removes this run's objects when the process receives
-// SIGINT or SIGTERM, then exits with status 130. The returned function
+// CleanupOnSignal is the safety net for SIGINT/SIGTERM: the caller
+// normally unwinds on its own (its context ends and it removes the run's
+// objects); only when that has not happened within grace are the objects
+// removed here and the process ends with status 130. The returned function
 // uninstalls the hook.
-func (c *Client) CleanupOnSignal() (stop func()) {
+func (c *Client) CleanupOnSignal(grace time.Duration) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	done := make(chan struct{})
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		select {
 		case <-ch:
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_ = c.Cleanup(ctx)
-			cancel()
-			os.Exit(130)
+			select {
+			case <-done:
+			case <-time.After(grace):
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_ = c.Cleanup(ctx)
+				cancel()
+				os.Exit(130)
+			}
 		case <-done:
 		}
 	}()
