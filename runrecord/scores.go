@@ -239,26 +239,57 @@ func parseFinite(name, s string) (float64, error) {
 // data, reported aggregates) by their header: it must name the required
 // columns. A file that cannot be read counts as a score file, so that
 // ReadScores reports the problem.
-func HasScoreHeader(path string) bool {
+func HasScoreHeader(path string) bool { return ScoreHeaderProblem(path) == "" }
+
+// ScoreHeaderProblem says why path is not a score file (why a folder scan
+// skips it): no score header at all, a required column missing, or a
+// column that looks like a typo of one. It is "" for a score file and for a
+// file that cannot be read (ReadScores reports that).
+func ScoreHeaderProblem(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
-		return true
+		return ""
 	}
 	defer f.Close()
-	header, err := csv.NewReader(f).Read()
+	cr := csv.NewReader(bufio.NewReader(f))
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return "empty file: no score header"
+	}
 	if err != nil {
-		return true
+		return ""
 	}
 	have := map[string]bool{}
+	var unknown []string
 	for _, h := range header {
-		have[strings.TrimSpace(h)] = true
-	}
-	for _, h := range RequiredScoreColumns {
-		if !have[h] {
-			return false
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		have[h] = true
+		if !knownColumn(h) {
+			unknown = append(unknown, h)
 		}
 	}
-	return true
+	var missing []string
+	for _, h := range RequiredScoreColumns {
+		if !have[h] {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	if 2*len(missing) > len(RequiredScoreColumns) { // mostly other columns: not meant as scores
+		return fmt.Sprintf("no score header (its columns: %s)", strings.Join(header, ", "))
+	}
+	var problems []string
+	for _, h := range unknown {
+		if near := Nearest(h, ScoreColumns); near != "" {
+			problems = append(problems, fmt.Sprintf("column %q looks like a typo of %q", h, near))
+		}
+	}
+	problems = append(problems, fmt.Sprintf("missing required column(s) %s", strings.Join(missing, ", ")))
+	return strings.Join(problems, "; ")
 }
 
 // EncodeScores emits rows as CSV with the standard header.

@@ -10,6 +10,7 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,10 +53,26 @@ type Set struct {
 	Rows []Row
 }
 
-// Load reads files and folders (every *.csv below a folder, in lexical order)
-// and returns one validated Set. A key present twice is an error naming both
-// places, so two result files can never silently overwrite each other.
+// Options says what Load does with CSV files of a folder that are not
+// score files.
+type Options struct {
+	// Skipped receives one line per skipped file with the reason; nil
+	// discards them.
+	Skipped io.Writer
+	// Strict makes any skipped file an error.
+	Strict bool
+}
+
+// Load reads files and folders (every *.csv, any case, below a folder, in
+// lexical order) and returns one validated Set, listing skipped CSV files on
+// stderr. A key present twice is an error naming both places, so two result
+// files can never silently overwrite each other.
 func Load(paths ...string) (*Set, error) {
+	return LoadWith(Options{Skipped: os.Stderr}, paths...)
+}
+
+// LoadWith is Load with the handling of skipped files chosen by opts.
+func LoadWith(opts Options, paths ...string) (*Set, error) {
 	var files []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -66,18 +83,33 @@ func Load(paths ...string) (*Set, error) {
 			files = append(files, p)
 			continue
 		}
-		var found []string
+		var found, skipped []string
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && strings.HasSuffix(path, ".csv") && runrecord.HasScoreHeader(path) {
-				found = append(found, path)
+			if d.IsDir() || !strings.EqualFold(filepath.Ext(path), ".csv") {
+				return nil
 			}
+			if why := runrecord.ScoreHeaderProblem(path); why != "" {
+				skipped = append(skipped, fmt.Sprintf("%s: %s", path, why))
+				return nil
+			}
+			found = append(found, path)
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("results: %w", err)
+		}
+		sort.Strings(skipped)
+		if opts.Strict && len(skipped) > 0 {
+			return nil, fmt.Errorf("results: --strict: %d CSV file(s) under %s are not score files:\n  %s",
+				len(skipped), p, strings.Join(skipped, "\n  "))
+		}
+		if opts.Skipped != nil {
+			for _, s := range skipped {
+				fmt.Fprintf(opts.Skipped, "results: skipped %s\n", s)
+			}
 		}
 		if len(found) == 0 {
 			return nil, fmt.Errorf("results: no result CSV files under %s", p)

@@ -62,3 +62,40 @@ func TestTheSameRecordReadTwiceIsKeptOnce(t *testing.T) {
 		t.Fatalf("conflicting duplicate accepted: %v", err)
 	}
 }
+
+// A folder scan reads .CSV and BOM-prefixed files, lists every other CSV
+// file it skips with the reason, and Strict turns a skip into an error.
+func TestFolderSkipsAreListedWithReasonsAndStrictRefusesThem(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("upper.CSV", sample)
+	write("bom.csv", "\ufeff"+strings.ReplaceAll(sample, "c1", "c2"))
+	write("typo.csv", strings.Replace(sample, "value", "vaule", 1))
+	write("nocol.csv", strings.Replace(strings.Replace(sample, ",task,", ",", 1), ",t1,", ",", -1))
+	write("fig.csv", "x,y\n1,2\n")
+	var skipped strings.Builder
+	set, err := LoadWith(Options{Skipped: &skipped}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Rows) != 4 {
+		t.Fatalf("want the rows of upper.CSV and bom.csv (4), got %d", len(set.Rows))
+	}
+	msg := skipped.String()
+	for _, want := range []string{
+		`typo.csv: column "vaule" looks like a typo of "value"`,
+		"nocol.csv: missing required column(s) task",
+		"fig.csv: no score header",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("skip list lacks %q:\n%s", want, msg)
+		}
+	}
+	if _, err := LoadWith(Options{Strict: true}, dir); err == nil || !strings.Contains(err.Error(), "typo.csv") {
+		t.Fatalf("strict load accepted skipped files: %v", err)
+	}
+}

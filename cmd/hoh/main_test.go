@@ -108,3 +108,23 @@ func TestFlagsAreAcceptedAfterPositionalArguments(t *testing.T) {
 		}
 	}
 }
+
+// The viewer's figure data under report/figures is skipped with a reason
+// and does not break the report; --strict makes such a skip an error.
+func TestReportListsSkippedCSVAndStrictRefusesThem(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "report", "figures"), 0o755)
+	os.WriteFile(filepath.Join(dir, "scores.csv"), []byte("benchmark,config,condition,checkpoint,task,metric,value,source\n"+
+		"builtin,c,vanilla,1,t1,pass_rate,50,k1\nbuiltin,c,hoh,1,t1,pass_rate,100,k2\n"), 0o644)
+	fig := filepath.Join(dir, "report", "figures", "curve.csv")
+	os.WriteFile(fig, []byte("checkpoint,mean\n1,50\n"), 0o644)
+	args := []string{"report", "table1", "--results", dir, "--config", "../../configs/paper/table1.yaml"}
+	code, out, errs := runCLI(t, args...)
+	if code != 0 || !strings.Contains(out, "builtin mean pass_rate") || !strings.Contains(errs, fig+": no score header") {
+		t.Fatalf("code %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = runCLI(t, append(args, "--strict")...)
+	if code == 0 || !strings.Contains(errs, fig) {
+		t.Fatalf("--strict accepted a skipped file: code %d\n%s", code, errs)
+	}
+}

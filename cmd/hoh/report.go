@@ -22,6 +22,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	config := fs.String("config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
 	allowUnequal := fs.Bool("allow-unequal-tasks", false, "compare arms even when they cover different tasks (tables from --results; said under the table)")
 	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure (unless a later run's attempt came through clean), from every arm (needs --results run directories)")
+	strict := fs.Bool("strict", false, "with --results folders: a CSV file that is not a score file (listed on stderr with the reason) is an error")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
 		fs.PrintDefaults()
@@ -49,13 +50,20 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		warnScripted(stderr, resultPaths)
 	}
 	cfg.AllowUnequalTasks = *allowUnequal
-	if !*withoutReplaced {
-		return tables.Run(name, cfg, resultPaths, *format, stdout)
-	}
 	if len(resultPaths) == 0 {
-		return fmt.Errorf("%w: --without-replaced needs --results run directories", errUsage)
+		if *withoutReplaced {
+			return fmt.Errorf("%w: --without-replaced needs --results run directories", errUsage)
+		}
+		return tables.Run(name, cfg, nil, *format, stdout)
 	}
-	set, dropped, err := withoutReplacedTrials(resultPaths)
+	set, err := results.LoadWith(results.Options{Skipped: stderr, Strict: *strict}, resultPaths...)
+	if err != nil {
+		return err
+	}
+	if !*withoutReplaced {
+		return tables.Report(name, cfg, set, nil, *format, stdout)
+	}
+	set, dropped, err := withoutReplacedTrials(set, resultPaths)
 	if err != nil {
 		return err
 	}
@@ -63,14 +71,10 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	return tables.Report(name, cfg, set, nil, *format, stdout)
 }
 
-// withoutReplacedTrials loads the records and drops every task that had a
+// withoutReplacedTrials drops every task that had a
 // replaced trial (runs' replacements.jsonl; rows name their trial in source)
 // from all arms of its configuration, so paired comparisons stay paired.
-func withoutReplacedTrials(paths []string) (*results.Set, int, error) {
-	set, err := results.Load(paths...)
-	if err != nil {
-		return nil, 0, err
-	}
+func withoutReplacedTrials(set *results.Set, paths []string) (*results.Set, int, error) {
 	replaced := map[string]bool{}
 	for _, p := range paths {
 		reps, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: p}.Replacements())

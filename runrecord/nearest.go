@@ -1,0 +1,45 @@
+package runrecord
+
+import "strings"
+
+// Nearest returns the name of names closest to s when s is plausibly a
+// mistyping of it (same text but for case, or at most two edits for names
+// longer than four letters, one otherwise), else "".
+func Nearest(s string, names []string) string {
+	best, bestDist := "", -1
+	for _, n := range names {
+		if strings.EqualFold(s, n) {
+			return n
+		}
+		d := editDistance(strings.ToLower(s), strings.ToLower(n))
+		limit := 1
+		if len(n) > 4 {
+			limit = 2
+		}
+		if d <= limit && (bestDist < 0 || d < bestDist) {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
