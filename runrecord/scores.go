@@ -70,17 +70,24 @@ func ReadScores(path string) ([]Row, error) {
 // ReadScoresEach streams the rows of one file to add; rows without a source
 // get the file's path.
 func ReadScoresEach(path string, in *Interner, add func(Row)) error {
+	return ReadScoresChecked(path, in, nil, func(r Row, _ int) { add(r) })
+}
+
+// ReadScoresChecked is ReadScoresEach with each row passed to check (nil:
+// none) before add, and add given the row's line: a check's error is
+// reported with the file and line.
+func ReadScoresChecked(path string, in *Interner, check func(Row) error, add func(Row, int)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	source := in.Intern(path)
-	err = DecodeScoresEach(bufio.NewReaderSize(f, 1<<16), in, func(r Row) {
+	err = decodeScores(bufio.NewReaderSize(f, 1<<16), in, check, func(r Row, line int) {
 		if r.Source == "" {
 			r.Source = source
 		}
-		add(r)
+		add(r, line)
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -127,6 +134,10 @@ func (in *Interner) Intern(s string) string {
 // DecodeScoresEach parses CSV in the record format, handing each row to add
 // as it is read, so a large file is never held twice.
 func DecodeScoresEach(r io.Reader, in *Interner, add func(Row)) error {
+	return decodeScores(r, in, nil, func(row Row, _ int) { add(row) })
+}
+
+func decodeScores(r io.Reader, in *Interner, check func(Row) error, add func(Row, int)) error {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
@@ -174,10 +185,13 @@ func DecodeScoresEach(r io.Reader, in *Interner, add func(Row)) error {
 			return ""
 		}
 		row, err := parseRow(get, in)
+		if err == nil && check != nil {
+			err = check(row)
+		}
 		if err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
-		add(row)
+		add(row, line)
 	}
 	return nil
 }
@@ -227,10 +241,44 @@ func parseRow(get func(string) string, in *Interner) (Row, error) {
 	return r, nil
 }
 
+// decimalNumber is the only number notation of the record format: no hex
+// (0x1p4), digit separators (1_5), Inf or NaN, which ParseFloat accepts.
+// A byte scan, not a regexp: it runs for millions of rows.
+func isDecimal(s string) bool {
+	i, digits := 0, 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		start := i
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
 func parseFinite(name, s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%s %q is not a finite number", name, s)
+	if err != nil || !isDecimal(s) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%s %q is not a finite decimal number", name, s)
 	}
 	return v, nil
 }

@@ -51,3 +51,18 @@ func TestDecodeErrorsNameTheLine(t *testing.T) {
 		}
 	}
 }
+
+func TestNumbersAreDecimalOnly(t *testing.T) {
+	const head = "benchmark,config,condition,checkpoint,task,metric,value\n"
+	for _, v := range []string{"0x1p4", "1_5", "Inf", "NaN", "+Inf", "1e", ".", "1.2.3"} {
+		_, err := DecodeScores(strings.NewReader(head + "b,c,hoh,1,t,m," + v + "\n"))
+		if err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("value %q: want an error at line 2, got %v", v, err)
+		}
+	}
+	for _, v := range []string{"16", "-4.5", "+.5", "7.", "1e3", "2.5E-2"} {
+		if _, err := DecodeScores(strings.NewReader(head + "b,c,hoh,1,t,m," + v + "\n")); err != nil {
+			t.Errorf("value %q: %v", v, err)
+		}
+	}
+}

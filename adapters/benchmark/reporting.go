@@ -34,3 +34,44 @@ func ReportingOf(name string) (Reporting, bool) {
 	}
 	return Reporting{Benchmark: name, Label: name}, false
 }
+
+// Metric is a metric a kind writes and the range of its values on the
+// record scale (inclusive).
+type Metric struct {
+	Name     string
+	Min, Max float64
+}
+
+const unbounded = 1e308
+
+// metricsOf lists the metrics each kind writes. A kind whose records may
+// carry further metrics (Harbor: every key of reward.json) is in
+// openMetrics; its rewards have no range the benchmark fixes.
+var metricsOf = map[string][]Metric{
+	"builtin": {{"pass_rate", 0, 100}},
+	"gamecraft": {{"overall", 0, 100}, {"mechanics", 0, 100}, {"depth", 0, 100}, {"visuals", 0, 100},
+		{"art", 0, 100}, {"build", 0, 1}, {"reward", 0, 1}},
+	"harbor":      {{"reward", -unbounded, unbounded}},
+	"frontierswe": {{"reward", -unbounded, unbounded}},
+	"programbench": {{"pass_rate", 0, 100}, {"tests_passed", 0, unbounded}, {"tests_total", 0, unbounded},
+		{"resolved", 0, 1}, {"almost_resolved", 0, 1}},
+}
+
+var openMetrics = map[string]bool{"harbor": true, "frontierswe": true}
+
+// MetricsOf returns the metrics records of a benchmark carry and whether
+// its metric names are open (any key of a reward file, or a benchmark hoh
+// does not know), so that a name near a listed one is no typo.
+func MetricsOf(name string) (metrics []Metric, open bool) {
+	ms, known := metricsOf[name]
+	return ms, !known || openMetrics[name]
+}
+
+// Benchmarks lists the record names hoh knows.
+func Benchmarks() []string {
+	names := make([]string, len(reportings))
+	for i, r := range reportings {
+		names[i] = r.Benchmark
+	}
+	return names
+}

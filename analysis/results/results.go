@@ -120,7 +120,7 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 	all := make([]Row, 0, countLines(files)) // one allocation, not a doubling copy of millions of rows
 	in := runrecord.NewInterner()
 	for _, f := range files {
-		if err := runrecord.ReadScoresEach(f, in, func(r Row) { all = append(all, r) }); err != nil {
+		if err := runrecord.ReadScoresChecked(f, in, CheckRow, func(r Row, _ int) { all = append(all, r) }); err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
 	}

@@ -99,3 +99,34 @@ func TestFolderSkipsAreListedWithReasonsAndStrictRefusesThem(t *testing.T) {
 		t.Fatalf("strict load accepted skipped files: %v", err)
 	}
 }
+
+// Mistyped names and out-of-range values are errors with the file, the line
+// and the nearest valid name; new benchmarks and their metrics are not.
+func TestNamesAndValuesAreCheckedAgainstTheCatalogue(t *testing.T) {
+	const head = "benchmark,config,condition,checkpoint,task,metric,value\n"
+	for _, c := range []struct{ row, want string }{
+		{"gamecraft,c,Vanilla,1,t,overall,40", `unknown condition "Vanilla": did you mean "vanilla"?`},
+		{"gamecraft,c,vanila,1,t,overall,40", `unknown condition "vanila": did you mean "vanilla"?`},
+		{"gamecraft,c,HoH,1,t,overall,40", `unknown condition "HoH": did you mean "hoh"?`},
+		{"gamecraft,c,hoh,1,t,Overall,40", `metric "Overall": did you mean "overall"?`},
+		{"gamecraft,c,hoh,1,t,ovreall,40", `metric "ovreall": did you mean "overall"?`},
+		{"GameCraft,c,hoh,1,t,overall,40", `benchmark "GameCraft": did you mean "gamecraft"?`},
+		{"gamecraft,c,hoh,1,t,overall,150", "value 150 is outside 0-100"},
+		{"gamecraft,c,hoh,1,t,overall,-40", "value -40 is outside 0-100"},
+		{"builtin,c,hoh,1,t,pass_rate,101", "value 101 is outside 0-100"},
+		{"mybench,c,hoh,1,t,Pass_Rate,1", `did you mean "pass_rate"?`},
+	} {
+		path := filepath.Join(t.TempDir(), "r.csv")
+		os.WriteFile(path, []byte(head+"gamecraft,c,hoh,1,t0,overall,1\n"+c.row+"\n"), 0o644)
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), path+": line 3: ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want %q at %s line 3, got %v", c.row, c.want, path, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "ok.csv")
+	os.WriteFile(path, []byte(head+"harbor,c,hoh,1,t,reward.accuracy,0.5\nharbor,c,hoh,1,t,reward,-1\n"+
+		"terminal-bench,c,vanilla,1,t,score,7\nbuiltin,c,hoh,1,t,duration_s,42\n"), 0o644)
+	if _, err := Load(path); err != nil {
+		t.Fatalf("valid records refused: %v", err)
+	}
+}
