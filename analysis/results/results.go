@@ -119,13 +119,24 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 	}
 	all := make([]Row, 0, countLines(files)) // one allocation, not a doubling copy of millions of rows
 	in := runrecord.NewInterner()
-	for _, f := range files {
-		if err := runrecord.ReadScoresChecked(f, in, CheckRow, func(r Row, _ int) { all = append(all, r) }); err != nil {
+	at := make([]location, 0, cap(all))
+	for fi, f := range files {
+		add := func(r Row, line int) {
+			all = append(all, r)
+			at = append(at, location{int32(fi), int32(line)})
+		}
+		if err := runrecord.ReadScoresChecked(f, in, CheckRow, add); err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
 	}
-	return NewSet(all)
+	return newSet(all, func(i int32) string {
+		return fmt.Sprintf("%s line %d", files[at[i].file], at[i].line)
+	})
 }
+
+// location is where a row was read: its file (an index into Load's list)
+// and line; two int32 keep it small beside millions of rows.
+type location struct{ file, line int32 }
 
 // countLines is the number of lines of the files, an upper bound of their
 // rows; unreadable files count 0 (reading them reports the error).
@@ -159,6 +170,11 @@ func countLines(files []string) int {
 // only at its group (linear in the number of rows); the error reported is
 // the one at the earliest row, as a row-by-row scan would find it.
 func NewSet(rows []Row) (*Set, error) {
+	return newSet(rows, func(i int32) string { return rows[i].Source })
+}
+
+// newSet is NewSet with where(i) naming the place of row i in errors.
+func newSet(rows []Row, where func(int32) string) (*Set, error) {
 	type series struct {
 		Benchmark, Config string
 		Arm               Arm
@@ -202,8 +218,8 @@ func NewSet(rows []Row) (*Set, error) {
 				drop[i] = true
 				continue
 			}
-			fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice (%s and %s)",
-				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, rows[j].Source, r.Source))
+			fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice with different records (%s and %s)",
+				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, where(j), where(i)))
 		}
 	}
 	for _, idx := range byArm {
@@ -215,8 +231,8 @@ func NewSet(rows []Row) (*Set, error) {
 			r := &rows[i]
 			k := taskRep{r.Task, r.Rep}
 			if j, ok := prev[k]; ok && rows[j].Tokens != r.Tokens {
-				fail(int(i), fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g) and %s (%g)",
-					r.Benchmark, r.Config, r.Arm(), r.Task, rows[j].Metric, rows[j].Tokens, r.Metric, r.Tokens))
+				fail(int(i), fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g, %s) and %s (%g, %s)",
+					r.Benchmark, r.Config, r.Arm(), r.Task, rows[j].Metric, rows[j].Tokens, where(j), r.Metric, r.Tokens, where(i)))
 			}
 			prev[k] = i // compared with the previous row with tokens, as a scan would
 		}

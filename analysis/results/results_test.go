@@ -130,3 +130,23 @@ func TestNamesAndValuesAreCheckedAgainstTheCatalogue(t *testing.T) {
 		t.Fatalf("valid records refused: %v", err)
 	}
 }
+
+// A conflicting duplicate names both lines of one file, or both files and
+// both lines, whatever the rows' source column says.
+func TestConflictingDuplicatesNameFilesAndLines(t *testing.T) {
+	dir := t.TempDir()
+	const head = "benchmark,config,condition,checkpoint,task,metric,value,source\n"
+	one := filepath.Join(dir, "one.csv")
+	os.WriteFile(one, []byte(head+"gamecraft,c,hoh,1,t,overall,40,exp1\ngamecraft,c,hoh,1,u,overall,40,exp1\ngamecraft,c,hoh,1,t,overall,41,exp1\n"), 0o644)
+	if _, err := Load(one); err == nil || !strings.Contains(err.Error(), "("+one+" line 2 and "+one+" line 4)") {
+		t.Fatalf("want both lines of %s, got %v", one, err)
+	}
+	sub := filepath.Join(t.TempDir(), "x")
+	os.MkdirAll(sub, 0o755)
+	a, b := filepath.Join(sub, "a.csv"), filepath.Join(sub, "b.csv")
+	os.WriteFile(a, []byte(head+"gamecraft,c,hoh,1,t,overall,40,exp1\n"), 0o644)
+	os.WriteFile(b, []byte(head+"gamecraft,c,hoh,1,u,overall,40,exp1\ngamecraft,c,hoh,1,t,overall,41,exp1\n"), 0o644)
+	if _, err := Load(sub); err == nil || !strings.Contains(err.Error(), "("+a+" line 2 and "+b+" line 3)") {
+		t.Fatalf("want both files and lines, got %v", err)
+	}
+}
