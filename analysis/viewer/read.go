@@ -5,7 +5,6 @@ package viewer
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -191,21 +190,14 @@ func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 		}
 		return nil, err
 	}
-	if _, err := runrecord.ReadLines(l.Stages(), func(b []byte) error {
-		var s runrecord.StageRecord
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		lr.Stages = append(lr.Stages, s)
-		return nil
-	}); err != nil {
+	var err error
+	if lr.Stages, err = runrecord.ReadStages(l.Stages()); err != nil {
 		return nil, err
 	}
-	var err error
 	if lr.Summary, err = readJSONIf[runrecord.Summary](l.Summary()); err != nil {
 		return nil, err
 	}
-	if lr.Failure, err = readJSONIf[runrecord.Failure](runrecord.TrialLayout{Dir: dir}.RunnerFailure()); err != nil {
+	if lr.Failure, err = readJSONIf[runrecord.Failure](l.RunnerFailure()); err != nil {
 		return nil, err
 	}
 	if rows, err := results.ReadFile(l.Scores()); err == nil {
