@@ -38,7 +38,12 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	c.Dir = cmd.Dir
 	c.Env = withPath(cmd.Env)
 	c.Stdin = cmd.Stdin
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The leader dies with hoh (a Confined leader takes its whole PID
+	// namespace with it).
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.confine {
+		confineAttr(c.SysProcAttr)
+	}
 
 	// Own pipes (not exec's) so that Wait returns when the leader exits even
 	// if a grandchild still holds the pipe open.
@@ -81,6 +86,9 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	}
 	closeWriteEnds()
 	pgid := c.Process.Pid
+	if cmd.started != nil {
+		cmd.started(pgid)
+	}
 
 	waited := make(chan error, 1)
 	go func() { waited <- c.Wait() }()

@@ -22,6 +22,10 @@ type Command struct {
 	// output on stdout or stderr. Zero disables either.
 	WallTimeout time.Duration
 	IdleTimeout time.Duration
+
+	// Set by Confined for Local: start in new namespaces, report the pid.
+	confine bool
+	started func(pid int)
 }
 
 // Exit is how a process ended.

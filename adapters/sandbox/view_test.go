@@ -1,0 +1,199 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runConfined runs a shell script confined to v and returns its output and
+// exit code.
+func runConfined(t *testing.T, v View, dir, script string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	ex, err := Confined{Inner: Local{KillGrace: 200 * time.Millisecond}, View: v}.Run(context.Background(),
+		Command{Args: []string{"/bin/sh", "-c", script}, Dir: dir, Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), ex.Code
+}
+
+// The view shows exactly its contract: hidden directories are empty, shown
+// paths inside them reappear (read-only or writable as asked), nothing
+// written in the hidden tmpfs reaches the host, and /proc lists only the
+// namespace's own processes.
+func TestConfinedViewShowsOnlyItsContract(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"ws", "ro/deep", "other-trial", ".hoh-private"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, body := range map[string]string{"secret.txt": "hidden", "ro/deep/spec.md": "spec", "ro/deep/other.md": "x",
+		"ro/file.json": "{}", ".hoh-private/key": "k", "other-trial/evidence.json": "e"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := View{Hide: []string{root, "/tmp"}, Write: []string{filepath.Join(root, "ws")},
+		Show: []string{filepath.Join(root, "ro/deep/spec.md"), filepath.Join(root, "ro/file.json")}}
+	script := fmt.Sprintf(`cd %[1]s
+echo "ls:$(ls -A . | tr '\n' ' ')"
+echo "ro:$(ls -A ro | tr '\n' ' ')"
+echo "deep:$(ls -A ro/deep | tr '\n' ' ')"
+cat secret.txt .hoh-private/key other-trial/evidence.json 2>/dev/null && echo LEAK
+echo "spec:$(cat ro/deep/spec.md)"
+echo new > ws/made.txt && echo wrote-ws
+echo no > ro/deep/spec.md 2>/dev/null && echo WROTE-RO
+echo forged > forged.json && echo wrote-hidden
+echo tmp > /tmp/scratch && echo wrote-tmp
+echo "procs:$(ls /proc | grep -c '^[0-9]')"
+`, root)
+	out, code := runConfined(t, v, filepath.Join(root, "ws"), script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for _, want := range []string{"ls:ro ws \n", "ro:deep file.json \n", "deep:spec.md \n", "spec:spec", "wrote-ws", "wrote-hidden", "wrote-tmp"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "LEAK") || strings.Contains(out, "WROTE-RO") {
+		t.Errorf("view leaked or a read-only path was written:\n%s", out)
+	}
+	if !strings.Contains(out, "procs:") || !regexpProcs(out) {
+		t.Errorf("/proc lists host processes:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "ws/made.txt")); err != nil || string(b) != "new\n" {
+		t.Errorf("write to the writable path did not reach the host: %v %q", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(root, "forged.json")); err == nil {
+		t.Error("a write into the hidden directory reached the host")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "ro/deep/spec.md")); string(b) != "spec" {
+		t.Errorf("read-only file changed: %q", b)
+	}
+}
+
+// regexpProcs: the namespace has its init, the shell and the ls/grep pipe.
+func regexpProcs(out string) bool {
+	i := strings.Index(out, "procs:")
+	var n int
+	fmt.Sscanf(out[i+len("procs:"):], "%d", &n)
+	return n > 0 && n <= 6
+}
+
+// A working directory that the view hides cannot be entered: the
+// invocation fails as a view failure instead of running in the host tree.
+func TestConfinedRefusesAHiddenWorkingDirectory(t *testing.T) {
+	root := t.TempDir()
+	out, code := runConfined(t, View{Hide: []string{root}}, root+"/", "echo ran")
+	if _, err := os.Stat(root); err != nil {
+		t.Fatal(err)
+	}
+	// The directory itself exists (an empty tmpfs): the command runs there
+	// and sees nothing; a subdirectory does not exist in the view.
+	if code != 0 || !strings.Contains(out, "ran") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	sub := filepath.Join(root, "sub")
+	os.Mkdir(sub, 0o755)
+	out, code = runConfined(t, View{Hide: []string{root}}, sub, "echo ran")
+	if code != exitViewFailed || strings.Contains(out, "ran") {
+		t.Fatalf("ran in a hidden directory: exit %d: %s", code, out)
+	}
+}
+
+// findProc returns host pids whose command line contains marker.
+func findProc(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		if alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func waitGone(marker string, limit time.Duration) []int {
+	deadline := time.Now().Add(limit)
+	for {
+		left := findProc(marker)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A daemon that leaves the process group (setsid) still dies with the
+// invocation: it cannot leave the PID namespace.
+func TestConfinedKillsADaemonThatLeftTheGroup(t *testing.T) {
+	marker := fmt.Sprintf("301.%d", time.Now().UnixNano()%1000000)
+	out, code := runConfined(t, View{}, "/", "setsid sleep "+marker+" </dev/null >/dev/null 2>&1 & sleep 0.2; echo started")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if left := waitGone(marker, 3*time.Second); len(left) != 0 {
+		t.Fatalf("daemon outlived the invocation: pids %v", left)
+	}
+}
+
+// A SIGKILLed hoh takes every process of its confined invocations with it
+// (parent-death signal on the namespace's init): nothing keeps writing into
+// the workspace.
+func TestConfinedProcessesDieWithAKilledParent(t *testing.T) {
+	marker := fmt.Sprintf("302.%d", time.Now().UnixNano()%1000000)
+	c := exec.Command(os.Args[0])
+	c.Env = append(os.Environ(), "HOH_TEST_CONFINED_PARENT="+marker)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(findProc(marker)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(findProc(marker)); n < 2 {
+		c.Process.Kill()
+		c.Wait()
+		t.Fatalf("helper never started its agents (%d): %s", n, out.String())
+	}
+	if err := c.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	if left := waitGone(marker, 3*time.Second); len(left) != 0 {
+		t.Fatalf("agents outlived a SIGKILLed hoh: pids %v", left)
+	}
+}
+
+// TestMain turns the test binary into the "hoh" that
+// TestConfinedProcessesDieWithAKilledParent kills: a confined invocation
+// with a foreground sleep and a daemon that left the group.
+func TestMain(m *testing.M) {
+	if marker := os.Getenv("HOH_TEST_CONFINED_PARENT"); marker != "" {
+		_, _ = Confined{Inner: Local{}}.Run(context.Background(), Command{Args: []string{"/bin/sh", "-c",
+			"setsid sleep " + marker + " </dev/null >/dev/null 2>&1 & sleep " + marker}, Dir: "/"})
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
