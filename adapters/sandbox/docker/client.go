@@ -126,7 +126,8 @@ func (c *Client) Cleanup(ctx context.Context) error {
 	return CleanupRun(ctx, c.API, c.runID, !c.keepImages)
 }
 
-// CleanupRun removes containers and optionally images labelled hoh.run=runID.
+// CleanupRun removes containers, networks and optionally images labelled
+// hoh.run=runID.
 func CleanupRun(ctx context.Context, api *client.Client, runID string, images bool) error {
 	f := filters.NewArgs(filters.Arg("label", LabelRun+"="+runID))
 	var first error
@@ -140,6 +141,7 @@ func CleanupRun(ctx context.Context, api *client.Client, runID string, images bo
 	for _, ct := range cs {
 		note(api.ContainerRemove(ctx, ct.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}))
 	}
+	note(removeRunNetworks(ctx, api, runID))
 	if images {
 		// Children before parents: retry what failed while others go.
 		for pass := 0; pass < 5; pass++ {

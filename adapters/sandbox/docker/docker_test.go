@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox"
@@ -104,6 +105,10 @@ func assertNothingLabelled(t *testing.T, c *Client) {
 	ims, err := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
 	if err != nil || len(ims) != 0 {
 		t.Errorf("images left with label %s: %d (%v)", c.RunID(), len(ims), err)
+	}
+	nets, err := c.API.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil || len(nets) != 0 {
+		t.Errorf("networks left with label %s: %d (%v)", c.RunID(), len(nets), err)
 	}
 }
 

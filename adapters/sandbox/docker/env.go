@@ -52,6 +52,13 @@ type Spec struct {
 	// Relay, when set, makes the model endpoint reachable inside the
 	// container on 127.0.0.1:Relay.Port (see relay.go).
 	Relay *RelaySpec
+	// Services, when set, are sidecars started first on a network of the
+	// environment's own (internal unless AllowInternet), which the task
+	// container joins (services.go).
+	Services *Services
+	// Egress, when set, admits HTTP(S) to the listed hosts only, through a
+	// host-side proxy; the container itself has no route out (egress.go).
+	Egress *EgressSpec
 }
 
 // Environment is one running task container.
@@ -62,6 +69,12 @@ type Environment struct {
 	builtHere bool
 	spec      Spec
 	relay     *hostRelay
+	egress    *egressProxy
+	// services are the sidecar containers; network the network they share
+	// with the task container.
+	services    []string
+	network     string
+	networkName string
 	// Notes records limits that could not be applied (e.g. storage quota).
 	Notes []string
 }
@@ -85,6 +98,12 @@ func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
 		spec.WorkspacePath = "/workspace"
 		env.spec.WorkspacePath = spec.WorkspacePath
 	}
+	if spec.Services != nil {
+		if err := env.startServices(ctx); err != nil {
+			env.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	if err := env.create(ctx, img, spec, true); err != nil {
 		env.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -93,6 +112,12 @@ func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
 		if err := env.startRelay(ctx); err != nil {
 			env.Close(context.WithoutCancel(ctx))
 			return nil, &InfraError{Stage: "relay", Err: err}
+		}
+	}
+	if spec.Egress != nil {
+		if err := env.startEgressRelay(ctx); err != nil {
+			env.Close(context.WithoutCancel(ctx))
+			return nil, &InfraError{Stage: "egress proxy", Err: err}
 		}
 	}
 	return env, nil
@@ -153,7 +178,16 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 		}
 		hc.Mounts = append(hc.Mounts, rm...)
 	}
-	resp, err := c.API.ContainerCreate(ctx, cfg, hc, nil, nil, spec.Name)
+	if spec.Egress != nil {
+		em, err := env.egressMounts()
+		if err != nil {
+			return &InfraError{Stage: "egress proxy", Err: err}
+		}
+		hc.Mounts = append(hc.Mounts, em...)
+		cfg.Env = append(append([]string(nil), cfg.Env...), env.egressEnv()...)
+	}
+	nc := env.mainNetworking(hc)
+	resp, err := c.API.ContainerCreate(ctx, cfg, hc, nc, nil, spec.Name)
 	if err != nil {
 		// overlay2 on ext4 has no size quota: run without it and say so.
 		if withStorage && hc.StorageOpt != nil && strings.Contains(err.Error(), "storage-opt") {
@@ -195,12 +229,18 @@ func (env *Environment) Close(ctx context.Context) error {
 	if env.relay != nil {
 		env.relay.Close()
 	}
+	if env.egress != nil {
+		env.egress.Close()
+	}
 	if env.ID != "" {
 		err := env.c.API.ContainerRemove(ctx, env.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !client.IsErrNotFound(err) {
 			first = err
 		}
 		env.c.trackContainer(env.ID, false)
+	}
+	if err := env.closeServices(ctx); err != nil && first == nil {
+		first = err
 	}
 	if env.builtHere && !env.c.keepImages {
 		_, err := env.c.API.ImageRemove(ctx, env.ImageID, image.RemoveOptions{Force: true, PruneChildren: true})

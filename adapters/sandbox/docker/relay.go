@@ -134,10 +134,15 @@ func (env *Environment) ModelBaseURL() string {
 }
 
 func (env *Environment) startRelay(ctx context.Context) error {
-	addr := "127.0.0.1:" + strconv.Itoa(env.relayPort())
+	return env.startRelayAt(ctx, "127.0.0.1:"+strconv.Itoa(env.relayPort()), RelaySocketDir+"/model.sock")
+}
+
+// startRelayAt runs hoh-relay in the container, forwarding the loopback
+// address addr to the unix socket (a path inside the container).
+func (env *Environment) startRelayAt(ctx context.Context, addr, socket string) error {
 	api := env.c.API
 	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{
-		Cmd: []string{RelayBinPath, "-listen", addr, "-unix", RelaySocketDir + "/model.sock"},
+		Cmd: []string{RelayBinPath, "-listen", addr, "-unix", socket},
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 )
@@ -37,7 +38,7 @@ func Client(t testing.TB, name string) *docker.Client {
 	return c
 }
 
-// AssertNothingLabelled fails the test when a container or image carries
+// AssertNothingLabelled fails the test when a container, image or network carries
 // c's run label.
 func AssertNothingLabelled(t testing.TB, c *docker.Client) {
 	t.Helper()
@@ -50,6 +51,10 @@ func AssertNothingLabelled(t testing.TB, c *docker.Client) {
 	ims, err := c.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
 	if err != nil || len(ims) != 0 {
 		t.Errorf("images left with label %s: %d (%v)", c.RunID(), len(ims), err)
+	}
+	nets, err := c.API.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil || len(nets) != 0 {
+		t.Errorf("networks left with label %s: %d (%v)", c.RunID(), len(nets), err)
 	}
 }
 
