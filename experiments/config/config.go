@@ -193,10 +193,23 @@ func Load(path string) (*Experiment, error) {
 	return Parse(path, data)
 }
 
+// LoadOffline reads and validates the config at path like Load, except that
+// unset provider key variables are not a problem: for commands that reach
+// no model (hoh rescore).
+func LoadOffline(path string) (*Experiment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data, true)
+}
+
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // Parse validates data read from file.
-func Parse(file string, data []byte) (*Experiment, error) {
+func Parse(file string, data []byte) (*Experiment, error) { return parse(file, data, false) }
+
+func parse(file string, data []byte, offline bool) (*Experiment, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, Problems{syntaxProblem(file, err)}
@@ -205,7 +218,7 @@ func Parse(file string, data []byte) (*Experiment, error) {
 		return nil, Problems{{File: file, Line: 1, Msg: "empty config"}}
 	}
 	doc := root.Content[0]
-	v := &validator{file: file}
+	v := &validator{file: file, offline: offline}
 	// A duplicate key stops yaml.v3's decoder, so every later key would look
 	// missing: report the duplicates alone.
 	if v.duplicates(doc); len(v.problems) > 0 {
@@ -291,6 +304,8 @@ func syntaxProblem(file string, err error) Problem {
 type validator struct {
 	file     string
 	problems Problems
+	// offline: provider key variables are not checked (LoadOffline).
+	offline bool
 }
 
 func (v *validator) add(line int, format string, args ...any) {
@@ -521,7 +536,7 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 				v.add(pat("base_url"), "%s: provider.base_url is missing", name)
 			}
 			// Name the variable, never its value.
-			if c.Provider.KeyEnv != "" && os.Getenv(c.Provider.KeyEnv) == "" {
+			if c.Provider.KeyEnv != "" && !v.offline && os.Getenv(c.Provider.KeyEnv) == "" {
 				v.add(pat("key_env"), "%s: the provider key variable %s is not set in the environment", name, c.Provider.KeyEnv)
 			}
 		}

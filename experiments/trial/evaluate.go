@@ -57,12 +57,10 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 			return nil, err
 		}
 		cp.Metrics, cp.EvalError = ev.Metrics, ev.Error
-		if ev.Error != "" && s.Status == runrecord.StatusCompleted {
-			s.Status, s.Reason = runrecord.StatusEvaluationFailed, fmt.Sprintf("checkpoint %d: %s", t, ev.Error)
-		}
 		s.Checkpoints = append(s.Checkpoints, cp)
 		rows = append(rows, r.scoreRows(t, cp)...)
 	}
+	s.Status, s.Reason = evaluationStatus(s.Checkpoints)
 	if err := runrecord.WriteScores(r.l.Scores(), rows); err != nil {
 		return nil, err
 	}
@@ -71,6 +69,17 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// evaluationStatus is a finished trial's status: evaluation_failed, naming
+// the first checkpoint whose evaluation failed, else completed.
+func evaluationStatus(cps []runrecord.Checkpoint) (runrecord.Status, string) {
+	for _, cp := range cps {
+		if cp.EvalError != "" {
+			return runrecord.StatusEvaluationFailed, fmt.Sprintf("checkpoint %d: %s", cp.Step, cp.EvalError)
+		}
+	}
+	return runrecord.StatusCompleted, ""
 }
 
 // cumulativeTokens counts input + output tokens of every invocation up to and
@@ -112,9 +121,9 @@ func sealMAC(key []byte, digest string, ev benchmark.Evaluation) (string, error)
 // evalKey is the trial's evaluation key, created on first use in hoh's
 // private directory (0700, never given to a role as a working directory).
 func (r *runner) evalKey() ([]byte, error) {
-	p := filepath.Join(r.l.Private(), "evaluation.key")
+	p := evalKeyPath(r.l)
 	if b, err := os.ReadFile(p); err == nil && len(b) == 64 {
-		return hex.DecodeString(string(b))
+		return hexKey(b)
 	}
 	if err := os.MkdirAll(r.l.Private(), 0o700); err != nil {
 		return nil, err
@@ -124,6 +133,16 @@ func (r *runner) evalKey() ([]byte, error) {
 		return nil, err
 	}
 	return key, runrecord.WriteFile(p, []byte(hex.EncodeToString(key)))
+}
+
+func evalKeyPath(l runrecord.TrialLayout) string { return filepath.Join(l.Private(), "evaluation.key") }
+
+// hexKey decodes the key file's 64 hex digits.
+func hexKey(b []byte) ([]byte, error) {
+	if len(b) != 64 {
+		return nil, fmt.Errorf("want 64 hex digits, got %d bytes", len(b))
+	}
+	return hex.DecodeString(string(b))
 }
 
 func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.Evaluation, error) {
@@ -158,8 +177,7 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 		r.env.Logf("%s: evaluation/cp-%d.json is not hoh's seal for this checkpoint; re-evaluating", r.spec.Key, t)
 	}
 	// The evaluator's own output files stay with the checkpoint's records.
-	out := filepath.Join(r.l.Evaluation(), fmt.Sprintf("cp-%d-verifier", t))
-	ev, err = r.env.Bench.Evaluate(benchmark.WithOutputDir(ctx, out), r.env.Task, tmp)
+	ev, err = r.env.Bench.Evaluate(benchmark.WithOutputDir(ctx, verifierDir(r.l, t)), r.env.Task, tmp)
 	if err != nil {
 		return ev, fmt.Errorf("trial %s: evaluate checkpoint %d: %w", r.spec.Key, t, err)
 	}
@@ -168,6 +186,12 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 		return ev, err
 	}
 	return ev, runrecord.WriteJSON(p, sealedEvaluation{Evaluation: ev, Commit: commit, Digest: digest, MAC: mac})
+}
+
+// verifierDir is evaluation/cp-t-verifier: the evaluator's own output
+// files for checkpoint t (benchmark.WithOutputDir).
+func verifierDir(l runrecord.TrialLayout, t int) string {
+	return filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d-verifier", t))
 }
 
 func (r *runner) scoreRows(t int, cp runrecord.Checkpoint) []runrecord.Row {

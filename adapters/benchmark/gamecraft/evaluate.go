@@ -257,3 +257,20 @@ func inside(dir, path string) bool {
 	rel, err := filepath.Rel(d, p)
 	return err == nil && (rel == "." || !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "..")
 }
+
+// Rescore implements benchmark.Rescorer: the checkpoint's kept
+// breakdown.json scored again with the task's rubric.
+func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, _ benchmark.Evaluation) (benchmark.Evaluation, error) {
+	td, err := b.lookup(t)
+	if err != nil {
+		return benchmark.Evaluation{}, err
+	}
+	data, err := os.ReadFile(filepath.Join(outputDir, BreakdownFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return benchmark.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, BreakdownFile)
+	}
+	if err != nil {
+		return benchmark.Evaluation{}, err
+	}
+	return ScoreBreakdown(td, data)
+}

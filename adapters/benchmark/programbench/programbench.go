@@ -295,9 +295,47 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 		ev.Error = "evaluation runner failed: " + err.Error()
 		return ev, nil
 	}
-	r, err := ParseEval(in.ID+".eval.json", raw)
+	// The evaluator's own file stays with the checkpoint's records (hoh rescore reads it).
+	if out := benchmark.OutputDir(ctx); out != "" {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return benchmark.Evaluation{}, err
+		}
+		if err := os.WriteFile(filepath.Join(out, EvalFileName(in.ID)), raw, 0o644); err != nil {
+			return benchmark.Evaluation{}, err
+		}
+	}
+	return b.score(in, raw)
+}
+
+func (b *Benchmark) score(in *Instance, raw []byte) (benchmark.Evaluation, error) {
+	r, err := ParseEval(EvalFileName(in.ID), raw)
 	if err != nil {
 		return benchmark.Evaluation{}, err
 	}
 	return EvaluationOf(ScoreResults(r.TestResults, in.Tests), r, raw), nil
+}
+
+// EvalFileName is the name upstream's evaluator gives an instance's result.
+func EvalFileName(id string) string { return id + ".eval.json" }
+
+// Rescore implements benchmark.Rescorer: the checkpoint's kept eval.json
+// (or, in records made before it was kept as a file, the copy in the
+// evaluation's details) scored again.
+func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, prev benchmark.Evaluation) (benchmark.Evaluation, error) {
+	in, err := b.lookup(t)
+	if err != nil {
+		return benchmark.Evaluation{}, err
+	}
+	raw, err := os.ReadFile(filepath.Join(outputDir, EvalFileName(in.ID)))
+	if errors.Is(err, os.ErrNotExist) {
+		s, ok := prev.Details["eval_json"].(string)
+		if !ok {
+			return benchmark.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, EvalFileName(in.ID))
+		}
+		raw, err = []byte(s), nil
+	}
+	if err != nil {
+		return benchmark.Evaluation{}, err
+	}
+	return b.score(in, raw)
 }

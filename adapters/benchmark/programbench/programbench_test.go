@@ -3,10 +3,12 @@ package programbench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -296,6 +298,47 @@ func TestEvaluateAndCheck(t *testing.T) {
 	}
 	if _, err := b.Evaluate(ctx, benchmark.Task{ID: "nope"}, ws); err == nil {
 		t.Error("unknown task accepted")
+	}
+}
+
+func TestEvalJSONIsKeptAndRescoredWithoutRunning(t *testing.T) {
+	b, in := loadMini(t)
+	task := TaskOf(in)
+	out := filepath.Join(t.TempDir(), "cp-1-verifier")
+	runs := 0
+	b.Opts.Runner = func(context.Context, *Instance, string) ([]byte, error) {
+		runs++
+		return []byte(`{"test_results":[
+			{"name":"tests.test_toy.test_echo","branch":"b1","status":"passed","extra":{}},
+			{"name":"tests.test_toy.test_flags","branch":"b1","status":"failure","extra":{}}],
+			"error_code":null,"error_details":null,"log":[]}`), nil
+	}
+	ev, err := b.Evaluate(benchmark.WithOutputDir(context.Background(), out), task, t.TempDir())
+	if err != nil || ev.Metrics["pass_rate"] != 50 {
+		t.Fatalf("evaluate: %+v %v", ev, err)
+	}
+	kept := filepath.Join(out, EvalFileName(in.ID))
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("eval.json was not kept with the checkpoint: %v", err)
+	}
+	again, err := b.Rescore(task, out, ev)
+	if err != nil || !reflect.DeepEqual(again, ev) || runs != 1 {
+		t.Fatalf("rescore of the kept eval.json: %+v %v (runner ran %d times)", again, err, runs)
+	}
+	// Edited on disk: the rescore follows the file.
+	os.WriteFile(kept, []byte(`{"test_results":[
+		{"name":"tests.test_toy.test_echo","branch":"b1","status":"passed","extra":{}},
+		{"name":"tests.test_toy.test_flags","branch":"b1","status":"passed","extra":{}}],"error_code":null}`), 0o644)
+	if ev2, err := b.Rescore(task, out, ev); err != nil || ev2.Metrics["pass_rate"] != 100 {
+		t.Fatalf("rescore of the edited eval.json: %+v %v", ev2, err)
+	}
+	// Records from before eval.json was kept as a file: the copy in the details.
+	os.Remove(kept)
+	if ev3, err := b.Rescore(task, out, ev); err != nil || !reflect.DeepEqual(ev3, ev) {
+		t.Fatalf("rescore from the recorded details: %+v %v", ev3, err)
+	}
+	if _, err := b.Rescore(task, out, benchmark.Evaluation{}); !errors.Is(err, benchmark.ErrNoEvaluatorOutput) {
+		t.Fatalf("nothing stored: want ErrNoEvaluatorOutput, got %v", err)
 	}
 }
 

@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// RescoreReport is what Rescore did to a run directory.
+type RescoreReport struct {
+	Trials  int      // finished trials rescored
+	Changed []string // trials whose records changed, with their checkpoints
+	Kept    []string // checkpoints with no stored evaluator output (records stand)
+	Notes   []string // tasks changed since the run, trials not finished
+}
+
+// Rescore recomputes the records of every finished trial of the run
+// directory e.Output from the evaluator outputs kept with its checkpoints
+// (trial.Rescore), running nothing, then the run's scores.csv and
+// trials.jsonl. Unchanged outputs leave every record as it was, byte for
+// byte. bench nil: the config's benchmark. It takes the run's lock, so it
+// never races a runner on the same directory.
+func Rescore(_ context.Context, e *config.Experiment, bench benchmark.Benchmark) (*RescoreReport, error) {
+	out := e.Output
+	trials, err := status.ReadPlan(out)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(out)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if bench == nil {
+		if bench, err = plan.OpenBenchmark(e, nil); err != nil {
+			return nil, err
+		}
+	}
+	all, err := bench.Tasks(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	tasks := map[string]benchmark.Task{}
+	for _, t := range all {
+		tasks[t.ID] = t
+	}
+	byKey := map[string]plan.Trial{}
+	for _, t := range trials {
+		byKey[t.Key] = t
+	}
+	run := runrecord.RunLayout{Dir: out}
+	lines, err := runrecord.ReadTrialLines(run.Trials())
+	if err != nil {
+		return nil, err
+	}
+	rep := &RescoreReport{}
+	changedTask := map[string]bool{}
+	var rows []runrecord.Row
+	linesChanged := false
+	for i := range lines {
+		line := &lines[i]
+		if line.Status == "" {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not finished (%s), nothing to rescore", line.Dir, line.State))
+			continue
+		}
+		pt, ok := byKey[line.Key]
+		if !ok {
+			return nil, fmt.Errorf("%s: trial %s is not in plan.json", run.Trials(), line.Key)
+		}
+		task, ok := tasks[pt.Task.ID]
+		if !ok {
+			return nil, fmt.Errorf("trial %s: task %s is no longer in the benchmark", line.Key, pt.Task.ID)
+		}
+		if d, err := plan.TaskDigest(task); err == nil && d != pt.TaskDigest && !changedTask[task.ID] {
+			changedTask[task.ID] = true
+			rep.Notes = append(rep.Notes, fmt.Sprintf("task %s changed since the run (digest %s, now %s): scored with its current rubric", task.ID, pt.TaskDigest, d))
+		}
+		l := run.Trial(line.Dir)
+		res, err := trial.Rescore(l.Dir, bench, task)
+		if err != nil {
+			return nil, err
+		}
+		rep.Trials++
+		if len(res.Changed) > 0 {
+			rep.Changed = append(rep.Changed, fmt.Sprintf("%s: checkpoint(s) %s", line.Dir, ints(res.Changed)))
+		}
+		for _, k := range res.Kept {
+			rep.Kept = append(rep.Kept, line.Dir+": "+k)
+		}
+		var s runrecord.Summary
+		if err := runrecord.ReadJSON(l.Summary(), &s); err != nil {
+			return nil, err
+		}
+		next := *line
+		next.Status, next.Reason, next.State = s.Status, s.Reason, runrecord.StateDone
+		if s.Status != runrecord.StatusCompleted {
+			next.State = runrecord.StateFailed
+		}
+		if len(s.Checkpoints) > 0 {
+			next.Final = s.Checkpoints[len(s.Checkpoints)-1].Metrics
+		}
+		if !reflect.DeepEqual(next, *line) {
+			*line, linesChanged = next, true
+		}
+		rs, err := runrecord.ReadScores(l.Scores())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.Scores(), err)
+		}
+		rows = append(rows, rs...)
+	}
+	if cur, err := runrecord.ReadScores(run.Scores()); err != nil || !reflect.DeepEqual(cur, rows) {
+		if err := runrecord.WriteScores(run.Scores(), rows); err != nil {
+			return nil, err
+		}
+	}
+	if linesChanged {
+		if err := runrecord.WriteTrialLines(run.Trials(), lines); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
