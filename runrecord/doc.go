@@ -29,7 +29,8 @@
 //	    ├── workspace/             the artifact A_t
 //	    ├── stages.jsonl           one StageRecord per committed stage
 //	    ├── usage.jsonl            token ledger: one Invocation per CLI run
-//	    ├── usage-replaced.jsonl   Invocations of replaced attempts (not in any result)
+//	    ├── usage-replaced.jsonl   Invocations of replaced and killed attempts (not in any result)
+//	    ├── served.jsonl           every response the provider served, by attempt (hoh's relay)
 //	    ├── session-state/         CLI state shared by Vanilla Continuation's passes
 //	    ├── extensions.jsonl       one Extension per raise of the step count
 //	    ├── .hoh-private/          hoh's own (0700): evaluation key and scratch copies

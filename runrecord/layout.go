@@ -18,6 +18,7 @@ const (
 	StagesFile        = "stages.jsonl"
 	UsageFile         = "usage.jsonl"
 	ReplacedUsageFile = "usage-replaced.jsonl"
+	ServedFile        = "served.jsonl"
 	ExtensionsFile    = "extensions.jsonl"
 	SummaryFile       = "summary.json"
 	RunnerFailureFile = "runner-failure.json"
@@ -80,9 +81,14 @@ func (l TrialLayout) Stages() string { return filepath.Join(l.Dir, StagesFile) }
 func (l TrialLayout) Usage() string { return filepath.Join(l.Dir, UsageFile) }
 
 // ReplacedUsage is usage-replaced.jsonl: the invocations of attempts lost to
-// an infrastructure failure, as their CLI reported them (appended; spent,
-// but no result counts them).
+// an infrastructure failure or killed before their stage committed
+// (OutcomeKilled), with what the provider served them (appended; spent, but
+// no result counts them).
 func (l TrialLayout) ReplacedUsage() string { return filepath.Join(l.Dir, ReplacedUsageFile) }
+
+// Served is served.jsonl: hoh's relay's log of every response the provider
+// served the trial, each naming its attempt (experiments/served).
+func (l TrialLayout) Served() string { return filepath.Join(l.Dir, ServedFile) }
 
 // Summary is summary.json.
 func (l TrialLayout) Summary() string { return filepath.Join(l.Dir, SummaryFile) }

@@ -15,6 +15,10 @@ const (
 	OutcomeAgentFailure Outcome = "agent_failure"
 	OutcomeTimeout      Outcome = "timeout"
 	OutcomeInfraFailure Outcome = "infra_failure" // transport, provider 5xx, auth, container
+	// OutcomeKilled: the attempt's stage never committed (the run was
+	// killed or interrupted, or a later attempt of the stage was replaced);
+	// its tokens, as hoh's relay saw them served, are spent but in no result.
+	OutcomeKilled Outcome = "killed"
 )
 
 // Usage is token usage in one convention for all CLIs: Input counts every
@@ -102,6 +106,10 @@ func readLedger(path string) ([]LedgerLine, bool, error) {
 	}
 	return out, torn, nil
 }
+
+// ReadLedgerTolerant reads an appended ledger (usage-replaced.jsonl): a
+// torn last line is dropped and reported, as for every appended log.
+func ReadLedgerTolerant(path string) ([]LedgerLine, bool, error) { return readLedger(path) }
 
 // LedgerUsage sums a ledger: usage.jsonl, or usage-replaced.jsonl, which is
 // appended and may end in a torn line (dropped, as for every appended log).

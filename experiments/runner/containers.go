@@ -137,11 +137,28 @@ func (r *run) dockerRun() string {
 }
 
 // attempt runs one attempt of a trial in a fresh environment: the host, or
-// a task container whose start failure is an infrastructure failure.
+// a task container whose start failure is an infrastructure failure. In
+// both, the CLIs reach the provider through hoh's relay (experiments/served),
+// which logs what was served to which attempt and whether the model
+// answered: on the host directly, from a container through the container's
+// model relay, whose host side forwards to it.
 func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
 	opts := environment.Options{Provider: rt.cfg.Provider}
 	if r.docker != nil {
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
+	}
+	if opts.Provider.BaseURL != "" {
+		// hoh's own count of what the provider serves this attempt.
+		log := runrecord.TrialLayout{Dir: r.trialDir(t)}.Served()
+		relay, err := served.Start(opts.Provider.BaseURL, log)
+		if err != nil {
+			return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
+		}
+		defer relay.Close()
+		opts.Provider.BaseURL = relay.BaseURL()
+		if r.opts.NewHarness == nil { // a test double from the hook talks to no provider
+			base.ServedLog, base.Relay = log, relay
+		}
 	}
 	env, err := environment.Open(ctx, r.plan.Bench, t.Task, r.trialDir(t), opts)
 	if err != nil {
@@ -155,18 +172,6 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 		base.Logf("environment: %s", n)
 	}
 	prov := env.Provider
-	if env.Kind == environment.Local && prov.BaseURL != "" {
-		// hoh's own count of what the provider serves this attempt.
-		relay, err := served.Start(prov.BaseURL, filepath.Join(r.trialDir(t), served.File))
-		if err != nil {
-			return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
-		}
-		defer relay.Close()
-		prov.BaseURL = relay.BaseURL()
-		if r.opts.NewHarness == nil { // a test double from the hook talks to no provider
-			base.ServedLog = filepath.Join(r.trialDir(t), served.File)
-		}
-	}
 	h := rt.harness
 	if env.Kind == environment.Docker || prov != rt.cfg.Provider {
 		spec := rt.cfg.HarnessSpec()

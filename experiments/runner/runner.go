@@ -96,7 +96,7 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 		opts.Out = io.Discard
 	}
 	out := e.Output
-	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, replacedSpent: map[string]int64{}}
+	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, trialSpent: map[string]int64{}}
 	dockerRun := ""
 	defer func() {
 		if cerr := r.closeContainers(); cerr != nil {
@@ -211,11 +211,11 @@ type run struct {
 	docker  *containers // nil unless the benchmark runs tasks in containers
 
 	stop func(reason string)
-	// replacedSpent caches the replaced attempts' tokens of finished trials.
-	replacedSpent map[string]int64
-	mu            sync.Mutex
-	finished      map[string]status.Outcome // by key, for records
-	progress      *status.Progress
+	// trialSpent caches the tokens spent on finished trials (spent).
+	trialSpent map[string]int64
+	mu         sync.Mutex
+	finished   map[string]status.Outcome // by key, for records
+	progress   *status.Progress
 }
 
 func (r *run) close() {

@@ -10,6 +10,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -139,35 +140,41 @@ func (r *run) previous(t plan.Trial) (status.Outcome, bool) {
 	}
 }
 
-// spent sums the tokens of finished trials and of running ones so far.
+// spent sums the tokens spent on finished and running trials so far: per
+// trial what hoh's relay saw the provider serve it (served.jsonl: valid,
+// replaced and killed attempts alike), or, where that is less (no relay, or
+// a CLI reporting more), its ledger plus its replaced and killed attempts.
+// A finished trial's is read once.
 func (r *run) spent(running map[string]plan.Trial) int64 {
 	r.mu.Lock()
-	var n int64
 	keys := map[string]plan.Trial{}
 	for k, o := range r.finished {
-		n += o.Usage.Total
 		keys[k] = o.Trial
 	}
 	r.mu.Unlock()
 	for k, t := range running {
-		u, _ := runrecord.LedgerUsage(runrecord.TrialLayout{Dir: r.trialDir(t)}.Usage())
-		n += u.Total
 		keys[k] = t
 	}
-	// Tokens of replaced attempts were spent too, though no result counts
-	// them; a finished trial's are read once.
+	var n int64
 	for k, t := range keys {
-		if v, ok := r.replacedSpent[k]; ok {
+		if v, ok := r.trialSpent[k]; ok {
 			n += v
 			continue
 		}
-		u, _ := runrecord.LedgerUsage(runrecord.TrialLayout{Dir: r.trialDir(t)}.ReplacedUsage())
-		n += u.Total
+		v := trialSpent(runrecord.TrialLayout{Dir: r.trialDir(t)})
+		n += v
 		if _, isRunning := running[k]; !isRunning {
-			r.replacedSpent[k] = u.Total
+			r.trialSpent[k] = v
 		}
 	}
 	return n
+}
+
+func trialSpent(l runrecord.TrialLayout) int64 {
+	ledger, _ := runrecord.LedgerUsage(l.Usage())
+	replaced, _ := runrecord.LedgerUsage(l.ReplacedUsage())
+	_, relayed, _ := served.Read(l.Served())
+	return max(relayed.Total, ledger.Total+replaced.Total)
 }
 
 // runTrial runs one trial under the replacement policy (package attempt).

@@ -3,11 +3,15 @@
 // request unchanged and logs, per response, its status and the token usage
 // found in its body (served.jsonl). What the provider served is then known
 // without trusting a CLI's report, also for attempts that were killed.
+// Each line names the attempt that was current when its request arrived (a
+// trial runs one invocation at a time), so a resume can account the tokens
+// of attempts a kill cut short.
 package served
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,7 +29,7 @@ import (
 )
 
 // File is the name of the log in a trial directory.
-const File = "served.jsonl"
+const File = runrecord.ServedFile
 
 // Line is one response the provider served.
 type Line struct {
@@ -33,6 +37,35 @@ type Line struct {
 	Path   string        `json:"path"`
 	Status int           `json:"status"`
 	Usage  harness.Usage `json:"usage"`
+	// Attempt is the attempt directory (relative to the trial, as in the
+	// ledger's Invocation.Dir) current when the request arrived; empty
+	// between attempts.
+	Attempt string `json:"attempt,omitempty"`
+}
+
+type ticketKey struct{}
+
+// ticket is one forwarded request: logged once, by whichever of its
+// response's end or the proxy's error handler comes first.
+type ticket struct {
+	relay   *Relay
+	attempt string
+	once    sync.Once
+}
+
+func ticketOf(req *http.Request) *ticket {
+	tk, _ := req.Context().Value(ticketKey{}).(*ticket)
+	return tk
+}
+
+func (tk *ticket) log(path string, status int, usage harness.Usage) {
+	if tk == nil {
+		return
+	}
+	tk.once.Do(func() {
+		tk.relay.record(Line{Time: time.Now().UTC(), Path: path, Status: status, Usage: usage, Attempt: tk.attempt})
+		tk.relay.inflight.Done()
+	})
 }
 
 // Relay is a running proxy.
@@ -42,6 +75,10 @@ type Relay struct {
 	ln   net.Listener
 	log  string
 	mu   sync.Mutex
+	// attempt is the current attempt (SetAttempt).
+	attempt string
+	// inflight counts requests whose response is not yet logged.
+	inflight sync.WaitGroup
 }
 
 // Start proxies to upstream (a provider base URL) and appends to logPath.
@@ -60,13 +97,25 @@ func Start(upstream, logPath string) (*Relay, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = u.Host
+			// The request belongs to the attempt current when it arrived,
+			// however long its response takes.
+			tk := &ticket{relay: r, attempt: r.current()}
+			r.inflight.Add(1)
+			pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), ticketKey{}, tk))
 		},
 		FlushInterval: -1, // stream server-sent events as they come
 		ModifyResponse: func(resp *http.Response) error {
+			tk := ticketOf(resp.Request)
 			resp.Body = &meter{ReadCloser: resp.Body, done: func(usage harness.Usage) {
-				r.record(Line{Time: time.Now().UTC(), Path: resp.Request.URL.Path, Status: resp.StatusCode, Usage: usage})
+				tk.log(resp.Request.URL.Path, resp.StatusCode, usage)
 			}}
 			return nil
+		},
+		// No response (provider unreachable, client gone): logged as a 502
+		// without usage, so the log shows the attempt got no answer.
+		ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
+			ticketOf(req).log(req.URL.Path, http.StatusBadGateway, harness.Usage{})
+			w.WriteHeader(http.StatusBadGateway)
 		},
 	}
 	r.srv = &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
@@ -77,6 +126,35 @@ func Start(upstream, logPath string) (*Relay, error) {
 
 // BaseURL is upstream's base URL as served through the relay.
 func (r *Relay) BaseURL() string { return r.base }
+
+// SetAttempt names the attempt whose requests follow (its directory
+// relative to the trial); "" between attempts.
+func (r *Relay) SetAttempt(dir string) {
+	r.mu.Lock()
+	r.attempt = dir
+	r.mu.Unlock()
+}
+
+func (r *Relay) current() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.attempt
+}
+
+// Settle waits (at most d) until every response the relay forwarded is
+// logged: a CLI may exit between reading a stream's last event and the
+// relay reading its end.
+func (r *Relay) Settle(d time.Duration) {
+	done := make(chan struct{})
+	go func() { r.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+// Log is the path of the relay's served.jsonl.
+func (r *Relay) Log() string { return r.log }
 
 // Close stops the relay.
 func (r *Relay) Close() error { return r.srv.Close() }
@@ -193,6 +271,15 @@ func maxUsage(a, b harness.Usage) harness.Usage {
 	a.Output, a.Reasoning = max(a.Output, b.Output), max(a.Reasoning, b.Reasoning)
 	a.Total = a.Input + a.Output
 	return a
+}
+
+// ByAttempt sums lines per attempt directory (lines without one under "").
+func ByAttempt(lines []Line) map[string]harness.Usage {
+	out := map[string]harness.Usage{}
+	for _, l := range lines {
+		out[l.Attempt] = out[l.Attempt].Add(l.Usage)
+	}
+	return out
 }
 
 // Read sums a served.jsonl; a missing file is no traffic.

@@ -147,15 +147,17 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 	return r.writeLedger()
 }
 
-// modelAnswered reports whether the relay logged a successful response
-// since the invocation started (a trial runs one invocation at a time).
-func modelAnswered(log string, since time.Time) bool {
+// modelAnswered reports whether the relay logged a successful response to
+// the attempt (lines naming none: since the invocation started; a trial
+// runs one invocation at a time).
+func modelAnswered(log, attempt string, since time.Time) bool {
 	lines, _, err := served.Read(log)
 	if err != nil {
 		return true // no verdict without the log
 	}
 	for _, l := range lines {
-		if !l.Time.Before(since) && l.Status >= 200 && l.Status < 300 {
+		mine := l.Attempt == attempt || (l.Attempt == "" && !l.Time.Before(since))
+		if mine && l.Status >= 200 && l.Status < 300 {
 			return true
 		}
 	}
@@ -163,9 +165,16 @@ func modelAnswered(log string, since time.Time) bool {
 }
 
 // recordReplaced keeps the tokens of an invocation lost to an
-// infrastructure failure (as its CLI reported them) in usage-replaced.jsonl:
-// spent, though no result counts them (Eq. 11 uses usage.jsonl only).
+// infrastructure failure in usage-replaced.jsonl: spent, though no result
+// counts them (Eq. 11 uses usage.jsonl only). Through the relay its usage
+// is what the provider served the attempt (a failing CLI may report less),
+// else what its CLI reported.
 func (r *runner) recordReplaced(inv runrecord.Invocation) {
+	if r.env.Relay != nil {
+		if lines, _, err := served.Read(r.env.Relay.Log()); err == nil {
+			inv.Usage = served.ByAttempt(lines)[inv.Dir]
+		}
+	}
 	_ = runrecord.Append(r.l.ReplacedUsage(), inv) // best effort: the disk may be the fault
 }
 
@@ -249,7 +258,14 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		}
 		r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
 		started := time.Now().UTC()
+		if r.env.Relay != nil {
+			r.env.Relay.SetAttempt(r.rel(adir))
+		}
 		res, err := r.env.Harness.Run(ctx, inv)
+		if r.env.Relay != nil {
+			r.env.Relay.Settle(5 * time.Second)
+			r.env.Relay.SetAttempt("")
+		}
 		if err != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
 		}
@@ -266,7 +282,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence, Local: true}
 			}
 		}
-		if r.env.ServedLog != "" && res.Outcome == harness.OutcomeCompleted && ctx.Err() == nil && !modelAnswered(r.env.ServedLog, started) {
+		if r.env.ServedLog != "" && res.Outcome == harness.OutcomeCompleted && ctx.Err() == nil && !modelAnswered(r.env.ServedLog, r.rel(adir), started) {
 			res.Outcome = harness.OutcomeInfraFailure
 			res.Evidence = "the CLI reported completion, but hoh's relay saw no model answer during the invocation"
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -50,6 +51,10 @@ type Env struct {
 	// the CLI calls completed while the relay saw no answer is an
 	// infrastructure failure, not a result.
 	ServedLog string
+	// Relay, when the CLIs talk through hoh's relay, is told each
+	// invocation's attempt so its log names who was served what; replaced
+	// and killed attempts are accounted with what it logged.
+	Relay *served.Relay
 
 	// Project mode (experiments/project) sets the fields below; benchmark
 	// trials leave them zero.
@@ -109,6 +114,12 @@ func IsInfra(err error) bool {
 func Run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*runrecord.Summary, error) {
 	s, err := run(ctx, dir, spec, env)
 	if err != nil {
+		// The attempts of the stage that did not commit spent tokens too.
+		if abs, aerr := filepath.Abs(dir); aerr == nil {
+			if _, serr := os.Stat(runrecord.TrialLayout{Dir: abs}.Spec()); serr == nil {
+				_ = accountAbandoned(runrecord.TrialLayout{Dir: abs}) // best effort: the disk may be the fault
+			}
+		}
 		return nil, asLocal("trial "+spec.Key, err)
 	}
 	return s, nil
@@ -168,6 +179,11 @@ func run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*r
 	r := &runner{l: l, spec: spec, env: env, arm: arm, repo: repo, st: st, ws: repo.Work}
 	if err := r.restore(); err != nil {
 		return nil, err
+	}
+	// A killed run left attempts without a ledger line: they are accounted
+	// (as killed, with what the relay saw served) before any new one runs.
+	if err := accountAbandoned(l); err != nil {
+		return nil, fmt.Errorf("trial %s: account the attempts of an interrupted run: %w", spec.Key, err)
 	}
 	if err := r.loop(ctx); err != nil {
 		return nil, err
