@@ -53,6 +53,22 @@ func (c *Cell) Display() string {
 const legend = "Cells: recomputed value (matches the printed value within its rounding, or nothing printed); " +
 	"\"x ≠ y*\" recomputed x differs from printed y (see notes); \"[y]\" printed only, no per-task data to recompute."
 
+// TokensNote says what a token column counts: the paper's quantity, not
+// every token a run spent.
+const TokensNote = "Tokens: input + output tokens of the valid attempts (each trial's usage.jsonl), the paper's quantity; " +
+	"tokens served to replaced or killed attempts (usage-replaced.jsonl, served.jsonl) were spent too and count against the run's budget, but are in no table."
+
+// CountsTokens reports whether the table has a token column (TokensNote
+// belongs under it).
+func (t *Table) CountsTokens() bool {
+	for _, c := range t.Cells() {
+		if c.Metric == "tokens_m" {
+			return true
+		}
+	}
+	return false
+}
+
 func gridRows(t *Table) [][]string {
 	var rows [][]string
 	for _, l := range t.Lines {
@@ -105,6 +121,9 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, legend)
+		if t.CountsTokens() {
+			fmt.Fprintln(w, TokensNote)
+		}
 		if len(t.Warnings) > 0 {
 			fmt.Fprintln(w, "Left out:")
 			for _, x := range t.Warnings {
@@ -186,6 +205,9 @@ func renderLaTeX(w io.Writer, ts []*Table) error {
 			fmt.Fprintf(w, "%s \\\\\n", strings.Join(r, " & "))
 		}
 		fmt.Fprintf(w, "\\bottomrule\n\\end{tabular}\n\\end{table}\n")
+		if t.CountsTokens() {
+			fmt.Fprintf(w, "%% %s\n", TokensNote)
+		}
 		for _, n := range t.Notes() {
 			fmt.Fprintf(w, "%% note: %s\n", strings.ReplaceAll(n, "\n", " "))
 		}

@@ -277,6 +277,12 @@ func TestRenderers(t *testing.T) {
 	if !strings.Contains(render("text"), "Vanilla") {
 		t.Error("text rendering lacks the row labels")
 	}
+	// A token column counts valid attempts only, and says so under the table.
+	for _, format := range []string{"text", "markdown", "latex"} {
+		if !strings.Contains(render(format), TokensNote) {
+			t.Errorf("%s rendering lacks the note on which tokens are counted", format)
+		}
+	}
 	if err := Report("table2", cfg, set, rep, "pdf", &bytes.Buffer{}); err == nil {
 		t.Error("unknown format accepted")
 	}

@@ -73,6 +73,9 @@ func fillTables(p *indexPage, rr *runRecords, opts Options) {
 
 func viewTable(t *tables.Table) tableView {
 	tv := tableView{Name: t.Name, Title: t.Title, Columns: t.Columns, Notes: t.Notes()}
+	if t.CountsTokens() {
+		tv.Notes = append(tv.Notes, tables.TokensNote)
+	}
 	for _, l := range t.Lines {
 		lv := lineView{Label: l.Label, Heading: l.Heading}
 		if !l.Heading {
