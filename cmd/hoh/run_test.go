@@ -18,6 +18,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -122,6 +123,48 @@ func fingerprint(t *testing.T, out string) string {
 	return strings.Join(lines, "\n")
 }
 
+// assertServedAccounted checks that every token hoh's relay saw served to a
+// trial is in its ledger (valid attempts) or among its replaced and killed
+// attempts, exactly; with killed, that the kills left killed attempts.
+func assertServedAccounted(t *testing.T, out string, killed bool) {
+	t.Helper()
+	ts, err := status.ReadPlan(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nKilled := 0
+	var relayedAll int64
+	for _, tr := range ts {
+		l := runrecord.RunLayout{Dir: out}.Trial(tr.Dir)
+		_, relayed, err := served.Read(l.Served())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledger, err := runrecord.LedgerUsage(l.Usage())
+		if err != nil {
+			t.Fatal(err)
+		}
+		others, _, err := runrecord.ReadLedgerTolerant(l.ReplacedUsage())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spent int64
+		for _, o := range others {
+			spent += o.Usage.Total
+			if o.Outcome == runrecord.OutcomeKilled {
+				nKilled++
+			}
+		}
+		if relayed.Total != ledger.Total+spent {
+			t.Errorf("%s: relay saw %d tokens served, ledger %d + replaced/killed %d", tr.Dir, relayed.Total, ledger.Total, spent)
+		}
+		relayedAll += relayed.Total
+	}
+	if relayedAll == 0 || (nKilled > 0) != killed {
+		t.Errorf("%s: %d tokens relayed, %d killed attempts accounted", out, relayedAll, nKilled)
+	}
+}
+
 func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 	requireCodex(t)
 	bin := buildHoh(t)
@@ -180,6 +223,11 @@ func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 	if got := fingerprint(t, killed); got != want {
 		t.Errorf("records after SIGKILL+resume differ from the uninterrupted run:\n--- got\n%s\n--- want\n%s", got, want)
 	}
+	assertServedAccounted(t, killed, true)
+	assertServedAccounted(t, clean, false)
+	// No file of either run keeps the key the CLIs were given, killed
+	// attempts' state included.
+	testenv.AssertNoSecret(t, "hoh-scripted-dummy-key", clean, killed)
 	show := hohRun(t, bin, "show", killed)
 	for _, s := range []string{"iter 2 qa", "[cp-2]", "checkpoint 2 pass_rate", "greet.sh |"} {
 		if !strings.Contains(show, s) {
