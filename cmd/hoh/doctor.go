@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -15,7 +17,7 @@ import (
 )
 
 func init() {
-	register("doctor", "check harness CLIs, keys, Docker, git, node/npm and Godot: doctor [--config CONFIG.yaml] [--harness KIND...] [--key-env VAR]", doctorCmd)
+	register("doctor", "check harness CLIs, keys, Docker, git, node/npm and Godot: doctor [--config CONFIG.yaml] [--harness KIND...] [--key-env VAR] [--gamecraft]", doctorCmd)
 }
 
 // doctorEnv is the machine doctor looks at.
@@ -27,8 +29,9 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	var kinds multiFlag
 	fs.Var(&kinds, "harness", "harness kind to check (repeatable; default: every kind)")
 	keyEnv := fs.String("key-env", "", "provider key variable to check for the --harness kinds")
+	gamecraft := fs.Bool("gamecraft", false, "GameCraft-Bench's verifier checks are required (implied by a --config whose benchmark is gamecraft)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hoh doctor [--config CONFIG.yaml] [--harness KIND...] [--key-env VAR]")
+		fmt.Fprintln(stderr, "Usage: hoh doctor [--config CONFIG.yaml] [--harness KIND...] [--key-env VAR] [--gamecraft]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -39,6 +42,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	var targets []doctor.Target
+	gc := doctor.GameCraft{Required: *gamecraft}
 	if *cfgPath != "" {
 		// Read leniently: config.Load rejects a config whose key variables
 		// are unset, which is exactly what doctor should report per harness.
@@ -47,10 +51,21 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		var exp struct {
-			Configs []config.HarnessModel `yaml:"configs"`
+			Configs   []config.HarnessModel `yaml:"configs"`
+			Benchmark struct {
+				Kind    string         `yaml:"kind"`
+				Options map[string]any `yaml:"options"`
+			} `yaml:"benchmark"`
 		}
 		if err := yaml.Unmarshal(data, &exp); err != nil {
 			return fmt.Errorf("%s: %w", *cfgPath, err)
+		}
+		if exp.Benchmark.Kind == "gamecraft" {
+			opt := func(k string) string { s, _ := exp.Benchmark.Options[k].(string); return s }
+			gc = doctor.GameCraft{Required: true, GodotBin: opt("godot_bin"), Judge: opt("judge"), JudgeKeyEnv: opt("judge_key_env")}
+			if gc.GodotBin != "" && !filepath.IsAbs(gc.GodotBin) && strings.ContainsRune(gc.GodotBin, '/') {
+				gc.GodotBin = filepath.Join(filepath.Dir(*cfgPath), gc.GodotBin) // config paths are the config's
+			}
 		}
 		if len(exp.Configs) == 0 {
 			return fmt.Errorf("%s: no configs (harness-model configurations) to check", *cfgPath)
@@ -79,7 +94,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		targets = append(targets, doctor.Target{Kind: k, KeyEnv: *keyEnv})
 	}
-	rep := doctor.Run(context.Background(), doctorEnv(), targets)
+	rep := doctor.RunWith(context.Background(), doctorEnv(), targets, gc)
 	rep.Write(stdout)
 	if rep.Failed() {
 		return fmt.Errorf("required checks failed (see the fix lines above)")

@@ -1,8 +1,9 @@
 // Package doctor checks that the machine can run an experiment: each
 // harness CLI installed at its pinned version with its provider key variable
 // set (the value is never printed), Docker reachable through its API, git,
-// node/npm, and (optionally) Godot 4. Every failed check carries a one-line
-// fix.
+// node/npm, and what GameCraft-Bench's verifier needs (Godot 4, Xvfb,
+// ffmpeg, xdotool, python3, user+mount namespaces, the judge's key). Every
+// failed check carries a one-line fix.
 package doctor
 
 import (
@@ -28,7 +29,6 @@ const (
 	FixDocker  = "run scripts/start-dockerd.sh (needs root and the docker.io package)"
 	FixGit     = "apt-get install git"
 	FixNode    = "apt-get install nodejs npm"
-	FixGodot   = "install Godot 4 (godot4 or godot on PATH) if you run GameCraft-Bench evaluation"
 )
 
 // Target is one harness to check.
@@ -123,8 +123,15 @@ func (r Report) Write(w io.Writer) {
 	}
 }
 
-// Run checks every target plus Docker, git, node/npm and Godot 4.
+// Run checks every target plus Docker, git, node/npm, and what GameCraft-Bench's
+// verifier needs (warnings only).
 func Run(ctx context.Context, env Env, targets []Target) Report {
+	return RunWith(ctx, env, targets, GameCraft{})
+}
+
+// RunWith is Run with GameCraft-Bench's settings (required when a config
+// runs it).
+func RunWith(ctx context.Context, env Env, targets []Target, gc GameCraft) Report {
 	var r Report
 	for _, t := range targets {
 		r.Checks = append(r.Checks, checkHarness(env, t)...)
@@ -133,7 +140,7 @@ func Run(ctx context.Context, env Env, targets []Target) Report {
 	r.Checks = append(r.Checks, checkTool(env, "git", "git", true, "repositories for stage commits and diffs", FixGit))
 	r.Checks = append(r.Checks, checkTool(env, "node", "node", true, "runs the npm-installed harness CLIs", FixNode))
 	r.Checks = append(r.Checks, checkTool(env, "npm", "npm", true, "installs the harness CLIs", FixNode))
-	r.Checks = append(r.Checks, checkGodot(ctx, env))
+	r.Checks = append(r.Checks, checkGameCraft(ctx, env, gc)...)
 	return r
 }
 
@@ -223,29 +230,6 @@ func checkTool(env Env, name, bin string, required bool, why, fix string) Check 
 }
 
 var godotVersion = regexp.MustCompile(`\b(\d+)\.(\d+)`)
-
-// checkGodot is optional: only GameCraft-Bench evaluation runs the games.
-func checkGodot(ctx context.Context, env Env) Check {
-	const why = "optional: needed only to run and evaluate GameCraft-Bench games"
-	for _, bin := range []string{"godot4", "godot"} {
-		p, err := env.LookPath(bin)
-		if err != nil {
-			continue
-		}
-		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		out, err := env.Output(vctx, p, "--version", "--headless")
-		cancel()
-		m := godotVersion.FindStringSubmatch(out)
-		if err != nil || m == nil {
-			return Check{Name: "godot 4", Detail: fmt.Sprintf("%s --version failed (%s)", p, why), Fix: FixGodot}
-		}
-		if m[1] != "4" {
-			return Check{Name: "godot 4", Detail: fmt.Sprintf("%s is Godot %s.%s, not 4 (%s)", p, m[1], m[2], why), Fix: FixGodot}
-		}
-		return Check{Name: "godot 4", OK: true, Detail: p + " " + strings.TrimSpace(firstLine(out))}
-	}
-	return Check{Name: "godot 4", Detail: "not on PATH (" + why + ")", Fix: FixGodot}
-}
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

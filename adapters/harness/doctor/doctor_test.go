@@ -117,3 +117,63 @@ func TestDoctorPassesWhenEverythingRequiredIsThere(t *testing.T) {
 		t.Errorf("output:\n%s", b.String())
 	}
 }
+
+func TestDoctorChecksWhatGameCraftsVerifierNeeds(t *testing.T) {
+	const secret = "judge-key-doctor-must-not-print"
+	base := map[string]string{"git": "git", "node": "v20", "npm": "10", "python3": "Python 3.11"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	run := func(tools map[string]string, vars map[string]string, gc GameCraft) (Report, string) {
+		dir := fakeMachine(t, nil, tools)
+		rep := RunWith(context.Background(), fakeEnv(dir, vars, nil), nil, gc)
+		var b strings.Builder
+		rep.Write(&b)
+		return rep, b.String()
+	}
+	// Everything there: Godot 4.6, the replay tools, working namespaces, the key.
+	ok := with(map[string]string{"godot": "4.6.2.stable.official.71f334935", "Xvfb": "", "ffmpeg": "", "xdotool": "", "unshare": ""})
+	rep, out := run(ok, map[string]string{"GEMINI_API_KEY": secret}, GameCraft{Required: true, Judge: "gemini", JudgeKeyEnv: "GEMINI_API_KEY"})
+	if rep.Failed() || strings.Contains(out, secret) {
+		t.Fatalf("a complete GameCraft machine failed, or the key was printed:\n%s", out)
+	}
+	for _, want := range []string{"ok   godot 4", "4.6.2.stable", "ok   gamecraft: Xvfb", "ok   gamecraft: user+mount namespaces", "ok   gamecraft: judge key", "$GEMINI_API_KEY is set"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Debian's Godot 3, no Xvfb, namespaces refused, key unset: each a
+	// required failure with its fix.
+	bad := with(map[string]string{"godot": "3.5.2.stable", "ffmpeg": "", "xdotool": ""})
+	dir := fakeMachine(t, nil, bad)
+	os.WriteFile(filepath.Join(dir, "unshare"), []byte("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n"), 0o755)
+	rep = RunWith(context.Background(), fakeEnv(dir, nil, nil), nil, GameCraft{Required: true, JudgeKeyEnv: "GEMINI_API_KEY"})
+	var b strings.Builder
+	rep.Write(&b)
+	out = b.String()
+	for _, want := range []string{
+		"FAIL godot 4", "Godot 3.5, not 4", "fix: install Godot 4.6",
+		"FAIL gamecraft: Xvfb", "fix: apt-get install xvfb",
+		"FAIL gamecraft: user+mount namespaces", "refused", "fix: apt-get install util-linux",
+		"FAIL gamecraft: judge key", "$GEMINI_API_KEY is not set",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !rep.Failed() {
+		t.Error("missing GameCraft pieces must fail when a config runs GameCraft-Bench")
+	}
+	// A configured godot_bin that does not exist is named; the stub judge needs no key.
+	rep, out = run(ok, nil, GameCraft{Required: true, GodotBin: "/nowhere/godot", Judge: "stub"})
+	if !rep.Failed() || !strings.Contains(out, "/nowhere/godot (godot_bin) not found") || !strings.Contains(out, "ok   gamecraft: judge key") {
+		t.Errorf("godot_bin missing / stub judge:\n%s", out)
+	}
+}
