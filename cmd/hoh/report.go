@@ -22,6 +22,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	config := fs.String("config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
 	allowUnequal := fs.Bool("allow-unequal-tasks", false, "compare arms even when they cover different tasks (tables from --results; said under the table)")
 	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure (unless a later run's attempt came through clean), from every arm (needs --results run directories)")
+	pbCheckout := fs.String("programbench", "", "ProgramBench checkout: with --results holding programbench records, print upstream's aggregate over all its instances (a missing one counting 0) besides the one over the attempted ones")
 	strict := fs.Bool("strict", false, "with --results folders: a CSV file that is not a score file (listed on stderr with the reason) is an error")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
@@ -60,15 +61,22 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !*withoutReplaced {
-		return tables.Report(name, cfg, set, nil, *format, stdout)
+	if *withoutReplaced {
+		var dropped int
+		if set, dropped, err = withoutReplacedTrials(set, resultPaths); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "without replaced trials: %d task(s) with a replaced trial dropped from every arm of their configuration\n", dropped)
 	}
-	set, dropped, err := withoutReplacedTrials(set, resultPaths)
-	if err != nil {
+	if err := tables.Report(name, cfg, set, nil, *format, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "without replaced trials: %d task(s) with a replaced trial dropped from every arm of their configuration\n", dropped)
-	return tables.Report(name, cfg, set, nil, *format, stdout)
+	// The aggregates are text: under a text or markdown table, else on stderr.
+	w := stdout
+	if *format != "text" && *format != "markdown" {
+		w = stderr
+	}
+	return writeProgramBenchSummaries(w, set, *pbCheckout)
 }
 
 // withoutReplacedTrials drops every task that had a
