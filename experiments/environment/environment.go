@@ -44,6 +44,13 @@ type ContainerBenchmark interface {
 	ContainerImage(ctx context.Context, t benchmark.Task) (image, workdir string, err error)
 }
 
+// SpecDecorator is a ContainerBenchmark whose task environments are more
+// than one container: it adds sidecar services, an egress allowlist and the
+// like to the task container's spec (Harbor's DecorateSpec).
+type SpecDecorator interface {
+	DecorateSpec(ctx context.Context, t benchmark.Task, spec *docker.Spec) error
+}
+
 // Options configure Open. Only Provider is used for host tasks.
 type Options struct {
 	// Provider is the configured model endpoint, as reachable from the host.
@@ -172,12 +179,19 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	}
 	l := task.Limits
 	pathVar := strings.Join(append(pathDirs, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"), ":")
-	c, err := opts.Docker.Start(ctx, docker.Spec{
+	spec := docker.Spec{
 		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
 		AllowInternet: l.AllowInternet, Mounts: mounts, Relay: relay,
 		Env:    []string{"PATH=" + pathVar},
 		Labels: map[string]string{"hoh.task": task.ID, "hoh.trial": filepath.Base(abs)},
-	})
+	}
+	var c *docker.Environment
+	if d, ok := bench.(SpecDecorator); ok {
+		err = d.DecorateSpec(ctx, task, &spec)
+	}
+	if err == nil {
+		c, err = opts.Docker.Start(ctx, spec)
+	}
 	if err != nil {
 		if bridge != nil {
 			bridge.Close()

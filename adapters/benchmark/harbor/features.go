@@ -2,7 +2,6 @@ package harbor
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -43,12 +42,7 @@ func (l Loaded) Unsupported() []Refusal {
 		add(toml, fmt.Sprintf("[[steps]] (%d steps: %s)", len(f.Steps), strings.Join(names, ", ")),
 			"multi-step tasks are not defined by the paper: HoH's Planner/Developer/QA loop works on one instruction and one verifier per task, and hoh has no faithful mapping of steps, per-step verifiers and min_reward gates onto it")
 	}
-	for _, name := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"} {
-		p := filepath.Join(l.Task.Dir, "environment", name)
-		if _, err := os.Stat(p); err == nil {
-			add(p, "Compose environment", "hoh runs one container per task and does not start Compose services (sidecars), so the task's services would be missing")
-		}
-	}
+	out = append(out, l.composeRefusals()...)
 	sep := separateVerifier(f.Verifier)
 	for _, s := range f.Steps {
 		sep = sep || separateVerifier(s.Verifier)
@@ -68,12 +62,13 @@ func (l Loaded) Unsupported() []Refusal {
 	for _, s := range f.Steps {
 		nets = append(nets, net{"steps.agent", s.Agent.NetworkMode, s.Agent.AllowedHosts}, net{"steps.verifier", s.Verifier.NetworkMode, s.Verifier.AllowedHosts})
 	}
-	for _, n := range nets {
+	envHosts := strings.Join(f.Environment.AllowedHosts, ",")
+	for _, n := range nets[1:] {
 		switch {
-		case n.mode == "allowlist" || len(n.hosts) > 0:
-			add(toml, n.where+".network_mode = allowlist", "hoh has no egress proxy, so it cannot admit only the listed hosts ("+strings.Join(n.hosts, ", ")+"); it would be either open or closed")
-		case n.where != "environment" && n.mode != "" && n.mode != f.Environment.NetworkMode:
+		case n.mode != "" && n.mode != f.Environment.NetworkMode:
 			add(toml, n.where+".network_mode = "+n.mode, "hoh applies one network policy (environment's) to the whole trial; a different policy per phase is not run")
+		case len(n.hosts) > 0 && strings.Join(n.hosts, ",") != envHosts:
+			add(toml, n.where+".allowed_hosts", "hoh applies one allowlist (environment's) to the whole trial; a different list per phase is not run")
 		}
 	}
 	if f.Environment.TPU != nil {

@@ -79,10 +79,11 @@ func TestHarborExamplesLoadOrAreRefusedByName(t *testing.T) {
 	}
 	want := map[string]string{
 		"hello-multi-step-simple": "[[steps]] (2 steps: create-file, append-content)",
-		"hello-mcp":               "Compose environment",
+		"hello-mcp":               "",
 		"hello-world-bat":         "environment.os = windows",
 		"separate-implicit":       "verifier environment_mode = separate",
-		"e-allowlist":             "environment.network_mode = allowlist",
+		"e-allowlist":             "",
+		"e-a-diff":                "agent.network_mode = public",
 		"e-v-diff":                "verifier.network_mode = no-network",
 		"hello-world":             "",
 		"hello-healthcheck":       "",
@@ -163,7 +164,7 @@ name = "two"
 mystery = 3
 `)
 	os.MkdirAll(filepath.Join(dir, "environment"), 0o755)
-	os.WriteFile(filepath.Join(dir, "environment", "docker-compose.yaml"), []byte("services: {}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "environment", "docker-compose.yaml"), []byte("services:\n  db:\n    image: x\n    volumes: [\"/data\"]\n"), 0o644)
 	l, err = LoadTask("d", dir, "")
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ mystery = 3
 		features = append(features, r.Feature)
 	}
 	got := strings.Join(features, "; ")
-	for _, want := range []string{"[[steps]]", "Compose environment", "environment.tpu"} {
+	for _, want := range []string{"[[steps]]", "Compose attribute services.db.volumes", "environment.tpu"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("refusals %q lack %q", got, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,6 +45,12 @@ type Benchmark struct {
 	// Groups maps task id -> FrontierSWE group for gated datasets; nil
 	// means the shipped grouping (DefaultGroups).
 	Groups map[string]string
+	// RelayBinary is the static hoh-relay the egress proxy of an allowlist
+	// task uses; default the model relay's, else docker.FindRelayBinary.
+	RelayBinary string
+	// EgressDial, when set, is how the egress proxy connects to an allowed
+	// host (tests map names to loopback).
+	EgressDial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu     sync.Mutex
 	images map[string]string // task dir -> image id
@@ -125,8 +132,14 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 // docker_image is present locally: nothing can be pulled here, so a missing
 // one would fail only after planning.
 func (b *Benchmark) imageAvailable(ctx context.Context, l Loaded) error {
+	if b.Docker == nil || b.Docker.API == nil {
+		return nil
+	}
+	if err := b.composeImagesAvailable(ctx, l); err != nil {
+		return err
+	}
 	img := l.Task.Limits.Image
-	if img == "" || b.Docker == nil || b.Docker.API == nil {
+	if img == "" {
 		return nil
 	}
 	if _, err := b.Docker.API.ImageInspect(ctx, img); err != nil {
@@ -204,11 +217,15 @@ func (b *Benchmark) StartEnvironment(ctx context.Context, t benchmark.Task, dir 
 		return nil, err
 	}
 	l := t.Limits
-	return b.Docker.Start(ctx, docker.Spec{
+	spec := docker.Spec{
 		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
 		AllowInternet: l.AllowInternet, Workspace: dir, WorkspacePath: wp, Relay: relay,
 		Labels: map[string]string{"hoh.task": t.ID},
-	})
+	}
+	if err := b.DecorateSpec(ctx, t, &spec); err != nil {
+		return nil, err
+	}
+	return b.Docker.Start(ctx, spec)
 }
 
 // Evaluate runs the verifier in a fresh container holding the frozen

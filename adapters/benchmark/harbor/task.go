@@ -304,8 +304,8 @@ func LoadTask(dataset, dir, categoryKey string) (Loaded, error) {
 	if e.AllowInternet != nil {
 		lim.AllowInternet = *e.AllowInternet
 	}
-	if e.NetworkMode == "no-network" {
-		lim.AllowInternet = false
+	if e.NetworkMode == "no-network" || e.NetworkMode == "allowlist" || (e.NetworkMode == "" && len(e.AllowedHosts) > 0) {
+		lim.AllowInternet = false // an allowlist reaches its hosts through hoh's egress proxy only
 	}
 	if f.Agent.TimeoutSec != nil {
 		lim.AgentTimeout = seconds(float64(*f.Agent.TimeoutSec))
