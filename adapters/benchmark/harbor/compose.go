@@ -191,7 +191,7 @@ func (b *Benchmark) composeServices(ctx context.Context, t benchmark.Task) (*doc
 			}
 		}
 		sort.Strings(svc.Env)
-		svc.Healthcheck = healthConfig(s.HealthCheck)
+		svc.Healthcheck = composeHealthConfig(s.HealthCheck)
 		out.List = append(out.List, svc)
 	}
 	return out, nil
@@ -296,7 +296,7 @@ func (b *Benchmark) serviceImage(ctx context.Context, t benchmark.Task, s types.
 	return id, nil
 }
 
-func healthConfig(h *types.HealthCheckConfig) *container.HealthConfig {
+func composeHealthConfig(h *types.HealthCheckConfig) *container.HealthConfig {
 	if h == nil {
 		return nil
 	}
