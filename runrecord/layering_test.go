@@ -8,11 +8,12 @@ import (
 
 const module = "github.com/hoh-research/hoh/"
 
-// deps maps each package matching pattern to its transitive imports (test
-// files excluded: a test may read what it wrote with the analysis).
+// deps maps each package matching pattern, and each of its test binaries
+// (go list -test), to its transitive imports: a test that reads what
+// experiments wrote with the analysis belongs above both (cmd).
 func deps(t *testing.T, pattern string) map[string][]string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, pattern)
+	cmd := exec.Command("go", "list", "-test", "-f", `{{.ImportPath}}|{{join .Deps " "}}`, pattern)
 	cmd.Dir = ".." // the module root
 	out, err := cmd.Output()
 	if err != nil {
@@ -20,9 +21,8 @@ func deps(t *testing.T, pattern string) map[string][]string {
 	}
 	m := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 {
-			m[f[0]] = f[1:]
+		if pkg, ds, ok := strings.Cut(line, "|"); ok {
+			m[pkg] = strings.Fields(ds)
 		}
 	}
 	if len(m) == 0 {
@@ -31,19 +31,22 @@ func deps(t *testing.T, pattern string) map[string][]string {
 	return m
 }
 
-// The record is the layer below experiments and analysis: experiments must
-// not need analysis for its schema, and the record needs nothing of hoh.
+// The record is the layer below experiments and analysis: neither needs the
+// other for a schema (experiments writes through runrecord, the analysis
+// reads through it), tests included, and the record needs nothing of hoh.
 func TestLayering(t *testing.T) {
-	for pkg, ds := range deps(t, "./experiments/...") {
-		for _, d := range ds {
-			if strings.HasPrefix(d, module+"analysis/") {
-				t.Errorf("%s imports %s: experiments must not depend on analysis (shared schemas belong in runrecord)", pkg, d)
+	for _, l := range []struct{ from, to string }{{"experiments", "analysis"}, {"analysis", "experiments"}} {
+		for pkg, ds := range deps(t, "./"+l.from+"/...") {
+			for _, d := range ds {
+				if strings.HasPrefix(d, module+l.to+"/") {
+					t.Errorf("%s imports %s: %s must not depend on %s (shared records belong in runrecord)", pkg, d, l.from, l.to)
+				}
 			}
 		}
 	}
 	for pkg, ds := range deps(t, "./runrecord") {
 		for _, d := range ds {
-			if strings.HasPrefix(d, module) {
+			if strings.HasPrefix(d, module) && d != module+"runrecord" {
 				t.Errorf("%s imports %s: runrecord must stay below every other package", pkg, d)
 			}
 		}

@@ -238,3 +238,116 @@ func TestExtensionsRoundTrip(t *testing.T) {
 		t.Errorf("extensions.jsonl back: %+v, %v", got, err)
 	}
 }
+
+func TestContractsRoundTrip(t *testing.T) {
+	st := TrialLayout{Dir: t.TempDir()}.StageFiles(2, "qa")
+	ev := Evidence{Iteration: 2, CandidateDigest: "sha256:abc", QAStatus: "partial",
+		Verified: []Claim{{ClaimID: "C1", Claim: "title screen", Status: "verified",
+			ExecutionRecords: []ExecutionRecord{{Type: "command", Command: "./run", Observation: "shown"}}}},
+		Gaps:    []Claim{{ClaimID: "C2", Claim: "score", Status: "gap", RecommendedUpdate: "count points"}},
+		Handoff: Handoff{UpdateTargets: []string{"count points"}}, Notes: []string{"n"}}
+	if err := WriteJSON(st.Evidence(), ev); err != nil {
+		t.Fatal(err)
+	}
+	var back Evidence
+	if err := ReadJSON(st.Evidence(), &back); err != nil {
+		t.Fatal(err)
+	}
+	// Empty lists are written as [] (readers need not tell none from missing).
+	ev.Gaps[0].ExecutionRecords = []ExecutionRecord{}
+	ev.Handoff.PreservationConstraints, ev.Handoff.ValidationRequirements = []string{}, []string{}
+	if !reflect.DeepEqual(back, ev) {
+		t.Errorf("evidence.json:\n got %+v\nwant %+v", back, ev)
+	}
+	plan := Plan{Objective: "o", Tasks: []PlanTask{{ID: "T1", Description: "d"}}, Preserve: []string{"p"},
+		Acceptance: []Acceptance{{ID: "R1", Requirement: "r", Observation: "look"}}}
+	if err := WriteJSON(st.Plan(), plan); err != nil {
+		t.Fatal(err)
+	}
+	var pback Plan
+	if err := ReadJSON(st.Plan(), &pback); err != nil || !reflect.DeepEqual(pback, plan) {
+		t.Errorf("plan.json: %+v %v, wrote %+v", pback, err, plan)
+	}
+	if md := plan.Markdown(2); !strings.Contains(md, "D_2") || !strings.Contains(md, "- R1: r (observe: look)") {
+		t.Errorf("plan.md:\n%s", md)
+	}
+	rep := QAReport{Iteration: 2, QAStatus: "fail", GapRecords: []Claim{{ClaimID: "C2", Claim: "score"}},
+		PlannerHandoff: &Handoff{UpdateTargets: []string{"u"}}}
+	if err := WriteJSON(st.Report(), rep); err != nil {
+		t.Fatal(err)
+	}
+	var rback QAReport
+	if err := ReadJSON(st.Report(), &rback); err != nil || !reflect.DeepEqual(rback, rep) {
+		t.Errorf("report.json: %+v %v, wrote %+v", rback, err, rep)
+	}
+}
+
+func TestLockAndPlanRoundTrip(t *testing.T) {
+	run := RunLayout{Dir: t.TempDir()}
+	if _, err := ReadPlan(run.Dir); err == nil || !strings.Contains(err.Error(), "not a run directory") {
+		t.Errorf("a directory without plan.json: %v", err)
+	}
+	lock := Lock{Experiment: "e", ConfigDigest: "sha256:c", TaskDigests: map[string]string{"t": "d"},
+		Harnesses: map[string]string{"codex-x": "codex@1"}, HohVersion: "v", Keys: []string{"k1"}, Shard: "1/2"}
+	if err := WriteJSON(run.Lock(), lock); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := ReadLock(run.Dir); err != nil || !reflect.DeepEqual(back, lock) {
+		t.Errorf("lock.json: %+v %v, wrote %+v", back, err, lock)
+	}
+	plan := []PlannedTrial{{Key: "k1", Dir: "codex-x/hoh@2/t/rep-1", Config: "codex-x", Arm: "hoh@2",
+		Task: PlannedTask{Benchmark: "builtin", ID: "t", Family: "f"}, TaskDigest: "sha256:t", Rep: 1}}
+	if err := WriteJSON(run.Plan(), plan); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadPlan(run.Dir)
+	if err != nil || !reflect.DeepEqual(back, plan) {
+		t.Errorf("plan.json: %+v %v, wrote %+v", back, err, plan)
+	}
+	// A trial's state comes from its files: running once trial.json exists,
+	// done with a completed summary.
+	tl := run.Trial(plan[0].Dir)
+	if p := ReadTrialProgress(tl, "", false); p.State != StateRemaining {
+		t.Errorf("no files: %s", p.State)
+	}
+	if err := WriteJSON(tl.Spec(), plan[0].Spec()); err != nil {
+		t.Fatal(err)
+	}
+	if p := ReadTrialProgress(tl, "", false); p.State != StateRunning {
+		t.Errorf("trial.json only: %s", p.State)
+	}
+	if err := WriteJSON(tl.Summary(), Summary{Spec: plan[0].Spec(), Status: StatusCompleted, Usage: Usage{Total: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := ReadRunProgress(run.Dir)
+	if err != nil || len(rp.Trials) != 1 || rp.Trials[0].State != StateDone || rp.Trials[0].Usage.Total != 9 || rp.Lock.Experiment != "e" {
+		t.Errorf("run progress %+v %v", rp, err)
+	}
+}
+
+func TestProjectRecordsRoundTrip(t *testing.T) {
+	l := ProjectLayout{Project: t.TempDir()}
+	issues := []Issue{{ID: "I1", State: IssueReopened, Claim: "c", Key: "c", ClaimIDs: []string{"C1"}, Opened: 1,
+		GapLoops: []int{1, 3}, VerifiedLoops: []int{2}, ClosedLoops: []int{2}, ReopenedLoops: []int{3},
+		History: []Transition{{Loop: 1, To: IssueOpen, ClaimID: "C1", Evidence: "trial/iter-01/qa/evidence.json"}}}}
+	if err := WriteFile(l.IssuesJSONL(), IssuesJSONL(issues)); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadIssues(l.IssuesJSONL())
+	if err != nil || !reflect.DeepEqual(back, issues) {
+		t.Errorf("issues.jsonl: %+v %v, wrote %+v", back, err, issues)
+	}
+	if !back[0].Unresolved() || back[0].LastLoop() != 3 {
+		t.Errorf("issue %+v: unresolved %v, last loop %d", back[0], back[0].Unresolved(), back[0].LastLoop())
+	}
+	dyn := []LoopDynamics{{LoopIssues: LoopIssues{Loop: 1, New: 2, Unresolved: 2, Total: 2}, PlannerTokens: 10, DeveloperTokens: 20,
+		QATokens: 30, Tokens: 60, FilesChanged: 1, LinesAdded: 4, LinesDeleted: 1, QAStatus: "partial", BuildStatus: "pass",
+		Finished: time.Unix(1700000000, 0).UTC(), FailedRoles: "qa"}, {LoopIssues: LoopIssues{Loop: 2}}}
+	if err := WriteFile(l.Dynamics(), DynamicsCSV(dyn)); err != nil {
+		t.Fatal(err)
+	}
+	dback, err := ReadDynamics(l.Dynamics())
+	if err != nil || !reflect.DeepEqual(dback, dyn) {
+		t.Errorf("dynamics.csv: %+v %v, wrote %+v", dback, err, dyn)
+	}
+}

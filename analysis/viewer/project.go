@@ -1,13 +1,16 @@
 package viewer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/hoh-research/hoh/analysis/figures"
-	"github.com/hoh-research/hoh/experiments/project"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // projectPage is a multi-day project's page: its issue table, the
@@ -21,7 +24,7 @@ type projectPage struct {
 	Tokens                   int64
 	IssueCounts              []countView
 	Issues                   []issueView
-	Dynamics                 []project.LoopDynamics
+	Dynamics                 []runrecord.LoopDynamics
 	Chart, ChartCSV          string // the dynamics figure and its data
 	ChartNote                string
 	LoopLinks                []loopLink
@@ -30,13 +33,13 @@ type projectPage struct {
 }
 
 type issueView struct {
-	project.Issue
+	runrecord.Issue
 	Last    int
 	History []transitionView
 }
 
 type transitionView struct {
-	project.Transition
+	runrecord.Transition
 	Href string
 }
 
@@ -53,7 +56,7 @@ type loopLink struct {
 
 // isProject reports whether dir is an hoh project (hoh project init).
 func isProject(dir string) bool {
-	_, err := os.Stat(project.Layout{Project: dir}.Config())
+	_, err := os.Stat(runrecord.ProjectLayout{Project: dir}.Config())
 	return err == nil
 }
 
@@ -61,14 +64,30 @@ func isProject(dir string) bool {
 // the run directory, or a project's state directory (never the artifact).
 func siteRoot(dir string) string {
 	if isProject(dir) {
-		return project.Layout{Project: dir}.State()
+		return runrecord.ProjectLayout{Project: dir}.State()
 	}
 	return dir
 }
 
+// readProjectConfig reads what the report shows of hoh-project.yaml.
+func readProjectConfig(l runrecord.ProjectLayout) (*runrecord.ProjectConfig, error) {
+	data, err := os.ReadFile(l.Config())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not an hoh project (no %s; run hoh project init)", l.Project, l.Config())
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c runrecord.ProjectConfig
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Config(), err)
+	}
+	return &c, nil
+}
+
 func buildProject(dir string, opts Options) (*Result, error) {
-	l := project.Layout{Project: dir}
-	cfg, err := project.LoadConfig(dir)
+	l := runrecord.ProjectLayout{Project: dir}
+	cfg, err := readProjectConfig(l)
 	if err != nil {
 		return nil, err
 	}
@@ -78,17 +97,17 @@ func buildProject(dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	m := readManifest(report)
-	issues, err := project.ReadIssues(dir)
+	issues, err := runrecord.ReadIssues(l.IssuesJSONL())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.IssuesJSONL(), err)
 	}
-	dyn, err := project.ReadDynamics(l.Dynamics())
+	dyn, err := runrecord.ReadDynamics(l.Dynamics())
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("%s: %w", l.Dynamics(), err)
 	}
 	p := &projectPage{Title: cfg.Name, Assets: "assets/", Harness: cfg.Harness.Harness, Model: cfg.Harness.Provider.Model,
 		Spec: cfg.Spec, Dynamics: dyn, Loops: len(dyn), Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
-	if cfg.Harness.IsScripted() {
+	if cfg.IsScripted() {
 		p.Notice = "this project's model is the scripted test double: its loops are a plumbing check, not results"
 	}
 	if n := len(dyn); n > 0 {
@@ -140,7 +159,7 @@ func buildProject(dir string, opts Options) (*Result, error) {
 		if n := len(lr.Stages); n > 0 && lr.Stages[n-1].Role != "qa" {
 			p.InProgress = fmt.Sprintf("loop %d: %s committed", lr.Stages[n-1].Iteration, lr.Stages[n-1].Role)
 		}
-		byLoop := map[int]project.LoopDynamics{}
+		byLoop := map[int]runrecord.LoopDynamics{}
 		for _, d := range dyn {
 			byLoop[d.Loop] = d
 		}
@@ -174,7 +193,7 @@ func buildProject(dir string, opts Options) (*Result, error) {
 
 // drawDynamics draws hoh plot dynamics (the paper's Figure 1 style) as SVG
 // into report/figures.
-func drawDynamics(p *projectPage, name string, dyn []project.LoopDynamics, report string) {
+func drawDynamics(p *projectPage, name string, dyn []runrecord.LoopDynamics, report string) {
 	if len(dyn) == 0 {
 		return
 	}

@@ -16,16 +16,13 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/roles"
-	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
 // runRecords is what an experiment's run directory holds.
 type runRecords struct {
 	Dir          string
-	Lock         plan.Lock
+	Lock         runrecord.Lock
 	Trials       []trialEntry
 	Scores       []results.Row
 	Replacements []runrecord.Replacement
@@ -42,7 +39,7 @@ type trialEntry struct {
 }
 
 func readRun(dir string) (*runRecords, error) {
-	in, err := status.Inspect(dir)
+	in, err := runrecord.ReadRunProgress(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +140,12 @@ type loopRecords struct {
 // iterationRecords is one iteration (or project loop) t.
 type iterationRecords struct {
 	T            int
-	Plan         *roles.Plan
+	Plan         *runrecord.Plan
 	PlanPath     string // relative to the trial directory
 	PlanContext  []string
-	DevReport    *roles.DevReport
-	QAReport     *roles.QAReport
-	Evidence     *roles.Evidence
+	DevReport    *runrecord.DevReport
+	QAReport     *runrecord.QAReport
+	Evidence     *runrecord.Evidence
 	EvidencePath string
 	Checks       []benchmark.CheckResult
 	ChecksPath   string
@@ -275,7 +272,7 @@ func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff i
 	}
 	var err error
 	pdir, ddir, qdir := l.Stage(it.T, "planner"), l.Stage(it.T, "developer"), l.Stage(it.T, "qa")
-	if it.Plan, err = readJSONIf[roles.Plan](filepath.Join(pdir, "plan.json")); err != nil {
+	if it.Plan, err = readJSONIf[runrecord.Plan](filepath.Join(pdir, "plan.json")); err != nil {
 		return err
 	}
 	if it.Plan != nil {
@@ -285,14 +282,14 @@ func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff i
 	for _, c := range ctx {
 		it.PlanContext = append(it.PlanContext, rel(c))
 	}
-	if it.DevReport, err = readJSONIf[roles.DevReport](filepath.Join(ddir, "report.json")); err != nil {
+	if it.DevReport, err = readJSONIf[runrecord.DevReport](filepath.Join(ddir, "report.json")); err != nil {
 		return err
 	}
-	if it.QAReport, err = readJSONIf[roles.QAReport](filepath.Join(qdir, "report.json")); err != nil {
+	if it.QAReport, err = readJSONIf[runrecord.QAReport](filepath.Join(qdir, "report.json")); err != nil {
 		return err
 	}
 	evPath := filepath.Join(qdir, "evidence.json")
-	if it.Evidence, err = readJSONIf[roles.Evidence](evPath); err != nil {
+	if it.Evidence, err = readJSONIf[runrecord.Evidence](evPath); err != nil {
 		return err
 	}
 	if it.Evidence != nil {
@@ -409,7 +406,7 @@ func modTime(files ...string) time.Time {
 
 // readPlanDirs lists the trial directories of a run's plan.
 func readPlanDirs(dir string) ([]string, error) {
-	ts, err := status.ReadPlan(dir)
+	ts, err := runrecord.ReadPlan(dir)
 	if err != nil {
 		return nil, err
 	}

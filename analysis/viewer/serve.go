@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hoh-research/hoh/experiments/project"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Server serves a run directory's report and the run files the report
@@ -80,7 +80,7 @@ func ListenAddr(addr string) string {
 // recordFiles are the files whose change means the report is stale.
 func (s *Server) recordFiles() []string {
 	if s.root != s.dir { // a project: its state directory's records
-		l := project.Layout{Project: s.dir}
+		l := runrecord.ProjectLayout{Project: s.dir}
 		return append(trialFingerprintFiles(l.Trial()), l.Dynamics(), l.IssuesJSONL())
 	}
 	files := runFingerprintFiles(s.dir)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,9 +18,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -35,20 +33,20 @@ type synthOpts struct {
 }
 
 // writeSynthRun writes a run directory and returns its trials.
-func writeSynthRun(t testing.TB, dir string, o synthOpts) []plan.Trial {
+func writeSynthRun(t testing.TB, dir string, o synthOpts) []runrecord.PlannedTrial {
 	t.Helper()
-	var trials []plan.Trial
+	var trials []runrecord.PlannedTrial
 	for c, config := range o.Configs {
 		for a, arm := range o.Arms {
 			for k := 0; k < o.Tasks; k++ {
 				task := fmt.Sprintf("task-%04d", k)
 				key := fmt.Sprintf("%04x%04x%08x", c, a, k)
-				trials = append(trials, plan.Trial{Key: key, Dir: filepath.ToSlash(filepath.Join(config, arm, task, "rep-1")),
-					Config: config, Arm: arm, Task: benchmark.Task{Benchmark: "builtin", ID: task}, Rep: 1})
+				trials = append(trials, runrecord.PlannedTrial{Key: key, Dir: filepath.ToSlash(filepath.Join(config, arm, task, "rep-1")),
+					Config: config, Arm: arm, Task: runrecord.PlannedTask{Benchmark: "builtin", ID: task}, Rep: 1})
 			}
 		}
 	}
-	lock := plan.Lock{Experiment: "synthetic", ConfigDigest: "sha256:synthetic", HohVersion: "(test)",
+	lock := runrecord.Lock{Experiment: "synthetic", ConfigDigest: "sha256:synthetic", HohVersion: "(test)",
 		Notice: "synthetic records written by a test: not results"}
 	for _, tr := range trials {
 		lock.Keys = append(lock.Keys, tr.Key)
@@ -124,16 +122,15 @@ func must(t testing.TB, err error) {
 // synthScore is trial i's score at checkpoint s.
 func synthScore(i, s int) float64 { return float64((i*37+s*11)%100) + 0.5 }
 
-func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, shape string, o synthOpts) []results.Row {
+func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps, i int, shape string, o synthOpts) []results.Row {
 	l := runrecord.TrialLayout{Dir: tdir}
 	spec := tr.Spec()
 	must(t, writeJSON(l.Spec(), spec))
-	var repo *history.Repo
-	var err error
+	var repo *synthRepo
 	if o.History {
 		must(t, os.MkdirAll(l.Workspace(), 0o755))
-		repo, err = history.Open(l.GitDir(), l.Workspace())
-		must(t, err)
+		repo = &synthRepo{l.GitDir(), l.Workspace()}
+		must(t, repo.git("init", "--quiet"))
 		c, err := repo.Commit("A_0: initial workspace")
 		must(t, err)
 		must(t, repo.Tag("cp-0", c))
@@ -165,18 +162,18 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 			rec := runrecord.StageRecord{Iteration: s, Role: role, Invocations: []runrecord.Invocation{inv}, Finished: time.Unix(1700000000+int64(s), 0)}
 			switch role {
 			case "planner":
-				p := roles.Plan{Objective: fmt.Sprintf("make %s pass (iteration %d)", tr.Task.ID, s),
-					Tasks:      []roles.PlanTask{{ID: "T1", Description: "implement the tool"}},
+				p := runrecord.Plan{Objective: fmt.Sprintf("make %s pass (iteration %d)", tr.Task.ID, s),
+					Tasks:      []runrecord.PlanTask{{ID: "T1", Description: "implement the tool"}},
 					Preserve:   []string{"what was verified"},
-					Acceptance: []roles.Acceptance{{ID: "R1", Requirement: "prints 5 for 2 + 3", Observation: "run it"}}}
+					Acceptance: []runrecord.Acceptance{{ID: "R1", Requirement: "prints 5 for 2 + 3", Observation: "run it"}}}
 				if o.Hostile != "" {
 					p.Objective += " " + strings.ReplaceAll(o.Hostile, "MARK", "PLAN")
 				}
 				must(t, writeJSON(filepath.Join(sd, "plan.json"), p))
 				must(t, writeFile(filepath.Join(sd, "plan.md"), []byte(p.Markdown(s))))
 			case "developer":
-				must(t, writeJSON(filepath.Join(sd, "report.json"), roles.DevReport{Summary: "wrote tool.sh",
-					SelfTests: []roles.SelfTest{{Command: "./tool.sh", Outcome: "ok"}}}))
+				must(t, writeJSON(filepath.Join(sd, "report.json"), runrecord.DevReport{Summary: "wrote tool.sh",
+					SelfTests: []runrecord.SelfTest{{Command: "./tool.sh", Outcome: "ok"}}}))
 				if repo != nil {
 					content := fmt.Sprintf("#!/bin/sh\n# iteration %d\necho %d\n", s, s)
 					if o.Hostile != "" {
@@ -185,11 +182,11 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 					must(t, os.WriteFile(filepath.Join(l.Workspace(), "tool.sh"), []byte(content), 0o755))
 				}
 			case "qa":
-				ev := roles.Evidence{Iteration: s, CandidateDigest: "sha256:synthetic", QAStatus: "partial",
-					Verified: []roles.Claim{{ClaimID: "C1", Claim: "tool.sh prints 5", Status: "verified",
-						ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "./tool.sh", Observation: "5"}}}},
-					Gaps: []roles.Claim{{ClaimID: "C2", Claim: "division by zero is reported", Status: "gap",
-						ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "./tool.sh 1 / 0", Observation: "no message"}}}}}
+				ev := runrecord.Evidence{Iteration: s, CandidateDigest: "sha256:synthetic", QAStatus: "partial",
+					Verified: []runrecord.Claim{{ClaimID: "C1", Claim: "tool.sh prints 5", Status: "verified",
+						ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: "./tool.sh", Observation: "5"}}}},
+					Gaps: []runrecord.Claim{{ClaimID: "C2", Claim: "division by zero is reported", Status: "gap",
+						ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: "./tool.sh 1 / 0", Observation: "no message"}}}}}
 				must(t, writeJSON(filepath.Join(sd, "evidence.json"), ev))
 				must(t, writeJSON(filepath.Join(sd, "context", "runtime-checks.json"), []benchmark.CheckResult{
 					{Name: "syntax", Command: "sh -n tool.sh", Passed: true}}))
@@ -234,3 +231,33 @@ func writeSynthTrial(t testing.TB, tdir string, tr plan.Trial, steps, i int, sha
 // failure policy (trial.FailurePolicy) gave a trial whose role failed; the
 // viewer still shows such runs as failed.
 const oldProtocolFailure runrecord.Status = "protocol_failure"
+
+// synthRepo is a trial's history.git as the trial writes it (a commit per
+// stage, tag cp-t), made with git directly: the viewer reads it with git.
+type synthRepo struct{ gitDir, work string }
+
+func (r *synthRepo) git(args ...string) error {
+	cmd := exec.Command("git", append([]string{"-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
+	cmd.Dir = r.work
+	cmd.Env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.work, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=hoh", "GIT_AUTHOR_EMAIL=hoh@localhost", "GIT_COMMITTER_NAME=hoh", "GIT_COMMITTER_EMAIL=hoh@localhost")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %v: %v: %s", args, err, out)
+	}
+	return nil
+}
+
+// Commit commits the whole workspace and returns the commit.
+func (r *synthRepo) Commit(msg string) (string, error) {
+	if err := r.git("add", "--all", "--force", "."); err != nil {
+		return "", err
+	}
+	if err := r.git("commit", "--quiet", "--allow-empty", "--no-verify", "-m", msg); err != nil {
+		return "", err
+	}
+	out, err := exec.Command("git", "--git-dir", r.gitDir, "rev-parse", "HEAD").Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// Tag points name at commit.
+func (r *synthRepo) Tag(name, commit string) error { return r.git("tag", "--force", name, commit) }

@@ -14,7 +14,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -76,15 +75,15 @@ type roleTokens struct {
 type iterationView struct {
 	T, ReusedFrom                 int
 	Anchor, StartedFrom           string
-	Plan                          *roles.Plan
+	Plan                          *runrecord.Plan
 	PlanHref                      string
 	PlanContext                   []fileLink
-	Dev                           *roles.DevReport
+	Dev                           *runrecord.DevReport
 	Diff                          diffView
 	Checks                        []benchmark.CheckResult
 	ChecksHref                    string
 	ChecksPassed                  int
-	Evidence                      *roles.Evidence
+	Evidence                      *runrecord.Evidence
 	EvidenceHref                  string
 	Verified, Gaps                []claimView
 	Stages                        []stageView
@@ -102,7 +101,7 @@ type claimView struct {
 }
 
 type execView struct {
-	roles.ExecutionRecord
+	runrecord.ExecutionRecord
 	Media, MediaHref string // "image" when the record points at a frame kept in the trial
 }
 
@@ -359,7 +358,7 @@ var imageExt = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif"
 // claims resolves each execution record's path to a file kept in the
 // trial directory (the QA candidate copy or the trial itself), so media
 // frames can be shown.
-func claims(cs []roles.Claim, trialDir string, it iterationRecords, link func(string, string) fileLink) []claimView {
+func claims(cs []runrecord.Claim, trialDir string, it iterationRecords, link func(string, string) fileLink) []claimView {
 	var out []claimView
 	for _, c := range cs {
 		cv := claimView{ID: c.ClaimID, Text: c.Claim, Status: c.Status, PlayerImpact: c.PlayerImpact, RecommendedUpdate: c.RecommendedUpdate}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -300,8 +299,8 @@ func TestEvidenceFramesStayInsideTheTrial(t *testing.T) {
 	outside := filepath.Join(filepath.Dir(dir), "outside.png")
 	must(t, os.WriteFile(outside, []byte("x"), 0o644))
 	defer os.Remove(outside)
-	ev := roles.Evidence{Iteration: 1, QAStatus: "pass", Verified: []roles.Claim{{ClaimID: "C1", Claim: "title screen", Status: "verified",
-		ExecutionRecords: []roles.ExecutionRecord{
+	ev := runrecord.Evidence{Iteration: 1, QAStatus: "pass", Verified: []runrecord.Claim{{ClaimID: "C1", Claim: "title screen", Status: "verified",
+		ExecutionRecords: []runrecord.ExecutionRecord{
 			{Type: "screenshot", Path: "shots/title.png", Observation: "title shown"},
 			{Type: "screenshot", Path: "../../../../../../outside.png", Observation: "escape"},
 			{Type: "screenshot", Path: outside, Observation: "absolute"}}}}}

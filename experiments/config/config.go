@@ -27,11 +27,12 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/conditions"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // ScriptedProvider is the provider name that makes hoh start the scripted
 // test-double provider instead of talking to a model.
-const ScriptedProvider = "scripted"
+const ScriptedProvider = runrecord.ScriptedProvider
 
 // ScriptedNotice is printed and recorded wherever a scripted run reports.
 const ScriptedNotice = "the model is the scripted test double (" + scripted.Marker + "): scores are a plumbing check, not results"

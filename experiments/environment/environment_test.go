@@ -23,7 +23,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
@@ -323,11 +322,11 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 	if s.Usage.Total == 0 || s.Usage.Total != srv.TotalUsage().Total {
 		t.Errorf("ledger %d tokens, provider served %d", s.Usage.Total, srv.TotalUsage().Total)
 	}
-	set, err := results.Load(filepath.Join(env.TrialDir, "scores.csv"))
-	if err != nil || len(set.Rows) != 1 {
-		t.Fatalf("scores.csv: %v %+v", err, set)
+	rows, err := runrecord.ReadScores(filepath.Join(env.TrialDir, "scores.csv"))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("scores.csv: %v %+v", err, rows)
 	}
-	if r := set.Rows[0]; r.Metric != "reward" || r.Value != 1 || r.Checkpoint != 1 || r.Task != task.ID || r.Tokens <= 0 {
+	if r := rows[0]; r.Metric != "reward" || r.Value != 1 || r.Checkpoint != 1 || r.Task != task.ID || r.Tokens <= 0 {
 		t.Fatalf("score row %+v", r)
 	}
 	for _, role := range []string{"planner", "developer", "qa"} {

@@ -293,25 +293,9 @@ func (p *Plan) Select(s Shard) []Trial {
 	return out
 }
 
-// Lock pins what a run directory was started with (lock.json).
-type Lock struct {
-	Experiment   string `json:"experiment"`
-	ConfigDigest string `json:"config_digest"`
-	// Config is what ConfigDigest covers, so a refusal can say what changed.
-	Config json.RawMessage `json:"config,omitempty"`
-	// Endpoints are the base URLs by label; a changed host or port alone
-	// does not block a resume.
-	Endpoints   map[string]string `json:"endpoints,omitempty"`
-	TaskDigests map[string]string `json:"task_digests"`
-	Harnesses   map[string]string `json:"harness_versions"`  // label -> kind@version
-	Arms        map[string]string `json:"arms,omitempty"`    // label/series -> arm run, e.g. hoh@3
-	Scripts     map[string]string `json:"scripts,omitempty"` // label -> script digest
-	HohVersion  string            `json:"hoh_version"`
-	Keys        []string          `json:"plan_keys"` // every trial of the full plan
-	Shard       string            `json:"shard,omitempty"`
-	Shards      []string          `json:"merged_shards,omitempty"`
-	Notice      string            `json:"notice,omitempty"`
-}
+// Lock pins what a run directory was started with (lock.json,
+// runrecord.Lock).
+type Lock = runrecord.Lock
 
 func newLock(e *config.Experiment, p *Plan) (Lock, error) {
 	l := Lock{Experiment: e.Name, ConfigDigest: e.Digest(), Config: e.Canonical(), TaskDigests: map[string]string{},
@@ -579,8 +563,4 @@ func ArmChanges(old, cur Lock) (raised, lowered []string) {
 }
 
 // ReadLock reads a run directory's lock.
-func ReadLock(out string) (Lock, error) {
-	var l Lock
-	err := runrecord.ReadJSON(runrecord.RunLayout{Dir: out}.Lock(), &l)
-	return l, err
-}
+func ReadLock(out string) (Lock, error) { return runrecord.ReadLock(out) }

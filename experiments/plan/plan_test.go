@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // buildFrom writes a config (beside a one-entry provider script s.yaml),
@@ -198,5 +199,33 @@ func TestHohVersionNamesTheRevisionEvenWithoutVCSStamping(t *testing.T) {
 	v := HohVersion()
 	if !strings.Contains(v, strings.TrimSpace(string(out))) {
 		t.Fatalf("hoh_version %q does not name the revision %s", v, out)
+	}
+}
+
+// plan.json and lock.json as the runner writes them (plan.Trial, Lock) are
+// what their readers in runrecord (hoh status, the viewer) decode.
+func TestPlanFilesReadBackThroughRunrecord(t *testing.T) {
+	p := load(t, "[vanilla, hoh@3]")
+	run := runrecord.RunLayout{Dir: t.TempDir()}
+	if err := runrecord.WriteJSON(run.Plan(), p.Trials); err != nil {
+		t.Fatal(err)
+	}
+	if err := runrecord.WriteJSON(run.Lock(), p.Lock); err != nil {
+		t.Fatal(err)
+	}
+	read, err := runrecord.ReadPlan(run.Dir)
+	if err != nil || len(read) != len(p.Trials) {
+		t.Fatalf("plan.json: %d trials back (%v), wrote %d", len(read), err, len(p.Trials))
+	}
+	for i, w := range p.Trials {
+		g := read[i]
+		if g.Spec() != w.Spec() || g.Dir != w.Dir || g.TaskDigest != w.TaskDigest || g.Task.Family != w.Task.Family ||
+			g.Task.Group != w.Task.Group || g.Task.Category != w.Task.Category || g.Task.Name != w.Task.Name {
+			t.Errorf("trial %d: read %+v, wrote %+v", i, g, w)
+		}
+	}
+	lock, err := runrecord.ReadLock(run.Dir)
+	if err != nil || lock.ConfigDigest != p.Lock.ConfigDigest || strings.Join(lock.Keys, ",") != strings.Join(p.Lock.Keys, ",") {
+		t.Errorf("lock.json: %+v %v, wrote %+v", lock, err, p.Lock)
 	}
 }

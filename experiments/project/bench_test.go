@@ -30,7 +30,7 @@ func BenchmarkProjectLoop(b *testing.B) {
 	if err := newTestProject(dir, nil); err != nil {
 		b.Fatal(err)
 	}
-	l := Layout{dir}
+	l := Layout{Project: dir}
 	state0, git0 := dirSize(l.State()), dirSize(l.GitDir())-dirSize(l.State())
 	h := &fakeHarness{sched: schedule(max(b.N, 70))}
 	b.ResetTimer()

@@ -71,12 +71,12 @@ func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 		t.Fatalf("run: %+v", res)
 	}
 	checkSchedule(t, dir, sched, loops)
-	t.Logf("state: %d bytes per loop", dirSize(Layout{dir}.State())/loops)
+	t.Logf("state: %d bytes per loop", dirSize(Layout{Project: dir}.State())/loops)
 	// Tokens per role are what the provider served: one request for the
 	// Planner and the QA Tester, two for the Developer (a tool call, then
 	// the reply), each at the script's default usage.
 	per := scripted.DefaultUsage.Input + scripted.DefaultUsage.Output
-	dyn, err := ReadDynamics(Layout{dir}.Dynamics())
+	dyn, err := ReadDynamics(Layout{Project: dir}.Dynamics())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package project
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -11,68 +10,32 @@ import (
 	"unicode"
 
 	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
-// Issue states.
+// Issue states (runrecord).
 const (
-	Open     = "open"
-	Closed   = "closed"
-	Reopened = "reopened"
+	Open     = runrecord.IssueOpen
+	Closed   = runrecord.IssueClosed
+	Reopened = runrecord.IssueReopened
 )
 
-// Transition is one change of an issue's state.
-type Transition struct {
-	Loop     int    `json:"loop"`
-	From     string `json:"from,omitempty"` // "" when the issue was opened
-	To       string `json:"to"`
-	ClaimID  string `json:"claim_id"`
-	Evidence string `json:"evidence"` // evidence bundle, relative to the state directory
-}
+// The issue table's and dynamics' rows are records of the project's state
+// directory (runrecord).
+type (
+	Transition   = runrecord.Transition
+	Issue        = runrecord.Issue
+	LoopIssues   = runrecord.LoopIssues
+	LoopDynamics = runrecord.LoopDynamics
+)
 
-// Issue is one row of the issue table. Everything in it is derived from the
-// evidence bundles; see BuildIssues for the rule.
-type Issue struct {
-	ID       string   `json:"id"`
-	State    string   `json:"state"`
-	Claim    string   `json:"claim"` // text of the gap that opened it
-	Key      string   `json:"normalised_claim"`
-	ClaimIDs []string `json:"claim_ids"`
-	Opened   int      `json:"loop_opened"`
-	// PreviouslyVerified lists loops in which the claim was verified before
-	// it was ever a gap (a regression of behaviour that was never an issue).
-	PreviouslyVerified []int        `json:"previously_verified,omitempty"`
-	GapLoops           []int        `json:"gap_loops"`
-	VerifiedLoops      []int        `json:"verified_loops"`
-	ClosedLoops        []int        `json:"closed_loops"`
-	ReopenedLoops      []int        `json:"reopened_loops"`
-	Recommended        string       `json:"recommended_update,omitempty"` // from the latest gap record
-	PlayerImpact       string       `json:"player_impact,omitempty"`
-	History            []Transition `json:"history"`
-}
-
-// LastLoop is the last loop whose evidence mentioned the issue.
-func (i Issue) LastLoop() int {
-	n := i.Opened
-	for _, ls := range [][]int{i.GapLoops, i.VerifiedLoops} {
-		if len(ls) > 0 {
-			n = max(n, ls[len(ls)-1])
-		}
-	}
-	return n
-}
-
-// Unresolved reports whether the issue is open or reopened.
-func (i Issue) Unresolved() bool { return i.State != Closed }
-
-// LoopIssues counts what loop t did to the table.
-type LoopIssues struct {
-	Loop       int `json:"loop"`
-	New        int `json:"new"`
-	Closed     int `json:"closed"`
-	Reopened   int `json:"reopened"`
-	Unresolved int `json:"unresolved"` // open or reopened at the end of the loop
-	Total      int `json:"total"`      // issues recorded so far
-}
+// Their codecs, defined with the rows.
+var (
+	IssuesJSONL     = runrecord.IssuesJSONL
+	DynamicsCSV     = runrecord.DynamicsCSV
+	ReadDynamics    = runrecord.ReadDynamics
+	DynamicsColumns = runrecord.DynamicsColumns
+)
 
 // Bundle is the evidence of one loop: nil Evidence when the loop has no QA
 // evidence (not reached, or the QA stage failed its contract).
@@ -413,17 +376,6 @@ func IssuesCSV(issues []Issue) []byte {
 			joinInts(is.ClosedLoops), joinInts(is.ReopenedLoops), joinInts(is.PreviouslyVerified), is.Recommended})
 	}
 	w.Flush()
-	return buf.Bytes()
-}
-
-// IssuesJSONL writes one issue per line, history included.
-func IssuesJSONL(issues []Issue) []byte {
-	var buf bytes.Buffer
-	for _, is := range issues {
-		line, _ := json.Marshal(is)
-		buf.Write(line)
-		buf.WriteByte('\n')
-	}
 	return buf.Bytes()
 }
 

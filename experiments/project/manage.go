@@ -37,7 +37,7 @@ type Status struct {
 // ReadStatus summarises the project from its records.
 func ReadStatus(project string) (*Status, error) {
 	project, _ = filepath.Abs(project)
-	l := Layout{project}
+	l := Layout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func Rollback(project string, n int) error {
 	if err != nil {
 		return err
 	}
-	l := Layout{project}
+	l := Layout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func Rollback(project string, n int) error {
 // and what was repaired (issues closed).
 func Report(project string) (string, error) {
 	project, _ = filepath.Abs(project)
-	l := Layout{project}
+	l := Layout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return "", err
@@ -312,7 +312,7 @@ func Report(project string) (string, error) {
 // reopened to follow the table. repo may be "" (gh's default repository).
 func PushGitHub(project, repo string) ([]string, error) {
 	project, _ = filepath.Abs(project)
-	l := Layout{project}
+	l := Layout{Project: project}
 	gh, err := exec.LookPath("gh")
 	if err != nil {
 		return nil, errors.New("the gh CLI is not installed (https://cli.github.com); pushing issues is optional")

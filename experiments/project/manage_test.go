@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func claim(id, text string) roles.Claim { return roles.Claim{ClaimID: id, Claim: text} }
@@ -46,7 +49,7 @@ func TestBuildIssuesMatchingRule(t *testing.T) {
 	if b.ID != "I-002" || b.Opened != 3 || b.State != Open || !reflect.DeepEqual(b.PreviouslyVerified, []int{1}) {
 		t.Errorf("I-002 %+v", b)
 	}
-	want := []LoopIssues{{1, 1, 0, 0, 1, 1}, {2, 0, 1, 0, 0, 1}, {3, 1, 0, 1, 2, 2}, {4, 0, 0, 0, 2, 2}, {5, 0, 0, 0, 2, 2}}
+	want := []LoopIssues{{Loop: 1, New: 1, Closed: 0, Reopened: 0, Unresolved: 1, Total: 1}, {Loop: 2, New: 0, Closed: 1, Reopened: 0, Unresolved: 0, Total: 1}, {Loop: 3, New: 1, Closed: 0, Reopened: 1, Unresolved: 2, Total: 2}, {Loop: 4, New: 0, Closed: 0, Reopened: 0, Unresolved: 2, Total: 2}, {Loop: 5, New: 0, Closed: 0, Reopened: 0, Unresolved: 2, Total: 2}}
 	if !reflect.DeepEqual(counts, want) {
 		t.Errorf("counts %+v, want %+v", counts, want)
 	}
@@ -84,13 +87,13 @@ func TestStopConditions(t *testing.T) {
 		r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 10}, Harness: &fakeHarness{sched: sched},
 			AfterLoop: func(l int) {
 				if l == 2 {
-					os.WriteFile(Layout{dir}.StopFile(), nil, 0o644)
+					os.WriteFile(Layout{Project: dir}.StopFile(), nil, 0o644)
 				}
 			}})
 		if err != nil || r.Loops != 2 || r.Reason != StopFile {
 			t.Fatalf("%+v %v", r, err)
 		}
-		if _, err := os.Stat(Layout{dir}.StopFile()); !os.IsNotExist(err) {
+		if _, err := os.Stat(Layout{Project: dir}.StopFile()); !os.IsNotExist(err) {
 			t.Fatal("the stop file must be consumed")
 		}
 	})
@@ -144,8 +147,8 @@ func TestInfrastructureFailuresAreReplaced(t *testing.T) {
 		t.Fatalf("%d replacements recorded, want 2: %+v", n, evs)
 	}
 	// The budget counts the replaced attempts' tokens; the dynamics do not.
-	st, _ := stages(Layout{dir})
-	if spent, err := spentTokens(Layout{dir}, st); err != nil || spent != 5*660+2*50 {
+	st, _ := stages(Layout{Project: dir})
+	if spent, err := spentTokens(Layout{Project: dir}, st); err != nil || spent != 5*660+2*50 {
 		t.Fatalf("spent %d tokens (%v), want %d", spent, err, 5*660+2*50)
 	}
 	// A failure that persists beyond the retries stops the run with an error;
@@ -187,7 +190,7 @@ func TestChangedHarnessIsRefusedUnlessForced(t *testing.T) {
 		t.Fatalf("the forced change is not recorded: %+v", evs)
 	}
 	// A second runner on the same project is refused.
-	unlock, err := lock(Layout{dir})
+	unlock, err := lock(Layout{Project: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +314,11 @@ func TestRoleFailureIsRecordedAndTheProjectGoesOn(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 	checkSchedule(t, dir, sched, 4)
-	dyn, _ := ReadDynamics(Layout{dir}.Dynamics())
+	dyn, _ := ReadDynamics(Layout{Project: dir}.Dynamics())
 	if dyn[1].FailedRoles != "" || dyn[2].FailedRoles != "planner" || dyn[3].FailedRoles != "planner" {
 		t.Fatalf("failed roles per loop: %q %q %q", dyn[1].FailedRoles, dyn[2].FailedRoles, dyn[3].FailedRoles)
 	}
-	st, _ := stages(Layout{dir})
+	st, _ := stages(Layout{Project: dir})
 	if dev := find(st, 4, "developer"); dev == nil || dev.PlanFrom != 2 {
 		t.Fatalf("the Developer of loop 4 must work from D_2: %+v", dev)
 	}
@@ -329,4 +332,26 @@ func (b *badPlanner) Run(ctx context.Context, inv harness.Invocation) (harness.R
 		res.FinalMessage = "no JSON today"
 	}
 	return res, err
+}
+
+// hoh-project.yaml as Init writes it is what the viewer's reader type
+// (runrecord.ProjectConfig) decodes.
+func TestProjectConfigReadsBackThroughRunrecord(t *testing.T) {
+	dir := fakeProject(t)
+	c, err := LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(Layout{Project: dir}.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r runrecord.ProjectConfig
+	if err := yaml.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Name != c.Name || r.Spec != c.Spec || r.Harness.Harness != c.Harness.Harness ||
+		r.Harness.Provider.Model != c.Harness.Provider.Model || r.IsScripted() != c.Harness.IsScripted() || r.Name == "" {
+		t.Errorf("hoh-project.yaml read as %+v, written %+v", r, c)
+	}
 }

@@ -58,26 +58,10 @@ import (
 )
 
 // StateDirName is the state directory, relative to the project.
-const StateDirName = ".git/hoh"
+const StateDirName = runrecord.ProjectStateDir
 
-// Layout names the files of a project.
-type Layout struct{ Project string }
-
-func (l Layout) State() string       { return filepath.Join(l.Project, StateDirName) }
-func (l Layout) Config() string      { return filepath.Join(l.State(), "hoh-project.yaml") }
-func (l Layout) Identity() string    { return filepath.Join(l.State(), "identity.json") }
-func (l Layout) Runs() string        { return filepath.Join(l.State(), "runs.jsonl") }
-func (l Layout) Lock() string        { return filepath.Join(l.State(), "lock") }
-func (l Layout) StopFile() string    { return filepath.Join(l.State(), "STOP") }
-func (l Layout) Trial() string       { return filepath.Join(l.State(), "trial") }
-func (l Layout) IssuesJSONL() string { return filepath.Join(l.State(), "issues.jsonl") }
-func (l Layout) IssuesCSV() string   { return filepath.Join(l.State(), "issues.csv") }
-func (l Layout) IssuesMD() string    { return filepath.Join(l.State(), "issues.md") }
-func (l Layout) Dynamics() string    { return filepath.Join(l.State(), "dynamics.csv") }
-func (l Layout) Reports() string     { return filepath.Join(l.State(), "reports") }
-func (l Layout) Rollbacks() string   { return filepath.Join(l.State(), "rollbacks") }
-func (l Layout) GitHub() string      { return filepath.Join(l.State(), "github.json") }
-func (l Layout) GitDir() string      { return filepath.Join(l.Project, ".git") }
+// Layout names the files of a project (runrecord.ProjectLayout).
+type Layout = runrecord.ProjectLayout
 
 // Check is one public runtime check the QA Tester is shown (a build, a smoke
 // run); a check named "build" (or, without one, all checks) gives the
@@ -182,7 +166,7 @@ type Event struct {
 
 // LoadConfig reads <project>/.git/hoh/hoh-project.yaml.
 func LoadConfig(project string) (*Config, error) {
-	l := Layout{project}
+	l := Layout{Project: project}
 	data, err := os.ReadFile(l.Config())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s is not an hoh project (no %s; run hoh project init)", project, l.Config())
@@ -234,7 +218,7 @@ func Init(o InitOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Layout{project}
+	l := Layout{Project: project}
 	if _, err := os.Stat(l.Config()); err == nil {
 		return nil, fmt.Errorf("%s is already an hoh project (%s)", project, l.Config())
 	}
@@ -329,7 +313,7 @@ func appendEvent(l Layout, e Event) error {
 // ReadEvents reads runs.jsonl.
 func ReadEvents(project string) ([]Event, error) {
 	var evs []Event
-	_, err := runrecord.ReadLines(Layout{project}.Runs(), func(b []byte) error {
+	_, err := runrecord.ReadLines(Layout{Project: project}.Runs(), func(b []byte) error {
 		var e Event
 		if err := json.Unmarshal(b, &e); err != nil {
 			return err

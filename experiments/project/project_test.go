@@ -27,7 +27,7 @@ func runFake(t *testing.T, dir string, loops int, h *fakeHarness) *Result {
 // checkSchedule asserts that the table and dynamics equal the schedule.
 func checkSchedule(t *testing.T, dir string, sched []schedIssue, loops int) {
 	t.Helper()
-	dyn, err := ReadDynamics(Layout{dir}.Dynamics())
+	dyn, err := ReadDynamics(Layout{Project: dir}.Dynamics())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,8 @@ func sameTables(t *testing.T, a, b string) {
 	if !reflect.DeepEqual(ia, ib) {
 		t.Errorf("issue tables differ:\n%s\nvs\n%s", issueSummary(ia), issueSummary(ib))
 	}
-	da, _ := ReadDynamics(Layout{a}.Dynamics())
-	db, _ := ReadDynamics(Layout{b}.Dynamics())
+	da, _ := ReadDynamics(Layout{Project: a}.Dynamics())
+	db, _ := ReadDynamics(Layout{Project: b}.Dynamics())
 	for _, d := range [][]LoopDynamics{da, db} {
 		for i := range d {
 			d[i].Finished = time.Time{}

@@ -79,7 +79,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Layout{project}
+	l := Layout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return nil, err

@@ -1,16 +1,11 @@
 package project
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/experiments/history"
@@ -97,29 +92,6 @@ func bundles(l Layout, n int) ([]Bundle, error) {
 	}
 	return out, nil
 }
-
-// LoopDynamics is one row of dynamics.csv.
-type LoopDynamics struct {
-	LoopIssues
-	PlannerTokens   int64     `json:"planner_tokens"`
-	DeveloperTokens int64     `json:"developer_tokens"`
-	QATokens        int64     `json:"qa_tokens"`
-	Tokens          int64     `json:"cumulative_tokens"`
-	FilesChanged    int       `json:"files_changed"`
-	LinesAdded      int       `json:"lines_added"`
-	LinesDeleted    int       `json:"lines_deleted"`
-	QAStatus        string    `json:"qa_status"`
-	BuildStatus     string    `json:"build_status"`
-	Finished        time.Time `json:"finished"`
-	// FailedRoles names the roles of the loop that failed after their
-	// contract retries ("planner+qa"); the loop went on (trial.FailurePolicy).
-	FailedRoles string `json:"failed_roles,omitempty"`
-}
-
-// DynamicsColumns is the header of dynamics.csv.
-var DynamicsColumns = []string{"loop", "new", "closed", "reopened", "unresolved", "total_issues",
-	"planner_tokens", "developer_tokens", "qa_tokens", "cumulative_tokens",
-	"files_changed", "lines_added", "lines_deleted", "qa_status", "build_status", "finished", "failed_roles"}
 
 func roleTokens(s *runrecord.StageRecord) int64 {
 	if s == nil {
@@ -245,76 +217,6 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 	return issues, dyn, nil
 }
 
-// DynamicsCSV renders dynamics rows.
-func DynamicsCSV(rows []LoopDynamics) []byte {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(DynamicsColumns)
-	i := strconv.Itoa
-	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	for _, d := range rows {
-		fin := ""
-		if !d.Finished.IsZero() {
-			fin = d.Finished.UTC().Format(time.RFC3339)
-		}
-		_ = w.Write([]string{i(d.Loop), i(d.New), i(d.Closed), i(d.Reopened), i(d.Unresolved), i(d.Total),
-			i64(d.PlannerTokens), i64(d.DeveloperTokens), i64(d.QATokens), i64(d.Tokens),
-			i(d.FilesChanged), i(d.LinesAdded), i(d.LinesDeleted), d.QAStatus, d.BuildStatus, fin, d.FailedRoles})
-	}
-	w.Flush()
-	return buf.Bytes()
-}
-
-// ReadDynamics reads a dynamics.csv.
-func ReadDynamics(path string) ([]LoopDynamics, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 || len(recs[0]) != len(DynamicsColumns) {
-		return nil, fmt.Errorf("%s: header is not %v", path, DynamicsColumns)
-	}
-	var out []LoopDynamics
-	for n, r := range recs[1:] {
-		var d LoopDynamics
-		ints := []*int{&d.Loop, &d.New, &d.Closed, &d.Reopened, &d.Unresolved, &d.Total}
-		for k, p := range ints {
-			v, err := strconv.Atoi(r[k])
-			if err != nil {
-				return nil, fmt.Errorf("%s line %d: %s: %w", path, n+2, DynamicsColumns[k], err)
-			}
-			*p = v
-		}
-		i64s := []*int64{&d.PlannerTokens, &d.DeveloperTokens, &d.QATokens, &d.Tokens}
-		for k, p := range i64s {
-			v, err := strconv.ParseInt(r[6+k], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s line %d: %s: %w", path, n+2, DynamicsColumns[6+k], err)
-			}
-			*p = v
-		}
-		for k, p := range []*int{&d.FilesChanged, &d.LinesAdded, &d.LinesDeleted} {
-			v, err := strconv.Atoi(r[10+k])
-			if err != nil {
-				return nil, fmt.Errorf("%s line %d: %s: %w", path, n+2, DynamicsColumns[10+k], err)
-			}
-			*p = v
-		}
-		d.QAStatus, d.BuildStatus, d.FailedRoles = r[13], r[14], r[16]
-		if r[15] != "" {
-			if d.Finished, err = time.Parse(time.RFC3339, r[15]); err != nil {
-				return nil, fmt.Errorf("%s line %d: finished: %w", path, n+2, err)
-			}
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
 // writeDerived rewrites the issue table exports and dynamics.csv.
 func writeDerived(l Layout, c *Config) error {
 	issues, dyn, err := derive(l)
@@ -335,14 +237,5 @@ func writeDerived(l Layout, c *Config) error {
 
 // ReadIssues reads the issue table (issues.jsonl).
 func ReadIssues(project string) ([]Issue, error) {
-	var out []Issue
-	_, err := runrecord.ReadLines(Layout{project}.IssuesJSONL(), func(b []byte) error {
-		var is Issue
-		if err := json.Unmarshal(b, &is); err != nil {
-			return err
-		}
-		out = append(out, is)
-		return nil
-	})
-	return out, err
+	return runrecord.ReadIssues(Layout{Project: project}.IssuesJSONL())
 }

@@ -5,68 +5,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
-// Plan is the development document D_t.
-type Plan struct {
-	Objective  string       `json:"objective"`
-	Tasks      []PlanTask   `json:"tasks"`
-	Preserve   []string     `json:"preserve"`
-	Acceptance []Acceptance `json:"acceptance"`
-}
-
-type PlanTask struct {
-	ID          string `json:"id"`
-	Description string `json:"description"`
-}
-
-type Acceptance struct {
-	ID          string `json:"id"`
-	Requirement string `json:"requirement"`
-	Observation string `json:"observation"`
-}
-
-// DevReport is what the Developer (and Vanilla) returns besides the artifact.
-type DevReport struct {
-	Summary   string     `json:"summary"`
-	SelfTests []SelfTest `json:"self_tests"`
-}
-
-type SelfTest struct {
-	Command string `json:"command"`
-	Outcome string `json:"outcome"`
-}
-
-// QAReport is the QA Tester's claim-evidence report (paper Listing 1).
-type QAReport struct {
-	Iteration       int      `json:"iteration"`
-	QAStatus        string   `json:"qa_status"`
-	VerifiedRecords []Claim  `json:"verified_records"`
-	GapRecords      []Claim  `json:"gap_records"`
-	PlannerHandoff  *Handoff `json:"planner_handoff,omitempty"`
-}
-
-type Claim struct {
-	ClaimID           string            `json:"claim_id"`
-	Claim             string            `json:"claim"`
-	ExecutionRecords  []ExecutionRecord `json:"execution_records"`
-	Status            string            `json:"status"`
-	PlayerImpact      string            `json:"player_impact,omitempty"`
-	RecommendedUpdate string            `json:"recommended_update,omitempty"`
-}
-
-type ExecutionRecord struct {
-	Type        string `json:"type"`
-	Command     string `json:"command,omitempty"`
-	Path        string `json:"path,omitempty"`
-	Observation string `json:"observation"`
-}
-
-type Handoff struct {
-	PreservationConstraints []string `json:"preservation_constraints"`
-	UpdateTargets           []string `json:"update_targets"`
-	ValidationRequirements  []string `json:"validation_requirements"`
-}
+// The contracts' types are the records a trial writes (runrecord); the
+// aliases keep the roles' spelling.
+type (
+	Plan            = runrecord.Plan
+	PlanTask        = runrecord.PlanTask
+	Acceptance      = runrecord.Acceptance
+	DevReport       = runrecord.DevReport
+	SelfTest        = runrecord.SelfTest
+	QAReport        = runrecord.QAReport
+	Claim           = runrecord.Claim
+	ExecutionRecord = runrecord.ExecutionRecord
+	Handoff         = runrecord.Handoff
+	Evidence        = runrecord.Evidence
+)
 
 // ExtractJSON finds the answer in a final message: the last complete JSON
 // object (a draft before the final object is not the answer). Inside
@@ -205,29 +161,4 @@ func ParseQAReport(msg string) (QAReport, []string) {
 	check("verified_records", r.VerifiedRecords)
 	check("gap_records", r.GapRecords)
 	return r, errs
-}
-
-// Render writes a plan as Markdown for the Developer and QA Tester.
-func (p Plan) Markdown(iteration int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Development document D_%d\n\n## Objective\n%s\n\n## Tasks\n", iteration, p.Objective)
-	for _, t := range p.Tasks {
-		fmt.Fprintf(&b, "- %s: %s\n", t.ID, t.Description)
-	}
-	b.WriteString("\n## Functionality to preserve\n")
-	if len(p.Preserve) == 0 {
-		b.WriteString("- (none yet)\n")
-	}
-	for _, s := range p.Preserve {
-		fmt.Fprintf(&b, "- %s\n", s)
-	}
-	b.WriteString("\n## Acceptance requirements\n")
-	for _, a := range p.Acceptance {
-		fmt.Fprintf(&b, "- %s: %s", a.ID, a.Requirement)
-		if a.Observation != "" {
-			fmt.Fprintf(&b, " (observe: %s)", a.Observation)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
 }

@@ -1,23 +1,9 @@
 package roles
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
-
-// Evidence is the normalised evidence bundle E_t (paper Eq. 4-6): a disjoint
-// partition of claims into verified and gap records, bound to one candidate
-// digest, plus the planner handoff derived from them.
-type Evidence struct {
-	Iteration       int      `json:"iteration"`
-	CandidateDigest string   `json:"candidate_digest"`
-	QAStatus        string   `json:"qa_status"`
-	Verified        []Claim  `json:"verified_records"`
-	Gaps            []Claim  `json:"gap_records"`
-	Handoff         Handoff  `json:"planner_handoff"`
-	Notes           []string `json:"normalisation_notes,omitempty"`
-}
 
 // Normalise turns a QA report into E_t deterministically:
 //   - a "verified" claim without an execution record carrying an observation
@@ -114,43 +100,4 @@ func hasObservation(c Claim) bool {
 		}
 	}
 	return false
-}
-
-// Summary is the one-line categorised description used in prompt indexes.
-func (e Evidence) Summary() string {
-	return fmt.Sprintf("QA status %s for candidate %s: %d verified claims, %d gaps", e.QAStatus, short(e.CandidateDigest), len(e.Verified), len(e.Gaps))
-}
-
-func short(d string) string {
-	if len(d) > 19 {
-		return d[:19]
-	}
-	return d
-}
-
-// MarshalJSON writes empty lists as [] rather than null, as report.json
-// does, so readers of E_t need not tell "none" from "missing".
-func (e Evidence) MarshalJSON() ([]byte, error) {
-	type plain Evidence
-	out := plain(e)
-	out.Verified = claimsOrEmpty(out.Verified)
-	out.Gaps = claimsOrEmpty(out.Gaps)
-	h := &out.Handoff
-	for _, l := range []*[]string{&h.PreservationConstraints, &h.UpdateTargets, &h.ValidationRequirements} {
-		if *l == nil {
-			*l = []string{}
-		}
-	}
-	return json.Marshal(out)
-}
-
-func claimsOrEmpty(cs []Claim) []Claim {
-	out := make([]Claim, 0, len(cs))
-	for _, c := range cs {
-		if c.ExecutionRecords == nil {
-			c.ExecutionRecords = []ExecutionRecord{}
-		}
-		out = append(out, c)
-	}
-	return out
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -132,18 +131,18 @@ func TestHarborSmokeRunsInDocker(t *testing.T) {
 			}
 		}
 	}
-	set, err := results.Load(filepath.Join(out, "scores.csv"))
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	arms := map[string]float64{}
-	for _, r := range set.Rows {
+	for _, r := range rows {
 		if r.Metric == "reward" {
 			arms[r.Condition] = r.Value
 		}
 	}
-	if len(set.Rows) != 2 || len(arms) != 2 {
-		t.Fatalf("scores.csv: want one reward row per condition, got %+v", set.Rows)
+	if len(rows) != 2 || len(arms) != 2 {
+		t.Fatalf("scores.csv: want one reward row per condition, got %+v", rows)
 	}
 	for arm, v := range arms {
 		if v != 1 {

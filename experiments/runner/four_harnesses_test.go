@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	relaylog "github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -65,9 +64,9 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 	}
 	checkDatabases(t, out)
 	testenv.AssertNoSecret(t, scriptedKeyValue, out)
-	set, err := results.Load(filepath.Join(out, "scores.csv"))
-	if err != nil || len(set.Rows) != 8 {
-		t.Fatalf("scores.csv: %v, %d rows (want 4 CLIs x 2 checkpoints)", err, len(set.Rows))
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
+	if err != nil || len(rows) != 8 {
+		t.Fatalf("scores.csv: %v, %d rows (want 4 CLIs x 2 checkpoints)", err, len(rows))
 	}
 }
 

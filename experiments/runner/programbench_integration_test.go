@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark/programbench"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/runrecord"
@@ -60,12 +59,12 @@ func TestProgramBenchSmokeRunsInDocker(t *testing.T) {
 		t.Fatalf("%d outcomes, want vanilla and hoh@1", len(res.Outcomes))
 	}
 
-	set, err := results.Load(filepath.Join(out, "scores.csv"))
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	passRate := map[string]float64{} // by trial key
-	for _, r := range set.Rows {
+	for _, r := range rows {
 		if r.Metric == "pass_rate" {
 			if _, dup := passRate[r.Source]; dup {
 				t.Errorf("scores.csv: two pass_rate rows of trial %s", r.Source)
@@ -74,7 +73,7 @@ func TestProgramBenchSmokeRunsInDocker(t *testing.T) {
 		}
 	}
 	if len(passRate) != 2 {
-		t.Fatalf("scores.csv: want one pass_rate row per trial, got %+v", set.Rows)
+		t.Fatalf("scores.csv: want one pass_rate row per trial, got %+v", rows)
 	}
 
 	// An evaluator of our own (same image, same hidden tests) re-scores the

@@ -1,9 +1,12 @@
 package runner
 
 // hoh view on a container run: the report of the Harbor smoke run, walked
-// in a real browser (Debian chromium through chromedp).
+// in a real browser (Debian chromium through chromedp). The report is built
+// by the hoh binary, as a user builds it: experiments does not import the
+// analysis, even in tests.
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,10 +15,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hoh-research/hoh/analysis/results"
-	"github.com/hoh-research/hoh/analysis/viewer"
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -24,11 +26,8 @@ import (
 // the grid against scores.csv and the HoH trial's D_1 and evaluation panel.
 func walkReport(t *testing.T, out string) {
 	t.Helper()
-	res, err := viewer.Build(out, viewer.Options{})
-	if err != nil {
-		t.Fatalf("hoh view: %v", err)
-	}
-	rows, err := results.ReadFile(filepath.Join(out, "scores.csv"))
+	index := hohView(t, out)
+	rows, err := runrecord.ReadScores(runrecord.RunLayout{Dir: out}.Scores())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func walkReport(t *testing.T, out string) {
 		}
 	}
 	ctx := browserenv.New(t, 2*time.Minute)
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+res.Index), chromedp.WaitVisible(chromedp.CSS("#results-grid"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+index), chromedp.WaitVisible(chromedp.CSS("#results-grid"))); err != nil {
 		t.Fatal(err)
 	}
 	type cell struct{ Key, V string }
@@ -74,4 +73,25 @@ func walkReport(t *testing.T, out string) {
 			t.Errorf("HoH@1 trial page: objective %q (plan.json %q), evaluation %q, developer card %q", objective, plan.Objective, eval, diff)
 		}
 	}
+}
+
+// hohView builds the hoh binary, runs `hoh view out` and returns the report
+// index it wrote.
+func hohView(t *testing.T, out string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hoh")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/hoh")
+	build.Dir = testenv.RepoRoot(t)
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/hoh: %v\n%s", err, msg)
+	}
+	msg, err := exec.Command(bin, "view", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("hoh view %s: %v\n%s", out, err, msg)
+	}
+	index, _, ok := strings.Cut(strings.TrimPrefix(string(msg), "wrote "), " (")
+	if !ok || !strings.HasPrefix(string(msg), "wrote ") {
+		t.Fatalf("hoh view %s printed %q, want \"wrote <index> (...)\"", out, msg)
+	}
+	return index
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -200,9 +199,9 @@ func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 		t.Errorf("planner 2 prompt lacks the evidence index:\n%s", p)
 	}
 	// Scores are in the record format, with cumulative tokens growing per checkpoint.
-	set, err := results.Load(filepath.Join(dir, "scores.csv"))
-	if err != nil || len(set.Rows) != 3 {
-		t.Fatalf("scores: %v %+v", err, set)
+	rows, err := runrecord.ReadScores(filepath.Join(dir, "scores.csv"))
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("scores: %v %+v", err, rows)
 	}
 	var want int64
 	for i, c := range h.calls {
@@ -211,7 +210,7 @@ func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 		}
 		want += c.usage.Input + c.usage.Output
 	}
-	if got := set.Rows[2].Tokens; int64(got) != want {
+	if got := rows[2].Tokens; int64(got) != want {
 		t.Errorf("HoH@3 cumulative tokens %v, want %d", got, want)
 	}
 	if s.Usage.Total != sumTotal(h) {
@@ -487,15 +486,15 @@ func TestVanillaExtendedToContinuationResumesItsSession(t *testing.T) {
 	if len(h.calls) != 3 || h.calls[1].inv.Session != "session-1" || h.calls[2].inv.Session != "session-1" {
 		t.Fatalf("passes 2 and 3 must resume the Vanilla session, got %d calls", len(h.calls))
 	}
-	set, err := results.Load(filepath.Join(dir, "scores.csv"))
+	rows, err := runrecord.ReadScores(filepath.Join(dir, "scores.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var arms []string
-	for _, r := range set.Rows {
+	for _, r := range rows {
 		arms = append(arms, r.Arm().String())
 	}
-	if strings.Join(arms, ",") != "vanilla,vanilla-continuation@2,vanilla-continuation@3" || set.Rows[1].Tokens <= set.Rows[0].Tokens {
+	if strings.Join(arms, ",") != "vanilla,vanilla-continuation@2,vanilla-continuation@3" || rows[1].Tokens <= rows[0].Tokens {
 		t.Fatalf("rows %v: pass 1 is the Vanilla row, passes 2..3 continue it (cumulative tokens)", arms)
 	}
 	if len(s.Checkpoints) != 3 {

@@ -1,8 +1,6 @@
 package status
 
 import (
-	"os"
-
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/runrecord"
@@ -36,13 +34,7 @@ func Inspect(out string) (*Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	budget := map[string]string{}
-	lines, _ := runrecord.ReadTrialLines(runrecord.RunLayout{Dir: out}.Trials())
-	for _, l := range lines {
-		if l.State == runrecord.StateBudget {
-			budget[l.Key] = l.Reason
-		}
-	}
+	budget := runrecord.BudgetReasons(runrecord.RunLayout{Dir: out})
 	in := &Inspection{Dir: out, Lock: lock, Runner: ReadRunner(out)}
 	for _, t := range ts {
 		in.Trials = append(in.Trials, inspectTrial(out, t, budget))
@@ -51,31 +43,9 @@ func Inspect(out string) (*Inspection, error) {
 }
 
 func inspectTrial(out string, t plan.Trial, budget map[string]string) TrialState {
-	st := TrialState{Trial: t, State: runrecord.StateRemaining}
-	l := runrecord.RunLayout{Dir: out}.Trial(t.Dir)
-	var s runrecord.Summary
-	if err := runrecord.ReadJSON(l.Summary(), &s); err == nil {
-		o := OutcomeOf(t, &s)
-		st.State, st.Status, st.Reason, st.Usage = o.State, o.Status, o.Reason, o.Usage
-		return st
-	} else if !os.IsNotExist(err) {
-		st.State, st.Reason = runrecord.StateFailed, err.Error()
-		return st
-	}
-	var f runrecord.Failure
-	if err := runrecord.ReadJSON(l.RunnerFailure(), &f); err == nil {
-		st.State, st.Reason = runrecord.StateFailed, f.Reason
-	} else if _, err := os.Stat(l.Spec()); err == nil {
-		st.State = runrecord.StateRunning
-	} else if r, ok := budget[t.Key]; ok {
-		st.State, st.Reason = runrecord.StateBudget, r
-	}
-	u, err := runrecord.LedgerUsage(l.Usage())
-	if err != nil && st.State != runrecord.StateFailed {
-		st.State, st.Reason = runrecord.StateFailed, err.Error()
-	}
-	st.Usage = u
-	return st
+	reason, ok := budget[t.Key]
+	p := runrecord.ReadTrialProgress(runrecord.RunLayout{Dir: out}.Trial(t.Dir), reason, ok)
+	return TrialState{Trial: t, State: p.State, Status: p.Status, Reason: p.Reason, Usage: p.Usage}
 }
 
 // Group is one configuration x condition row of a status report.

@@ -4,9 +4,6 @@
 package status
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/runrecord"
@@ -25,21 +22,11 @@ type Outcome struct {
 
 // OutcomeOf is the outcome of a trial that wrote its summary.
 func OutcomeOf(t plan.Trial, s *runrecord.Summary) Outcome {
-	o := Outcome{Trial: t, State: runrecord.StateDone, Status: s.Status, Reason: s.Reason, Usage: s.Usage}
-	if s.Status != runrecord.StatusCompleted {
-		o.State = runrecord.StateFailed
-	}
-	return o
+	return Outcome{Trial: t, State: runrecord.SummaryState(s), Status: s.Status, Reason: s.Reason, Usage: s.Usage}
 }
 
 // ReadPlan reads a run directory's plan.json.
 func ReadPlan(out string) ([]plan.Trial, error) {
 	var ts []plan.Trial
-	if err := runrecord.ReadJSON(runrecord.RunLayout{Dir: out}.Plan(), &ts); err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s is not a run directory (no plan.json)", out)
-		}
-		return nil, err
-	}
-	return ts, nil
+	return ts, runrecord.ReadPlanInto(out, &ts)
 }

@@ -1,4 +1,7 @@
-package viewer
+package main
+
+// hoh view of a project run through the REAL Codex CLI: here, above both
+// experiments (which writes the project) and analysis (which reads it).
 
 import (
 	"context"
@@ -17,11 +20,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/analysis/viewer"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/project"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // projectScript is the scripted provider's script (the provider is a TEST
@@ -31,9 +35,9 @@ import (
 // "help"; loop 2 verifies "version"; loop 3 finds "version" broken again
 // and verifies "help".
 func projectScript() scripted.Script {
-	claim := func(id, text, status string) roles.Claim {
-		return roles.Claim{ClaimID: id, Claim: text, Status: status,
-			ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "sh app.sh --" + id, Observation: status}}}
+	claim := func(id, text, status string) runrecord.Claim {
+		return runrecord.Claim{ClaimID: id, Claim: text, Status: status,
+			ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: "sh app.sh --" + id, Observation: status}}}
 	}
 	s := scripted.Script{Entries: []scripted.Entry{
 		{Name: "planner", Match: `Role: Project Planner \(project loop \d+\)`, Repeat: true, Steps: []scripted.Step{{Say: `{"objective":"grow app.sh","tasks":[{"id":"T1","description":"extend app.sh"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"app.sh runs","observation":"sh app.sh"}]}`}}},
@@ -42,16 +46,16 @@ func projectScript() scripted.Script {
 	}}
 	for loop := 1; loop <= 3; loop++ {
 		version, help := claim("version", "app.sh --version prints the version", "gap"), claim("help", "app.sh --help prints usage", "gap")
-		r := roles.QAReport{Iteration: loop, QAStatus: "partial"}
+		r := runrecord.QAReport{Iteration: loop, QAStatus: "partial"}
 		switch loop {
 		case 1:
-			r.GapRecords = []roles.Claim{version, help}
+			r.GapRecords = []runrecord.Claim{version, help}
 		case 2:
 			version.Status = "verified"
-			r.VerifiedRecords, r.GapRecords = []roles.Claim{version}, []roles.Claim{help}
+			r.VerifiedRecords, r.GapRecords = []runrecord.Claim{version}, []runrecord.Claim{help}
 		default:
 			help.Status = "verified"
-			r.VerifiedRecords, r.GapRecords = []roles.Claim{help}, []roles.Claim{version}
+			r.VerifiedRecords, r.GapRecords = []runrecord.Claim{help}, []runrecord.Claim{version}
 		}
 		b, _ := json.Marshal(r)
 		s.Entries = append(s.Entries, scripted.Entry{Name: fmt.Sprintf("qa-%d", loop), Match: fmt.Sprintf(`Role: QA Tester \(project loop %d\)`, loop),
@@ -67,14 +71,14 @@ func runTestProject(t *testing.T) string {
 	bin := testenv.CLI(t, "codex")
 	root := t.TempDir()
 	dir := filepath.Join(root, "app")
-	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "app.sh"), []byte("#!/bin/sh\necho app\n"), 0o755))
+	mustOK(t, os.MkdirAll(dir, 0o755))
+	mustOK(t, os.WriteFile(filepath.Join(dir, "app.sh"), []byte("#!/bin/sh\necho app\n"), 0o755))
 	spec := filepath.Join(root, "SPEC.md")
-	must(t, os.WriteFile(spec, []byte("# App\n\napp.sh with --version and --help.\n"), 0o644))
+	mustOK(t, os.WriteFile(spec, []byte("# App\n\napp.sh with --version and --help.\n"), 0o644))
 	script, err := yaml.Marshal(projectScript())
-	must(t, err)
+	mustOK(t, err)
 	scriptPath := filepath.Join(root, "script.yaml")
-	must(t, os.WriteFile(scriptPath, script, 0o644))
+	mustOK(t, os.WriteFile(scriptPath, script, 0o644))
 	c := project.Config{Checks: []project.Check{{Name: "build", Command: "sh -n app.sh"}}}
 	c.Harness.Harness, c.Harness.Binary = "codex", bin
 	c.Harness.Provider.Name, c.Harness.Provider.Model, c.Harness.Provider.API = "scripted", "scripted-model", "responses"
@@ -93,11 +97,11 @@ func runTestProject(t *testing.T) string {
 
 func TestProjectReportInABrowser(t *testing.T) {
 	dir := runTestProject(t)
-	res, err := Build(dir, testOpts(t))
+	res, err := viewer.Build(dir, viewProjectOpts(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(project.Layout{Project: dir}.State(), ReportDir, "index.html")
+	want := filepath.Join(project.Layout{Project: dir}.State(), viewer.ReportDir, "index.html")
 	if res.Index != want || res.Trials != 3 {
 		t.Fatalf("project report %s with %d loop pages, want %s and 3", res.Index, res.Trials, want)
 	}
@@ -107,7 +111,7 @@ func TestProjectReportInABrowser(t *testing.T) {
 	}
 	// Served: the report and the evidence it links; never the artifact's
 	// files or the repository.
-	srv, err := NewServer(dir, testOpts(t), time.Hour)
+	srv, err := viewer.NewServer(dir, viewProjectOpts(t), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,8 +175,8 @@ func TestProjectReportInABrowser(t *testing.T) {
 	}
 	if d := os.Getenv("HOH_VIEW_SCREENSHOTS"); d != "" {
 		buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(d, "view-project.png"), buf, 0o644))
+		mustOK(t, err)
+		mustOK(t, os.WriteFile(filepath.Join(d, "view-project.png"), buf, 0o644))
 	}
 	// Loop 2's page: its D_2 and the verified "version" claim.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#loop-table a[href="loops/loop-02.html"]`)), chromedp.WaitVisible(chromedp.CSS("#t2"))); err != nil {
@@ -190,7 +194,19 @@ func TestProjectReportInABrowser(t *testing.T) {
 	}
 	if os.Getenv("HOH_VIEW_SCREENSHOTS") != "" {
 		buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(os.Getenv("HOH_VIEW_SCREENSHOTS"), "view-project-loop.png"), buf, 0o644))
+		mustOK(t, err)
+		mustOK(t, os.WriteFile(filepath.Join(os.Getenv("HOH_VIEW_SCREENSHOTS"), "view-project-loop.png"), buf, 0o644))
+	}
+}
+
+func viewProjectOpts(t testing.TB) viewer.Options {
+	return viewer.Options{TableConfigDir: filepath.Join(testenv.RepoRoot(t), "configs", "paper"),
+		Now: func() time.Time { return time.Unix(1700000000, 0) }}
+}
+
+func mustOK(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
