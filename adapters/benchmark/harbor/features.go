@@ -40,7 +40,7 @@ func (l Loaded) Unsupported() []Refusal {
 			names[i] = s.Name
 		}
 		add(toml, fmt.Sprintf("[[steps]] (%d steps: %s)", len(f.Steps), strings.Join(names, ", ")),
-			"multi-step tasks are not defined by the paper: HoH's Planner/Developer/QA loop works on one instruction and one verifier per task, and hoh has no faithful mapping of steps, per-step verifiers and min_reward gates onto it")
+			"multi-step tasks are not defined by the paper: HoH's Planner/Developer/QA loop (every condition but vanilla) works on one instruction and one verifier per task, and hoh has no faithful mapping of steps, per-step verifiers and min_reward gates onto it; vanilla does not run them yet either (Harbor runs the steps in order in one environment, each with its own instruction, workdir upload, agent timeout, verifier and min_reward gate)")
 	}
 	out = append(out, l.composeRefusals()...)
 	sep := separateVerifier(f.Verifier)
