@@ -21,6 +21,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -123,6 +124,20 @@ func TestHarborSmokeRunsInDocker(t *testing.T) {
 		ws := filepath.Join(out, o.Trial.Dir, "workspace")
 		if got, _ := os.ReadFile(filepath.Join(ws, "seed.txt")); string(got) != "seed\n" {
 			t.Errorf("%s: A_0 from the image's /app missing: seed.txt = %q", o.Trial.Dir, got)
+		}
+		// The agent in the container reached the provider through hoh's
+		// relay, which logged every response for its attempt: all served
+		// tokens are the ledger's (no attempt was replaced or killed).
+		l := runrecord.RunLayout{Dir: out}.Trial(o.Trial.Dir)
+		lines, relayed, err := served.Read(l.Served())
+		ledger, lerr := runrecord.LedgerUsage(l.Usage())
+		if err != nil || lerr != nil || relayed.Total == 0 || relayed.Total != ledger.Total || relayed.Total != o.Usage.Total {
+			t.Errorf("%s: relay logged %d tokens (%v), ledger %d (%v), outcome %d", o.Trial.Dir, relayed.Total, err, ledger.Total, lerr, o.Usage.Total)
+		}
+		for _, sl := range lines {
+			if !strings.HasPrefix(sl.Attempt, "iter-01/") {
+				t.Errorf("%s: a served response names no attempt: %+v", o.Trial.Dir, sl)
+			}
 		}
 		if o.Trial.Arm == "hoh@1" {
 			// Only inside the container is /app the trial workspace.
