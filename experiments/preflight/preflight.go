@@ -22,8 +22,10 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/served"
 )
 
 // Prompt is the preflight turn. It carries scripted.PreflightMarker so the
@@ -120,6 +122,18 @@ type Target struct {
 	Provider harness.Provider // BaseURL as the trials see it
 	Env      []string         // KEY=VALUE the trials get (the provider key)
 	Secrets  []string
+	// Reach is the endpoint the host connects to first; default
+	// Provider.BaseURL (which, in a container, is the in-container relay).
+	Reach string
+	// Exec runs the CLI where the trials run it (a task container); nil:
+	// the host.
+	Exec sandbox.Executor
+	// Dir holds the turn's working and state directories; it must be at
+	// the same path for Exec (default: beside the logs).
+	Dir string
+	// ServedLog is hoh's relay log of the turn's traffic: when set, the
+	// turn passes only if the relay saw the model answer it.
+	ServedLog string
 }
 
 // Failure is why one configuration cannot run.
@@ -160,15 +174,23 @@ func Run(ctx context.Context, dir string, targets []Target) error {
 }
 
 func check(ctx context.Context, dir string, t Target) string {
-	if err := Reach(ctx, t.Provider.BaseURL); err != nil {
+	reach := t.Reach
+	if reach == "" {
+		reach = t.Provider.BaseURL
+	}
+	if err := Reach(ctx, reach); err != nil {
 		return err.Error()
 	}
 	// State beside the logs, as a trial's is (not under /tmp, where Codex
 	// refuses to place its helpers); deleted since it may hold the key.
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	stateRoot := dir
+	if t.Dir != "" {
+		stateRoot = t.Dir
+	}
+	if err := os.MkdirAll(stateRoot, 0o755); err != nil {
 		return err.Error()
 	}
-	tmp, err := os.MkdirTemp(dir, ".state-"+t.Label+"-")
+	tmp, err := os.MkdirTemp(stateRoot, ".state-"+t.Label+"-")
 	if err != nil {
 		return err.Error()
 	}
@@ -181,19 +203,40 @@ func check(ctx context.Context, dir string, t Target) string {
 	os.RemoveAll(logDir) // a previous run's preflight
 	inv := harness.Invocation{Role: harness.RolePlanner, Access: harness.AccessReadOnly, Prompt: Prompt,
 		WorkDir: work, StateDir: filepath.Join(tmp, "state"), LogDir: logDir,
-		WallTimeout: Timeout, IdleTimeout: Timeout, Env: t.Env, Secrets: t.Secrets}
+		WallTimeout: Timeout, IdleTimeout: Timeout, Env: t.Env, Secrets: t.Secrets, Exec: t.Exec}
+	started := time.Now().UTC()
 	res, err := t.Harness.Run(ctx, inv)
 	if err != nil {
 		return fmt.Sprintf("%s could not be started: %v", t.Harness.Name(), err)
 	}
 	where := fmt.Sprintf(" (%s %s at %s; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
+	if t.Exec != nil {
+		where = fmt.Sprintf(" (%s %s at %s inside the task container; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
+	}
 	switch {
 	case res.Outcome != harness.OutcomeCompleted:
 		return fmt.Sprintf("one trivial turn ended as %s: %s%s", res.Outcome, firstLine(res.Evidence), where)
 	case res.Usage.Total == 0 && strings.TrimSpace(res.FinalMessage) == "":
 		return "the CLI exited without any model answer (no tokens, no message)" + where
+	case t.ServedLog != "" && !answered(t.ServedLog, started):
+		return "the CLI reported an answer, but hoh's relay saw none" + where
 	}
 	return ""
+}
+
+// answered reports whether the relay logged a successful response since
+// the turn started.
+func answered(log string, since time.Time) bool {
+	lines, _, err := served.Read(log)
+	if err != nil {
+		return false
+	}
+	for _, l := range lines {
+		if !l.Time.Before(since) && l.Status >= 200 && l.Status < 300 {
+			return true
+		}
+	}
+	return false
 }
 
 // Reach opens a TCP connection to the host of baseURL.

@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -263,4 +265,54 @@ func TestDockerRunUnwindsOnSIGINT(t *testing.T) {
 		t.Fatalf("no outcomes to summarise: %+v", res)
 	}
 	assertRunRemoved(t, c, res.DockerRun)
+}
+
+// The preflight of a container benchmark runs the CLI in the task
+// container, with the config hoh generates for it there, through the relay:
+// the smoke task passes it, and a task image in which the CLI cannot start
+// (though it does on the host) stops the run before any trial.
+func TestPreflightRunsInTheTaskContainer(t *testing.T) {
+	c := dockerPrereqs(t)
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "harbor-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Output = filepath.Join(t.TempDir(), "run")
+	e.Conditions = []string{"vanilla"}
+	var log strings.Builder
+	res, err := Run(context.Background(), e, Options{Out: &log, Preflight: true})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	assertRunRemoved(t, c, res.DockerRun)
+	label := e.Configs[0].Label
+	pre := runrecord.RunLayout{Dir: e.Output}.Preflight()
+	lines, _, err := served.Read(filepath.Join(pre, label+"-"+served.File))
+	if err != nil || len(lines) == 0 || lines[0].Status != 200 {
+		t.Errorf("the relay logged no answer to the preflight turn: %+v %v", lines, err)
+	}
+	if _, err := os.Stat(filepath.Join(pre, ".env-"+label)); err == nil {
+		t.Error("the preflight's container working directory was left behind")
+	}
+
+	broken, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "harbor-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken.Output = filepath.Join(t.TempDir(), "run")
+	broken.Benchmark.Path = filepath.Join(repoRoot(t), "experiments", "runner", "testdata", "harbor-cli-cannot-start")
+	res, err = Run(context.Background(), broken, Options{Out: &log, Preflight: true})
+	var pe preflight.Error
+	if !errors.As(err, &pe) || len(pe) != 1 || pe[0].Label != label || !strings.Contains(pe[0].Cause, "inside the task container") {
+		t.Fatalf("want the preflight to stop the run in the container, got %v", err)
+	}
+	t.Logf("preflight in the broken image: %v", err)
+	if res != nil {
+		assertRunRemoved(t, c, res.DockerRun)
+	}
+	for _, p := range []string{"scores.csv", "trials.jsonl", "lock.json"} {
+		if _, err := os.Stat(filepath.Join(broken.Output, p)); err == nil {
+			t.Errorf("%s exists after a run that must not have started", p)
+		}
+	}
 }

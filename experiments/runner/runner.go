@@ -31,7 +31,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
-	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -134,13 +133,13 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err := r.startHarnesses(); err != nil {
 		return nil, err
 	}
+	if err := r.startContainers(ctx); err != nil {
+		return nil, err
+	}
 	if opts.Preflight {
 		if err := r.preflight(ctx); err != nil {
 			return nil, err
 		}
-	}
-	if err := r.startContainers(ctx); err != nil {
-		return nil, err
 	}
 	for label, rt := range r.configs {
 		p.Lock.Harnesses[label] = rt.harness.Name() + "@" + rt.harness.Version()
@@ -260,17 +259,6 @@ func (r *run) startHarnesses() error {
 		r.configs[c.Label] = rt
 	}
 	return nil
-}
-
-// preflight checks every configuration as its trials will run it.
-func (r *run) preflight(ctx context.Context) error {
-	var targets []preflight.Target
-	for _, c := range r.exp.Configs {
-		rt := r.configs[c.Label]
-		targets = append(targets, preflight.Target{Label: c.Label, Harness: rt.harness, Provider: rt.cfg.Provider, Env: rt.env, Secrets: rt.secrets})
-	}
-	fmt.Fprintf(r.opts.Out, "preflight: one trivial turn per configuration (%d)\n", len(targets))
-	return preflight.Run(ctx, runrecord.RunLayout{Dir: r.out}.Preflight(), targets)
 }
 
 func (r *run) trialDir(t plan.Trial) string { return runrecord.RunLayout{Dir: r.out}.Trial(t.Dir).Dir }

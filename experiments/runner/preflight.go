@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hoh-research/hoh/experiments/environment"
+	"github.com/hoh-research/hoh/experiments/preflight"
+	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// preflight checks every configuration as its trials will run it: through
+// hoh's relay, and for a container benchmark inside the task container of
+// the configuration's first trial, with the harness built for it (the
+// in-container config, the relay's in-container address), since a CLI that
+// works on the host may still fail in the image.
+func (r *run) preflight(ctx context.Context) error {
+	dir := runrecord.RunLayout{Dir: r.out}.Preflight()
+	var targets []preflight.Target
+	var fails preflight.Error
+	for _, c := range r.exp.Configs {
+		rt := r.configs[c.Label]
+		tg := preflight.Target{Label: c.Label, Harness: rt.harness, Provider: rt.cfg.Provider, Env: rt.env, Secrets: rt.secrets}
+		closeTarget, err := r.preflightTarget(ctx, dir, rt, &tg)
+		defer closeTarget()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			fails = append(fails, preflight.Failure{Label: c.Label, Cause: err.Error()})
+			continue
+		}
+		targets = append(targets, tg)
+	}
+	fmt.Fprintf(r.opts.Out, "preflight: one trivial turn per configuration (%d)\n", len(r.exp.Configs))
+	err := preflight.Run(ctx, dir, targets)
+	if pe, ok := err.(preflight.Error); ok || (err == nil && len(fails) > 0) {
+		return append(fails, pe...)
+	}
+	return err
+}
+
+// preflightTarget puts hoh's relay in front of tg's provider and, for a
+// container benchmark, opens the task container of the configuration's
+// first trial. The returned func releases both.
+func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime, tg *preflight.Target) (func(), error) {
+	var closers []func()
+	release := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if rt.cfg.Provider.BaseURL == "" || r.opts.NewHarness != nil { // a test double from the hook talks to no provider
+		return release, nil
+	}
+	work := filepath.Join(dir, ".env-"+rt.cfg.Label)
+	os.RemoveAll(work)
+	closers = append(closers, func() { os.RemoveAll(work) })
+	log := filepath.Join(dir, rt.cfg.Label+"-"+served.File)
+	os.Remove(log) // a previous run's preflight
+	relay, err := served.Start(rt.cfg.Provider.BaseURL, log)
+	if err != nil {
+		return release, fmt.Errorf("hoh's relay: %w", err)
+	}
+	closers = append(closers, func() { relay.Close() })
+	tg.Reach, tg.ServedLog = rt.cfg.Provider.BaseURL, log
+	opts := environment.Options{Provider: rt.cfg.Provider}
+	opts.Provider.BaseURL = relay.BaseURL()
+	if r.docker != nil {
+		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
+		var first *int
+		for i := range r.plan.Trials {
+			if r.plan.Trials[i].Config == rt.cfg.Label {
+				first = &i
+				break
+			}
+		}
+		if first == nil {
+			return release, nil // no trial of this configuration: nothing to check in a container
+		}
+		env, err := environment.Open(ctx, r.plan.Bench, r.plan.Trials[*first].Task, work, opts)
+		if err != nil {
+			return release, fmt.Errorf("the task container of %s could not be started: %w", r.plan.Trials[*first].Task.ID, err)
+		}
+		closers = append(closers, func() { env.Close(context.WithoutCancel(ctx)) })
+		tg.Exec, tg.Dir = env.Exec, env.TrialDir
+		opts.Provider = env.Provider
+	}
+	spec := rt.cfg.HarnessSpec()
+	spec.Provider = opts.Provider
+	spec.InContainer = r.docker != nil
+	h, err := r.buildHarness(rt.cfg, spec)
+	if err != nil {
+		return release, err
+	}
+	tg.Harness, tg.Provider = h, opts.Provider
+	return release, nil
+}
