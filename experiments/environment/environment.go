@@ -51,6 +51,20 @@ type SpecDecorator interface {
 	DecorateSpec(ctx context.Context, t benchmark.Task, spec *docker.Spec) error
 }
 
+// ContainerSpecer is a container benchmark whose tasks declare how their
+// container starts (entrypoint, environment, workdir, user, healthcheck):
+// Open adds the mounts, the relay and PATH to that spec.
+type ContainerSpecer interface {
+	ContainerSpec(ctx context.Context, t benchmark.Task) (docker.Spec, error)
+}
+
+// EnvironmentVerifier is a container benchmark whose verifier runs in the
+// agents' environment as committed at each checkpoint
+// (benchmark.WithEnvironmentImage), so the runner commits it.
+type EnvironmentVerifier interface {
+	VerifiesCommittedEnvironment()
+}
+
 // Options configure Open. Only Provider is used for host tasks.
 type Options struct {
 	// Provider is the configured model endpoint, as reachable from the host.
@@ -69,6 +83,9 @@ type Options struct {
 	// RelayPort is the in-container loopback port of the model relay
 	// (default 18080).
 	RelayPort int
+	// Image, when set, replaces the task's image (a committed checkpoint
+	// of an earlier attempt, to continue from its whole state).
+	Image string
 }
 
 // Kind says where an environment runs commands.
@@ -178,13 +195,40 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		relay = &docker.RelaySpec{Target: target, Port: opts.RelayPort, Binary: opts.RelayBinary}
 	}
 	l := task.Limits
-	pathVar := strings.Join(append(pathDirs, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"), ":")
 	spec := docker.Spec{
 		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
-		AllowInternet: l.AllowInternet, Mounts: mounts, Relay: relay,
-		Env:    []string{"PATH=" + pathVar},
-		Labels: map[string]string{"hoh.task": task.ID, "hoh.trial": filepath.Base(abs)},
+		AllowInternet: l.AllowInternet,
 	}
+	if cs, ok := bench.(ContainerSpecer); ok {
+		if spec, err = cs.ContainerSpec(ctx, task); err != nil {
+			if bridge != nil {
+				bridge.Close()
+			}
+			return nil, err
+		}
+	}
+	if opts.Image != "" {
+		spec.Image = opts.Image
+	}
+	// hoh's CLIs and node go after the image's own PATH, never instead.
+	icfg, err := opts.Docker.ImageConfig(ctx, spec.Image)
+	if err != nil {
+		if bridge != nil {
+			bridge.Close()
+		}
+		return nil, err
+	}
+	pathVar, ok := docker.EnvValue(icfg.Env, "PATH")
+	if !ok {
+		pathVar = docker.DefaultPath
+	}
+	pathVar = strings.Join(append([]string{pathVar}, pathDirs...), ":")
+	spec.Mounts, spec.Relay = append(spec.Mounts, mounts...), relay
+	spec.Env = append(spec.Env, "PATH="+pathVar)
+	if spec.Labels == nil {
+		spec.Labels = map[string]string{}
+	}
+	spec.Labels["hoh.task"], spec.Labels["hoh.trial"] = task.ID, filepath.Base(abs)
 	var c *docker.Environment
 	if d, ok := bench.(SpecDecorator); ok {
 		err = d.DecorateSpec(ctx, task, &spec)
@@ -207,6 +251,9 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		env.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if spec.User != "" {
+		env.Exec = &asUser{env: env, user: spec.User}
+	}
 	return env, nil
 }
 
@@ -225,7 +272,7 @@ func (e *Env) linkWorkdir(ctx context.Context, workdir string, mounts []docker.M
 	}
 	ws := filepath.Join(e.TrialDir, "workspace")
 	var out strings.Builder
-	ex, err := e.Exec.Run(ctx, sandbox.Command{
+	ex, err := e.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
 		Args:   []string{"/bin/sh", "-c", `rm -rf "$1" && mkdir -p "$(dirname "$1")" && ln -s "$2" "$1"`, "link", wd, ws},
 		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
 	})
@@ -236,6 +283,31 @@ func (e *Env) linkWorkdir(ctx context.Context, workdir string, mounts []docker.M
 		e.Notes = append(e.Notes, fmt.Sprintf("image workspace %s not linked to the trial workspace: %s", wd, strings.TrimSpace(out.String())))
 	}
 	return nil
+}
+
+// asUser runs every role invocation as the task's agent.user. Between
+// invocations hoh writes the trial directory as root (commits, restores),
+// so before each one the directory is given to the user again; hoh's
+// private directory stays root's.
+type asUser struct {
+	env  *Env
+	user string
+}
+
+func (a *asUser) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, error) {
+	var out strings.Builder
+	ex, err := a.env.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
+		Args: []string{"/bin/sh", "-c", `chown -R "$1" "$2" || exit 1
+if [ -d "$2/.hoh-private" ]; then chown -R 0:0 "$2/.hoh-private" && chmod 700 "$2/.hoh-private"; fi`, "share", a.user, a.env.TrialDir},
+		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
+	})
+	if err == nil && ex.Code != 0 {
+		err = fmt.Errorf("exit %d: %s", ex.Code, strings.TrimSpace(out.String()))
+	}
+	if err != nil {
+		return sandbox.Exit{Code: -1}, &docker.InfraError{Stage: "agent.user", Err: fmt.Errorf("giving the trial directory to %s: %w", a.user, err)}
+	}
+	return a.env.Container.ExecutorAs(a.user).Run(ctx, cmd)
 }
 
 // harnessMounts are the read-only mounts that make the host-installed CLIs

@@ -144,6 +144,8 @@ func (r *run) dockerRun() string {
 // model relay, whose host side forwards to it.
 func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
 	opts := environment.Options{Provider: rt.cfg.Provider}
+	_, keepEnvs := r.plan.Bench.(environment.EnvironmentVerifier)
+	keepEnvs = keepEnvs && r.docker != nil
 	if r.docker != nil {
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
 	}
@@ -159,6 +161,15 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 		if r.opts.NewHarness == nil { // a test double from the hook talks to no provider
 			base.ServedLog, base.Relay = log, relay
 		}
+	}
+	if keepEnvs {
+		// A retried attempt continues from the whole environment an earlier
+		// attempt of this run committed, not only from the workspace.
+		img, err := latestCheckpointImage(ctx, r.docker.client, t.Dir)
+		if err != nil {
+			return nil, &trial.InfraError{Stage: "environment", Evidence: err.Error()}
+		}
+		opts.Image = img
 	}
 	env, err := environment.Open(ctx, r.plan.Bench, t.Task, r.trialDir(t), opts)
 	if err != nil {
@@ -182,6 +193,9 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 		}
 	}
 	base.Harness = h
+	if keepEnvs && env.Kind == environment.Docker {
+		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: t.Dir}
+	}
 	if env.Kind == environment.Docker || r.opts.Exec == nil {
 		base.Exec = env.Exec
 	}

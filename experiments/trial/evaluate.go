@@ -42,6 +42,9 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 	}
 	s.Extensions = ext
 	var rows []runrecord.Row
+	if r.env.Checkpoints != nil && !r.env.NoEvaluation {
+		r.env.Checkpoints.Release(ctx)
+	}
 	for t := 1; t <= r.arm.Steps; t++ {
 		dev := r.st.find(t, "developer")
 		if dev == nil {
@@ -63,6 +66,13 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 	s.Status, s.Reason = evaluationStatus(s.Checkpoints)
 	if err := runrecord.WriteScores(r.l.Scores(), rows); err != nil {
 		return nil, err
+	}
+	if r.env.Checkpoints != nil {
+		// Every checkpoint is scored and sealed: its environment is no
+		// longer needed (an extension of the trial adds new ones).
+		if err := r.env.Checkpoints.Forget(ctx); err != nil {
+			r.env.Logf("%s: removing the checkpoint environments: %v", r.spec.Key, err)
+		}
 	}
 	s.Finished = time.Now().UTC()
 	if err := runrecord.WriteJSON(r.l.Summary(), s); err != nil {
@@ -177,7 +187,19 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 		r.env.Logf("%s: evaluation/cp-%d.json is not hoh's seal for this checkpoint; re-evaluating", r.spec.Key, t)
 	}
 	// The evaluator's own output files stay with the checkpoint's records.
-	ev, err = r.env.Bench.Evaluate(benchmark.WithOutputDir(ctx, verifierDir(r.l, t)), r.env.Task, tmp)
+	ectx := benchmark.WithOutputDir(ctx, verifierDir(r.l, t))
+	if r.env.Checkpoints != nil {
+		img, err := r.env.Checkpoints.Image(ctx, t)
+		if err != nil {
+			return ev, &InfraError{Stage: fmt.Sprintf("checkpoint %d environment", t), Evidence: err.Error()}
+		}
+		if img != "" {
+			ectx = benchmark.WithEnvironmentImage(ectx, img)
+		} else {
+			r.env.Logf("%s: checkpoint %d: its environment was not kept (a killed run's are removed on resume); verifying its workspace in the task's image", r.spec.Key, t)
+		}
+	}
+	ev, err = r.env.Bench.Evaluate(ectx, r.env.Task, tmp)
 	if err != nil {
 		return ev, fmt.Errorf("trial %s: evaluate checkpoint %d: %w", r.spec.Key, t, err)
 	}

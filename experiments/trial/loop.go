@@ -584,7 +584,13 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 			return err
 		}
 	}
-	// The artifact exists whatever the reply was: tag it as A_t.
+	// The artifact exists whatever the reply was: tag it as A_t, and keep
+	// the whole environment it was made in.
+	if r.env.Checkpoints != nil {
+		if err := r.env.Checkpoints.Save(ctx, t); err != nil {
+			return &InfraError{Stage: fmt.Sprintf("checkpoint %d environment commit", t), Evidence: err.Error()}
+		}
+	}
 	return r.commitStage(rec)
 }
 

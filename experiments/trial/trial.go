@@ -56,6 +56,11 @@ type Env struct {
 	// and killed attempts are accounted with what it logged.
 	Relay *served.Relay
 
+	// Checkpoints, when set, keeps the whole environment of each checkpoint
+	// (a container commit) and the evaluation starts from it; nil scores
+	// each checkpoint from its workspace alone.
+	Checkpoints Checkpoints
+
 	// Project mode (experiments/project) sets the fields below; benchmark
 	// trials leave them zero.
 	//
@@ -72,6 +77,22 @@ type Env struct {
 	// Loop, when set, makes the role prompts open-ended: they name the loop
 	// number and the budget left instead of a fixed number of iterations.
 	Loop *LoopContext
+}
+
+// Checkpoints keeps the agents' whole environment (files installed outside
+// the workspace included) at each checkpoint, for the evaluation.
+type Checkpoints interface {
+	// Save keeps the environment as checkpoint t's developer left it.
+	Save(ctx context.Context, t int) error
+	// Release ends the agents' environment: no process an agent started
+	// runs on while the checkpoints are verified.
+	Release(ctx context.Context)
+	// Image is checkpoint t's kept environment, "" when there is none (a
+	// killed run's were removed on resume): the checkpoint is then scored
+	// from its workspace in the task's image.
+	Image(ctx context.Context, t int) (string, error)
+	// Forget removes every kept environment of the trial.
+	Forget(ctx context.Context) error
 }
 
 // LoopContext is what open-ended (project) prompts carry besides the loop

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -25,13 +26,22 @@ type Oracle struct{}
 func (Oracle) Name() string { return "oracle" }
 
 func (Oracle) Run(ctx context.Context, env *docker.Environment, t benchmark.Task) (sandbox.Exit, error) {
+	f, err := taskFile(t)
+	if err != nil {
+		return sandbox.Exit{Code: -1}, err
+	}
+	// [solution.env] from the host, on top of the container's environment.
+	senv, err := ResolveEnv("solution.env", f.Solution.Env, os.LookupEnv)
+	if err != nil {
+		return sandbox.Exit{Code: -1}, fmt.Errorf("task %s: %w", t.ID, err)
+	}
 	if err := env.CopyIn(ctx, filepath.Join(t.Dir, "solution"), "/"); err != nil {
 		return sandbox.Exit{Code: -1}, err
 	}
 	var out bytes.Buffer
 	return env.Executor().Run(ctx, sandbox.Command{
 		Args: []string{"sh", "-c", "if command -v bash >/dev/null; then exec bash /solution/solve.sh; else exec sh /solution/solve.sh; fi"},
-		Dir:  env.WorkspacePath(), Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Dir:  env.WorkspacePath(), Env: senv,
 		Stdout: &out, Stderr: &out, WallTimeout: t.Limits.AgentTimeout,
 	})
 }

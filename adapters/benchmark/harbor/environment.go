@@ -2,8 +2,16 @@ package harbor
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 )
 
 // ContainerImage is the image the task's agent container runs (built once
@@ -14,9 +22,97 @@ func (b *Benchmark) ContainerImage(ctx context.Context, t benchmark.Task) (image
 	if err != nil {
 		return "", "", err
 	}
-	wd, err := b.workspacePath(ctx, img)
+	wd, err := b.workspacePath(ctx, t, img)
 	if err != nil {
 		return "", "", err
 	}
 	return img, wd, nil
 }
+
+// taskFile is the task's task.toml as Harbor reads it.
+func taskFile(t benchmark.Task) (TaskFile, error) {
+	l, err := LoadTask(t.Benchmark, t.Dir, "")
+	return l.File, err
+}
+
+// buildTimeout is environment.build_timeout_sec, else Harbor's 600 s.
+func buildTimeout(f TaskFile) time.Duration {
+	if n := f.Environment.BuildTimeoutSec; n != nil && *n > 0 {
+		return seconds(float64(*n))
+	}
+	return DefaultBuildTimeout
+}
+
+// ResolveEnv resolves a task.toml env table (${VAR} and ${VAR:-default}
+// from the host) into sorted KEY=VALUE pairs; errors name the table and
+// key, never a value.
+func ResolveEnv(table string, m map[string]string, lookup func(string) (string, bool)) ([]string, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v, err := ResolveEnvTemplate(m[k], lookup)
+		if err != nil {
+			return nil, fmt.Errorf("[%s] %s: %w", table, k, err)
+		}
+		out = append(out, k+"="+v)
+	}
+	return out, nil
+}
+
+// healthConfig is [environment.healthcheck] as a Docker HEALTHCHECK (zero
+// fields inherit Docker's defaults).
+func healthConfig(h *Healthcheck) *container.HealthConfig {
+	if h == nil || h.Command == "" {
+		return nil
+	}
+	d := func(n *Num) time.Duration {
+		if n == nil {
+			return 0
+		}
+		return seconds(float64(*n))
+	}
+	hc := &container.HealthConfig{
+		Test:     []string{"CMD-SHELL", h.Command},
+		Interval: d(h.IntervalSec), Timeout: d(h.TimeoutSec),
+		StartPeriod: d(h.StartPeriodSec), StartInterval: d(h.StartIntervalSec),
+	}
+	if h.Retries != nil {
+		hc.Retries = int(*h.Retries)
+	}
+	return hc
+}
+
+// ContainerSpec is the task container as the task declares it: its image
+// started through the image's ENTRYPOINT, the task's limits and network,
+// [environment.env] resolved from the host on top of the image's ENV,
+// environment.workdir, agent.user and the healthcheck Start waits for.
+// Callers add mounts, the relay and PATH.
+func (b *Benchmark) ContainerSpec(ctx context.Context, t benchmark.Task) (docker.Spec, error) {
+	f, err := taskFile(t)
+	if err != nil {
+		return docker.Spec{}, err
+	}
+	img, err := b.Image(ctx, t)
+	if err != nil {
+		return docker.Spec{}, err
+	}
+	env, err := ResolveEnv("environment.env", f.Environment.Env, os.LookupEnv)
+	if err != nil {
+		return docker.Spec{}, fmt.Errorf("task %s: %s: %w", t.ID, filepath.Join(t.Dir, "task.toml"), err)
+	}
+	l := t.Limits
+	return docker.Spec{
+		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
+		AllowInternet: l.AllowInternet, Env: env, KeepEntrypoint: true,
+		Workdir: f.Environment.Workdir, User: f.Agent.User, Healthcheck: healthConfig(f.Environment.Healthcheck),
+		Labels: map[string]string{"hoh.task": t.ID},
+	}, nil
+}
+
+// VerifiesCommittedEnvironment marks Harbor's shared-mode verifier: it runs
+// in the agent's environment as committed at each checkpoint.
+func (b *Benchmark) VerifiesCommittedEnvironment() {}

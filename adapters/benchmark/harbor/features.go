@@ -85,15 +85,6 @@ func (l Loaded) Unsupported() []Refusal {
 func (l Loaded) Unapplied() []string {
 	f := l.File
 	var out []string
-	if f.Environment.Healthcheck != nil {
-		out = append(out, "environment.healthcheck is not waited for")
-	}
-	if f.Environment.Workdir != "" {
-		out = append(out, "environment.workdir is not applied (the workspace is the image's WORKDIR or the workspace_path option)")
-	}
-	if f.Agent.User != "" || f.Verifier.User != "" {
-		out = append(out, "agent.user / verifier.user are not applied (the container's default user runs both)")
-	}
 	if f.Environment.SkillsDir != "" {
 		out = append(out, "environment.skills_dir is not given to the agents")
 	}

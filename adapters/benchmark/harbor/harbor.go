@@ -157,7 +157,8 @@ func (b *Benchmark) LoadNotes() []string {
 }
 
 // Image returns the task's image: the prebuilt docker_image, or environment/
-// built once per Benchmark (labelled; removed by the client's Cleanup).
+// built once per Benchmark within environment.build_timeout_sec (labelled;
+// removed by the client's Cleanup).
 func (b *Benchmark) Image(ctx context.Context, t benchmark.Task) (string, error) {
 	if t.Limits.Image != "" {
 		return t.Limits.Image, nil
@@ -167,10 +168,18 @@ func (b *Benchmark) Image(ctx context.Context, t benchmark.Task) (string, error)
 	if id, ok := b.images[t.Dir]; ok {
 		return id, nil
 	}
-	bctx, cancel := context.WithTimeout(ctx, DefaultBuildTimeout)
+	f, err := taskFile(t)
+	if err != nil {
+		return "", err
+	}
+	limit := buildTimeout(f)
+	bctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	id, err := b.Docker.BuildImage(bctx, filepath.Join(t.Dir, "environment"), "", "")
 	if err != nil {
+		if bctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w (environment.build_timeout_sec: %s)", err, limit)
+		}
 		return "", &docker.InfraError{Stage: "build", Err: fmt.Errorf("task %s: %w", t.ID, err)}
 	}
 	if b.images == nil {
@@ -180,20 +189,22 @@ func (b *Benchmark) Image(ctx context.Context, t benchmark.Task) (string, error)
 	return id, nil
 }
 
-func (b *Benchmark) workspacePath(ctx context.Context, img string) (string, error) {
+// workspacePath is where the workspace lives in the container: the
+// workspace_path option, else environment.workdir, else the image's
+// WORKDIR, else /workspace.
+func (b *Benchmark) workspacePath(ctx context.Context, t benchmark.Task, img string) (string, error) {
 	if b.WorkspacePath != "" {
 		return b.WorkspacePath, nil
+	}
+	if f, err := taskFile(t); err == nil && f.Environment.Workdir != "" {
+		return f.Environment.Workdir, nil
 	}
 	return b.Docker.ImageWorkdir(ctx, img, "/workspace")
 }
 
 // InitialWorkspace copies the image's workspace directory (A_0) into dir.
 func (b *Benchmark) InitialWorkspace(ctx context.Context, t benchmark.Task, dir string) error {
-	img, err := b.Image(ctx, t)
-	if err != nil {
-		return err
-	}
-	wp, err := b.workspacePath(ctx, img)
+	img, wp, err := b.ContainerImage(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -205,31 +216,32 @@ func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]
 	return nil, nil
 }
 
-// StartEnvironment starts the task container with the task's limits and
-// dir bind-mounted as its workspace.
+// StartEnvironment starts the task container as the task declares it
+// (ContainerSpec) with dir bind-mounted as its workspace.
 func (b *Benchmark) StartEnvironment(ctx context.Context, t benchmark.Task, dir string, relay *docker.RelaySpec) (*docker.Environment, error) {
-	img, err := b.Image(ctx, t)
+	spec, err := b.ContainerSpec(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	wp, err := b.workspacePath(ctx, img)
+	wp, err := b.workspacePath(ctx, t, spec.Image)
 	if err != nil {
 		return nil, err
 	}
-	l := t.Limits
-	spec := docker.Spec{
-		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
-		AllowInternet: l.AllowInternet, Workspace: dir, WorkspacePath: wp, Relay: relay,
-		Labels: map[string]string{"hoh.task": t.ID},
-	}
+	spec.Workspace, spec.WorkspacePath, spec.Relay = dir, wp, relay
 	if err := b.DecorateSpec(ctx, t, &spec); err != nil {
 		return nil, err
 	}
 	return b.Docker.Start(ctx, spec)
 }
 
-// Evaluate runs the verifier in a fresh container holding the frozen
-// artifact in dir; tests/ is copied to /tests only now.
+// Evaluate runs the verifier as Harbor's shared mode does, in the agent's
+// environment: a container started the way the task's environment starts
+// (entrypoint, [environment.env], healthcheck) from the checkpoint's
+// committed image (benchmark.EnvironmentImage), else from the task image;
+// the checkpoint's workspace in dir replaces the container's workspace;
+// tests/ arrives at /tests only now; test.sh runs by its shebang as
+// verifier.user with [verifier.env], under the verifier timeout. Its stdout,
+// stderr and /logs/verifier are kept in benchmark.OutputDir.
 func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
 	ev := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
 	fail := func(msg string) (benchmark.Evaluation, error) {
@@ -237,44 +249,78 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 		ev.Metrics["reward"] = 0 // Harbor's rule: no reward, score 0
 		return ev, nil
 	}
-	env, err := b.StartEnvironment(ctx, t, dir, nil)
+	f, err := taskFile(t)
+	if err != nil {
+		return ev, err
+	}
+	venv, err := ResolveEnv("verifier.env", f.Verifier.Env, os.LookupEnv)
+	if err != nil {
+		return fail(fmt.Sprintf("task %s: %v", t.ID, err))
+	}
+	spec, err := b.ContainerSpec(ctx, t)
+	if err != nil {
+		return ev, err
+	}
+	wp, err := b.workspacePath(ctx, t, spec.Image)
+	if err != nil {
+		return ev, err
+	}
+	ev.Details["environment"] = "task image with the checkpoint's workspace"
+	if img := benchmark.EnvironmentImage(ctx); img != "" {
+		spec.Image = img
+		ev.Details["environment"] = "the agent's environment committed at this checkpoint"
+	}
+	spec.User = "" // verifier.user applies to test.sh below
+	spec.Labels = map[string]string{"hoh.task": t.ID, "hoh.role": "verifier"}
+	if err := b.DecorateSpec(ctx, t, &spec); err != nil {
+		return ev, err
+	}
+	env, err := b.Docker.Start(ctx, spec)
 	if err != nil {
 		return ev, err
 	}
 	defer env.Close(context.WithoutCancel(ctx))
+	root := env.ExecutorAs("0")
+	// The image's workspace (a link to the agent's mount in a committed
+	// checkpoint) gives way to the checkpoint's own files.
+	var setup bytes.Buffer
+	ex, err := root.Run(ctx, sandbox.Command{
+		Args:   []string{"/bin/sh", "-c", `rm -rf "$1" && mkdir -p "$1" "$2" && chmod 777 "$2"`, "setup", wp, VerifierLogsDir},
+		Stdout: &setup, Stderr: &setup, WallTimeout: time.Minute,
+	})
+	if err != nil {
+		return ev, err
+	}
+	if ex.Code != 0 {
+		return ev, &docker.InfraError{Stage: "verifier setup", Err: fmt.Errorf("preparing %s and %s: exit %d: %s", wp, VerifierLogsDir, ex.Code, strings.TrimSpace(setup.String()))}
+	}
+	if err := env.CopyContentsIn(ctx, dir, wp); err != nil {
+		return ev, err
+	}
 	if err := env.CopyIn(ctx, filepath.Join(t.Dir, "tests"), "/"); err != nil {
 		return ev, err
 	}
-	x := env.Executor()
-	if _, err := x.Run(ctx, sandbox.Command{Args: []string{"mkdir", "-p", VerifierLogsDir}, WallTimeout: time.Minute}); err != nil {
+	if _, err := root.Run(ctx, sandbox.Command{Args: []string{"chmod", "-R", "a+rX", TestsPath}, WallTimeout: time.Minute}); err != nil {
 		return ev, err
 	}
-	shell := "bash"
-	if ex, err := x.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", "command -v bash"}, WallTimeout: time.Minute}); err != nil {
+	if _, err := root.Run(ctx, sandbox.Command{Args: []string{"chmod", "a+x", TestsPath + "/test.sh"}, WallTimeout: time.Minute}); err != nil {
 		return ev, err
-	} else if ex.Code != 0 {
-		shell = "sh" // busybox images
 	}
-	var out bytes.Buffer
-	venv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	if lf, err := LoadTask(t.Benchmark, t.Dir, ""); err == nil {
-		for k, v := range lf.File.Verifier.Env {
-			rv, err := ResolveEnvTemplate(v, os.LookupEnv)
-			if err != nil {
-				return fail(fmt.Sprintf("task %s: [verifier.env] %s: %v", t.ID, k, err))
-			}
-			venv = append(venv, k+"="+rv)
-		}
-	}
-	ex, err := x.Run(ctx, sandbox.Command{
-		Args: []string{shell, TestsPath + "/test.sh"}, Dir: env.WorkspacePath(), Env: venv,
-		Stdout: &out, Stderr: &out, WallTimeout: t.Limits.VerifierTimeout,
+	var stdout, stderr bytes.Buffer
+	ex, err = env.ExecutorAs(f.Verifier.User).Run(ctx, sandbox.Command{
+		Args: []string{TestsPath + "/test.sh"}, Dir: wp, Env: venv,
+		Stdout: &stdout, Stderr: &stderr, WallTimeout: t.Limits.VerifierTimeout,
 	})
 	ev.Details["verifier_exit_code"] = ex.Code
-	ev.Details["verifier_output"] = tailString(out.String(), 8000)
+	ev.Details["verifier_output"] = tailString(stdout.String()+stderr.String(), 8000)
+	if out := benchmark.OutputDir(ctx); out != "" {
+		if kerr := keepVerifierOutputs(ctx, env, out, stdout.Bytes(), stderr.Bytes()); kerr != nil {
+			return ev, kerr
+		}
+	}
 	if err != nil {
-		f := docker.Classify(ex.Code, ex.OOM, ex.Detail, err)
-		return fail(fmt.Sprintf("verifier failed (%s): %s", f.Kind, f.Evidence))
+		fl := docker.Classify(ex.Code, ex.OOM, ex.Detail, err)
+		return fail(fmt.Sprintf("verifier failed (%s): %s", fl.Kind, fl.Evidence))
 	}
 	if ex.TimedOut {
 		return fail("verifier timed out after " + t.Limits.VerifierTimeout.String())
@@ -305,6 +351,25 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	addRewardMetrics(ev.Metrics, reward)
 	ev.Metrics["reward"] = s
 	return ev, nil
+}
+
+// keepVerifierOutputs writes test.sh's stdout and stderr and a copy of
+// /logs/verifier into out (the checkpoint's evaluation folder).
+func keepVerifierOutputs(ctx context.Context, env *docker.Environment, out string, stdout, stderr []byte) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "test-stdout.txt"), stdout, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "test-stderr.txt"), stderr, 0o644); err != nil {
+		return err
+	}
+	// A fresh copy each time: a re-evaluation replaces the last one.
+	if err := os.RemoveAll(filepath.Join(out, "verifier")); err != nil {
+		return err
+	}
+	return env.CopyOut(ctx, VerifierLogsDir, out)
 }
 
 // addRewardMetrics keeps every number of a (possibly nested) reward.json as

@@ -59,6 +59,21 @@ type Spec struct {
 	// Egress, when set, admits HTTP(S) to the listed hosts only, through a
 	// host-side proxy; the container itself has no route out (egress.go).
 	Egress *EgressSpec
+
+	// KeepEntrypoint starts the image's own ENTRYPOINT (services a task's
+	// image starts there keep running) with a keep-alive command in place
+	// of CMD; otherwise the container runs only the keep-alive loop.
+	KeepEntrypoint bool
+	// Workdir is the container's working directory and the default of
+	// every command's Dir; empty keeps the image's WORKDIR.
+	Workdir string
+	// User runs every command (not hoh's own helpers, which run as root);
+	// empty keeps the image's USER.
+	User string
+	// Healthcheck replaces the image's HEALTHCHECK. Start waits until a
+	// container with a health check (this one or the image's, when
+	// KeepEntrypoint) is healthy.
+	Healthcheck *container.HealthConfig
 }
 
 // Environment is one running task container.
@@ -108,6 +123,12 @@ func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
 		env.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if spec.Healthcheck != nil || spec.KeepEntrypoint {
+		if err := env.waitHealthy(ctx); err != nil {
+			env.Close(context.WithoutCancel(ctx))
+			return nil, &InfraError{Stage: "healthcheck", Err: err}
+		}
+	}
 	if spec.Relay != nil {
 		if err := env.startRelay(ctx); err != nil {
 			env.Close(context.WithoutCancel(ctx))
@@ -123,6 +144,8 @@ func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
 	return env, nil
 }
 
+const keepAlive = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
+
 // DefaultPids is the container process limit when Spec.Pids is 0: far above
 // what a build or test suite starts, far below a fork bomb.
 const DefaultPids = 4096
@@ -134,8 +157,15 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 		Env:    spec.Env,
 		Labels: c.Labels(spec.Labels),
 		// Keep the container alive; work happens through exec.
-		Entrypoint: []string{"/bin/sh", "-c"},
-		Cmd:        []string{"trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"},
+		Entrypoint:  []string{"/bin/sh", "-c"},
+		Cmd:         []string{keepAlive},
+		WorkingDir:  spec.Workdir,
+		Healthcheck: spec.Healthcheck,
+	}
+	if spec.KeepEntrypoint {
+		// The image's ENTRYPOINT runs with the loop as its arguments (the
+		// usual entrypoint ends in exec "$@").
+		cfg.Entrypoint, cfg.Cmd = nil, []string{"/bin/sh", "-c", keepAlive}
 	}
 	hc := &container.HostConfig{}
 	if !spec.AllowInternet {
@@ -255,7 +285,7 @@ func (env *Environment) Close(ctx context.Context) error {
 // CopyIn copies the host file or directory src into the container directory
 // dstDir (created if missing), keeping src's base name.
 func (env *Environment) CopyIn(ctx context.Context, src, dstDir string) error {
-	if _, err := env.Executor().Run(ctx, simple("mkdir", "-p", dstDir)); err != nil {
+	if _, err := env.ExecutorAs("0").Run(ctx, simple("mkdir", "-p", dstDir)); err != nil {
 		return err
 	}
 	pr, pw := io.Pipe()

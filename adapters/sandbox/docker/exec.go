@@ -22,11 +22,12 @@ type sandboxCommand = sandbox.Command
 // pidDir holds one pid file per running exec inside the container.
 const pidDir = "/tmp/.hoh-exec"
 
-// Every command runs under this wrapper: it records its pid (then execs the
+// Every command runs under this wrapper (pidDir is world-writable: commands
+// may run as different users): it records its pid (then execs the
 // command, keeping the pid) so a timeout can kill the command's whole process
 // tree. The kill walks /proc for descendants because exec'd processes are not
 // reliably process-group leaders and images may lack setsid/pkill.
-const wrapper = `mkdir -p ` + pidDir + ` && echo $$ > "$0" && exec "$@"`
+const wrapper = `mkdir -p -m 1777 ` + pidDir + ` && echo $$ > "$0" && exec "$@"`
 
 const killTree = `
 kids() { for s in /proc/[0-9]*/stat; do
@@ -41,12 +42,18 @@ while [ -n "$todo" ]; do
 done
 kill -STOP $all 2>/dev/null; kill -KILL $all 2>/dev/null; exit 0`
 
-// Executor runs commands in the environment's container.
+// Executor runs commands in the environment's container, as Spec.User.
 func (env *Environment) Executor() sandbox.Executor { return &executor{env: env} }
 
+// ExecutorAs runs commands as user (a name or uid[:gid]; "0" is root).
+func (env *Environment) ExecutorAs(user string) sandbox.Executor {
+	return &executor{env: env, user: user}
+}
+
 type executor struct {
-	env *Environment
-	seq atomic.Int64
+	env  *Environment
+	user string
+	seq  atomic.Int64
 }
 
 // activityWriter forwards writes and records when output was last seen.
@@ -72,8 +79,16 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 	}
 	pidFile := fmt.Sprintf("%s/%d-%d", pidDir, time.Now().UnixNano(), x.seq.Add(1))
 	args := append([]string{"/bin/sh", "-c", wrapper, pidFile}, cmd.Args...)
+	dir := cmd.Dir
+	if dir == "" {
+		dir = env.spec.Workdir
+	}
+	user := x.user
+	if user == "" {
+		user = env.spec.User
+	}
 	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{
-		Cmd: args, Env: cmd.Env, WorkingDir: cmd.Dir,
+		Cmd: args, Env: cmd.Env, WorkingDir: dir, User: user,
 		AttachStdin: cmd.Stdin != nil, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
@@ -210,7 +225,8 @@ func (env *Environment) killExec(ctx context.Context, pidFile string) error {
 // beyond ctx) and returns its stdout; a non-zero exit is an error.
 func (env *Environment) quickExec(ctx context.Context, args ...string) (string, error) {
 	api := env.c.API
-	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{Cmd: args, AttachStdout: true, AttachStderr: true})
+	// As root: the helpers kill and clean up after any user's commands.
+	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{Cmd: args, User: "0", AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", err
 	}

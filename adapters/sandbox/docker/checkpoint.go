@@ -1,0 +1,150 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+)
+
+// DefaultPath is the PATH Docker gives a container whose image sets none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// ImageConfig is the image's own configuration (ENTRYPOINT, CMD, ENV,
+// WORKDIR, USER, HEALTHCHECK).
+func (c *Client) ImageConfig(ctx context.Context, img string) (*container.Config, error) {
+	ins, err := c.API.ImageInspect(ctx, img)
+	if err != nil {
+		return nil, &InfraError{Stage: "image inspect", Err: err}
+	}
+	if ins.Config == nil {
+		return &container.Config{}, nil
+	}
+	return &container.Config{
+		Env: ins.Config.Env, Entrypoint: ins.Config.Entrypoint, Cmd: ins.Config.Cmd,
+		WorkingDir: ins.Config.WorkingDir, User: ins.Config.User, Healthcheck: ins.Config.Healthcheck,
+	}, nil
+}
+
+// EnvValue is KEY's value in a KEY=VALUE list, and whether it is set.
+func EnvValue(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Commit saves the container's whole file system (not its bind mounts, not
+// its processes) as a new image labelled with this client's run and
+// labels, and returns the image id. The image keeps the configuration of
+// the image the container started from: the keep-alive command, hoh's PATH
+// and the values of Spec.Env (host secrets among them) are not written
+// into it; Spec.Env's keys are kept empty, to be set again when a container
+// starts from the image.
+func (env *Environment) Commit(ctx context.Context, labels map[string]string) (string, error) {
+	orig, err := env.c.ImageConfig(ctx, env.ImageID)
+	if err != nil {
+		return "", err
+	}
+	cfg := &container.Config{
+		Env: append([]string(nil), orig.Env...), Entrypoint: orig.Entrypoint, Cmd: orig.Cmd,
+		WorkingDir: orig.WorkingDir, User: orig.User, Healthcheck: orig.Healthcheck,
+		Labels: env.c.Labels(labels),
+	}
+	// The engine adds every container variable the new config lacks.
+	for _, kv := range env.spec.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := EnvValue(cfg.Env, k); ok {
+			continue
+		}
+		v := ""
+		if k == "PATH" {
+			v = DefaultPath
+		}
+		cfg.Env = append(cfg.Env, k+"="+v)
+	}
+	if len(cfg.Entrypoint) == 0 && len(cfg.Cmd) == 0 {
+		// Empty would inherit the container's keep-alive command.
+		cfg.Cmd = []string{"/bin/sh"}
+	}
+	resp, err := env.c.API.ContainerCommit(ctx, env.ID, container.CommitOptions{Pause: true, Config: cfg})
+	if err != nil {
+		return "", &InfraError{Stage: "commit", Err: err}
+	}
+	env.c.trackImage(resp.ID, true)
+	return resp.ID, nil
+}
+
+// waitHealthy waits until the container's health check (if it has one)
+// reports healthy; unhealthy, or the container stopping, is an error. The
+// engine runs the check with the Docker HEALTHCHECK semantics (start
+// period, interval, timeout, retries).
+func (env *Environment) waitHealthy(ctx context.Context) error {
+	for {
+		ins, err := env.c.API.ContainerInspect(ctx, env.ID)
+		if err != nil {
+			return err
+		}
+		st := ins.State
+		if st == nil || !st.Running {
+			return fmt.Errorf("container %s stopped before it was healthy: %s", short(env.ID), describeState(st))
+		}
+		if st.Health == nil || st.Health.Status == container.NoHealthcheck || st.Health.Status == container.Healthy {
+			return nil
+		}
+		if st.Health.Status == container.Unhealthy {
+			last := ""
+			if n := len(st.Health.Log); n > 0 {
+				l := st.Health.Log[n-1]
+				last = fmt.Sprintf(" (last check: exit %d, %q)", l.ExitCode, tail(strings.TrimSpace(l.Output), 500))
+			}
+			return fmt.Errorf("container %s is unhealthy after %d failed check(s)%s", short(env.ID), st.Health.FailingStreak, last)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for container %s to be healthy: %w", short(env.ID), ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func describeState(st *container.State) string {
+	if st == nil {
+		return "no state"
+	}
+	return fmt.Sprintf("status %s, exit %d, error %q", st.Status, st.ExitCode, st.Error)
+}
+
+// CopyContentsIn copies the contents of host directory src into the
+// container directory dst (created; files owned by root).
+func (env *Environment) CopyContentsIn(ctx context.Context, src, dst string) error {
+	if _, err := env.quickExec(ctx, "mkdir", "-p", dst); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := tarDir(&buf, src, ""); err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := env.c.API.CopyToContainer(ctx, env.ID, dst, io.Reader(&buf), container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("copy %s into container %s:%s: %w", src, short(env.ID), dst, err)
+	}
+	return nil
+}
+
+// RemoveImage removes an image this client made (a checkpoint).
+func (c *Client) RemoveImage(ctx context.Context, id string) error {
+	// Not PruneChildren: the parent is the task image, still in use.
+	_, err := c.API.ImageRemove(ctx, id, image.RemoveOptions{Force: true})
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	c.trackImage(id, false)
+	return nil
+}

@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/experiments/environment"
+)
+
+// Labels of a committed checkpoint image (besides the run's own labels, by
+// which Cleanup and a resumed run's cleanup remove it).
+const (
+	labelCheckpointTrial = "hoh.checkpoint.trial" // the trial's directory in the run
+	labelCheckpoint      = "hoh.checkpoint"       // its checkpoint number
+)
+
+// containerCheckpoints implements trial.Checkpoints for a trial in a task
+// container: each checkpoint commits the agent container (Engine API
+// commit) to an image labelled with the run and the trial.
+type containerCheckpoints struct {
+	client *docker.Client
+	env    *environment.Env
+	trial  string
+}
+
+func (c *containerCheckpoints) Save(ctx context.Context, t int) error {
+	if c.env.Container == nil {
+		return errors.New("the agent container is gone")
+	}
+	// An earlier attempt's commit of the same checkpoint is replaced.
+	if err := c.remove(ctx, t); err != nil {
+		return err
+	}
+	_, err := c.env.Container.Commit(ctx, map[string]string{
+		labelCheckpointTrial: c.trial, labelCheckpoint: strconv.Itoa(t),
+	})
+	return err
+}
+
+func (c *containerCheckpoints) Release(ctx context.Context) { _ = c.env.Close(ctx) }
+
+func (c *containerCheckpoints) Image(ctx context.Context, t int) (string, error) {
+	ims, err := c.list(ctx, t)
+	if err != nil || len(ims) == 0 {
+		return "", err
+	}
+	return ims[0].ID, nil
+}
+
+func (c *containerCheckpoints) Forget(ctx context.Context) error { return c.remove(ctx, -1) }
+
+// list is the trial's checkpoint images (of checkpoint t; every one when
+// t < 0), newest first.
+func (c *containerCheckpoints) list(ctx context.Context, t int) ([]image.Summary, error) {
+	return checkpointImages(ctx, c.client, c.trial, t)
+}
+
+func (c *containerCheckpoints) remove(ctx context.Context, t int) error {
+	ims, err := c.list(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, im := range ims {
+		if err := c.client.RemoveImage(ctx, im.ID); err != nil {
+			return fmt.Errorf("removing checkpoint image %s: %w", im.ID, err)
+		}
+	}
+	return nil
+}
+
+func checkpointImages(ctx context.Context, client *docker.Client, trial string, t int) ([]image.Summary, error) {
+	f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+client.RunID()),
+		filters.Arg("label", labelCheckpointTrial+"="+trial))
+	if t >= 0 {
+		f.Add("label", labelCheckpoint+"="+strconv.Itoa(t))
+	}
+	ims, err := client.API.ImageList(ctx, image.ListOptions{Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(ims, func(i, j int) bool { return ims[i].Created > ims[j].Created })
+	return ims, nil
+}
+
+// latestCheckpointImage is the trial's most recent checkpoint image in this
+// run (an earlier attempt's), or "": a retried attempt continues from the
+// whole environment, not only the workspace.
+func latestCheckpointImage(ctx context.Context, client *docker.Client, trial string) (string, error) {
+	ims, err := checkpointImages(ctx, client, trial, -1)
+	if err != nil {
+		return "", err
+	}
+	best, bestT := "", -1
+	for _, im := range ims {
+		if n, err := strconv.Atoi(im.Labels[labelCheckpoint]); err == nil && n > bestT {
+			best, bestT = im.ID, n
+		}
+	}
+	return best, nil
+}
