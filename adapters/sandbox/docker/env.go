@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/versions"
 	"github.com/docker/docker/client"
 )
 
@@ -123,6 +124,9 @@ func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
 		env.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	// Commands of any user record their pids there (an image's /tmp may not
+	// be world-writable); a failure shows at the first command.
+	_, _ = env.quickExec(ctx, "mkdir", "-p", "-m", "1777", pidDir)
 	if spec.Healthcheck != nil || spec.KeepEntrypoint {
 		if err := env.waitHealthy(ctx); err != nil {
 			env.Close(context.WithoutCancel(ctx))
@@ -166,6 +170,14 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 		// The image's ENTRYPOINT runs with the loop as its arguments (the
 		// usual entrypoint ends in exec "$@").
 		cfg.Entrypoint, cfg.Cmd = nil, []string{"/bin/sh", "-c", keepAlive}
+	}
+	if h := spec.Healthcheck; h != nil && h.StartInterval != 0 && versions.LessThan(c.API.ClientVersion(), "1.44") {
+		// Older engines reject it; the start period is then checked at the
+		// interval.
+		hc := *h
+		hc.StartInterval = 0
+		cfg.Healthcheck = &hc
+		env.Notes = append(env.Notes, fmt.Sprintf("healthcheck start interval %s not applied: the Docker engine's API %s predates 1.44 (the interval applies during the start period too)", h.StartInterval, c.API.ClientVersion()))
 	}
 	hc := &container.HostConfig{}
 	if !spec.AllowInternet {

@@ -1,0 +1,268 @@
+package harbor
+
+// Real Docker: Harbor tasks run and are verified as Harbor runs them. Each
+// test takes a real task.toml (Terminal-Bench 2.0, Harbor's examples) and
+// substitutes a local busybox-based image for the one it names (nothing can
+// be pulled here).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
+)
+
+const sharedTasks = "../../../../shared/benchmarks/harbor-tasks"
+
+// realTaskTOML reads a real task.toml with edit applied (the image
+// substitution and whatever the test adds).
+func realTaskTOML(t *testing.T, rel string, edit func(string) string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(sharedTasks, rel, "task.toml"))
+	if err != nil {
+		t.Fatalf("real task data missing (../shared/benchmarks/harbor-tasks): %v", err)
+	}
+	return edit(string(data))
+}
+
+// dataset writes one task folder under a fresh root: task.toml, the real
+// instruction.md of rel, and tests/test.sh.
+func dataset(t *testing.T, rel, id, toml, testSh string) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, id)
+	os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
+	instr, err := os.ReadFile(filepath.Join(sharedTasks, rel, "instruction.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "instruction.md"), instr, 0o644)
+	os.WriteFile(filepath.Join(dir, "task.toml"), []byte(toml), 0o644)
+	os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte(testSh), 0o755)
+	return root
+}
+
+func onlyTask(t *testing.T, b *Benchmark) benchmark.Task {
+	t.Helper()
+	ts, err := b.Tasks(context.Background())
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("tasks %v: %v (notes %v)", ts, err, b.LoadNotes())
+	}
+	return ts[0]
+}
+
+func run(t *testing.T, x sandbox.Executor, script string) string {
+	t.Helper()
+	var out bytes.Buffer
+	ex, err := x.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
+	if err != nil || ex.Code != 0 {
+		t.Fatalf("%q: exit %d %v: %s", script, ex.Code, err, out.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// Terminal-Bench 2.0's build-pmars: the agent installs /usr/local/bin/pmars,
+// outside the workspace. The verifier of checkpoint 1 (the committed agent
+// container) sees it; checkpoint 0's (the task image) does not. test.sh's
+// stdout, stderr and /logs/verifier are kept with the checkpoint.
+func TestVerifierRunsInTheCheckpointsCommittedEnvironment(t *testing.T) {
+	if setupErr != nil {
+		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
+	}
+	c := dockerenv.Client(t, "harbor-checkpoint")
+	tag := fmt.Sprintf("hoh-test-pmars:%d", time.Now().UnixNano())
+	dockerenv.BusyboxImage(t, c, tag, "WORKDIR /app")
+	toml := realTaskTOML(t, "terminal-bench-2/build-pmars", func(s string) string {
+		return strings.Replace(s, `docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+tag+`"`, 1)
+	})
+	testSh := `#!/bin/sh
+echo "verifier stdout"
+echo "verifier stderr" >&2
+echo "kept" > /logs/verifier/extra.txt
+if [ "$(pmars 2>/dev/null)" = "pmars built" ] && [ -f /app/notes.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+`
+	b := &Benchmark{Dataset: "tb2", Root: dataset(t, "terminal-bench-2/build-pmars", "build-pmars", toml, testSh), Docker: c}
+	tk := onlyTask(t, b)
+	ctx := context.Background()
+	a0 := t.TempDir()
+	if err := b.InitialWorkspace(ctx, tk, a0); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	env, err := b.StartEnvironment(ctx, tk, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, env.Executor(), `mkdir -p /usr/local/bin && printf '#!/bin/sh\necho pmars built\n' > /usr/local/bin/pmars && chmod +x /usr/local/bin/pmars && echo done > notes.txt`)
+	img, err := env.Commit(ctx, map[string]string{"hoh.checkpoint": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Close(ctx)
+	ins, err := c.API.ImageInspect(ctx, img)
+	if err != nil || ins.Config.Labels[docker.LabelRun] != c.RunID() || ins.Config.Labels["hoh.checkpoint"] != "1" {
+		t.Fatalf("checkpoint image labels %v (%v)", ins.Config.Labels, err)
+	}
+
+	out0 := filepath.Join(t.TempDir(), "cp-0-verifier")
+	ev0, err := b.Evaluate(benchmark.WithOutputDir(ctx, out0), tk, a0)
+	if err != nil || ev0.Metrics["reward"] != 0 {
+		t.Fatalf("checkpoint 0 (task image): %+v %v", ev0, err)
+	}
+	out1 := filepath.Join(t.TempDir(), "cp-1-verifier")
+	ev1, err := b.Evaluate(benchmark.WithEnvironmentImage(benchmark.WithOutputDir(ctx, out1), img), tk, ws)
+	if err != nil || ev1.Metrics["reward"] != 1 || ev1.Error != "" {
+		t.Fatalf("checkpoint 1 (committed environment): %+v %v", ev1, err)
+	}
+	for f, want := range map[string]string{"test-stdout.txt": "verifier stdout\n", "test-stderr.txt": "verifier stderr\n",
+		"verifier/reward.txt": "1\n", "verifier/extra.txt": "kept\n"} {
+		got, err := os.ReadFile(filepath.Join(out1, f))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q %v, want %q", f, got, err, want)
+		}
+	}
+	// A checkpoint's own workspace is verified, not whatever the image held
+	// there: checkpoint 1's environment with A_0's files scores 0.
+	ev, err := b.Evaluate(benchmark.WithEnvironmentImage(ctx, img), tk, a0)
+	if err != nil || ev.Metrics["reward"] != 0 {
+		t.Fatalf("committed environment with A_0's workspace: %+v %v", ev, err)
+	}
+}
+
+// test.sh runs by its shebang, not as "bash file" / "sh file": an awk
+// program as test.sh writes the reward.
+func TestTestShRunsByItsShebang(t *testing.T) {
+	if setupErr != nil {
+		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
+	}
+	c := dockerenv.Client(t, "harbor-shebang")
+	tag := fmt.Sprintf("hoh-test-shebang:%d", time.Now().UnixNano())
+	dockerenv.BusyboxImage(t, c, tag, "WORKDIR /app")
+	toml := realTaskTOML(t, "terminal-bench-2/build-pmars", func(s string) string {
+		return strings.Replace(s, `docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+tag+`"`, 1)
+	})
+	testSh := "#!/bin/awk -f\nBEGIN { print \"{\\\"reward\\\": 1, \\\"style\\\": 0.5}\" > \"/logs/verifier/reward.json\" }\n"
+	b := &Benchmark{Dataset: "tb2", Root: dataset(t, "terminal-bench-2/build-pmars", "build-pmars", toml, testSh), Docker: c}
+	tk := onlyTask(t, b)
+	ev, err := b.Evaluate(context.Background(), tk, t.TempDir())
+	if err != nil || ev.Metrics["reward"] != 1 || ev.Metrics["style"] != 0.5 {
+		t.Fatalf("%+v %v", ev, err)
+	}
+}
+
+// Harbor's hello-healthcheck, hello-workdir and hello-user settings on one
+// image: the image's ENTRYPOINT starts a server (after a delay) that the
+// healthcheck waits for; the image's PATH and ENV survive; [environment.env]
+// and [verifier.env] templates resolve from the host (values kept out of
+// the evaluation record and the committed image); workdir, agent.user and
+// verifier.user are honoured.
+func TestEnvironmentStartsAsTheTaskDeclares(t *testing.T) {
+	if setupErr != nil {
+		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
+	}
+	c := dockerenv.Client(t, "harbor-environment")
+	tag := fmt.Sprintf("hoh-test-env:%d", time.Now().UnixNano())
+	dockerenv.BusyboxImage(t, c, tag,
+		`RUN mkdir -p /opt/tool/bin /custom-workdir /home/agent && printf '#!/bin/sh\necho tool ok\n' > /opt/tool/bin/imgtool && chmod +x /opt/tool/bin/imgtool`,
+		`RUN echo 'agent:x:1000:1000::/home/agent:/bin/sh' >> /etc/passwd && echo 'agent:x:1000:' >> /etc/group && echo 'root:x:0:' >> /etc/group && chown 1000:1000 /custom-workdir /home/agent`,
+		`RUN printf '#!/bin/sh\n(sleep 2 && echo ok > /tmp/index.html && httpd -p 8080 -h /tmp) &\nexec "$@"\n' > /entrypoint.sh && chmod +x /entrypoint.sh`,
+		`ENV PATH=/opt/tool/bin:/usr/local/bin:/usr/bin:/bin IMAGE_VAR=from-image`,
+		`ENTRYPOINT ["/entrypoint.sh"]`)
+	const secret = "s3cret-greeting-value"
+	t.Setenv("HOH_TEST_GREETING", secret)
+	toml := realTaskTOML(t, "harbor-examples/tasks/hello-healthcheck", func(s string) string {
+		s = strings.Replace(s, "[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\nworkdir = \"/custom-workdir\"\n", 1)
+		s = strings.Replace(s, `command = "curl -sf http://localhost:8080/"`, `command = "wget -q -O - http://localhost:8080/"`, 1)
+		s = strings.Replace(s, "[agent]\n", "[agent]\nuser = \"agent\"\n", 1)
+		s = strings.Replace(s, "[verifier]\n", "[verifier]\nuser = \"agent\"\n", 1)
+		s = strings.Replace(s, "[verifier.env]\n", "[verifier.env]\nV_GREETING = \"${HOH_TEST_GREETING}\"\n", 1)
+		return s + "\n[environment.env]\nGREETING = \"${HOH_TEST_GREETING}\"\nFALLBACK = \"${HOH_TEST_UNSET_VARIABLE:-fallback}\"\n"
+	})
+	testSh := `#!/bin/sh
+ok() { if eval "$1"; then echo 1; else echo 0; fi; }
+printf '{"reward": %s, "server": %s, "user": %s, "env": %s, "workdir": %s}\n' \
+  "$(ok '[ "$(cat result.txt)" = ok ]')" \
+  "$(ok 'wget -q -O - http://localhost:8080/ >/dev/null')" \
+  "$(ok '[ "$(id -un)" = agent ]')" \
+  "$(ok '[ "$V_GREETING" = "$GREETING" ] && [ "$FALLBACK" = fallback ] && [ "$IMAGE_VAR" = from-image ] && [ "$(imgtool)" = "tool ok" ]')" \
+  "$(ok '[ "$(pwd)" = /custom-workdir ]')" > /logs/verifier/reward.json
+`
+	b := &Benchmark{Dataset: "examples", Root: dataset(t, "harbor-examples/tasks/hello-healthcheck", "hello-healthcheck", toml, testSh), Docker: c}
+	tk := onlyTask(t, b)
+	ctx := context.Background()
+	ws := t.TempDir()
+	os.Chmod(ws, 0o777) // the agent user writes the bind-mounted workspace
+	env, err := b.StartEnvironment(ctx, tk, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(ctx)
+	x := env.Executor()
+	// Start returned only once healthy: the server the entrypoint starts
+	// after 2 s answers at once.
+	if got := run(t, x, `wget -q -O - http://localhost:8080/`); got != "ok" {
+		t.Fatalf("server: %q", got)
+	}
+	got := run(t, x, `echo "$(id -un) $(pwd) $IMAGE_VAR $GREETING $FALLBACK $(imgtool)"; echo "$PATH"`)
+	want := "agent /custom-workdir from-image " + secret + " fallback tool ok\n/opt/tool/bin:/usr/local/bin:/usr/bin:/bin"
+	if got != want {
+		t.Fatalf("agent sees\n%s\nwant\n%s", got, want)
+	}
+	// The task's instruction, as the agent would do it.
+	run(t, x, `wget -q -O - http://localhost:8080/ > result.txt`)
+	img, err := env.Commit(ctx, map[string]string{"hoh.checkpoint": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := c.API.ImageInspect(ctx, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := json.Marshal(ins.Config); strings.Contains(string(cfg), secret) || len(ins.Config.Entrypoint) != 1 || ins.Config.Entrypoint[0] != "/entrypoint.sh" {
+		t.Fatalf("committed image config keeps the secret or loses the entrypoint: %s", cfg)
+	}
+	env.Close(ctx)
+	out := filepath.Join(t.TempDir(), "cp-1-verifier")
+	ev, err := b.Evaluate(benchmark.WithEnvironmentImage(benchmark.WithOutputDir(ctx, out), img), tk, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"reward", "server", "user", "env", "workdir"} {
+		if ev.Metrics[k] != 1 {
+			t.Errorf("verifier check %s failed: %+v", k, ev)
+		}
+	}
+	if rec, _ := json.Marshal(ev); strings.Contains(string(rec), secret) {
+		t.Errorf("the evaluation record holds the secret: %s", rec)
+	}
+}
+
+// A task whose healthcheck never passes fails to start, naming the check.
+func TestUnhealthyEnvironmentIsAnInfrastructureFailure(t *testing.T) {
+	if setupErr != nil {
+		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
+	}
+	c := dockerenv.Client(t, "harbor-unhealthy")
+	tag := fmt.Sprintf("hoh-test-unhealthy:%d", time.Now().UnixNano())
+	dockerenv.BusyboxImage(t, c, tag)
+	toml := realTaskTOML(t, "harbor-examples/tasks/hello-healthcheck", func(s string) string {
+		s = strings.Replace(s, "[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\n", 1)
+		return strings.Replace(s, `command = "curl -sf http://localhost:8080/"`, `command = "echo never-healthy; exit 1"`, 1)
+	})
+	b := &Benchmark{Dataset: "examples", Root: dataset(t, "harbor-examples/tasks/hello-healthcheck", "hello-healthcheck", toml, "#!/bin/sh\n"), Docker: c}
+	tk := onlyTask(t, b)
+	_, err := b.StartEnvironment(context.Background(), tk, t.TempDir(), nil)
+	if err == nil || !strings.Contains(err.Error(), "healthcheck") || !strings.Contains(err.Error(), "never-healthy") {
+		t.Fatalf("err = %v", err)
+	}
+}
