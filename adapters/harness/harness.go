@@ -65,6 +65,10 @@ type Invocation struct {
 	Env     []string
 	Secrets []string
 	Exec    sandbox.Executor
+	// WritableRoots are directories besides WorkDir the agent may write,
+	// as paths inside Exec's view (a task's fixed /workspace); a CLI with a
+	// sandbox of its own (Codex) is told to allow them.
+	WritableRoots []string
 }
 
 // Outcome classifies how an invocation ended. It is recorded in the token

@@ -10,8 +10,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark/gamecraft"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -281,4 +286,124 @@ func editBreakdown(t *testing.T, path string, v float64) float64 {
 		t.Fatal(err)
 	}
 	return reward
+}
+
+// Agents of a GameCraft trial see the paths the task addresses: the
+// Developer writes the game at /workspace/game (it lands in the artifact),
+// everyone reads the public tools at /workspace/tools, /tests is empty and
+// the QA Tester's /workspace/game is read-only; what an agent leaves at
+// /workspace's top level (a screenshot) stays with its stage, outside the
+// artifact.
+func TestGameCraftAgentsSeeTheTaskPaths(t *testing.T) {
+	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: standInGodot(t)})
+	h := env.Harness.(*fakeHarness)
+	rubric := filepath.Join(env.Task.Dir, "tests", "rubric.json")
+	if _, err := os.Stat(rubric); err != nil {
+		t.Fatal(err)
+	}
+	h.devShell = `set -e
+test ! -e ` + rubric + `
+printf 'extends Node\n' > /workspace/game/main.gd
+echo frame > /workspace/frame.png
+test -x /workspace/tools/screenshot.sh
+test -z "$(ls -A /tests)"
+test -d /logs && echo log > /logs/agent.txt`
+	h.qaShell = `set -e
+grep -q 'extends Node' /workspace/game/main.gd
+test -f /workspace/tools/screenshot.sh
+if echo qa > /workspace/game/qa.gd 2>/dev/null; then echo 'QA wrote the candidate' >&2; exit 1; fi
+test -z "$(ls -A /tests)"
+echo qa-frame > /workspace/qa-frame.png`
+	if _, err := Run(context.Background(), dir, gamecraftSpec("hoh@1"), env); err != nil {
+		t.Fatal(err)
+	}
+	if h.devShellErr != nil || h.qaShellErr != nil {
+		t.Fatalf("developer view: %v\nQA view: %v", h.devShellErr, h.qaShellErr)
+	}
+	l := runrecord.TrialLayout{Dir: dir}
+	if b, _ := os.ReadFile(filepath.Join(l.Workspace(), "game", "main.gd")); string(b) != "extends Node\n" {
+		t.Fatalf("the Developer's /workspace/game/main.gd is not in the artifact: %q", b)
+	}
+	for _, p := range []string{filepath.Join(l.Stage(1, "developer"), ViewScratch, "frame.png"), filepath.Join(l.Stage(1, "qa"), ViewScratch, "qa-frame.png")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("an agent's file at /workspace's top level was not kept with its stage: %v", err)
+		}
+	}
+	for _, p := range []string{"frame.png", "game/qa.gd", "qa-frame.png"} {
+		if _, err := os.Stat(filepath.Join(l.Workspace(), p)); err == nil {
+			t.Errorf("%s is in the artifact", p)
+		}
+	}
+}
+
+// The real Codex CLI (scripted test-double provider) in a GameCraft trial:
+// its shell tool runs in the task's view. With Codex's own sandbox, the
+// Developer's write to /workspace/game passes it (hoh names /workspace as a
+// writable root) and lands in the artifact. With Codex's sandbox bypassed
+// (as in a container; Codex's sandbox cannot start in QA's read-only
+// candidate: bwrap cannot create candidate/.git there), the QA Tester reads
+// the game at /workspace/game, cannot write it, and finds /tests empty.
+func TestCodexGameCraftTrialWorksAtTheTaskPaths(t *testing.T) {
+	for _, bypass := range []bool{false, true} {
+		l, qa := runCodexGameCraft(t, bypass)
+		if b, _ := os.ReadFile(filepath.Join(l.Workspace(), "game", "main.gd")); string(b) != "extends Node\n" {
+			logs, _ := filepath.Glob(filepath.Join(l.Stage(1, "developer"), "attempt-*", "logs", "stdout.jsonl"))
+			var all []byte
+			for _, p := range logs {
+				b, _ := os.ReadFile(p)
+				all = append(all, b...)
+			}
+			t.Fatalf("bypass=%v: Codex's write to /workspace/game did not reach the artifact (%q); developer log:\n%s", bypass, b, all)
+		}
+		if !bypass {
+			continue
+		}
+		if !bytes.Contains(qa, []byte(`extends Node\ntests-entries=0\nqa-write=refused`)) {
+			t.Fatalf("QA did not read the game at /workspace/game read-only with an empty /tests: %s", qa)
+		}
+		if _, err := os.Stat(filepath.Join(l.Workspace(), "game", "qa.gd")); err == nil {
+			t.Fatal("QA wrote the game")
+		}
+	}
+}
+
+func runCodexGameCraft(t *testing.T, bypass bool) (runrecord.TrialLayout, []byte) {
+	t.Helper()
+	bin := testenv.CLI(t, "codex")
+	sc := scripted.Script{Entries: []scripted.Entry{
+		goodPlanner,
+		{Name: "developer", Match: `Role: Developer`, Repeat: true, Steps: []scripted.Step{
+			{Shell: `printf 'extends Node\n' > /workspace/game/main.gd && head -c 11 /workspace/tools/screenshot.sh`}, {Say: devJSON}}},
+		{Name: "qa", Match: `Role: QA Tester`, Repeat: true, Steps: []scripted.Step{
+			{Shell: `cat /workspace/game/main.gd; echo tests-entries=$(ls -A /tests | wc -l); echo qa-write=$( (echo x > /workspace/game/qa.gd) 2>/dev/null && echo done || echo refused)`}, {Say: qaJSON}}},
+	}}
+	srv, err := scripted.Start(sc, scripted.Options{LogPath: filepath.Join(t.TempDir(), "provider.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	h, err := codex.New(codex.Config{Binary: bin, BypassSandbox: bypass, Provider: harness.Provider{
+		Name: "scripted", API: "responses", BaseURL: srv.URL() + "/v1", KeyEnv: itKeyEnv, Model: "scripted-model"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: standInGodot(t)})
+	env.Harness, env.Exec = h, sandbox.Local{KillGrace: 500 * time.Millisecond}
+	env.Timeouts = Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute}
+	env.Env, env.Secrets = []string{itKeyEnv + "=" + itKey}, []string{itKey}
+	s, err := Run(context.Background(), dir, gamecraftSpec("hoh@1"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Checkpoints[0].Metrics["build"] != 1 {
+		t.Errorf("the stand-in godot passes the build gate: %v", s.Checkpoints[0].Metrics)
+	}
+	l := runrecord.TrialLayout{Dir: dir}
+	logs, _ := filepath.Glob(filepath.Join(l.Stage(1, "qa"), "attempt-*", "logs", "stdout.jsonl"))
+	var qa []byte
+	for _, p := range logs {
+		b, _ := os.ReadFile(p)
+		qa = append(qa, b...)
+	}
+	return l, qa
 }

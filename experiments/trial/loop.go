@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/conditions"
@@ -79,6 +80,33 @@ func (r *runner) executor() sandbox.Executor {
 	}
 	// Containers: the candidate's digest is checked after the stage.
 	return r.env.Exec
+}
+
+// ViewScratch is the folder of a stage that a benchmark with fixed task
+// paths shows at the task's top level (GameCraft's /workspace): what the
+// agent leaves there, screenshots included, stays with the stage's records.
+const ViewScratch = "view-workspace"
+
+// invocationExec is the executor of one invocation: r.executor(), plus the
+// task's fixed paths mounted in the invocation's namespace when the
+// benchmark addresses such paths (benchmark.AgentView); roots are the
+// writable ones, for a CLI's own sandbox.
+func (r *runner) invocationExec(role harness.Role, workDir, stageDir string) (ex sandbox.Executor, roots []string, err error) {
+	ex = r.executor()
+	av, ok := r.env.Bench.(benchmark.AgentView)
+	if !ok {
+		return ex, nil, nil
+	}
+	mounts, err := av.AgentMounts(r.env.Task, workDir, filepath.Join(stageDir, ViewScratch), role == harness.RoleDeveloper)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range mounts {
+		if m.Writable {
+			roots = append(roots, m.Target)
+		}
+	}
+	return sandbox.Remapped{Inner: ex, Mounts: mounts}, roots, nil
 }
 
 func (r *runner) digest() (string, error) { return history.Digest(r.ws, r.env.Exclude...) }
@@ -250,11 +278,15 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if err := os.MkdirAll(sd, 0o755); err != nil {
 			return out, err
 		}
+		ex, roots, err := r.invocationExec(role, workDir, dir)
+		if err != nil {
+			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
+		}
 		inv := harness.Invocation{
 			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: workDir,
 			StateDir: sd, LogDir: filepath.Join(adir, "logs"), Session: session,
 			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
-			Env: r.env.Env, Secrets: r.env.Secrets, Exec: r.executor(),
+			Env: r.env.Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
 		}
 		r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
 		started := time.Now().UTC()

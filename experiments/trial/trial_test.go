@@ -53,6 +53,25 @@ type fakeHarness struct {
 	// through the invocation's executor; its result goes to qaShellErr.
 	qaShell    string
 	qaShellErr error
+	// devShell: a shell step the developer runs in its working directory
+	// through the invocation's executor; its result goes to devShellErr.
+	devShell    string
+	devShellErr error
+}
+
+// shell runs script in the invocation's working directory through its
+// executor, as a CLI's shell tool would.
+func shell(inv harness.Invocation, script string) error {
+	ex := inv.Exec
+	if ex == nil {
+		ex = sandbox.Local{}
+	}
+	var out bytes.Buffer
+	exit, err := ex.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
+	if err == nil && exit.Code != 0 {
+		err = fmt.Errorf("exit %d: %s", exit.Code, out.String())
+	}
+	return err
 }
 
 var iterationRE = regexp.MustCompile(`HoH iteration (\d+)\)`)
@@ -117,16 +136,7 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 			os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte(greet), 0o755)
 		}
 		if f.qaShell != "" {
-			ex := inv.Exec
-			if ex == nil {
-				ex = sandbox.Local{}
-			}
-			var out bytes.Buffer
-			exit, err := ex.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", f.qaShell}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
-			if err == nil && exit.Code != 0 {
-				err = fmt.Errorf("exit %d: %s", exit.Code, out.String())
-			}
-			f.qaShellErr = err
+			f.qaShellErr = shell(inv, f.qaShell)
 		}
 		if f.qaWritesTo != "" {
 			os.WriteFile(filepath.Join(f.qaWritesTo, "greet.sh"), []byte("echo tampered\n"), 0o755)
@@ -138,6 +148,9 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 			body = "#!/bin/sh\necho nope\n"
 		}
 		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte(body), 0o755)
+		if f.devShell != "" {
+			f.devShellErr = shell(inv, f.devShell)
+		}
 		for rel, data := range f.devWrites {
 			p := filepath.Join(inv.WorkDir, rel)
 			os.MkdirAll(filepath.Dir(p), 0o755)

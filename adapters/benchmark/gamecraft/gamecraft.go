@@ -85,6 +85,9 @@ type Options struct {
 	VerifierOutput func(t benchmark.Task, artifactDir string) string
 	// Verifier, when set, runs each task's tests/test.sh per checkpoint.
 	Verifier *Verifier
+	// AgentEnvironment is where agents run: EnvHost (default; AgentMounts)
+	// or EnvDocker (refused: not available yet).
+	AgentEnvironment string
 }
 
 // Benchmark is a loaded GameCraft-Bench checkout.

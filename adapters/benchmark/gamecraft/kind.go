@@ -23,6 +23,7 @@ var Kind = kind.Kind{
 		{Name: "judge_key_env", Type: kind.String, Doc: "NAME of the environment variable holding the judge's key, passed to the verifier (the value is never recorded)"},
 		{Name: "verifier_timeout", Type: kind.Duration, Doc: "wall limit of one verification (default the task's verifier timeout_sec)"},
 		{Name: "verifier_pythonpath", Type: kind.Path, Doc: "folder holding gamecraft_bench (default the checkout itself)"},
+		{Name: "agent_environment", Type: kind.String, Doc: "where agents run: host (default, the paper's setting: each invocation in a user+mount namespace showing /workspace/game, /workspace/assets, /workspace/tools and /logs) or docker (the task's environment/Dockerfile through the Harbor code: not available yet, refused)"},
 	},
 	Open:      open,
 	List:      list,
@@ -36,6 +37,14 @@ func open(o kind.Opening) (benchmark.Benchmark, error) {
 		return nil, err
 	}
 	v := o.Options
+	switch env := v.Str("agent_environment"); env {
+	case "", EnvHost:
+		b.Opts.AgentEnvironment = EnvHost
+	case EnvDocker:
+		return nil, fmt.Errorf("gamecraft: agent_environment docker is not available yet (the task's environment/Dockerfile through the Harbor code path is not wired for GameCraft); use agent_environment: host, the paper's setting")
+	default:
+		return nil, fmt.Errorf("gamecraft: agent_environment %q: want host or docker", env)
+	}
 	b.Opts.GodotBin = v.Str("godot_bin")
 	b.Opts.Verifier = &Verifier{GodotBin: v.Str("godot_bin"), Judge: v.Str("judge"), JudgeModel: v.Str("judge_model"),
 		JudgeKeyEnv: v.Str("judge_key_env"), Timeout: v.Duration("verifier_timeout"), PythonPath: v.Str("verifier_pythonpath")}

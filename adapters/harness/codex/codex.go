@@ -170,6 +170,13 @@ func (h *Harness) argv(inv harness.Invocation) ([]string, string) {
 	default:
 		args = append(args, "-s", mode)
 	}
+	if mode == "workspace-write" && len(inv.WritableRoots) > 0 {
+		roots := make([]string, len(inv.WritableRoots))
+		for i, r := range inv.WritableRoots {
+			roots[i] = tomlString(r)
+		}
+		args = append(args, "-c", "sandbox_workspace_write.writable_roots=["+strings.Join(roots, ",")+"]")
+	}
 	if p.ReasoningEffort != "" {
 		args = append(args, "-c", "model_reasoning_effort="+tomlString(p.ReasoningEffort))
 	}

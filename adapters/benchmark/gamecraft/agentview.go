@@ -1,0 +1,90 @@
+package gamecraft
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
+
+// The paths GameCraft-Bench's tasks address (upstream's local runner binds
+// the same ones; /tests appears only to the verifier).
+const (
+	WorkspacePath = "/workspace"
+	GamePath      = "/workspace/game"
+	AssetsPath    = "/workspace/assets"
+	ToolsPath     = "/workspace/tools"
+	LogsPath      = "/logs"
+	TestsPath     = "/tests"
+)
+
+// Agent environments (option agent_environment).
+const (
+	EnvHost   = "host"   // per-invocation user+mount namespace on the host (the paper's setting)
+	EnvDocker = "docker" // the task's environment/Dockerfile through the Harbor path: not available yet
+)
+
+var _ benchmark.AgentView = (*Benchmark)(nil)
+
+// AgentMounts implements benchmark.AgentView: /workspace is the stage's
+// scratch folder (what an agent writes there, such as a screenshot at
+// /workspace/frame.png, is kept with the stage), /workspace/game the role's
+// artifact (writable for the Developer, read-only otherwise), the task's
+// workspace template, the checkout's asset libraries (assets/library and
+// assets/library-oga at /workspace/assets/...) and its public tools
+// (/workspace/tools) read-only, /logs an empty
+// scratch tmpfs, and /tests and the checkout's tasks/ empty read-only
+// tmpfs: no rubric is visible to an agent, at /tests or at its host path.
+func (b *Benchmark) AgentMounts(t benchmark.Task, workDir, scratch string, writable bool) ([]sandbox.Mount, error) {
+	td, err := b.lookup(t)
+	if err != nil {
+		return nil, err
+	}
+	if b.Opts.AgentEnvironment != "" && b.Opts.AgentEnvironment != EnvHost {
+		return nil, fmt.Errorf("gamecraft: agent_environment %q is not available; use %q", b.Opts.AgentEnvironment, EnvHost)
+	}
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return nil, err
+	}
+	m := []sandbox.Mount{{Source: scratch, Target: WorkspacePath, Writable: true}}
+	game := filepath.Join(workDir, GameDir)
+	if writable {
+		if err := os.MkdirAll(game, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if isDir(game) {
+		m = append(m, sandbox.Mount{Source: game, Target: GamePath, Writable: writable})
+	} else {
+		m = append(m, sandbox.Mount{Target: GamePath}) // no game yet: an empty, read-only folder
+	}
+	// The task's own workspace template (upstream copies it into /workspace;
+	// no task of the checkout has one), then the shared asset libraries
+	// scripts/fetch_assets.py and fetch_oga_assets.py put in the checkout.
+	if entries, err := os.ReadDir(filepath.Join(td.Task.Dir, "workspace")); err == nil {
+		for _, e := range entries {
+			if e.Name() != GameDir {
+				m = append(m, sandbox.Mount{Source: filepath.Join(td.Task.Dir, "workspace", e.Name()), Target: filepath.Join(WorkspacePath, e.Name())})
+			}
+		}
+	}
+	for _, lib := range []string{"library", "library-oga"} {
+		if src := filepath.Join(b.Root, "assets", lib); isDir(src) {
+			m = append(m, sandbox.Mount{Source: src, Target: filepath.Join(AssetsPath, lib)})
+		}
+	}
+	if tools := filepath.Join(b.Root, "tools"); isDir(tools) {
+		m = append(m, sandbox.Mount{Source: tools, Target: ToolsPath})
+	}
+	// Last, the checkout's tasks/ (every rubric) is hidden at its host path
+	// too: the spec is in the prompt, and the binds above are already made.
+	return append(m, sandbox.Mount{Target: LogsPath, Writable: true}, sandbox.Mount{Target: TestsPath},
+		sandbox.Mount{Target: filepath.Join(b.Root, "tasks")}), nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

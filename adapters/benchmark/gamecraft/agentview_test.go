@@ -1,0 +1,75 @@
+package gamecraft
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
+
+func TestAgentEnvironmentOption(t *testing.T) {
+	open := func(env string) (*Benchmark, error) {
+		b, err := Kind.Open(kind.Opening{Path: realRoot(t), Options: kind.NewValues(map[string]any{"agent_environment": env})})
+		if err != nil {
+			return nil, err
+		}
+		return b.(*Benchmark), nil
+	}
+	// The Docker path is not finished: refused when the benchmark opens,
+	// which hoh run --check does, with the reason and the alternative.
+	if _, err := open(EnvDocker); err == nil || !strings.Contains(err.Error(), "not available yet") || !strings.Contains(err.Error(), "agent_environment: host") {
+		t.Fatalf("agent_environment docker: %v", err)
+	}
+	if _, err := open("podman"); err == nil || !strings.Contains(err.Error(), "want host or docker") {
+		t.Fatalf("agent_environment podman: %v", err)
+	}
+	b, err := open("")
+	if err != nil || b.Opts.AgentEnvironment != EnvHost {
+		t.Fatalf("the default is the host namespace: %v %+v", err, b)
+	}
+}
+
+// The view a task's agents get: nothing under the task's tests/, the public
+// assets and tools read-only, the game writable only for the Developer.
+func TestAgentMountsShowOnlyPublicFiles(t *testing.T) {
+	b := loadReal(t)
+	td, _ := b.Task("platformer-arcborne")
+	// A checkout with the asset libraries upstream's scripts fetch (the
+	// shared copy has none) and its public tools.
+	root := t.TempDir()
+	for _, d := range []string{"assets/library", "assets/library-oga", "tools"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	b.Root = root
+	ws := t.TempDir()
+	for _, writable := range []bool{true, false} {
+		ms, err := b.AgentMounts(td.Task, ws, filepath.Join(t.TempDir(), "scratch"), writable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]sandbox.Mount{}
+		for _, m := range ms {
+			got[m.Target] = m
+			if strings.HasPrefix(m.Source, td.Task.Dir) {
+				t.Errorf("an agent mount shows the task's folder (its tests are evaluator-only): %+v", m)
+			}
+		}
+		if g := got[GamePath]; g.Source != filepath.Join(ws, GameDir) || g.Writable != writable {
+			t.Errorf("writable=%v: /workspace/game is %+v", writable, g)
+		}
+		for target, src := range map[string]string{AssetsPath + "/library": "assets/library", AssetsPath + "/library-oga": "assets/library-oga", ToolsPath: "tools"} {
+			if m := got[target]; m.Source != filepath.Join(root, src) || m.Writable {
+				t.Errorf("%s is %+v", target, m)
+			}
+		}
+		if h, ok := got[filepath.Join(root, "tasks")]; !ok || h.Source != "" || h.Writable {
+			t.Errorf("the checkout's tasks/ (every rubric) must be hidden, got %+v (present %v)", h, ok)
+		}
+		if ts, ok := got[TestsPath]; !ok || ts.Source != "" || ts.Writable {
+			t.Errorf("/tests must be an empty read-only folder, got %+v (present %v)", ts, ok)
+		}
+	}
+}
