@@ -228,6 +228,19 @@ func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 	// No file of either run keeps the key the CLIs were given, killed
 	// attempts' state included.
 	testenv.AssertNoSecret(t, "hoh-scripted-dummy-key", clean, killed)
+	// Only Vanilla Continuation's session-state keeps CLI state (the next
+	// pass resumes it), scrubbed without corrupting its databases.
+	if n := testenv.AssertSQLiteIntact(t, clean, killed); n == 0 {
+		t.Error("no CLI database in the Vanilla Continuation session state to check")
+	}
+	for _, out := range []string{clean, killed} {
+		filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+			if err == nil && info.IsDir() && info.Name() == "state" && strings.HasPrefix(filepath.Base(filepath.Dir(p)), "attempt-") {
+				t.Errorf("CLI state left in %s", p)
+			}
+			return nil
+		})
+	}
 	show := hohRun(t, bin, "show", killed)
 	for _, s := range []string{"iter 2 qa", "[cp-2]", "checkpoint 2 pass_rate", "greet.sh |"} {
 		if !strings.Contains(show, s) {

@@ -4,10 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,7 +59,24 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 			t.Errorf("no trial for %s", want)
 		}
 	}
-	checkDatabases(t, out)
+	// The CLIs' state (their databases included) is deleted once each
+	// stage committed: no file left to scrub or to corrupt.
+	attempts := 0
+	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() && strings.HasPrefix(info.Name(), "attempt-") {
+			attempts++
+			if _, err := os.Stat(filepath.Join(p, "state")); err == nil {
+				t.Errorf("CLI state left after the run in %s", p)
+			}
+		}
+		return nil
+	})
+	if attempts == 0 {
+		t.Error("no attempt directory found")
+	}
+	if n := testenv.AssertSQLiteIntact(t, out); n != 0 {
+		t.Errorf("%d CLI database(s) left after a run without Vanilla Continuation", n)
+	}
 	testenv.AssertNoSecret(t, scriptedKeyValue, out)
 	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
 	if err != nil || len(rows) != 8 {
@@ -93,39 +107,4 @@ func servedTokens(t *testing.T, path string) int64 {
 		n += line.Served.Usage.Input + line.Served.Usage.Output
 	}
 	return n
-}
-
-// checkDatabases runs sqlite3's integrity check on every SQLite database
-// the CLIs left in out (their state, after hoh scrubbed the key from it).
-func checkDatabases(t *testing.T, out string) {
-	t.Helper()
-	sqlite, err := exec.LookPath("sqlite3")
-	if err != nil {
-		t.Fatal("sqlite3 is required (scripts/install-test-deps.sh installs it)")
-	}
-	n := 0
-	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return nil
-		}
-		head := make([]byte, 16)
-		_, rerr := io.ReadFull(f, head)
-		f.Close()
-		if rerr != nil || string(head) != "SQLite format 3\x00" {
-			return nil
-		}
-		n++
-		if res, err := exec.Command(sqlite, "-readonly", p, "PRAGMA integrity_check;").CombinedOutput(); err != nil || strings.TrimSpace(string(res)) != "ok" {
-			t.Errorf("%s: integrity check: %v %s", p, err, res)
-		}
-		return nil
-	})
-	if n == 0 {
-		t.Error("no CLI database found to check")
-	}
-	t.Logf("%d SQLite database(s) pass the integrity check", n)
 }

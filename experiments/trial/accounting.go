@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,4 +115,25 @@ func parseAttemptDir(d string) (runrecord.Invocation, bool) {
 		return runrecord.Invocation{}, false
 	}
 	return runrecord.Invocation{Iteration: t, Role: parts[1], Attempt: n, Dir: d}, true
+}
+
+// removeAttemptStates deletes the CLI state directories of the trial's
+// attempts (iter-NN/<role>/attempt-N/state): what the records keep was
+// extracted when each invocation ended (logs, events, usage, session id),
+// and a stage that did not commit restarts with new attempts, so nothing
+// reads them again, while they may hold what a CLI wrote about its
+// environment (the key). Vanilla Continuation's session-state is kept: the
+// next pass resumes it.
+func removeAttemptStates(l runrecord.TrialLayout) error {
+	dirs, err := attemptDirs(l)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range dirs {
+		if err := os.RemoveAll(filepath.Join(l.Dir, d, "state")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -45,6 +46,10 @@ type servingHarness struct {
 
 func (h *servingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
 	n := h.calls.Add(1)
+	// As Codex snapshots its shell environment, the key included.
+	for _, kv := range inv.Env {
+		os.WriteFile(filepath.Join(inv.StateDir, "shell-snapshot.sh"), []byte("export "+kv+"\n"), 0o644)
+	}
 	resp, err := http.Post(h.base+"/responses", "application/json", strings.NewReader(fmt.Sprintf(`{"model":"m","input":"call %d"}`, n)))
 	if err != nil {
 		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: err.Error()}, nil
@@ -67,11 +72,13 @@ func (h *servingHarness) Run(ctx context.Context, inv harness.Invocation) (harne
 	return res, err
 }
 
+const killKey = "sk-killed-trial-key-0123456789"
+
 func killSpec() (runrecord.TrialSpec, Env) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	return runrecord.TrialSpec{Key: "builtin/greet/hoh@1", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "hoh@1", Rep: 1},
-		Env{Bench: b, Task: ts[0]}
+		Env{Bench: b, Task: ts[0], Env: []string{"HOH_TEST_KEY=" + killKey}, Secrets: []string{killKey}}
 }
 
 // killedTrialChild runs the trial until its developer's second attempt
@@ -125,6 +132,9 @@ func TestSIGKILLedAttemptsTokensAreAccountedOnResume(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	if left, _ := filepath.Glob(filepath.Join(dir, "iter-01", "developer", "attempt-*", "state", "shell-snapshot.sh")); len(left) == 0 {
+		t.Fatal("the killed attempt left no state: the test would prove nothing about its removal")
+	}
 
 	l := runrecord.TrialLayout{Dir: dir}
 	relay, err := served.Start(srv.URL()+"/v1", l.Served())
@@ -161,6 +171,11 @@ func TestSIGKILLedAttemptsTokensAreAccountedOnResume(t *testing.T) {
 	provided := srv.TotalUsage()
 	if relayed.Total != provided.Total || ledger.Total+killedTotal != provided.Total || ledger.Total != s.Usage.Total || provided.Total != 5*1050 {
 		t.Errorf("provider served %d, relay logged %d, ledger %d + killed %d (summary %d)", provided.Total, relayed.Total, ledger.Total, killedTotal, s.Usage.Total)
+	}
+	// No file the trial left holds the key, and no CLI state is left.
+	testenv.AssertNoSecret(t, killKey, dir)
+	if left, _ := filepath.Glob(filepath.Join(dir, "iter-*", "*", "attempt-*", "state")); len(left) > 0 {
+		t.Errorf("CLI state left after the resumed trial: %v", left)
 	}
 	// Accounting is idempotent: another resume adds no line.
 	if _, err := Run(context.Background(), dir, spec, env); err != nil {

@@ -172,7 +172,17 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 		return err
 	}
 	r.st.stages = append(r.st.stages, rec)
-	return r.writeLedger()
+	if err := r.writeLedger(); err != nil {
+		return err
+	}
+	// The stage's CLI state was extracted when each invocation ended and
+	// is never resumed (Vanilla Continuation's lives in session-state).
+	for _, inv := range rec.Invocations {
+		if err := os.RemoveAll(filepath.Join(r.l.Dir, inv.Dir, "state")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // modelAnswered reports whether the relay logged a successful response to

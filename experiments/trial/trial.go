@@ -138,7 +138,9 @@ func Run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*r
 		// The attempts of the stage that did not commit spent tokens too.
 		if abs, aerr := filepath.Abs(dir); aerr == nil {
 			if _, serr := os.Stat(runrecord.TrialLayout{Dir: abs}.Spec()); serr == nil {
-				_ = accountAbandoned(runrecord.TrialLayout{Dir: abs}) // best effort: the disk may be the fault
+				// Best effort: the disk may be the fault; a resume repeats both.
+				_ = accountAbandoned(runrecord.TrialLayout{Dir: abs})
+				_ = removeAttemptStates(runrecord.TrialLayout{Dir: abs})
 			}
 		}
 		return nil, asLocal("trial "+spec.Key, err)
@@ -170,11 +172,16 @@ func run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*r
 			return nil, fmt.Errorf("trial %s: project trial not initialised: %w", spec.Key, err)
 		}
 	}
-	if _, err := os.Stat(l.Spec()); err == nil && len(env.Secrets) > 0 {
-		// A resume: an attempt killed with the run never had its logs and
-		// state scrubbed; do that before anything else.
-		if err := harness.ScrubSecrets(l.Dir, env.Secrets); err != nil {
-			return nil, fmt.Errorf("trial %s: scrub the state of interrupted attempts: %w", spec.Key, err)
+	if _, err := os.Stat(l.Spec()); err == nil {
+		// A resume: an attempt killed with the run never had its state
+		// deleted nor its logs scrubbed; do that before anything else.
+		if err := removeAttemptStates(l); err != nil {
+			return nil, fmt.Errorf("trial %s: delete the CLI state of interrupted attempts: %w", spec.Key, err)
+		}
+		if len(env.Secrets) > 0 {
+			if err := harness.ScrubSecrets(l.Dir, env.Secrets); err != nil {
+				return nil, fmt.Errorf("trial %s: scrub the logs of interrupted attempts: %w", spec.Key, err)
+			}
 		}
 	}
 	if err := prepare(ctx, l, spec, env); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -626,8 +627,9 @@ func TestResumeRewritesALedgerLeftBehindByAKill(t *testing.T) {
 	}
 }
 
-// An attempt killed with the run leaves its state unscrubbed (Codex
-// shell_snapshots, OpenCode's opencode.db-wal); the resume scrubs it first.
+// An attempt killed with the run leaves its state (Codex shell_snapshots,
+// OpenCode's opencode.db-wal) and logs unscrubbed; the resume deletes the
+// state and scrubs the logs first.
 func TestResumeScrubsTheStateOfKilledAttempts(t *testing.T) {
 	dir := t.TempDir()
 	key := "sk-killed-attempt-key-123"
@@ -642,16 +644,24 @@ func TestResumeScrubsTheStateOfKilledAttempts(t *testing.T) {
 	os.MkdirAll(killed, 0o755)
 	os.WriteFile(filepath.Join(killed, "snapshot.sh"), []byte("export OPENAI_API_KEY="+key+"\n"), 0o644)
 	os.WriteFile(filepath.Join(killed, "opencode.db-wal"), append([]byte("WAL\x00"), key...), 0o644)
+	stderr := filepath.Join(filepath.Dir(killed), "logs", "stderr.log")
+	os.MkdirAll(filepath.Dir(stderr), 0o755)
+	os.WriteFile(stderr, []byte("auth with "+key+" failed\n"), 0o644)
 	env.Harness = &fakeHarness{}
 	if _, err := Run(context.Background(), dir, spec, env); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"snapshot.sh", "opencode.db-wal"} {
-		data, _ := os.ReadFile(filepath.Join(killed, f))
-		if bytes.Contains(data, []byte(key)) || len(data) == 0 {
-			t.Errorf("%s after the resume: %q", f, data)
-		}
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Errorf("the killed attempt's CLI state is still there after the resume (%v)", err)
 	}
+	if data, _ := os.ReadFile(stderr); bytes.Contains(data, []byte(key)) || len(data) == 0 {
+		t.Errorf("stderr.log after the resume: %q", data)
+	}
+	// No attempt keeps CLI state once its stage committed.
+	if left, _ := filepath.Glob(filepath.Join(dir, "iter-*", "*", "attempt-*", "state")); len(left) > 0 {
+		t.Errorf("CLI state left after the trial: %v", left)
+	}
+	testenv.AssertNoSecret(t, key, dir)
 }
 
 // hoh's relay is the ground truth of whether the model answered: an

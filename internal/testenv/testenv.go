@@ -5,7 +5,10 @@
 package testenv
 
 import (
+	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,4 +76,39 @@ func AssertNoSecret(t testing.TB, secret string, roots ...string) {
 	if files == 0 {
 		t.Errorf("no files under %v: the secret check checked nothing", roots)
 	}
+}
+
+// AssertSQLiteIntact runs sqlite3's integrity check on every SQLite
+// database under roots (a CLI's state after hoh scrubbed the key from it)
+// and returns how many it checked.
+func AssertSQLiteIntact(t testing.TB, roots ...string) int {
+	t.Helper()
+	sqlite, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Fatal("sqlite3 is required (scripts/install-test-deps.sh installs it)")
+	}
+	n := 0
+	for _, root := range roots {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				return nil
+			}
+			head := make([]byte, 16)
+			_, rerr := io.ReadFull(f, head)
+			f.Close()
+			if rerr != nil || string(head) != "SQLite format 3\x00" {
+				return nil
+			}
+			n++
+			if res, err := exec.Command(sqlite, "-readonly", p, "PRAGMA integrity_check;").CombinedOutput(); err != nil || strings.TrimSpace(string(res)) != "ok" {
+				t.Errorf("%s: integrity check: %v %s", p, err, res)
+			}
+			return nil
+		})
+	}
+	return n
 }
