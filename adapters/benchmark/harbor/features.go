@@ -45,10 +45,15 @@ func (l Loaded) Unsupported() []Refusal {
 	out = append(out, l.composeRefusals()...)
 	sep := separateVerifier(f.Verifier)
 	for _, s := range f.Steps {
-		sep = sep || separateVerifier(s.Verifier)
+		if separateVerifier(s.Verifier) && !sep {
+			add(toml, "steps.verifier environment_mode = separate", "hoh runs no steps, so no per-step verifier environment")
+		}
 	}
 	if sep {
-		add(toml, "verifier environment_mode = separate", "hoh verifies in a container from the task's own image carrying the frozen workspace; it does not build tests/Dockerfile or transfer the declared artifacts")
+		ve := verifierEnvConfig(f)
+		if ve.NetworkMode == "allowlist" || (ve.NetworkMode == "" && len(ve.AllowedHosts) > 0) {
+			add(toml, "verifier environment network_mode = allowlist", "hoh's separate verifier runs with or without a network, not behind the egress proxy")
+		}
 	}
 	type net struct {
 		where, mode string
@@ -56,7 +61,8 @@ func (l Loaded) Unsupported() []Refusal {
 	}
 	nets := []net{{"environment", f.Environment.NetworkMode, f.Environment.AllowedHosts},
 		{"agent", f.Agent.NetworkMode, f.Agent.AllowedHosts}, {"verifier", f.Verifier.NetworkMode, f.Verifier.AllowedHosts}}
-	if f.Verifier.Environment != nil {
+	// A separate verifier's own environment has its own network (above).
+	if f.Verifier.Environment != nil && !sep {
 		nets = append(nets, net{"verifier.environment", f.Verifier.Environment.NetworkMode, f.Verifier.Environment.AllowedHosts})
 	}
 	for _, s := range f.Steps {

@@ -257,6 +257,9 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	if err != nil {
 		return fail(fmt.Sprintf("task %s: %v", t.ID, err))
 	}
+	if separateVerifier(f.Verifier) {
+		return b.evaluateSeparate(ctx, t, dir, f, venv)
+	}
 	spec, err := b.ContainerSpec(ctx, t)
 	if err != nil {
 		return ev, err
@@ -297,6 +300,25 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	if err := env.CopyContentsIn(ctx, dir, wp); err != nil {
 		return ev, err
 	}
+	return b.verify(ctx, t, f, env, wp, venv, ev)
+}
+
+// failed is Harbor's rule for a verifier that gives no reward: score 0,
+// with the reason.
+func failed(ev benchmark.Evaluation, msg string) (benchmark.Evaluation, error) {
+	ev.Error = msg
+	ev.Metrics["reward"] = 0
+	return ev, nil
+}
+
+// verify runs the task's verifier in env, shared or separate alike: tests/
+// arrives at /tests only now, test.sh runs by its shebang in cwd as
+// verifier.user with [verifier.env] under the verifier timeout, its stdout,
+// stderr and /logs/verifier are kept in benchmark.OutputDir, and the reward
+// is read and scored.
+func (b *Benchmark) verify(ctx context.Context, t benchmark.Task, f TaskFile, env *docker.Environment, cwd string, venv []string, ev benchmark.Evaluation) (benchmark.Evaluation, error) {
+	fail := func(msg string) (benchmark.Evaluation, error) { return failed(ev, msg) }
+	root := env.ExecutorAs("0")
 	if err := env.CopyIn(ctx, filepath.Join(t.Dir, "tests"), "/"); err != nil {
 		return ev, err
 	}
@@ -307,8 +329,8 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 		return ev, err
 	}
 	var stdout, stderr bytes.Buffer
-	ex, err = env.ExecutorAs(f.Verifier.User).Run(ctx, sandbox.Command{
-		Args: []string{TestsPath + "/test.sh"}, Dir: wp, Env: venv,
+	ex, err := env.ExecutorAs(f.Verifier.User).Run(ctx, sandbox.Command{
+		Args: []string{TestsPath + "/test.sh"}, Dir: cwd, Env: venv,
 		Stdout: &stdout, Stderr: &stderr, WallTimeout: t.Limits.VerifierTimeout,
 	})
 	ev.Details["verifier_exit_code"] = ex.Code
