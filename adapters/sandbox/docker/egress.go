@@ -165,14 +165,22 @@ func (p *egressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // pipe copies both ways between the client c (with bytes already buffered
-// in rw) and the upstream up until either side closes.
+// in rw) and the upstream up; a side that finishes sending half-closes the
+// other, so an answer still on its way after the request ends arrives.
 func pipe(c, up net.Conn, rw io.Reader) {
 	defer c.Close()
 	defer up.Close()
 	done := make(chan struct{}, 2)
-	go func() { io.Copy(up, rw); done <- struct{}{} }()
-	go func() { io.Copy(c, up); done <- struct{}{} }()
+	go func() { io.Copy(up, rw); closeWrite(up); done <- struct{}{} }()
+	go func() { io.Copy(c, up); closeWrite(c); done <- struct{}{} }()
 	<-done
+	<-done
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
 }
 
 // EgressDenied lists the hosts the egress proxy refused so far (at most 100).
