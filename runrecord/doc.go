@@ -12,16 +12,20 @@
 // Files are written atomically (WriteFile, WriteJSON) or appended and synced
 // line by line (Append); readers of appended logs drop a torn last line.
 //
-// A run directory (RunLayout; plan.Trial.Dir names each trial directory):
+// A run directory (RunLayout; PlannedTrial.Dir names each trial directory;
+// a project's directories are drawn with ProjectLayout):
 //
 //	runs/<experiment>/
 //	├── .lock                      flock of the runner using the directory
-//	├── lock.json                  what the run was started with (plan.Lock)
-//	├── plan.json                  every planned trial (plan.Trial)
+//	├── lock.json                  what the run was started with (Lock)
+//	├── plan.json                  every planned trial (PlannedTrial; plan.Trial writes it)
 //	├── trials.jsonl               one TrialLine per finished trial
 //	├── scores.csv                 every finished trial's Rows
 //	├── replacements.jsonl         one Replacement per replaced attempt
 //	├── provider-<config>.jsonl    requests to the scripted test-double provider
+//	├── docker-runs.txt            Docker run label of every run of the directory
+//	├── report/                    hoh view's report (analysis/viewer)
+//	├── config.yaml                a copy of the config, when a lab keeps one (ConfigCopyNames)
 //	├── preflight/<config>/        CLI logs of the preflight turn before any trial
 //	└── <config>/<arm>/<task>/rep-<n>/        a trial (TrialLayout)
 //	    ├── trial.json             TrialSpec; written once A_0 is committed
@@ -41,9 +45,10 @@
 //	    │   │   ├── logs/          command.json, stdout.jsonl, stderr.log, events.json
 //	    │   │   └── result.json
 //	    │   ├── context/           specification.md, evidence-<t-1>.json, runtime-checks.json
-//	    │   ├── plan.json, plan.md planner: D_t
-//	    │   ├── report.json        developer or QA report
-//	    │   ├── evidence.json      qa: E_t
+//	    │   ├── plan.json, plan.md planner: D_t (Plan)
+//	    │   ├── report.json        developer or QA report (DevReport, QAReport)
+//	    │   ├── final-message.md   a final message that did not parse
+//	    │   ├── evidence.json      qa: E_t (Evidence)
 //	    │   └── artifact/, candidate/, checks-copy/   temporary copies
 //	    ├── evaluation/cp-t.json   post-run evaluation of checkpoint t
 //	    ├── scores.csv             the trial's Rows, written after evaluation

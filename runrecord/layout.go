@@ -3,6 +3,7 @@ package runrecord
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 )
 
 // File names, for readers that search a tree for them (a trial directory
@@ -22,6 +23,15 @@ const (
 	ExtensionsFile    = "extensions.jsonl"
 	SummaryFile       = "summary.json"
 	RunnerFailureFile = "runner-failure.json"
+	DockerRunsFile    = "docker-runs.txt"
+	// ReportDir holds hoh view's report, in a run directory or a
+	// project's state directory.
+	ReportDir = "report"
+	// The logs of one CLI invocation (AttemptLayout.Logs).
+	StdoutLog  = "stdout.jsonl"
+	StderrLog  = "stderr.log"
+	EventsLog  = "events.json"
+	CommandLog = "command.json"
 )
 
 // RunLayout names the files of a run directory (see the package comment for
@@ -52,9 +62,18 @@ func (l RunLayout) ProviderLog(config string) string {
 	return filepath.Join(l.Dir, "provider-"+config+".jsonl")
 }
 
+// DockerRuns is docker-runs.txt: the Docker run label of every run of the
+// directory, so that a run cleans up what a killed earlier one left.
+func (l RunLayout) DockerRuns() string { return filepath.Join(l.Dir, DockerRunsFile) }
+
 // Preflight holds one directory of CLI logs per configuration from the
 // preflight turn before any trial (experiments/preflight).
 func (l RunLayout) Preflight() string { return filepath.Join(l.Dir, "preflight") }
+
+// ConfigCopyNames are the names under which a run directory may keep the
+// config it was run with, first found wins (hoh does not write one; a lab
+// may, and the report shows it).
+var ConfigCopyNames = []string{"config.yaml", "experiment.yaml"}
 
 // Trial is the layout of a trial directory; dir is relative to the run
 // directory (plan.Trial.Dir).
@@ -124,6 +143,20 @@ func (l TrialLayout) Stage(t int, role string) string {
 	return filepath.Join(l.Dir, fmt.Sprintf("iter-%02d", t), role)
 }
 
+// Iterations lists the iterations that have a directory, in order.
+func (l TrialLayout) Iterations() []int {
+	dirs, _ := filepath.Glob(filepath.Join(l.Dir, "iter-*"))
+	var out []int
+	for _, d := range dirs {
+		var t int
+		if _, err := fmt.Sscanf(filepath.Base(d), "iter-%d", &t); err == nil {
+			out = append(out, t)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
 // StageFiles names the files of the stage directory Stage(t, role).
 func (l TrialLayout) StageFiles(t int, role string) StageLayout {
 	return StageLayout{l.Stage(t, role)}
@@ -135,6 +168,17 @@ type StageLayout struct{ Dir string }
 // Attempt is attempt-N: one invocation of the role's CLI.
 func (l StageLayout) Attempt(n int) AttemptLayout {
 	return AttemptLayout{filepath.Join(l.Dir, fmt.Sprintf("attempt-%d", n))}
+}
+
+// Attempts lists the attempt directories of the stage (attempt-N), in
+// lexical order.
+func (l StageLayout) Attempts() []AttemptLayout {
+	dirs, _ := filepath.Glob(filepath.Join(l.Dir, "attempt-*"))
+	out := make([]AttemptLayout, len(dirs))
+	for i, d := range dirs {
+		out[i] = AttemptLayout{d}
+	}
+	return out
 }
 
 // Plan is the Planner's plan.json (D_t, structured).
@@ -151,7 +195,28 @@ func (l StageLayout) Evidence() string { return filepath.Join(l.Dir, "evidence.j
 
 // Context holds the files a role's prompt lists (specification, evidence,
 // runtime checks).
-func (l StageLayout) Context(name string) string { return filepath.Join(l.Dir, "context", name) }
+func (l StageLayout) Context(name string) string { return filepath.Join(l.ContextDir(), name) }
+
+// ContextDir is the directory of the stage's context files.
+func (l StageLayout) ContextDir() string { return filepath.Join(l.Dir, "context") }
+
+// Specification is context/specification.md, the specification S as the
+// role reads it.
+func (l StageLayout) Specification() string { return l.Context("specification.md") }
+
+// PriorEvidence is context/evidence-<t>.json: E_t handed to the next
+// iteration's Planner.
+func (l StageLayout) PriorEvidence(t int) string {
+	return l.Context(fmt.Sprintf("evidence-%d.json", t))
+}
+
+// RuntimeChecks is context/runtime-checks.json: the public runtime checks
+// shown to the QA Tester.
+func (l StageLayout) RuntimeChecks() string { return l.Context("runtime-checks.json") }
+
+// FinalMessage is final-message.md: a role's final message kept when it
+// did not parse.
+func (l StageLayout) FinalMessage() string { return filepath.Join(l.Dir, "final-message.md") }
 
 // Artifact is the Planner's read-only copy of A_{t-1}, removed after the
 // stage.
@@ -175,5 +240,9 @@ func (l AttemptLayout) Result() string { return filepath.Join(l.Dir, "result.jso
 // State is the CLI's own state directory for this attempt.
 func (l AttemptLayout) State() string { return filepath.Join(l.Dir, "state") }
 
-// Logs holds the CLI's redacted command, stdout, stderr and parsed events.
+// Logs holds the CLI's redacted command, stdout, stderr and parsed events
+// (StdoutLog, StderrLog, EventsLog, CommandLog).
 func (l AttemptLayout) Logs() string { return filepath.Join(l.Dir, "logs") }
+
+// Stderr is logs/stderr.log.
+func (l AttemptLayout) Stderr() string { return filepath.Join(l.Logs(), StderrLog) }

@@ -11,10 +11,13 @@ package runrecord
 //	├── lock               flock of the running hoh project run
 //	├── STOP               asks a running project to stop after its loop
 //	├── trial/             the project's trial directory (TrialLayout): loop t is iteration t
+//	├── provider.jsonl     requests to the scripted test-double provider
+//	├── diffstat-cache.json  per-loop diff sizes, a cache of dynamics.csv
 //	├── issues.jsonl       the issue table, one Issue per line
 //	├── issues.csv, issues.md   the same table for people
 //	├── dynamics.csv       one LoopDynamics per loop
-//	├── reports/           per-run reports
+//	├── reports/report.md  the latest hoh project report
+//	├── report/            hoh view's report (analysis/viewer)
 //	├── rollbacks/         what a rollback set aside
 //	└── github.json        where the issue table was pushed
 
@@ -50,6 +53,19 @@ func (l ProjectLayout) Reports() string     { return filepath.Join(l.State(), "r
 func (l ProjectLayout) Rollbacks() string   { return filepath.Join(l.State(), "rollbacks") }
 func (l ProjectLayout) GitHub() string      { return filepath.Join(l.State(), "github.json") }
 func (l ProjectLayout) GitDir() string      { return filepath.Join(l.Project, ".git") }
+
+// TrialFiles is the layout of the project's trial directory (loop t is
+// iteration t).
+func (l ProjectLayout) TrialFiles() TrialLayout { return TrialLayout{l.Trial()} }
+
+// ProviderLog is the request log of the scripted test-double provider.
+func (l ProjectLayout) ProviderLog() string { return filepath.Join(l.State(), "provider.jsonl") }
+
+// DiffstatCache caches the per-loop diff sizes of dynamics.csv.
+func (l ProjectLayout) DiffstatCache() string { return filepath.Join(l.State(), "diffstat-cache.json") }
+
+// Report is reports/report.md, the latest hoh project report.
+func (l ProjectLayout) Report() string { return filepath.Join(l.Reports(), "report.md") }
 
 // ProjectConfig is what a reader of hoh-project.yaml needs of it (the
 // writer, experiments/project.Config, holds more). The tags are those of

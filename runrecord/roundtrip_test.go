@@ -351,3 +351,69 @@ func TestProjectRecordsRoundTrip(t *testing.T) {
 		t.Errorf("dynamics.csv: %+v %v, wrote %+v", dback, err, dyn)
 	}
 }
+
+// Every path the layouts name is drawn in the package comment's trees, so
+// the tree a reader consults is the one the code writes.
+func TestLayoutsAreDrawnInTheDocTree(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, err := os.ReadFile("project.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := RunLayout{Dir: "r"}
+	tl := run.Trial("c/hoh@1/t/rep-1")
+	st := tl.StageFiles(1, "qa")
+	at := st.Attempt(1)
+	paths := []string{run.Lock(), run.Plan(), run.Trials(), run.Scores(), run.Replacements(), run.RunnerLock(),
+		run.ProviderLog("x"), run.Preflight(), run.DockerRuns(), ReportDir, ConfigCopyNames[0],
+		tl.Spec(), tl.GitDir(), tl.Workspace(), tl.Stages(), tl.Usage(), tl.ReplacedUsage(), tl.Summary(), tl.Scores(),
+		tl.Evaluation(), tl.SessionState(), tl.Extensions(), tl.Private(), tl.RunnerFailure(), tl.Served(),
+		st.Plan(), st.PlanMarkdown(), st.Report(), st.Evidence(), st.ContextDir(), st.Artifact(), st.Candidate(),
+		st.ChecksCopy(), st.FinalMessage(), st.Specification(), st.RuntimeChecks(),
+		at.Prompt(), at.Result(), at.State(), at.Logs(), StdoutLog, StderrLog, EventsLog, CommandLog}
+	for _, p := range paths {
+		name := filepath.Base(p)
+		name = strings.NewReplacer("provider-x", "provider-<config>", "evidence-1", "evidence-<t-1>").Replace(name)
+		if !strings.Contains(string(doc), name) {
+			t.Errorf("%s is not in the run directory tree of doc.go", name)
+		}
+	}
+	if !strings.Contains(string(doc), "iter-NN/<role>/") || !strings.Contains(string(doc), "attempt-N/") ||
+		!strings.Contains(string(doc), "evaluation/cp-t.json") || filepath.Base(tl.CheckpointEvaluation(3)) != "cp-3.json" {
+		t.Error("the stage, attempt and evaluation directories are not drawn in doc.go")
+	}
+	if filepath.Base(st.PriorEvidence(1)) != "evidence-1.json" {
+		t.Errorf("prior evidence %s", st.PriorEvidence(1))
+	}
+	pl := ProjectLayout{Project: "p"}
+	for _, p := range []string{pl.Config(), pl.Identity(), pl.Runs(), pl.Lock(), pl.StopFile(), pl.Trial(), pl.IssuesJSONL(),
+		pl.IssuesCSV(), pl.IssuesMD(), pl.Dynamics(), pl.Rollbacks(), pl.GitHub(), pl.ProviderLog(), pl.DiffstatCache(), pl.Report()} {
+		if !strings.Contains(string(proj), filepath.Base(p)) {
+			t.Errorf("%s is not in the project tree of project.go", filepath.Base(p))
+		}
+	}
+}
+
+func TestIterationsAndAttemptsAreListedInOrder(t *testing.T) {
+	tl := TrialLayout{Dir: t.TempDir()}
+	for _, it := range []int{10, 2, 1} {
+		if err := os.MkdirAll(tl.Stage(it, "planner"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := tl.Iterations(); !reflect.DeepEqual(got, []int{1, 2, 10}) {
+		t.Errorf("iterations %v", got)
+	}
+	st := tl.StageFiles(2, "planner")
+	for _, n := range []int{1, 2} {
+		if err := WriteFile(st.Attempt(n).Prompt(), []byte("p")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := st.Attempts(); len(a) != 2 || a[1] != st.Attempt(2) {
+		t.Errorf("attempts %v", a)
+	}
+}

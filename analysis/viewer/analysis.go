@@ -115,7 +115,7 @@ func fillFigures(p *indexPage, rr *runRecords, report string) {
 	}
 	var ledgers []string
 	for _, t := range rr.Trials {
-		l := filepath.Join(rr.Dir, t.Dir, "usage.jsonl")
+		l := runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir).Usage()
 		if _, err := os.Stat(l); err == nil {
 			ledgers = append(ledgers, l)
 		}

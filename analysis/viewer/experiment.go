@@ -117,12 +117,12 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	}
 	indexLinks := []string{}
 	for _, f := range []struct{ label, name string }{
-		{"lock.json (what was run: config digest, harness versions, scripts)", "lock.json"},
-		{"plan.json (every planned trial)", "plan.json"},
-		{"trials.jsonl (state of every trial)", "trials.jsonl"},
-		{"scores.csv (every checkpoint's scores)", "scores.csv"},
-		{"replacements.jsonl (replaced attempts)", "replacements.jsonl"},
-		{"config.yaml (the config as run)", "config.yaml"},
+		{runrecord.LockFile + " (what was run: config digest, harness versions, scripts)", runrecord.LockFile},
+		{runrecord.PlanFile + " (every planned trial)", runrecord.PlanFile},
+		{runrecord.TrialsFile + " (state of every trial)", runrecord.TrialsFile},
+		{runrecord.ScoresFile + " (every checkpoint's scores)", runrecord.ScoresFile},
+		{runrecord.ReplacementsFile + " (replaced attempts)", runrecord.ReplacementsFile},
+		{runrecord.ConfigCopyNames[0] + " (the config as run)", runrecord.ConfigCopyNames[0]},
 	} {
 		if _, err := os.Stat(filepath.Join(dir, f.name)); err == nil {
 			page.Files = append(page.Files, fileLink{f.label, "../" + f.name})
@@ -138,7 +138,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	}
 	for _, t := range rr.Trials {
 		tdir := filepath.Join(dir, t.Dir)
-		if _, err := os.Stat(filepath.Join(tdir, "trial.json")); err != nil {
+		if _, err := os.Stat(runrecord.TrialLayout{Dir: tdir}.Spec()); err != nil {
 			continue
 		}
 		res.Trials++
@@ -307,7 +307,7 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			if t.Status == "evaluation_failed" {
 				c.StatusCategory, c.Class = catEvalFailed, "evalfail"
 			}
-			if _, err := os.Stat(filepath.Join(rr.Dir, t.Dir, "trial.json")); err == nil {
+			if _, err := os.Stat(runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir).Spec()); err == nil {
 				c.Href = "trials/" + t.Key + ".html"
 			}
 			if f, ok := finals[t.Key]; ok {

@@ -137,18 +137,18 @@ func buildProject(dir string, opts Options) (*Result, error) {
 		p.IssueCounts = append(p.IssueCounts, countView{s.state, s.class, counts[s.state]})
 	}
 	drawDynamics(p, cfg.Name, dyn, report)
-	for _, f := range []struct{ path, label string }{
-		{l.IssuesCSV(), "issues.csv"}, {l.IssuesJSONL(), "issues.jsonl"}, {l.IssuesMD(), "issues.md"},
-		{l.Dynamics(), "dynamics.csv"}, {l.Config(), "hoh-project.yaml"}, {l.Runs(), "runs.jsonl (runs, stops, rollbacks)"},
+	for _, f := range []struct{ path, note string }{
+		{l.IssuesCSV(), ""}, {l.IssuesJSONL(), ""}, {l.IssuesMD(), ""},
+		{l.Dynamics(), ""}, {l.Config(), ""}, {l.Runs(), " (runs, stops, rollbacks)"},
 	} {
 		if _, err := os.Stat(f.path); err == nil {
 			rel, _ := filepath.Rel(state, f.path)
-			p.Files = append(p.Files, link(filepath.ToSlash(rel), f.label))
+			p.Files = append(p.Files, link(filepath.ToSlash(rel), filepath.Base(f.path)+f.note))
 		}
 	}
 	res := &Result{Index: filepath.Join(report, "index.html")}
 	tdir := l.Trial()
-	if _, err := os.Stat(filepath.Join(tdir, "trial.json")); err == nil {
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: tdir}.Spec()); err == nil {
 		lr, err := readLoop(tdir, l.GitDir(), opts.MaxDiffBytes)
 		if err != nil {
 			return nil, err

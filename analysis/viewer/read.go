@@ -68,7 +68,7 @@ func readRun(dir string) (*runRecords, error) {
 	}
 	// scores.csv of the run holds every finished trial's rows; a trial that
 	// finished after the runner last rewrote it still has its own file.
-	if rows, err := results.ReadFile(filepath.Join(dir, "scores.csv")); err == nil {
+	if rows, err := results.ReadFile(runrecord.RunLayout{Dir: dir}.Scores()); err == nil {
 		rr.Scores = rows
 	} else if !os.IsNotExist(err) {
 		return nil, err
@@ -86,7 +86,7 @@ func readRun(dir string) (*runRecords, error) {
 			rr.Scores = append(rr.Scores, rows...)
 		}
 	}
-	for _, name := range []string{"config.yaml", "experiment.yaml"} {
+	for _, name := range runrecord.ConfigCopyNames {
 		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
 			rr.ConfigText = string(b)
 			break
@@ -98,15 +98,15 @@ func readRun(dir string) (*runRecords, error) {
 // runDirs lists the files of a run directory that decide what the pages
 // show, for change detection.
 func runFingerprintFiles(dir string) []string {
-	return []string{filepath.Join(dir, "plan.json"), filepath.Join(dir, "lock.json"),
-		filepath.Join(dir, "trials.jsonl"), filepath.Join(dir, "scores.csv"), runrecord.RunLayout{Dir: dir}.Replacements()}
+	l := runrecord.RunLayout{Dir: dir}
+	return []string{l.Plan(), l.Lock(), l.Trials(), l.Scores(), l.Replacements()}
 }
 
 // trialFingerprintFiles are the files of a trial directory whose change
 // means its page must be rebuilt.
 func trialFingerprintFiles(dir string) []string {
 	l := runrecord.TrialLayout{Dir: dir}
-	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), runrecord.TrialLayout{Dir: dir}.RunnerFailure()}
+	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), l.RunnerFailure()}
 }
 
 // fingerprint is sizes and modification times of files (missing ones
@@ -225,12 +225,8 @@ func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 	}
 	// Iteration directories exist before their stage is committed: a
 	// running trial shows its current iteration too.
-	dirs, _ := filepath.Glob(filepath.Join(dir, "iter-*"))
-	for _, d := range dirs {
-		var t int
-		if _, err := fmt.Sscanf(filepath.Base(d), "iter-%d", &t); err == nil {
-			get(t)
-		}
+	for _, t := range l.Iterations() {
+		get(t)
 	}
 	for _, s := range lr.Stages {
 		it := get(s.Iteration)
@@ -271,31 +267,31 @@ func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff i
 		return filepath.ToSlash(r)
 	}
 	var err error
-	pdir, ddir, qdir := l.Stage(it.T, "planner"), l.Stage(it.T, "developer"), l.Stage(it.T, "qa")
-	if it.Plan, err = readJSONIf[runrecord.Plan](filepath.Join(pdir, "plan.json")); err != nil {
+	pl, dl, ql := l.StageFiles(it.T, "planner"), l.StageFiles(it.T, "developer"), l.StageFiles(it.T, "qa")
+	if it.Plan, err = readJSONIf[runrecord.Plan](pl.Plan()); err != nil {
 		return err
 	}
 	if it.Plan != nil {
-		it.PlanPath = rel(filepath.Join(pdir, "plan.md"))
+		it.PlanPath = rel(pl.PlanMarkdown())
 	}
-	ctx, _ := filepath.Glob(filepath.Join(pdir, "context", "*"))
+	ctx, _ := filepath.Glob(filepath.Join(pl.ContextDir(), "*"))
 	for _, c := range ctx {
 		it.PlanContext = append(it.PlanContext, rel(c))
 	}
-	if it.DevReport, err = readJSONIf[runrecord.DevReport](filepath.Join(ddir, "report.json")); err != nil {
+	if it.DevReport, err = readJSONIf[runrecord.DevReport](dl.Report()); err != nil {
 		return err
 	}
-	if it.QAReport, err = readJSONIf[runrecord.QAReport](filepath.Join(qdir, "report.json")); err != nil {
+	if it.QAReport, err = readJSONIf[runrecord.QAReport](ql.Report()); err != nil {
 		return err
 	}
-	evPath := filepath.Join(qdir, "evidence.json")
+	evPath := ql.Evidence()
 	if it.Evidence, err = readJSONIf[runrecord.Evidence](evPath); err != nil {
 		return err
 	}
 	if it.Evidence != nil {
 		it.EvidencePath = rel(evPath)
 	}
-	checksPath := filepath.Join(qdir, "context", "runtime-checks.json")
+	checksPath := ql.RuntimeChecks()
 	checks, err := readJSONIf[[]benchmark.CheckResult](checksPath)
 	if err != nil {
 		return err
@@ -303,23 +299,23 @@ func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff i
 	if checks != nil {
 		it.Checks, it.ChecksPath = *checks, rel(checksPath)
 	}
-	if st, err := os.Stat(filepath.Join(qdir, "candidate")); err == nil && st.IsDir() {
-		it.CandidateDir = rel(filepath.Join(qdir, "candidate"))
+	if st, err := os.Stat(ql.Candidate()); err == nil && st.IsDir() {
+		it.CandidateDir = rel(ql.Candidate())
 	}
 	for _, role := range []string{"planner", "developer", "qa"} {
-		attempts, _ := filepath.Glob(filepath.Join(l.Stage(it.T, role), "attempt-*"))
-		for _, a := range attempts {
+		for _, a := range l.StageFiles(it.T, role).Attempts() {
 			ar := attemptRecords{}
-			if ar.Result, err = readJSONIf[harness.Result](filepath.Join(a, "result.json")); err != nil {
+			if ar.Result, err = readJSONIf[harness.Result](a.Result()); err != nil {
 				return err
 			}
-			for _, f := range []string{"prompt.md", "logs/stdout.jsonl", "logs/stderr.log", "logs/events.json", "logs/command.json", "result.json"} {
-				if _, err := os.Stat(filepath.Join(a, f)); err == nil {
-					ar.Files = append(ar.Files, rel(filepath.Join(a, f)))
+			for _, f := range []string{a.Prompt(), filepath.Join(a.Logs(), runrecord.StdoutLog), a.Stderr(),
+				filepath.Join(a.Logs(), runrecord.EventsLog), filepath.Join(a.Logs(), runrecord.CommandLog), a.Result()} {
+				if _, err := os.Stat(f); err == nil {
+					ar.Files = append(ar.Files, rel(f))
 				}
 			}
-			ar.StderrEnd = tail(filepath.Join(a, "logs", "stderr.log"), stderrTail)
-			it.Attempts[rel(a)] = ar
+			ar.StderrEnd = tail(a.Stderr(), stderrTail)
+			it.Attempts[rel(a.Dir)] = ar
 		}
 	}
 	if repo != "" {

@@ -85,7 +85,7 @@ func (s *Server) recordFiles() []string {
 	}
 	files := runFingerprintFiles(s.dir)
 	single := false
-	if _, err := os.Stat(filepath.Join(s.dir, "trial.json")); err == nil {
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: s.dir}.Spec()); err == nil {
 		single = true
 		files = trialFingerprintFiles(s.dir)
 	}

@@ -321,8 +321,8 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 	}
 	p.Eval = evaluation(lr, link)
 	for _, f := range []struct{ name, label string }{
-		{"trial.json", "trial.json"}, {"stages.jsonl", "stages.jsonl (committed stages)"},
-		{"usage.jsonl", "usage.jsonl (token ledger)"}, {"summary.json", "summary.json"},
+		{runrecord.TrialSpecFile, runrecord.TrialSpecFile}, {runrecord.StagesFile, runrecord.StagesFile + " (committed stages)"},
+		{runrecord.UsageFile, runrecord.UsageFile + " (token ledger)"}, {runrecord.SummaryFile, runrecord.SummaryFile},
 		{runrecord.RunnerFailureFile, runrecord.RunnerFailureFile},
 	} {
 		if _, err := os.Stat(filepath.Join(lr.Dir, f.name)); err == nil {
@@ -410,7 +410,7 @@ func keptFile(trialDir string, it iterationRecords, p string) (string, bool) {
 func evaluation(lr *loopRecords, link func(string, string) fileLink) evalView {
 	ev := evalView{Scores: lr.Scores}
 	if len(lr.Scores) > 0 {
-		ev.ScoresHref = link("scores.csv", "scores.csv").Href
+		ev.ScoresHref = link(runrecord.ScoresFile, runrecord.ScoresFile).Href
 	}
 	cps := map[int]*checkpointView{}
 	if lr.Summary != nil {

@@ -28,7 +28,7 @@ import (
 )
 
 // ReportDir is where the report goes inside the run directory.
-const ReportDir = "report"
+const ReportDir = runrecord.ReportDir
 
 // Options configure a build.
 type Options struct {

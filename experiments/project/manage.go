@@ -223,7 +223,7 @@ func Report(project string) (string, error) {
 	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	objective := func(t int) string {
 		var p roles.Plan
-		if err := runrecord.ReadJSON(filepath.Join(tl.Stage(t, "planner"), "plan.json"), &p); err != nil {
+		if err := runrecord.ReadJSON(tl.StageFiles(t, "planner").Plan(), &p); err != nil {
 			return "(no plan)"
 		}
 		return clip(p.Objective, 200)
@@ -302,7 +302,7 @@ func Report(project string) (string, error) {
 			}
 		}
 	}
-	p := filepath.Join(l.Reports(), "report.md")
+	p := l.Report()
 	return p, runrecord.WriteFile(p, []byte(b.String()))
 }
 

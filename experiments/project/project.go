@@ -277,7 +277,7 @@ func Init(o InitOptions) (*Config, error) {
 	if err := repo.Tag("loop-0", commit); err != nil {
 		return nil, err
 	}
-	if err := runrecord.WriteJSON(filepath.Join(l.Trial(), "trial.json"), trialSpec(&c, 1)); err != nil {
+	if err := runrecord.WriteJSON(l.TrialFiles().Spec(), trialSpec(&c, 1)); err != nil {
 		return nil, err
 	}
 	return &c, writeDerived(l, &c)

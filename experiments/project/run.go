@@ -144,7 +144,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 				return stop(reason, done)
 			}
 		}
-		if err := runrecord.WriteJSON(filepath.Join(l.Trial(), "trial.json"), trialSpec(c, t)); err != nil {
+		if err := runrecord.WriteJSON(l.TrialFiles().Spec(), trialSpec(c, t)); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(o.Out, "loop %d\n", t)
@@ -345,7 +345,7 @@ func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string,
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		srv, err := scripted.Start(script, scripted.Options{LogPath: filepath.Join(l.State(), "provider.jsonl")})
+		srv, err := scripted.Start(script, scripted.Options{LogPath: l.ProviderLog()})
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("start the scripted provider: %w", err)
 		}

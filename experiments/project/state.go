@@ -79,7 +79,7 @@ func bundles(l Layout, n int) ([]Bundle, error) {
 	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	var out []Bundle
 	for t := 1; t <= n; t++ {
-		p := filepath.Join(tl.Stage(t, "qa"), "evidence.json")
+		p := tl.StageFiles(t, "qa").Evidence()
 		rel, _ := filepath.Rel(l.State(), p)
 		b := Bundle{Loop: t, Path: rel}
 		var ev roles.Evidence
@@ -167,7 +167,7 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 		return nil, nil, err
 	}
 	repo.Exclude = exclude
-	cachePath := filepath.Join(l.State(), "diffstat-cache.json")
+	cachePath := l.DiffstatCache()
 	cache := diffCache{}
 	_ = runrecord.ReadJSON(cachePath, &cache) // a lost cache is recomputed
 	tl := runrecord.TrialLayout{Dir: l.Trial()}
@@ -205,7 +205,7 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 			}
 		}
 		d.FailedRoles = strings.Join(failed, "+")
-		d.BuildStatus = buildStatus(filepath.Join(tl.Stage(t, "qa"), "context", "runtime-checks.json"))
+		d.BuildStatus = buildStatus(tl.StageFiles(t, "qa").RuntimeChecks())
 		if qa != nil {
 			d.Finished = qa.Finished
 		}

@@ -99,7 +99,7 @@ retries: {contract: 0, infrastructure: 2, backoff: 100ms}
 	var relayed int64
 	for _, o := range res.Outcomes {
 		dir := filepath.Join(out, o.Trial.Dir)
-		_, rel, err := served.Read(filepath.Join(dir, served.File))
+		_, rel, err := served.Read(runrecord.TrialLayout{Dir: dir}.Served())
 		if err != nil {
 			t.Fatal(err)
 		}

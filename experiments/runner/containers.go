@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -83,15 +82,12 @@ func (r *run) startContainers(ctx context.Context) error {
 	return nil
 }
 
-// DockerRunsFile lists the Docker run labels of the runs of a directory.
-const DockerRunsFile = "docker-runs.txt"
-
 // cleanupEarlierRuns removes the containers, images and relay temporary
 // directories that earlier runs of out left behind when they were killed (their labels are in
-// DockerRunsFile), then notes this run's label. The caller holds out's
+// runrecord.RunLayout.DockerRuns), then notes this run's label. The caller holds out's
 // lock, so none of those runs is alive.
 func cleanupEarlierRuns(ctx context.Context, c *docker.Client, out string) error {
-	path := filepath.Join(out, DockerRunsFile)
+	path := runrecord.RunLayout{Dir: out}.DockerRuns()
 	data, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err

@@ -3,12 +3,12 @@ package runner
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // A run killed by SIGKILL leaves its labelled images and containers; the
@@ -20,7 +20,7 @@ func TestResumeRemovesWhatAKilledRunLeftInDocker(t *testing.T) {
 	other := dockerenv.Client(t, "other-run")
 	otherImage := dockerenv.BusyboxImage(t, other, "")
 	out := t.TempDir()
-	os.WriteFile(filepath.Join(out, DockerRunsFile), []byte(killed.RunID()+"\n"), 0o644)
+	os.WriteFile(runrecord.RunLayout{Dir: out}.DockerRuns(), []byte(killed.RunID()+"\n"), 0o644)
 	relayTmp, err := os.MkdirTemp("", docker.RelayTempPrefix(killed.RunID()))
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +42,8 @@ func TestResumeRemovesWhatAKilledRunLeftInDocker(t *testing.T) {
 	if _, err := other.API.ImageInspect(context.Background(), otherImage); err != nil {
 		t.Errorf("another run's image was removed: %v", err)
 	}
-	data, _ := os.ReadFile(filepath.Join(out, DockerRunsFile))
+	data, _ := os.ReadFile(runrecord.RunLayout{Dir: out}.DockerRuns())
 	if strings.TrimSpace(string(data)) != resumed.RunID() {
-		t.Errorf("%s: %q", DockerRunsFile, data)
+		t.Errorf("%s: %q", runrecord.DockerRunsFile, data)
 	}
 }

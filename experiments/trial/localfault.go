@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Local faults are the machine's, not the agent's: a full disk, a read-only
@@ -84,7 +86,7 @@ func invocationFault(evidence, logDir string, dirs ...string) string {
 	if t := localText(evidence); t != "" {
 		return fmt.Sprintf("the CLI reported %q: %s", t, firstLine(evidence))
 	}
-	if data, err := os.ReadFile(filepath.Join(logDir, "stderr.log")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(logDir, runrecord.StderrLog)); err == nil {
 		if t := localText(string(data)); t != "" {
 			return fmt.Sprintf("the CLI's stderr reports %q", t)
 		}

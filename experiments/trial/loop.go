@@ -246,6 +246,8 @@ func (r *runner) loop(ctx context.Context) error {
 
 func (r *runner) stageDir(t int, role string) string { return r.l.Stage(t, role) }
 
+func (r *runner) stage(t int, role string) runrecord.StageLayout { return r.l.StageFiles(t, role) }
+
 func (r *runner) rel(p string) string {
 	rel, err := filepath.Rel(r.l.Dir, p)
 	if err != nil {
@@ -255,7 +257,7 @@ func (r *runner) rel(p string) string {
 }
 
 func (r *runner) writeSpec(dir string) (string, error) {
-	p := filepath.Join(dir, "context", "specification.md")
+	p := runrecord.StageLayout{Dir: dir}.Specification()
 	return p, runrecord.WriteFile(p, []byte(r.env.Task.Spec))
 }
 
@@ -277,13 +279,14 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 	attemptPrompt := prompt
 	for retry := 0; ; retry++ {
 		attempt := nextAttempt(dir)
-		adir := filepath.Join(dir, fmt.Sprintf("attempt-%d", attempt))
-		if err := runrecord.WriteFile(filepath.Join(adir, "prompt.md"), []byte(attemptPrompt)); err != nil {
+		al := runrecord.StageLayout{Dir: dir}.Attempt(attempt)
+		adir := al.Dir
+		if err := runrecord.WriteFile(al.Prompt(), []byte(attemptPrompt)); err != nil {
 			return out, err
 		}
 		sd := stateDir
 		if sd == "" {
-			sd = filepath.Join(adir, "state")
+			sd = al.State()
 		}
 		if err := os.MkdirAll(sd, 0o755); err != nil {
 			return out, err
@@ -294,7 +297,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		}
 		inv := harness.Invocation{
 			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: workDir,
-			StateDir: sd, LogDir: filepath.Join(adir, "logs"), Session: session,
+			StateDir: sd, LogDir: al.Logs(), Session: session,
 			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
 			Env: r.env.Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
 		}
@@ -315,7 +318,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			if why := invocationFault(res.Evidence, inv.LogDir, sd, adir); why != "" {
 				res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "local fault: "+why
 				// Best effort on a failing disk: the attempt is replaced either way.
-				_ = runrecord.WriteJSON(filepath.Join(adir, "result.json"), res)
+				_ = runrecord.WriteJSON(al.Result(), res)
 				for _, d := range []string{adir, sd} {
 					_ = harness.ScrubSecrets(d, r.env.Secrets)
 				}
@@ -328,7 +331,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			res.Outcome = harness.OutcomeInfraFailure
 			res.Evidence = "the CLI reported completion, but hoh's relay saw no model answer during the invocation"
 		}
-		if err := runrecord.WriteJSON(filepath.Join(adir, "result.json"), res); err != nil {
+		if err := runrecord.WriteJSON(al.Result(), res); err != nil {
 			return out, err
 		}
 		// Whatever the CLI wrote (logs, its own state), no key stays on disk.
@@ -378,7 +381,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 func nextAttempt(dir string) int {
 	n := 1
 	for {
-		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("attempt-%d", n))); os.IsNotExist(err) {
+		if _, err := os.Stat(runrecord.StageLayout{Dir: dir}.Attempt(n).Dir); os.IsNotExist(err) {
 			return n
 		}
 		n++
@@ -422,12 +425,12 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 			return r.commitStage(runrecord.StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1,
 				RoleFailure: "there is no D_1 to reuse: the Planner of iteration 1 failed"})
 		}
-		for _, f := range []string{"plan.json", "plan.md"} {
-			data, err := os.ReadFile(filepath.Join(r.stageDir(1, "planner"), f))
+		for _, f := range []func(runrecord.StageLayout) string{runrecord.StageLayout.Plan, runrecord.StageLayout.PlanMarkdown} {
+			data, err := os.ReadFile(f(r.stage(1, "planner")))
 			if err != nil {
 				return err
 			}
-			if err := runrecord.WriteFile(filepath.Join(dir, f), data); err != nil {
+			if err := runrecord.WriteFile(f(r.stage(t, "planner")), data); err != nil {
 				return err
 			}
 		}
@@ -437,7 +440,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if err != nil {
 		return err
 	}
-	view := filepath.Join(dir, "artifact")
+	view := r.stage(t, "planner").Artifact()
 	os.RemoveAll(view)
 	if err := r.copyWorkspace(view); err != nil {
 		return err
@@ -457,7 +460,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 			return err
 		}
 		if ev != nil {
-			p := filepath.Join(dir, "context", fmt.Sprintf("evidence-%d.json", t-1))
+			p := r.stage(t, "planner").PriorEvidence(t - 1)
 			if err := runrecord.WriteJSON(p, ev); err != nil {
 				return err
 			}
@@ -490,10 +493,10 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	case !rep.valid:
 		rec.RoleFailure = "planner output violated its contract after retries: " + strings.Join(rep.errs, "; ")
 	default:
-		if err := runrecord.WriteJSON(filepath.Join(dir, "plan.json"), plan); err != nil {
+		if err := runrecord.WriteJSON(r.stage(t, "planner").Plan(), plan); err != nil {
 			return err
 		}
-		if err := runrecord.WriteFile(filepath.Join(dir, "plan.md"), []byte(plan.Markdown(t))); err != nil {
+		if err := runrecord.WriteFile(r.stage(t, "planner").PlanMarkdown(), []byte(plan.Markdown(t))); err != nil {
 			return err
 		}
 	}
@@ -506,7 +509,7 @@ func (r *runner) planValid(s int) bool {
 	if st == nil || st.RoleFailure != "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(r.stageDir(s, "planner"), "plan.json"))
+	_, err := os.Stat(r.stage(s, "planner").Plan())
 	return err == nil
 }
 
@@ -523,7 +526,7 @@ func (r *runner) lastPlan(t int) int {
 
 // evidence loads E_t, or nil when the QA stage of t produced none.
 func (r *runner) evidence(t int) (*roles.Evidence, error) {
-	p := filepath.Join(r.stageDir(t, "qa"), "evidence.json")
+	p := r.stage(t, "qa").Evidence()
 	var ev roles.Evidence
 	if err := runrecord.ReadJSON(p, &ev); err != nil {
 		if os.IsNotExist(err) {
@@ -574,11 +577,11 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 		}
 		rec.PlanFrom = r.lastPlan(t)
 		if rec.PlanFrom > 0 {
-			pdir := r.stageDir(rec.PlanFrom, "planner")
+			pl := r.stage(rec.PlanFrom, "planner")
 			doc := "Development document D_" + fmt.Sprint(rec.PlanFrom)
 			slots.Materials = append(slots.Materials,
-				roles.Material{Category: doc, Path: filepath.Join(pdir, "plan.md"), About: "objective, tasks, functionality to preserve, acceptance requirements"},
-				roles.Material{Category: doc, Path: filepath.Join(pdir, "plan.json"), About: "the same, structured"})
+				roles.Material{Category: doc, Path: pl.PlanMarkdown(), About: "objective, tasks, functionality to preserve, acceptance requirements"},
+				roles.Material{Category: doc, Path: pl.Plan(), About: "the same, structured"})
 		}
 		slots.Materials = append(slots.Materials, roles.Material{Category: "Specification", Path: specPath, About: "the public task specification, as above"})
 		switch {
@@ -611,7 +614,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	rec.Invocations, rec.Session = rep.invs, rep.session
 	if parse == nil {
 		// The final message of a plain pass is kept as text.
-		if err := runrecord.WriteFile(filepath.Join(dir, "final-message.md"), []byte(rep.result.FinalMessage)); err != nil {
+		if err := runrecord.WriteFile(runrecord.StageLayout{Dir: dir}.FinalMessage(), []byte(rep.result.FinalMessage)); err != nil {
 			return err
 		}
 	}
@@ -622,7 +625,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	case !rep.valid:
 		rec.RoleFailure = "developer report violated its contract after retries: " + strings.Join(rep.errs, "; ")
 	case parse != nil:
-		if err := runrecord.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
+		if err := runrecord.WriteJSON(runrecord.StageLayout{Dir: dir}.Report(), report); err != nil {
 			return err
 		}
 	}
@@ -643,7 +646,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		return err
 	}
 	// Public runtime checks run on their own throw-away copy.
-	checksCopy := filepath.Join(dir, "checks-copy")
+	checksCopy := r.stage(t, "qa").ChecksCopy()
 	os.RemoveAll(checksCopy)
 	if err := r.copyWorkspace(checksCopy); err != nil {
 		return err
@@ -653,11 +656,11 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	if err != nil {
 		return fmt.Errorf("trial %s iteration %d runtime checks: %w", r.spec.Key, t, err)
 	}
-	checksPath := filepath.Join(dir, "context", "runtime-checks.json")
+	checksPath := r.stage(t, "qa").RuntimeChecks()
 	if err := runrecord.WriteJSON(checksPath, checks); err != nil {
 		return err
 	}
-	candidate := filepath.Join(dir, "candidate")
+	candidate := r.stage(t, "qa").Candidate()
 	os.RemoveAll(candidate)
 	if err := r.copyWorkspace(candidate); err != nil {
 		return err
@@ -678,7 +681,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	// The document the Developer worked to (the last valid one).
 	if dev := r.st.find(t, "developer"); dev != nil && dev.PlanFrom > 0 {
 		mats = append(mats, roles.Material{Category: "Development document D_" + fmt.Sprint(dev.PlanFrom),
-			Path: filepath.Join(r.stageDir(dev.PlanFrom, "planner"), "plan.md")})
+			Path: r.stage(dev.PlanFrom, "planner").PlanMarkdown()})
 	}
 	mats = append(mats,
 		roles.Material{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
@@ -734,7 +737,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			Notes: []string{"the QA Tester's report violated its contract after the retries: no claims were assessed"}}
 	default:
 		report.Iteration = t
-		if err := runrecord.WriteJSON(filepath.Join(dir, "report.json"), report); err != nil {
+		if err := runrecord.WriteJSON(runrecord.StageLayout{Dir: dir}.Report(), report); err != nil {
 			return err
 		}
 		if candidateChanged {
@@ -746,7 +749,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")
 		}
 	}
-	if err := runrecord.WriteJSON(filepath.Join(dir, "evidence.json"), ev); err != nil {
+	if err := runrecord.WriteJSON(r.stage(t, "qa").Evidence(), ev); err != nil {
 		return err
 	}
 	return r.commitStage(rec)

@@ -672,7 +672,7 @@ func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
 	dir := t.TempDir()
-	log := filepath.Join(dir, "served.jsonl")
+	log := runrecord.TrialLayout{Dir: dir}.Served()
 	_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{}, ServedLog: log})
 	if !IsInfra(err) || !strings.Contains(err.Error(), "relay saw no model answer") {
 		t.Fatalf("want an infrastructure failure, got %v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/classify"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Defaults applied when an Invocation leaves a timeout at zero: a CLI with
@@ -64,7 +65,7 @@ func Execute(ctx context.Context, inv harness.Invocation, l Launch) (Process, er
 		return Process{}, err
 	}
 	secrets := append(append([]string(nil), l.Secrets...), inv.Secrets...)
-	stdout := newRedactingLog(filepath.Join(inv.LogDir, "stdout.jsonl"), secrets, true)
+	stdout := newRedactingLog(filepath.Join(inv.LogDir, runrecord.StdoutLog), secrets, true)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var stopped string
@@ -78,7 +79,7 @@ func Execute(ctx context.Context, inv harness.Invocation, l Launch) (Process, er
 			}
 		}
 	}
-	stderr := newRedactingLog(filepath.Join(inv.LogDir, "stderr.log"), secrets, false)
+	stderr := newRedactingLog(filepath.Join(inv.LogDir, runrecord.StderrLog), secrets, false)
 	if stdout.err != nil || stderr.err != nil {
 		stdout.Close()
 		stderr.Close()
@@ -89,7 +90,7 @@ func Execute(ctx context.Context, inv harness.Invocation, l Launch) (Process, er
 	for k, v := range l.Note {
 		note[k] = v
 	}
-	if err := WriteJSON(filepath.Join(inv.LogDir, "command.json"), note); err != nil {
+	if err := WriteJSON(filepath.Join(inv.LogDir, runrecord.CommandLog), note); err != nil {
 		stdout.Close()
 		stderr.Close()
 		return Process{}, err
@@ -288,7 +289,7 @@ func Finish(ctx context.Context, kind string, inv harness.Invocation, events []j
 	if events == nil {
 		events = []json.RawMessage{}
 	}
-	if err := WriteJSON(filepath.Join(inv.LogDir, "events.json"), events); err != nil {
+	if err := WriteJSON(filepath.Join(inv.LogDir, runrecord.EventsLog), events); err != nil {
 		return res, fmt.Errorf("%s: %w", kind, err)
 	}
 	if err := WriteJSON(filepath.Join(inv.LogDir, "result.json"), res); err != nil {
