@@ -116,3 +116,20 @@ func (b *Benchmark) ContainerSpec(ctx context.Context, t benchmark.Task) (docker
 // VerifiesCommittedEnvironment marks Harbor's shared-mode verifier: it runs
 // in the agent's environment as committed at each checkpoint.
 func (b *Benchmark) VerifiesCommittedEnvironment() {}
+
+// EnvResolvable checks at plan time that [environment.env] and
+// [verifier.env] resolve from the host (lookup), so a missing variable
+// refuses the task before any agent runs instead of failing its
+// evaluation. The error names the file, table, key and variable.
+func (l Loaded) EnvResolvable(lookup func(string) (string, bool)) error {
+	f := l.File
+	for _, tbl := range []struct {
+		name string
+		m    map[string]string
+	}{{"environment.env", f.Environment.Env}, {"verifier.env", f.Verifier.Env}} {
+		if _, err := ResolveEnv(tbl.name, tbl.m, lookup); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(l.Task.Dir, "task.toml"), err)
+		}
+	}
+	return nil
+}

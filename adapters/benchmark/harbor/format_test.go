@@ -1,6 +1,7 @@
 package harbor
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,5 +218,35 @@ func TestResolveEnvTemplate(t *testing.T) {
 	_, err := ResolveEnvTemplate("${TOKEN}${NOPE}", lookup)
 	if err == nil || !strings.Contains(err.Error(), "NOPE") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("unset: %v", err)
+	}
+}
+
+// Harbor's llm-judge-example passes ${ANTHROPIC_API_KEY} to its verifier:
+// with the variable unset the task is refused at plan time, naming the
+// file, table, key and variable (never a value); set, it is planned.
+func TestUnresolvableEnvTemplateRefusedAtPlanTime(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(harborTasks, "harbor-examples", "tasks", "llm-judge-example")
+	dst := filepath.Join(root, "llm-judge-example")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	b := &Benchmark{Dataset: "examples", Root: root}
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	os.Unsetenv("ANTHROPIC_API_KEY")
+	if _, err := b.Tasks(context.Background()); err == nil {
+		t.Fatal("planned a task whose verifier.env cannot resolve")
+	}
+	notes := strings.Join(b.LoadNotes(), "\n")
+	if !strings.Contains(notes, "refused task llm-judge-example") || !strings.Contains(notes, "[verifier.env] ANTHROPIC_API_KEY") || !strings.Contains(notes, filepath.Join(dst, "task.toml")) {
+		t.Fatalf("notes:\n%s", notes)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test-not-a-key")
+	ts, err := b.Tasks(context.Background())
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("%v %v", ts, err)
+	}
+	if strings.Contains(strings.Join(b.LoadNotes(), "\n"), "sk-test-not-a-key") {
+		t.Fatal("a resolved value reached the notes")
 	}
 }

@@ -108,6 +108,10 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 			notes = append(notes, "excluded task "+l.Task.ID+": "+err.Error())
 			continue
 		}
+		if err := l.EnvResolvable(os.LookupEnv); err != nil {
+			notes = append(notes, "refused task "+l.Task.ID+": "+err.Error())
+			continue
+		}
 		if err := b.imageAvailable(ctx, l); err != nil {
 			notes = append(notes, "refused task "+l.Task.ID+": "+err.Error())
 			continue

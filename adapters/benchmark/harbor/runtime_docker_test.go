@@ -22,13 +22,11 @@ import (
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
 
-const sharedTasks = "../../../../shared/benchmarks/harbor-tasks"
-
 // realTaskTOML reads a real task.toml with edit applied (the image
 // substitution and whatever the test adds).
 func realTaskTOML(t *testing.T, rel string, edit func(string) string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(sharedTasks, rel, "task.toml"))
+	data, err := os.ReadFile(filepath.Join(harborTasks, rel, "task.toml"))
 	if err != nil {
 		t.Fatalf("real task data missing (../shared/benchmarks/harbor-tasks): %v", err)
 	}
@@ -42,7 +40,7 @@ func dataset(t *testing.T, rel, id, toml, testSh string) string {
 	root := t.TempDir()
 	dir := filepath.Join(root, id)
 	os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
-	instr, err := os.ReadFile(filepath.Join(sharedTasks, rel, "instruction.md"))
+	instr, err := os.ReadFile(filepath.Join(harborTasks, rel, "instruction.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

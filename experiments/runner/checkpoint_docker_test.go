@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// installingHarness is instantHarness whose Developer also runs a shell
+// command in the task container at each iteration (trials run one at a
+// time here) (what an agent that
+// installs software outside the workspace does).
+type installingHarness struct {
+	instantHarness
+	byIteration map[int]string
+	developed   int
+}
+
+func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	if inv.Role == harness.RoleDeveloper {
+		h.developed++ // one Developer call per iteration: its output is always valid
+		script := h.byIteration[h.developed]
+		var out strings.Builder
+		ex, err := inv.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
+		if err != nil || ex.Code != 0 {
+			return harness.Result{}, fmt.Errorf("developer command %q: exit %d %v: %s", script, ex.Code, err, out.String())
+		}
+	}
+	return h.instantHarness.Run(ctx, inv)
+}
+
+// HoH@2 on Terminal-Bench 2.0's build-pmars (its real task.toml, the image
+// replaced by the local busybox base): the Developer installs
+// /usr/local/bin/pmars at iteration 1 and removes it at iteration 2. Each
+// checkpoint is verified in the agent container committed at that
+// checkpoint, so checkpoint 1 scores 1 and checkpoint 2 scores 0, every key
+// of the multi-key reward.json is kept, test.sh's output stays with the
+// checkpoint's records, and no checkpoint image outlives the run.
+func TestHarborCheckpointsAreVerifiedInTheirCommittedEnvironment(t *testing.T) {
+	c := dockerPrereqs(t)
+	root := t.TempDir()
+	task := filepath.Join(root, "build-pmars")
+	os.MkdirAll(filepath.Join(task, "tests"), 0o755)
+	real := filepath.Join(repoRoot(t), "..", "shared", "benchmarks", "harbor-tasks", "terminal-bench-2", "build-pmars")
+	toml, err := os.ReadFile(filepath.Join(real, "task.toml"))
+	if err != nil {
+		t.Fatalf("real task data missing (../shared/benchmarks/harbor-tasks): %v", err)
+	}
+	instr, err := os.ReadFile(filepath.Join(real, "instruction.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(task, "task.toml"), []byte(strings.Replace(string(toml),
+		`docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+smokeBaseTag+`"`, 1)), 0o644)
+	os.WriteFile(filepath.Join(task, "instruction.md"), instr, 0o644)
+	os.WriteFile(filepath.Join(task, "tests", "test.sh"), []byte(`#!/bin/sh
+echo "checking pmars"
+if [ "$(pmars 2>/dev/null)" = "pmars built" ]; then r=1; else r=0; fi
+printf '{"reward": %s, "binary_present": %s, "speed": 0.5}\n' $r $r > /logs/verifier/reward.json
+`), 0o755)
+	dir := t.TempDir()
+	script := filepath.Join(repoRoot(t), "configs", "examples", "scripts", "harbor-smoke.yaml")
+	out := filepath.Join(dir, "run")
+	cfg := `name: checkpoints
+output: ` + out + `
+benchmark: {kind: harbor, path: ` + root + `}
+configs:
+  - label: double
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: ` + script + `}
+conditions: [hoh@2]
+retries: {contract: 1, infrastructure: 1, backoff: 10ms}
+`
+	os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(cfg), 0o644)
+	e, err := config.Load(filepath.Join(dir, "exp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &installingHarness{byIteration: map[int]string{
+		1: `mkdir -p /usr/local/bin && printf '#!/bin/sh\necho pmars built\n' > /usr/local/bin/pmars && chmod +x /usr/local/bin/pmars`,
+		2: `rm /usr/local/bin/pmars`,
+	}}
+	var log strings.Builder
+	o := opts(h)
+	o.Out = &log
+	res, err := Run(context.Background(), e, o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	assertRunRemoved(t, c, res.DockerRun)
+	if len(res.Outcomes) != 1 || res.Outcomes[0].State != runrecord.StateDone {
+		t.Fatalf("outcomes %+v\n%s", res.Outcomes, log.String())
+	}
+	got := map[string]float64{}
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		got[fmt.Sprintf("%d %s", r.Checkpoint, r.Metric)] = r.Value
+	}
+	want := map[string]float64{"1 reward": 1, "1 binary_present": 1, "1 speed": 0.5, "2 reward": 0, "2 binary_present": 0, "2 speed": 0.5}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("score %s = %v (present %v), want %v; all %v", k, g, ok, v, got)
+		}
+	}
+	trialDir := filepath.Join(out, res.Outcomes[0].Trial.Dir)
+	for _, cp := range []int{1, 2} {
+		b, err := os.ReadFile(filepath.Join(trialDir, "evaluation", fmt.Sprintf("cp-%d-verifier", cp), "test-stdout.txt"))
+		if err != nil || string(b) != "checking pmars\n" {
+			t.Errorf("checkpoint %d test-stdout.txt: %q %v", cp, b, err)
+		}
+		if _, err := os.Stat(filepath.Join(trialDir, "evaluation", fmt.Sprintf("cp-%d-verifier", cp), "verifier", "reward.json")); err != nil {
+			t.Errorf("checkpoint %d: /logs/verifier not kept: %v", cp, err)
+		}
+	}
+	f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+res.DockerRun))
+	if ims, err := c.API.ImageList(context.Background(), image.ListOptions{All: true, Filters: f}); err != nil || len(ims) != 0 {
+		t.Fatalf("checkpoint images left: %d %v", len(ims), err)
+	}
+}
