@@ -316,3 +316,43 @@ func composeHealthConfig(h *types.HealthCheckConfig) *container.HealthConfig {
 	}
 	return hc
 }
+
+// composeRefusals are the reasons a task's compose file cannot be run:
+// the loader's error, attributes hoh does not honour, a bad depends_on.
+func (l Loaded) composeRefusals() []Refusal {
+	file := ComposeFile(l.Task.Dir)
+	if file == "" {
+		return nil
+	}
+	p, unsupported, err := LoadCompose(context.Background(), l.Task.Dir)
+	if err != nil {
+		return []Refusal{{file, "Compose environment", "the Compose loader rejects it: " + err.Error()}}
+	}
+	var out []Refusal
+	for _, u := range unsupported {
+		out = append(out, Refusal{file, "Compose attribute " + u, "hoh starts services from image or build with environment, command, entrypoint, working_dir, user, cpus, mem_limit, healthcheck and depends_on, on one network of the environment's own; this attribute would be dropped"})
+	}
+	if _, err := serviceOrder(p); err != nil {
+		out = append(out, Refusal{file, "Compose depends_on", err.Error()})
+	}
+	return out
+}
+
+// composeImagesAvailable checks that the prebuilt images of the task's
+// sidecars are present locally: hoh does not pull.
+func (b *Benchmark) composeImagesAvailable(ctx context.Context, l Loaded) error {
+	p, _, err := LoadCompose(ctx, l.Task.Dir)
+	if err != nil || p == nil {
+		return err
+	}
+	for _, name := range p.ServiceNames() {
+		s := p.Services[name]
+		if name == MainService || s.Build != nil {
+			continue
+		}
+		if _, err := b.Docker.API.ImageInspect(ctx, s.Image); err != nil {
+			return fmt.Errorf("%s: services.%s.image %q is not present locally (%v) and hoh does not pull images: load it (docker load / docker build -t %s), or give the service a build context", ComposeFile(l.Task.Dir), name, s.Image, err, s.Image)
+		}
+	}
+	return nil
+}

@@ -43,38 +43,9 @@ func (l Loaded) Unsupported() []Refusal {
 			"multi-step tasks are not defined by the paper: HoH's Planner/Developer/QA loop (every condition but vanilla) works on one instruction and one verifier per task, and hoh has no faithful mapping of steps, per-step verifiers and min_reward gates onto it; vanilla does not run them yet either (Harbor runs the steps in order in one environment, each with its own instruction, workdir upload, agent timeout, verifier and min_reward gate)")
 	}
 	out = append(out, l.composeRefusals()...)
-	sep := separateVerifier(f.Verifier)
 	for _, s := range f.Steps {
-		if separateVerifier(s.Verifier) && !sep {
+		if separateVerifier(s.Verifier) && !separateVerifier(f.Verifier) {
 			add(toml, "steps.verifier environment_mode = separate", "hoh runs no steps, so no per-step verifier environment")
-		}
-	}
-	if sep {
-		ve := verifierEnvConfig(f)
-		if ve.NetworkMode == "allowlist" || (ve.NetworkMode == "" && len(ve.AllowedHosts) > 0) {
-			add(toml, "verifier environment network_mode = allowlist", "hoh's separate verifier runs with or without a network, not behind the egress proxy")
-		}
-	}
-	type net struct {
-		where, mode string
-		hosts       []string
-	}
-	nets := []net{{"environment", f.Environment.NetworkMode, f.Environment.AllowedHosts},
-		{"agent", f.Agent.NetworkMode, f.Agent.AllowedHosts}, {"verifier", f.Verifier.NetworkMode, f.Verifier.AllowedHosts}}
-	// A separate verifier's own environment has its own network (above).
-	if f.Verifier.Environment != nil && !sep {
-		nets = append(nets, net{"verifier.environment", f.Verifier.Environment.NetworkMode, f.Verifier.Environment.AllowedHosts})
-	}
-	for _, s := range f.Steps {
-		nets = append(nets, net{"steps.agent", s.Agent.NetworkMode, s.Agent.AllowedHosts}, net{"steps.verifier", s.Verifier.NetworkMode, s.Verifier.AllowedHosts})
-	}
-	envHosts := strings.Join(f.Environment.AllowedHosts, ",")
-	for _, n := range nets[1:] {
-		switch {
-		case n.mode != "" && n.mode != f.Environment.NetworkMode:
-			add(toml, n.where+".network_mode = "+n.mode, "hoh applies one network policy (environment's) to the whole trial; a different policy per phase is not run")
-		case len(n.hosts) > 0 && strings.Join(n.hosts, ",") != envHosts:
-			add(toml, n.where+".allowed_hosts", "hoh applies one allowlist (environment's) to the whole trial; a different list per phase is not run")
 		}
 	}
 	if f.Environment.TPU != nil {

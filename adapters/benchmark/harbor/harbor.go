@@ -279,7 +279,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	}
 	spec.User = "" // verifier.user applies to test.sh below
 	spec.Labels = map[string]string{"hoh.task": t.ID, "hoh.role": "verifier"}
-	if err := b.DecorateSpec(ctx, t, &spec); err != nil {
+	if err := b.decorate(ctx, t, &spec, VerifierPhase); err != nil {
 		return ev, err
 	}
 	env, err := b.Docker.Start(ctx, spec)

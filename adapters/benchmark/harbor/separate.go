@@ -117,8 +117,8 @@ func (b *Benchmark) verifierSpec(ctx context.Context, t benchmark.Task, f TaskFi
 	if e.GPUs != nil {
 		spec.GPUs = int(*e.GPUs)
 	}
-	if (e.AllowInternet != nil && !*e.AllowInternet) || e.NetworkMode == "no-network" {
-		spec.AllowInternet = false
+	if err := b.applyNetwork(t, f.NetworkFor(VerifierPhase), &spec); err != nil {
+		return docker.Spec{}, err
 	}
 	return spec, nil
 }
