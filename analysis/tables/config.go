@@ -22,6 +22,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/bootstrap"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/analysis/statistic/registry"
 )
 
 // Source is one results file with optional filters (paper.Source).
@@ -57,6 +58,9 @@ type Spec struct {
 	ReportedTables []string `yaml:"reported_tables"` // where its printed values are, in lookup order
 	Pool           Pool     `yaml:"dominance_pool"`
 	Compare        []string `yaml:"compare"` // arms compared with Vanilla by paired bootstrap
+	// Statistics adds a column per named statistic (analysis/statistic/
+	// registry) after each benchmark's score column of Tables 2 and 3.
+	Statistics []string `yaml:"statistics"`
 	// Notes explain cells that differ beyond rounding, keyed by
 	// "benchmark/config/arm/scope/metric" (see Cell.ID).
 	Notes map[string]string `yaml:"notes"`
@@ -118,6 +122,9 @@ func parseConfig(b []byte, name, dir string, fsys fs.FS) (Config, error) {
 		if s.Name == "" {
 			return c, fmt.Errorf("%s: a table without a name", name)
 		}
+		if err := CheckStatistics(s.Statistics); err != nil {
+			return c, fmt.Errorf("%s: table %s: %w", name, s.Name, err)
+		}
 	}
 	return c, nil
 }
@@ -130,6 +137,32 @@ func (c Config) resolve(p string) string {
 		return p
 	}
 	return filepath.Join(c.dir, p)
+}
+
+// CheckStatistics refuses a statistic name that is not registered.
+func CheckStatistics(names []string) error {
+	for _, n := range names {
+		if _, ok := registry.Lookup(n); !ok {
+			return fmt.Errorf("unknown statistic %q (registered: %s)", n, strings.Join(registry.Names(), ", "))
+		}
+	}
+	return nil
+}
+
+// WithStatistics returns the config with every table also showing the named
+// statistics.
+func (c Config) WithStatistics(names []string) (Config, error) {
+	if err := CheckStatistics(names); err != nil {
+		return c, err
+	}
+	c.Spec.Statistics = append(append([]string{}, c.Spec.Statistics...), names...)
+	tables := make([]Spec, len(c.Tables))
+	for i, s := range c.Tables {
+		s.Statistics = append(append([]string{}, s.Statistics...), names...)
+		tables[i] = s
+	}
+	c.Tables = tables
+	return c, nil
 }
 
 // specs lists the tables the file describes.

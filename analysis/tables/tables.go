@@ -313,6 +313,7 @@ func (b *builder) scoreTokenTable(extra func(bm benchMetric) []column) (*Table, 
 		cols = append(cols, column{b.header(bm, "Score"), func(config, arm string) (*Cell, error) {
 			return b.cell(bm.bench, config, arm, "all", bm.metric, "", b.mean(bm.bench, config, arm, bm.metric, "all"))
 		}})
+		cols = append(cols, b.statisticColumns(bm)...)
 		cols = append(cols, extra(bm)...)
 		cols = append(cols, column{b.header(bm, "Tokens (M)"), func(config, arm string) (*Cell, error) {
 			return b.cell(bm.bench, config, arm, "all", "tokens_m", "", b.tokens(bm.bench, config, arm))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/analysis/statistic/registry"
 	"github.com/hoh-research/hoh/analysis/tables"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -20,6 +21,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
 	format := fs.String("format", "text", "output format: text, markdown, latex or csv")
 	config := fs.String("config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
+	statistics := fs.String("statistics", "", "comma-separated statistics to add as columns of Tables 2 and 3 ("+strings.Join(registry.Names(), ", ")+")")
 	allowUnequal := fs.Bool("allow-unequal-tasks", false, "compare arms even when they cover different tasks (tables from --results; said under the table)")
 	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure (unless a later run's attempt came through clean), from every arm (needs --results run directories)")
 	pbCheckout := fs.String("programbench", "", "ProgramBench checkout: with --results holding programbench records, print upstream's aggregate over all its instances (a missing one counting 0) besides the one over the attempted ones")
@@ -51,6 +53,11 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		warnScripted(stderr, resultPaths)
 	}
 	cfg.AllowUnequalTasks = *allowUnequal
+	if *statistics != "" {
+		if cfg, err = cfg.WithStatistics(strings.Split(*statistics, ",")); err != nil {
+			return fmt.Errorf("%w: --statistics: %v", errUsage, err)
+		}
+	}
 	if len(resultPaths) == 0 {
 		if *withoutReplaced {
 			return fmt.Errorf("%w: --without-replaced needs --results run directories", errUsage)
