@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
@@ -94,8 +95,12 @@ func assertRunRemoved(t *testing.T, c *docker.Client, runID string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs)+len(ims) != 0 {
-		t.Errorf("the run left %d container(s) and %d image(s) labelled %s", len(cs), len(ims), runID)
+	nets, err := c.API.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs)+len(ims)+len(nets) != 0 {
+		t.Errorf("the run left %d container(s), %d image(s) and %d network(s) labelled %s", len(cs), len(ims), len(nets), runID)
 	}
 }
 
