@@ -35,8 +35,8 @@ func TestHarborComposeAndSeparateVerifierThroughTheRunner(t *testing.T) {
 	root := t.TempDir()
 	task := filepath.Join(root, "separate-verifier-environment")
 	files := map[string]string{
-		"task.toml":      strings.Replace(string(toml), `docker_image = "ubuntu:24.04"`, `docker_image = "`+smokeBaseTag+`"`, 1),
-		"instruction.md": string(instr),
+		"task.toml":                       strings.Replace(string(toml), `docker_image = "ubuntu:24.04"`, `docker_image = "`+smokeBaseTag+`"`, 1),
+		"instruction.md":                  string(instr),
 		"environment/docker-compose.yaml": "services:\n  main:\n    depends_on: [answers]\n  answers:\n    build: {context: ./answers}\n",
 		"environment/answers/Dockerfile": "FROM " + smokeBaseTag + "\n" +
 			`CMD ["/bin/sh", "-c", "mkdir -p /www && echo 'separate verifier ok' > /www/index.html && exec httpd -f -p 80 -h /www"]` + "\n",
