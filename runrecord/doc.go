@@ -35,13 +35,13 @@
 //	    ├── usage.jsonl            token ledger: one Invocation per CLI run
 //	    ├── usage-replaced.jsonl   Invocations of replaced and killed attempts (not in any result)
 //	    ├── served.jsonl           every response the provider served, by attempt (hoh's relay)
-//	    ├── session-state/         CLI state shared by Vanilla Continuation's passes
+//	    ├── session-state/         CLI state shared by Vanilla Continuation's passes (secrets scrubbed)
 //	    ├── extensions.jsonl       one Extension per raise of the step count
 //	    ├── .hoh-private/          hoh's own (0700): evaluation key and scratch copies
 //	    ├── iter-NN/<role>/        a role stage (StageFiles: StageLayout); role is planner, developer or qa
 //	    │   ├── attempt-N/         one CLI invocation (AttemptLayout)
 //	    │   │   ├── prompt.md
-//	    │   │   ├── state/         the CLI's own state (secrets scrubbed)
+//	    │   │   ├── state/         the CLI's own state, deleted once the stage commits
 //	    │   │   ├── logs/          command.json, stdout.jsonl, stderr.log, events.json
 //	    │   │   └── result.json
 //	    │   ├── context/           specification.md, evidence-<t-1>.json, runtime-checks.json

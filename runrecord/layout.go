@@ -237,7 +237,8 @@ func (l AttemptLayout) Prompt() string { return filepath.Join(l.Dir, "prompt.md"
 // Result is result.json (the harness result).
 func (l AttemptLayout) Result() string { return filepath.Join(l.Dir, "result.json") }
 
-// State is the CLI's own state directory for this attempt.
+// State is the CLI's own state directory for this attempt, deleted once its
+// stage commits (or, for an attempt a kill left, when the trial resumes).
 func (l AttemptLayout) State() string { return filepath.Join(l.Dir, "state") }
 
 // Logs holds the CLI's redacted command, stdout, stderr and parsed events
