@@ -218,25 +218,15 @@ func check(ctx context.Context, dir string, t Target) string {
 		return fmt.Sprintf("one trivial turn ended as %s: %s%s", res.Outcome, firstLine(res.Evidence), where)
 	case res.Usage.Total == 0 && strings.TrimSpace(res.FinalMessage) == "":
 		return "the CLI exited without any model answer (no tokens, no message)" + where
-	case t.ServedLog != "" && !answered(t.ServedLog, started):
+	case t.ServedLog != "" && !relayAnswered(t.ServedLog, started):
 		return "the CLI reported an answer, but hoh's relay saw none" + where
 	}
 	return ""
 }
 
-// answered reports whether the relay logged a successful response since
-// the turn started.
-func answered(log string, since time.Time) bool {
-	lines, _, err := served.Read(log)
-	if err != nil {
-		return false
-	}
-	for _, l := range lines {
-		if !l.Time.Before(since) && l.Status >= 200 && l.Status < 300 {
-			return true
-		}
-	}
-	return false
+func relayAnswered(log string, since time.Time) bool {
+	ok, _ := served.Answered(log, "", since)
+	return ok
 }
 
 // Reach opens a TCP connection to the host of baseURL.

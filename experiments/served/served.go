@@ -282,6 +282,23 @@ func ByAttempt(lines []Line) map[string]harness.Usage {
 	return out
 }
 
+// Answered reports whether the log at path holds a successful response
+// served to attempt, or (for lines naming no attempt, and attempt "") one
+// logged at or after since.
+func Answered(path, attempt string, since time.Time) (bool, error) {
+	lines, _, err := Read(path)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range lines {
+		mine := (attempt != "" && l.Attempt == attempt) || (l.Attempt == "" && !l.Time.Before(since))
+		if mine && l.Status >= 200 && l.Status < 300 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Read sums a served.jsonl; a missing file is no traffic.
 func Read(path string) ([]Line, harness.Usage, error) {
 	var lines []Line

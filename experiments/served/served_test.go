@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/scripted"
@@ -63,6 +64,56 @@ func TestRelayCountsWhatEachAPIServed(t *testing.T) {
 		}
 		if l.Usage != w {
 			t.Errorf("%s: %+v", l.Path, l.Usage)
+		}
+	}
+}
+
+// Each response is logged with the attempt that was current when its
+// request arrived; a provider that does not answer is logged as a 502 for
+// that attempt, so Answered tells the attempts apart.
+func TestRelayNamesTheAttemptOfEachResponse(t *testing.T) {
+	srv, err := scripted.Start(scripted.Script{Entries: []scripted.Entry{{Name: "any", Match: ".", Repeat: true, Usage: &scripted.Usage{Input: 10, Output: 2}, Steps: []scripted.Step{{Say: "hi"}}}}}, scripted.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), File)
+	r, err := Start(srv.URL()+"/v1", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	post := func() {
+		resp, err := http.Post(r.BaseURL()+"/responses", "application/json", strings.NewReader(`{"model":"m","input":"hi"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	r.SetAttempt("iter-01/planner/attempt-1")
+	post()
+	post()
+	r.SetAttempt("iter-01/developer/attempt-1")
+	post()
+	r.Settle(time.Second)
+	srv.Close() // the provider dies: the next attempt gets no answer
+	r.SetAttempt("iter-01/developer/attempt-2")
+	post()
+	r.Settle(time.Second)
+	lines, _, err := Read(log)
+	if err != nil || len(lines) != 4 {
+		t.Fatalf("%d lines, %v", len(lines), err)
+	}
+	by := ByAttempt(lines)
+	if by["iter-01/planner/attempt-1"].Total != 24 || by["iter-01/developer/attempt-1"].Total != 12 || by["iter-01/developer/attempt-2"].Total != 0 {
+		t.Errorf("usage by attempt %+v", by)
+	}
+	if lines[3].Status != http.StatusBadGateway || lines[3].Attempt != "iter-01/developer/attempt-2" {
+		t.Errorf("unanswered request logged as %+v", lines[3])
+	}
+	for attempt, want := range map[string]bool{"iter-01/developer/attempt-1": true, "iter-01/developer/attempt-2": false} {
+		if got, err := Answered(log, attempt, time.Time{}); got != want || err != nil {
+			t.Errorf("Answered(%s) = %v %v, want %v", attempt, got, err, want)
 		}
 	}
 }

@@ -186,20 +186,10 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 }
 
 // modelAnswered reports whether the relay logged a successful response to
-// the attempt (lines naming none: since the invocation started; a trial
-// runs one invocation at a time).
+// the attempt (a trial runs one invocation at a time).
 func modelAnswered(log, attempt string, since time.Time) bool {
-	lines, _, err := served.Read(log)
-	if err != nil {
-		return true // no verdict without the log
-	}
-	for _, l := range lines {
-		mine := l.Attempt == attempt || (l.Attempt == "" && !l.Time.Before(since))
-		if mine && l.Status >= 200 && l.Status < 300 {
-			return true
-		}
-	}
-	return false
+	ok, err := served.Answered(log, attempt, since)
+	return ok || err != nil // no verdict without the log
 }
 
 // recordReplaced keeps the tokens of an invocation lost to an
