@@ -109,6 +109,23 @@ type Evidence struct {
 	Gaps            []Claim  `json:"gap_records"`
 	Handoff         Handoff  `json:"planner_handoff"`
 	Notes           []string `json:"normalisation_notes,omitempty"`
+	// Media is the manifest of the screenshots and recordings the QA Tester
+	// left (paper A.4): where each is kept and what its records say it shows.
+	Media []MediaItem `json:"media,omitempty"`
+}
+
+// MediaItem is one frame or recording in an evidence bundle's manifest.
+type MediaItem struct {
+	// Path is where the file is kept, relative to the trial directory;
+	// ViewPath is where the QA Tester saw it (e.g. /workspace/frame.png).
+	Path     string `json:"path"`
+	ViewPath string `json:"view_path,omitempty"`
+	Bytes    int64  `json:"bytes"`
+	SHA256   string `json:"sha256"`
+	// Shows are the observations of the execution records citing the file,
+	// with the claims they back; none: no record said what it shows.
+	Shows  []string `json:"shows,omitempty"`
+	Claims []string `json:"claims,omitempty"`
 }
 
 // Summary is the one-line categorised description used in prompt indexes.

@@ -1,6 +1,10 @@
 package benchmark
 
-import "github.com/hoh-research/hoh/adapters/sandbox"
+import (
+	"context"
+
+	"github.com/hoh-research/hoh/adapters/sandbox"
+)
 
 // AgentView is implemented by host benchmarks whose tasks address fixed
 // paths (GameCraft's /workspace/game, /workspace/assets, /workspace/tools):
@@ -12,4 +16,11 @@ import "github.com/hoh-research/hoh/adapters/sandbox"
 // Evaluator-only files never appear in it.
 type AgentView interface {
 	AgentMounts(t Task, workDir, scratch string, writable bool) ([]sandbox.Mount, error)
+}
+
+// RoleEnvironment is implemented by benchmarks that tell the Developer and
+// the QA Tester what this machine lets them observe (GameCraft: whether
+// screenshots and replays can be taken); the text goes into their prompts.
+type RoleEnvironment interface {
+	RoleEnvironment(ctx context.Context, t Task) string
 }

@@ -57,6 +57,9 @@ type Slots struct {
 	Budget    string
 	// Issues is the Planner's bounded issue table section (project mode).
 	Issues string
+	// Environment says what this machine lets the Developer and the QA
+	// Tester observe (benchmark.RoleEnvironment; GameCraft: screenshots).
+	Environment string
 }
 
 // Index renders the categorised list of materials.

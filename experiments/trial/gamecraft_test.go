@@ -3,6 +3,8 @@ package trial
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"os"
@@ -406,4 +408,66 @@ func runCodexGameCraft(t *testing.T, bypass bool) (runrecord.TrialLayout, []byte
 		qa = append(qa, b...)
 	}
 	return l, qa
+}
+
+// Without Godot 4 and Xvfb the Developer's and QA Tester's prompts say that
+// nothing can be seen here; a verified claim backed only by a screenshot
+// the QA Tester's view does not hold is a gap, while one backed by a frame
+// it captured is kept and the evidence bundle's media manifest lists the
+// frame (where it is kept, its digest, what the record says it shows).
+func TestGameCraftQAMediaManifestAndNoPretendedLooks(t *testing.T) {
+	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: filepath.Join(t.TempDir(), "no-godot-here")})
+	env.Bench.(*gamecraft.Benchmark).Opts.GodotBin = filepath.Join(t.TempDir(), "no-godot-here")
+	h := env.Harness.(*fakeHarness)
+	h.qaShell = `printf 'PNG-bytes' > /workspace/title.png`
+	h.qaReply = `{"iteration":1,"qa_status":"pass","verified_records":[
+		{"claim_id":"c1","claim":"title screen shows the logo","status":"verified","execution_records":[{"type":"screenshot","path":"/workspace/title.png","observation":"the Arcborne logo over a dusk sky"}]},
+		{"claim_id":"c2","claim":"the swing looks smooth","status":"verified","execution_records":[{"type":"screenshot","path":"/workspace/frame.png","observation":"a smooth arc"}]},
+		{"claim_id":"c3","claim":"project file exists","status":"verified","execution_records":[{"type":"command","command":"ls /workspace/game","observation":"project.godot"}]}],
+		"gap_records":[]}`
+	if _, err := Run(context.Background(), dir, gamecraftSpec("hoh@1"), env); err != nil {
+		t.Fatal(err)
+	}
+	if h.qaShellErr != nil {
+		t.Fatalf("QA shell: %v", h.qaShellErr)
+	}
+	for _, role := range []harness.Role{harness.RoleDeveloper, harness.RoleQA} {
+		p := h.byRole(role)[0].inv.Prompt
+		if !strings.Contains(p, "cannot be taken on this machine") || !strings.Contains(p, "Godot 4 is not installed") || !strings.Contains(p, "Do not claim to have seen") {
+			t.Errorf("the %s prompt does not say that nothing can be seen here:\n%s", role, p)
+		}
+	}
+	l := runrecord.TrialLayout{Dir: dir}
+	var ev runrecord.Evidence
+	if err := runrecord.ReadJSON(l.StageFiles(1, "qa").Evidence(), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(cs []runrecord.Claim) (out []string) {
+		for _, c := range cs {
+			out = append(out, c.ClaimID)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(ids(ev.Verified), []string{"c1", "c3"}) || !reflect.DeepEqual(ids(ev.Gaps), []string{"c2"}) || ev.QAStatus == "pass" {
+		t.Fatalf("verified %v, gaps %v, status %s: a screenshot that was never taken must not verify c2", ids(ev.Verified), ids(ev.Gaps), ev.QAStatus)
+	}
+	if !strings.Contains(strings.Join(ev.Notes, "\n"), `claim "c2" cites only screenshot "/workspace/frame.png"`) {
+		t.Errorf("no normalisation note for the demoted claim: %v", ev.Notes)
+	}
+	want := runrecord.MediaItem{Path: filepath.Join("iter-01", "qa", ViewScratch, "title.png"), ViewPath: "/workspace/title.png", Bytes: 9,
+		Shows: []string{"the Arcborne logo over a dusk sky"}, Claims: []string{"c1"}}
+	if len(ev.Media) != 1 {
+		t.Fatalf("media manifest %+v, want the one captured frame", ev.Media)
+	}
+	want.SHA256 = ev.Media[0].SHA256 // checked against the file below
+	if !reflect.DeepEqual(ev.Media[0], want) {
+		t.Fatalf("media manifest %+v, want %+v", ev.Media[0], want)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, want.Path))
+	if err != nil || string(data) != "PNG-bytes" {
+		t.Fatalf("the listed frame is not kept at its path: %q %v", data, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != ev.Media[0].SHA256 {
+		t.Fatal("the manifest's digest is not the kept file's")
+	}
 }

@@ -64,6 +64,9 @@ type runner struct {
 	// readOnly are the paths the next invocation sees read-only (the QA
 	// Tester's candidate), on host executors.
 	readOnly []string
+	// viewMounts are the task's fixed paths of the last invocation
+	// (benchmark.AgentView), to find the files its records cite.
+	viewMounts []sandbox.Mount
 }
 
 // executor is the executor of an invocation: on the host, a user + mount
@@ -101,6 +104,7 @@ func (r *runner) invocationExec(role harness.Role, workDir, stageDir string) (ex
 	if err != nil {
 		return nil, nil, err
 	}
+	r.viewMounts = mounts
 	for _, m := range mounts {
 		if m.Writable {
 			roots = append(roots, m.Target)
@@ -118,6 +122,15 @@ func (r *runner) copyWorkspace(dst string) error {
 // slots fills the iteration context of a prompt: the iteration (never a
 // total T, so a run can be extended), or in project mode the loop number and
 // the budget left.
+// roleEnvironment is what the benchmark says this machine lets the
+// Developer and the QA Tester observe ("" when it says nothing).
+func (r *runner) roleEnvironment(ctx context.Context) string {
+	if re, ok := r.env.Bench.(benchmark.RoleEnvironment); ok {
+		return re.RoleEnvironment(ctx, r.env.Task)
+	}
+	return ""
+}
+
 func (r *runner) slots(t int, s roles.Slots) roles.Slots {
 	s.Iteration = t
 	if r.env.Loop != nil {
@@ -538,7 +551,8 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 		}
 		rec.StartedFrom = "cp-0"
 	}
-	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != ""})
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "",
+		Environment: r.roleEnvironment(ctx)})
 	var kind roles.Kind
 	var session, stateDir string
 	var parse func(string) []string
@@ -676,7 +690,8 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	mats = append(mats,
 		roles.Material{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
 		roles.Material{Category: "Specification", Path: specPath})
-	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: mats})
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: mats,
+		Environment: r.roleEnvironment(ctx)})
 	if r.env.Loop != nil && r.env.Loop.QAIssues != nil {
 		if slots.Issues, err = r.env.Loop.QAIssues(t); err != nil {
 			return err
@@ -687,7 +702,7 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		return err
 	}
 	var report roles.QAReport
-	r.readOnly = []string{candidate}
+	r.readOnly, r.viewMounts = []string{candidate}, nil
 	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, candidate, prompt, r.timeout(harness.RoleQA), "", "",
 		func(msg string) []string { q, errs := roles.ParseQAReport(msg); report = q; return errs })
 	r.readOnly = nil
@@ -734,9 +749,14 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			report.GapRecords = append(report.GapRecords, report.VerifiedRecords...)
 			report.VerifiedRecords = nil
 		}
+		notes := checkMedia(&report, candidate, r.viewMounts)
 		ev = roles.Normalise(report, digest)
+		ev.Notes = append(ev.Notes, notes...)
 		if candidateChanged {
 			ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")
+		}
+		if ev.Media, err = mediaManifest(r.l.Dir, filepath.Join(dir, ViewScratch), candidate, &ev, r.viewMounts); err != nil {
+			return err
 		}
 	}
 	if err := runrecord.WriteJSON(r.stage(t, "qa").Evidence(), ev); err != nil {

@@ -58,6 +58,8 @@ type fakeHarness struct {
 	// through the invocation's executor; its result goes to devShellErr.
 	devShell    string
 	devShellErr error
+	// qaReply replaces the QA Tester's reply.
+	qaReply string
 }
 
 // shell runs script in the invocation's working directory through its
@@ -143,6 +145,9 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 			os.WriteFile(filepath.Join(f.qaWritesTo, "greet.sh"), []byte("echo tampered\n"), 0o755)
 		}
 		res.FinalMessage = `{"iteration":1,"qa_status":"partial","verified_records":[{"claim_id":"c1","claim":"greets Ada","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"Hello, Ada!"}]}],"gap_records":[{"claim_id":"c2","claim":"no styling","status":"gap","recommended_update":"QA-EVIDENCE-MARKER"}]}`
+		if f.qaReply != "" {
+			res.FinalMessage = f.qaReply
+		}
 	default: // developer, vanilla, continuation
 		body := greet
 		if f.devBroken {

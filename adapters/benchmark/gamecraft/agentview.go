@@ -1,8 +1,10 @@
 package gamecraft
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -87,4 +89,28 @@ func (b *Benchmark) AgentMounts(t benchmark.Task, workDir, scratch string, writa
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+var _ benchmark.RoleEnvironment = (*Benchmark)(nil)
+
+// RoleEnvironment implements benchmark.RoleEnvironment: whether the public
+// screenshot tool can run here (Godot 4 and Xvfb installed) and, if not,
+// that nothing may be claimed as seen.
+func (b *Benchmark) RoleEnvironment(ctx context.Context, _ benchmark.Task) string {
+	_, missing := b.godot4(ctx)
+	if _, err := exec.LookPath("Xvfb"); err != nil {
+		if missing != "" {
+			missing += "; "
+		}
+		missing += "Xvfb is not installed (the screenshot tool renders on a virtual display)"
+	}
+	if missing == "" {
+		return "Screenshots can be taken here: Godot 4 and Xvfb are installed. `" + ToolsPath + "/screenshot.sh --path " + GamePath +
+			" -- --out " + WorkspacePath + "/NAME.png --frames 60` captures a frame of the game (add `--scenario ID` after `--` for a scenario). " +
+			"Save frames under " + WorkspacePath + "/ (they are kept with this stage's records) and cite every frame you looked at in an " +
+			"execution record of type \"screenshot\" with its path and what it shows."
+	}
+	return "Screenshots and replays cannot be taken on this machine: " + missing + ". Do not claim to have seen the game's screens: " +
+		"an execution record of type \"screenshot\" or \"replay\" must cite a file you captured, and a claim that can only be " +
+		"judged by looking at the running game is a gap here (not observable on this machine)."
 }

@@ -1,6 +1,7 @@
 package gamecraft
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,28 @@ func TestAgentMountsShowOnlyPublicFiles(t *testing.T) {
 		if ts, ok := got[TestsPath]; !ok || ts.Source != "" || ts.Writable {
 			t.Errorf("/tests must be an empty read-only folder, got %+v (present %v)", ts, ok)
 		}
+	}
+}
+
+func TestRoleEnvironmentSaysWhetherScreenshotsCanBeTaken(t *testing.T) {
+	b := loadReal(t)
+	td, _ := b.Task("platformer-arcborne")
+	bin := t.TempDir()
+	// Test-only stand-ins: a "godot" that reports 4.6.2 and an "Xvfb".
+	os.WriteFile(filepath.Join(bin, "godot"), []byte("#!/bin/sh\necho 4.6.2.stable.official\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "Xvfb"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	b.Opts.GodotBin = filepath.Join(bin, "godot")
+	if got := b.RoleEnvironment(context.Background(), td.Task); !strings.Contains(got, "Screenshots can be taken here") || !strings.Contains(got, "/workspace/tools/screenshot.sh") {
+		t.Errorf("with Godot 4 and Xvfb: %q", got)
+	}
+	os.Remove(filepath.Join(bin, "Xvfb"))
+	t.Setenv("PATH", bin)
+	if got := b.RoleEnvironment(context.Background(), td.Task); !strings.Contains(got, "cannot be taken") || !strings.Contains(got, "Xvfb is not installed") {
+		t.Errorf("without Xvfb: %q", got)
+	}
+	b.Opts.GodotBin = filepath.Join(bin, "none")
+	if got := b.RoleEnvironment(context.Background(), td.Task); !strings.Contains(got, "Godot 4 is not installed") {
+		t.Errorf("without Godot: %q", got)
 	}
 }
