@@ -65,59 +65,6 @@ func panelSize(n, cols int, rowHeight vg.Length) (vg.Length, vg.Length) {
 	return w, vg.Length(rows)*rowHeight + vg.Points(40)
 }
 
-// barSeries is one arm's bars over the categories of a panel.
-type barSeries struct {
-	label  string
-	fill   color.Color
-	y      []float64
-	lo, hi []float64 // NaN: no interval
-	n      []int
-}
-
-// groupedBars draws series side by side at each category and records the
-// marks. Categories are at x = 0..len(cats)-1.
-func groupedBars(f *figure, p *plot.Plot, panel string, cats []string, series []barSeries) error {
-	w := 0.8 / float64(len(series))
-	var errs intervals
-	for j, s := range series {
-		b := newBars(s.fill, w*0.92)
-		for i := range cats {
-			x := float64(i) + (float64(j)-float64(len(series)-1)/2)*w
-			b.add(x, s.y[i])
-			errs.add(x, s.y[i], s.lo[i], s.hi[i])
-			f.add(Point{Panel: panel, Series: s.label, X: strings.ReplaceAll(cats[i], "\n", " "), Y: s.y[i], Lo: s.lo[i], Hi: s.hi[i], N: s.n[i], Source: computed})
-		}
-		p.Add(b)
-		f.addLegend(s.label, b)
-	}
-	eb, err := errs.plotters()
-	if err != nil {
-		return err
-	}
-	p.Add(eb...)
-	if p.Y.Max == 0 { // headroom above the tallest mark when no fixed scale
-		top := 0.0
-		for _, pt := range f.points {
-			if pt.Panel == panel {
-				top = math.Max(top, math.Max(pt.Y, pt.Hi))
-			}
-		}
-		p.Y.Max = top * 1.08
-	}
-	p.NominalX(cats...)
-	p.X.Padding = 0
-	p.X.Min, p.X.Max = -0.55, float64(len(cats))-0.45
-	return nil
-}
-
-func nanSlice(n int) []float64 {
-	s := make([]float64, n)
-	for i := range s {
-		s[i] = math.NaN()
-	}
-	return s
-}
-
 var componentNames = []struct{ metric, label string }{
 	{metrics.MetricMechanics, "Core\nMechanics"},
 	{metrics.MetricDepth, "Content\nDepth"},
@@ -128,7 +75,18 @@ var componentNames = []struct{ metric, label string }{
 // fig4: the four GameCraft components, Vanilla vs HoH@3, bars = task means,
 // error bars = 95% percentile bootstrap CIs with one task draw shared by all
 // eight series of a configuration (components of a task stay together).
-func fig4(d Data, opts Options) (*figure, error) {
+func fig4(d Data, opts Options) (*figure, error) { return renderData(fig4Data(d, opts)) }
+
+// renderData draws a figure's data, or passes its error on.
+func renderData(c *chart, err error) (*figure, error) {
+	if err != nil {
+		return nil, err
+	}
+	return render(c)
+}
+
+// fig4Data computes Figure 4's data.
+func fig4Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig4"
 	bench := benchmarkOf("gamecraft", opts)
 	rows, err := rowsOf(d, fig, bench)
@@ -149,8 +107,7 @@ func fig4(d Data, opts Options) (*figure, error) {
 	if len(cfgs) == 0 {
 		return nil, missing(fig, "no component rows (mechanics, depth, visuals, art) for benchmark %s", bench)
 	}
-	f := &figure{cols: len(cfgs)}
-	f.width, f.height = panelSize(len(cfgs), len(cfgs), 2.3*vg.Inch)
+	c := &chart{cols: len(cfgs), rowHeight: 2.3 * vg.Inch, colors: map[string]color.Color{}}
 	cats := make([]string, len(componentNames))
 	for i, cm := range componentNames {
 		cats[i] = cm.label
@@ -176,24 +133,19 @@ func fig4(d Data, opts Options) (*figure, error) {
 		}
 		ntasks = max(ntasks, len(tasks))
 		title := fmt.Sprintf("%s (n=%d)", configName(cfg), len(tasks))
-		p := newPanel(panelLetter(pi, len(cfgs), title), "", "Score (0-100)")
-		p.Y.Min, p.Y.Max = 0, 100
-		var series []barSeries
+		c.panels = append(c.panels, panelSpec{key: cfg, kind: groupedBarsPanel, title: panelLetter(pi, len(cfgs), title),
+			yLabel: "Score (0-100)", categories: cats, yMax: 100})
 		for ai, a := range arms {
-			s := barSeries{label: armName(a), fill: armColor(a), lo: nanSlice(4), hi: nanSlice(4), y: make([]float64, 4), n: make([]int, 4)}
+			c.colors[armName(a)] = armColor(a)
 			for ci := range componentNames {
 				iv := ivs[ai*len(componentNames)+ci]
-				s.y[ci], s.lo[ci], s.hi[ci], s.n[ci] = iv.Mean, iv.Lo, iv.Hi, len(tasks)
+				c.points = append(c.points, Point{Panel: cfg, Series: armName(a), X: strings.ReplaceAll(cats[ci], "\n", " "),
+					Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: len(tasks), Source: computed})
 			}
-			series = append(series, s)
 		}
-		if err := groupedBars(f, p, cfg, cats, series); err != nil {
-			return nil, err
-		}
-		f.panels = append(f.panels, p)
 	}
-	f.title = withScope(fmt.Sprintf("%s components: mean, 95%% bootstrap CI", benchmarkName(bench)), d)
-	return f, nil
+	c.title = withScope(fmt.Sprintf("%s components: mean, 95%% bootstrap CI", benchmarkName(bench)), d)
+	return c, nil
 }
 
 func hasMetric(ix *metrics.Index, config, metric string) bool {
@@ -410,7 +362,7 @@ func orderLabels(labels map[string]string, first []string) []string {
 // labelBars draws task means of each arm by task label (group or category),
 // one panel per configuration.
 func labelBars(fig string, d Data, opts Options, bench string, g metrics.Grouping, order []string,
-	armsFor func(rows []results.Row, cfg, metric string) []results.Arm, title, yLabel string, yMax float64, slant bool) (*figure, error) {
+	armsFor func(rows []results.Row, cfg, metric string) []results.Arm, title, yLabel string, yMax float64, slant bool) (*chart, error) {
 	rows, err := rowsOf(d, fig, bench)
 	if err != nil {
 		return nil, err
@@ -431,11 +383,9 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 		return nil, missing(fig, "no %s rows for benchmark %s", metric, bench)
 	}
 	cols := min(len(cfgs), 3)
-	f := &figure{cols: cols}
-	f.width, f.height = panelSize(len(cfgs), cols, 2.4*vg.Inch)
+	c := &chart{cols: cols, rowHeight: 2.4 * vg.Inch, colors: map[string]color.Color{}}
 	for pi, cfg := range cfgs {
 		arms := armsFor(rows, cfg, metric)
-		var series []barSeries
 		var cats []string
 		var keys []string
 		for ai, a := range arms {
@@ -464,34 +414,21 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 					cats = append(cats, fmt.Sprintf("%s%s(n=%d)", k, sep, by[k].N))
 				}
 			}
-			s := barSeries{label: armName(a), fill: armColor(a), lo: nanSlice(len(keys)), hi: nanSlice(len(keys))}
-			for _, k := range keys {
+			c.colors[armName(a)] = armColor(a)
+			for ki, k := range keys {
 				sm, ok := by[k]
 				if !ok {
 					return nil, missing(fig, "no %s tasks of %s %s for %s %s", metric, g, k, cfg, a)
 				}
-				s.y, s.n = append(s.y, sm.Mean), append(s.n, sm.N)
+				c.points = append(c.points, Point{Panel: cfg, Series: armName(a), X: strings.ReplaceAll(cats[ki], "\n", " "),
+					Y: sm.Mean, Lo: math.NaN(), Hi: math.NaN(), N: sm.N, Source: computed})
 			}
-			series = append(series, s)
 		}
-		p := newPanel(panelLetter(pi, len(cfgs), configName(cfg)), "", yLabel)
-		p.Y.Min = 0
-		if yMax > 0 {
-			p.Y.Max = yMax
-		}
-		if err := groupedBars(f, p, cfg, cats, series); err != nil {
-			return nil, err
-		}
-		if slant {
-			slantX(p)
-		}
-		if pi%cols != 0 {
-			p.Y.Label.Text = ""
-		}
-		f.panels = append(f.panels, p)
+		c.panels = append(c.panels, panelSpec{key: cfg, kind: groupedBarsPanel, title: panelLetter(pi, len(cfgs), configName(cfg)),
+			yLabel: yLabel, categories: cats, yMax: yMax, slant: slant, hideYLabel: pi%cols != 0})
 	}
-	f.title = withScope(title, d)
-	return f, nil
+	c.title = withScope(title, d)
+	return c, nil
 }
 
 // slantX rotates category labels so long ones do not overlap; the tick
@@ -509,8 +446,8 @@ func fig7(d Data, opts Options) (*figure, error) {
 	arms := func([]results.Row, string, string) []results.Arm {
 		return []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}, {Condition: results.HoH, Checkpoint: 3}}
 	}
-	return labelBars("fig7", d, opts, bench, metrics.Group, paperGroups, arms,
-		benchmarkName(bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, true)
+	return renderData(labelBars("fig7", d, opts, bench, metrics.Group, paperGroups, arms,
+		benchmarkName(bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, true))
 }
 
 // fig8: FrontierSWE mean reward by official category for Vanilla and every
@@ -534,8 +471,8 @@ func fig8(d Data, opts Options) (*figure, error) {
 		return out
 	}
 	metric := defaultMetric(bench, opts)
-	return labelBars("fig8", d, opts, bench, metrics.Category, paperCategories, arms,
-		benchmarkName(bench)+" mean "+metric+" by official category: mean over tasks", "Mean "+metric, 0, true)
+	return renderData(labelBars("fig8", d, opts, bench, metrics.Category, paperCategories, arms,
+		benchmarkName(bench)+" mean "+metric+" by official category: mean over tasks", "Mean "+metric, 0, true))
 }
 
 // meanCI is the bootstrap mean and 95% CI of one per-task series.
@@ -1017,7 +954,10 @@ func orderRoles(m map[string]map[string]float64) []string {
 
 // deltas: per-task HoH@3 minus Vanilla, sorted ascending, one panel per
 // configuration, with the mean delta dashed.
-func deltas(d Data, opts Options) (*figure, error) {
+func deltas(d Data, opts Options) (*figure, error) { return renderData(deltasData(d, opts)) }
+
+// deltasData computes the deltas figure's data.
+func deltasData(d Data, opts Options) (*chart, error) {
 	const fig = "deltas"
 	bench := benchmarkOf("gamecraft", opts)
 	rows, err := rowsOf(d, fig, bench)
@@ -1038,8 +978,7 @@ func deltas(d Data, opts Options) (*figure, error) {
 		return nil, missing(fig, "no %s rows of vanilla or hoh@3 for benchmark %s", metric, bench)
 	}
 	cols := min(len(cfgs), 3)
-	f := &figure{cols: cols}
-	f.width, f.height = panelSize(len(cfgs), cols, 2.2*vg.Inch)
+	c := &chart{cols: cols, rowHeight: 2.2 * vg.Inch}
 	unit := "points"
 	if metric != "overall" {
 		unit = metric
@@ -1064,40 +1003,15 @@ func deltas(d Data, opts Options) (*figure, error) {
 		}
 		tasks := metrics.Tasks(delta)
 		sort.SliceStable(tasks, func(i, j int) bool { return delta[tasks[i]] < delta[tasks[j]] })
-		up, down := newBars(vermillion, 0.8), newBars(blue, 0.8)
-		for i, t := range tasks {
-			if delta[t] >= 0 {
-				up.add(float64(i+1), delta[t])
-			} else {
-				down.add(float64(i+1), delta[t])
-			}
-			f.add(Point{Panel: cfg, Series: "delta", X: t, Y: delta[t], Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
+		for _, t := range tasks {
+			c.points = append(c.points, Point{Panel: cfg, Series: "delta", X: t, Y: delta[t], Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
 		}
-		f.add(Point{Panel: cfg, Series: "mean", X: "all", Y: mean.Mean, Lo: math.NaN(), Hi: math.NaN(), N: mean.N, Source: computed})
-		p := newPanel(panelLetter(pi, len(cfgs), fmt.Sprintf("%s, mean %+.2f", configName(cfg), mean.Mean)),
-			fmt.Sprintf("Tasks, sorted by delta (n=%d)", len(tasks)), "HoH@3 − Vanilla ("+unit+")")
-		zero := hline{y: 0, style: draw.LineStyle{Color: black, Width: vg.Points(0.5)}}
-		avg := hline{y: mean.Mean, style: draw.LineStyle{Color: black, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}}
-		if len(up.xs) > 0 {
-			p.Add(up)
-			f.addLegend("HoH@3 better", up)
-		}
-		if len(down.xs) > 0 {
-			p.Add(down)
-			f.addLegend("Vanilla better", down)
-		}
-		p.Add(zero, avg)
-		f.addLegend("mean delta", avg)
-		p.X.Min, p.X.Max = 0.4, float64(len(tasks))+0.6
-		lo, hi := math.Min(0, delta[tasks[0]]), math.Max(0, delta[tasks[len(tasks)-1]])
-		p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.05*(hi-lo)
-		p.X.Tick.Marker = intTicks(1, len(tasks))
-		p.Y.Tick.Marker = zeroTicks{}
-		if pi%cols != 0 {
-			p.Y.Label.Text = ""
-		}
-		f.panels = append(f.panels, p)
+		c.points = append(c.points, Point{Panel: cfg, Series: "mean", X: "all", Y: mean.Mean, Lo: math.NaN(), Hi: math.NaN(), N: mean.N, Source: computed})
+		c.panels = append(c.panels, panelSpec{key: cfg, kind: sortedDeltasPanel,
+			title:  panelLetter(pi, len(cfgs), fmt.Sprintf("%s, mean %+.2f", configName(cfg), mean.Mean)),
+			xLabel: fmt.Sprintf("Tasks, sorted by delta (n=%d)", len(tasks)), yLabel: "HoH@3 − Vanilla (" + unit + ")",
+			upLabel: "HoH@3 better", downLabel: "Vanilla better", meanLabel: "mean delta", hideYLabel: pi%cols != 0})
 	}
-	f.title = withScope(fmt.Sprintf("%s per-task HoH@3 − Vanilla, sorted", benchmarkName(bench)), d)
-	return f, nil
+	c.title = withScope(fmt.Sprintf("%s per-task HoH@3 − Vanilla, sorted", benchmarkName(bench)), d)
+	return c, nil
 }

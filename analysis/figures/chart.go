@@ -1,0 +1,175 @@
+package figures
+
+// The split of a figure into its data and its drawing: a figure's compute
+// step (fig4Data, labelBarsData, deltasData) selects rows, bootstraps and
+// returns a chart, whose points are the figure's CSV; render draws any chart
+// with gonum. fig5, fig9, fig10 and fig11 still compute and draw in one
+// function (draw.go).
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// chart is a figure's data and the layout it is drawn with.
+type chart struct {
+	title     string
+	cols      int
+	rowHeight vg.Length
+	panels    []panelSpec
+	points    []Point                // the figure's CSV, in drawing order
+	colors    map[string]color.Color // fill of each series, by label
+}
+
+// Kinds of panel the renderer draws.
+const (
+	// groupedBars: one bar per series at each category, with its interval.
+	groupedBarsPanel = "grouped-bars"
+	// sortedDeltas: one bar per task (series "delta"), coloured by sign,
+	// with a zero line and the mean (series "mean") as a dashed line.
+	sortedDeltasPanel = "sorted-deltas"
+)
+
+// panelSpec is one panel: which points it draws (Point.Panel == key) and how.
+type panelSpec struct {
+	key                   string
+	kind                  string
+	title, xLabel, yLabel string
+	categories            []string // groupedBars: display labels; a point's X is its label on one line
+	yMin, yMax            float64  // yMax 0: headroom above the tallest mark
+	slant                 bool     // groupedBars: rotated category labels
+	hideYLabel            bool
+	upLabel, downLabel    string // sortedDeltas: legend of positive and negative bars
+	meanLabel             string
+}
+
+// render draws a chart as a figure.
+func render(c *chart) (*figure, error) {
+	f := &figure{title: c.title, cols: c.cols}
+	f.width, f.height = panelSize(len(c.panels), c.cols, c.rowHeight)
+	for _, ps := range c.panels {
+		p := newPanel(ps.title, ps.xLabel, ps.yLabel)
+		var pts []Point
+		for _, pt := range c.points {
+			if pt.Panel == ps.key {
+				pts = append(pts, pt)
+			}
+		}
+		switch ps.kind {
+		case groupedBarsPanel:
+			p.Y.Min = ps.yMin
+			if ps.yMax > 0 {
+				p.Y.Max = ps.yMax
+			}
+			if err := drawGroupedBars(f, p, ps, pts, c.colors); err != nil {
+				return nil, err
+			}
+			if ps.slant {
+				slantX(p)
+			}
+		case sortedDeltasPanel:
+			drawSortedDeltas(f, p, ps, pts)
+		default:
+			return nil, fmt.Errorf("figures: unknown panel kind %q", ps.kind)
+		}
+		if ps.hideYLabel {
+			p.Y.Label.Text = ""
+		}
+		f.panels = append(f.panels, p)
+	}
+	f.points = c.points
+	return f, nil
+}
+
+// drawGroupedBars draws the series side by side at each category, in the
+// order they first appear among the points; categories are at x =
+// 0..len-1.
+func drawGroupedBars(f *figure, p *plot.Plot, ps panelSpec, pts []Point, colors map[string]color.Color) error {
+	var order []string
+	bySeries := map[string]map[string]Point{}
+	for _, pt := range pts {
+		if bySeries[pt.Series] == nil {
+			bySeries[pt.Series] = map[string]Point{}
+			order = append(order, pt.Series)
+		}
+		bySeries[pt.Series][pt.X] = pt
+	}
+	cats := ps.categories
+	w := 0.8 / float64(len(order))
+	var errs intervals
+	for j, s := range order {
+		b := newBars(colors[s], w*0.92)
+		for i, cat := range cats {
+			pt, ok := bySeries[s][strings.ReplaceAll(cat, "\n", " ")]
+			if !ok {
+				return fmt.Errorf("figures: panel %s: series %s has no value at %q", ps.key, s, cat)
+			}
+			x := float64(i) + (float64(j)-float64(len(order)-1)/2)*w
+			b.add(x, pt.Y)
+			errs.add(x, pt.Y, pt.Lo, pt.Hi)
+		}
+		p.Add(b)
+		f.addLegend(s, b)
+	}
+	eb, err := errs.plotters()
+	if err != nil {
+		return err
+	}
+	p.Add(eb...)
+	if p.Y.Max == 0 { // headroom above the tallest mark when no fixed scale
+		top := 0.0
+		for _, pt := range pts {
+			top = math.Max(top, math.Max(pt.Y, pt.Hi))
+		}
+		p.Y.Max = top * 1.08
+	}
+	p.NominalX(cats...)
+	p.X.Padding = 0
+	p.X.Min, p.X.Max = -0.55, float64(len(cats))-0.45
+	return nil
+}
+
+// drawSortedDeltas draws the "delta" points as bars at x = 1..n (in their
+// order), vermillion when >= 0 and blue below, a zero line and the "mean"
+// point as a dashed line.
+func drawSortedDeltas(f *figure, p *plot.Plot, ps panelSpec, pts []Point) {
+	up, down := newBars(vermillion, 0.8), newBars(blue, 0.8)
+	var ds []float64
+	mean := 0.0
+	for _, pt := range pts {
+		switch pt.Series {
+		case "delta":
+			ds = append(ds, pt.Y)
+			if pt.Y >= 0 {
+				up.add(float64(len(ds)), pt.Y)
+			} else {
+				down.add(float64(len(ds)), pt.Y)
+			}
+		case "mean":
+			mean = pt.Y
+		}
+	}
+	zero := hline{y: 0, style: draw.LineStyle{Color: black, Width: vg.Points(0.5)}}
+	avg := hline{y: mean, style: draw.LineStyle{Color: black, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}}
+	if len(up.xs) > 0 {
+		p.Add(up)
+		f.addLegend(ps.upLabel, up)
+	}
+	if len(down.xs) > 0 {
+		p.Add(down)
+		f.addLegend(ps.downLabel, down)
+	}
+	p.Add(zero, avg)
+	f.addLegend(ps.meanLabel, avg)
+	p.X.Min, p.X.Max = 0.4, float64(len(ds))+0.6
+	lo, hi := math.Min(0, ds[0]), math.Max(0, ds[len(ds)-1])
+	p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.05*(hi-lo)
+	p.X.Tick.Marker = intTicks(1, len(ds))
+	p.Y.Tick.Marker = zeroTicks{}
+}
