@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -25,6 +26,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -320,4 +322,123 @@ func TestPreflightRunsInTheTaskContainer(t *testing.T) {
 			t.Errorf("%s exists after a run that must not have started", p)
 		}
 	}
+}
+
+// hoh itself SIGKILLed while the Developer's CLI works in its task
+// container: the relay in front of the container's traffic had logged what
+// the provider served that attempt, the resume accounts it as killed, and
+// every served token is in the ledger or among the killed attempts,
+// exactly; nothing left holds the key, and the killed run's containers go.
+func TestDockerRunSIGKILLedMidAttemptAccountsEveryServedToken(t *testing.T) {
+	c := dockerPrereqs(t)
+	root := repoRoot(t)
+	bin := filepath.Join(t.TempDir(), "hoh")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/hoh")
+	build.Dir = root
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join(root, "configs", "examples", "scripts", "harbor-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Developer's shell step sleeps: hoh is killed while it runs.
+	slow := strings.Replace(string(script), "- shell: cat /app/seed.txt", "- shell: sleep 8 && cat /app/seed.txt", 1)
+	if slow == string(script) {
+		t.Fatal("the smoke script no longer has the Developer's shell step")
+	}
+	os.WriteFile(filepath.Join(dir, "slow.yaml"), []byte(slow), 0o644)
+	out := filepath.Join(dir, "run")
+	cfg := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(cfg, []byte(`name: docker-kill
+output: run
+benchmark: {kind: harbor, path: `+filepath.Join(root, "experiments", "runner", "testdata", "harbor")+`, options: {dataset: harbor-smoke}}
+configs:
+  - label: codex-scripted
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: slow.yaml}
+conditions: [hoh@1]
+timeouts: {planner: 5m, developer: 5m, qa: 5m, idle: 2m}
+retries: {contract: 1, infrastructure: 2, backoff: 1s}
+`), 0o644)
+	cmd := exec.Command(bin, "run", "--preflight=off", cfg)
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killedAttempt := "iter-01/developer/attempt-1"
+	var trialDir string
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		logs, _ := filepath.Glob(filepath.Join(out, "*", "*", "*", "rep-*", served.File))
+		if len(logs) == 1 {
+			lines, _, _ := served.Read(logs[0])
+			n := 0
+			for _, l := range lines {
+				if l.Attempt == killedAttempt {
+					n++
+				}
+			}
+			if n >= 2 { // the write, then the shell step that sleeps
+				trialDir = filepath.Dir(logs[0])
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the Developer's shell step was never served:\n%s", log.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	killedRun, _ := os.ReadFile(runrecord.RunLayout{Dir: out}.DockerRuns())
+
+	resume := exec.Command(bin, "run", "--preflight=off", cfg)
+	if b, err := resume.CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, b)
+	}
+	resumedRun, _ := os.ReadFile(runrecord.RunLayout{Dir: out}.DockerRuns())
+	for _, id := range []string{strings.TrimSpace(string(killedRun)), strings.TrimSpace(string(resumedRun))} {
+		assertRunRemoved(t, c, id)
+	}
+	l := runrecord.TrialLayout{Dir: trialDir}
+	var s runrecord.Summary
+	if err := runrecord.ReadJSON(l.Summary(), &s); err != nil || s.Status != runrecord.StatusCompleted {
+		t.Fatalf("the resumed trial: %+v %v", s, err)
+	}
+	lines, relayed, err := served.Read(l.Served())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := runrecord.LedgerUsage(l.Usage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	others, _, err := runrecord.ReadLedgerTolerant(l.ReplacedUsage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spent, servedKilled int64
+	for _, sl := range lines {
+		if sl.Attempt == killedAttempt {
+			servedKilled += sl.Usage.Total
+		}
+	}
+	found := false
+	for _, o := range others {
+		spent += o.Usage.Total
+		if o.Dir == killedAttempt && o.Outcome == runrecord.OutcomeKilled && o.Usage.Total == servedKilled && servedKilled > 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no killed line for %s with the %d tokens served to it: %+v", killedAttempt, servedKilled, others)
+	}
+	if relayed.Total != ledger.Total+spent || ledger.Total != s.Usage.Total {
+		t.Errorf("relay saw %d served, ledger %d (summary %d) + replaced/killed %d", relayed.Total, ledger.Total, s.Usage.Total, spent)
+	}
+	testenv.AssertNoSecret(t, scriptedKeyValue, out)
 }
