@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -25,6 +27,9 @@ type chart struct {
 	panels    []panelSpec
 	points    []Point                // the figure's CSV, in drawing order
 	colors    map[string]color.Color // fill of each series, by label
+	// legendOrder orders the shared legend by label (the order the data
+	// introduces them, whichever panel draws them first).
+	legendOrder []string
 }
 
 // Kinds of panel the renderer draws.
@@ -34,7 +39,19 @@ const (
 	// sortedDeltas: one bar per task (series "delta"), coloured by sign,
 	// with a zero line and the mean (series "mean") as a dashed line.
 	sortedDeltasPanel = "sorted-deltas"
+	// passes: per series a line with dots and intervals over passes 1..K
+	// (X is the pass), shifted sideways by the series' shift; its reported
+	// points (series "<name> (reported)") as hollow diamonds.
+	passesPanel = "passes"
 )
+
+// seriesStyle is how a passes panel draws one series.
+type seriesStyle struct {
+	name           string
+	color          color.Color
+	shift          float64
+	reportedLegend string // legend of its reported points
+}
 
 // panelSpec is one panel: which points it draws (Point.Panel == key) and how.
 type panelSpec struct {
@@ -47,6 +64,8 @@ type panelSpec struct {
 	hideYLabel            bool
 	upLabel, downLabel    string // sortedDeltas: legend of positive and negative bars
 	meanLabel             string
+	series                []seriesStyle // passes
+	passes                int           // passes: K, the last pass on the x axis
 }
 
 // render draws a chart as a figure.
@@ -75,6 +94,10 @@ func render(c *chart) (*figure, error) {
 			}
 		case sortedDeltasPanel:
 			drawSortedDeltas(f, p, ps, pts)
+		case passesPanel:
+			if err := drawPasses(f, p, ps, pts); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("figures: unknown panel kind %q", ps.kind)
 		}
@@ -84,6 +107,25 @@ func render(c *chart) (*figure, error) {
 		f.panels = append(f.panels, p)
 	}
 	f.points = c.points
+	if len(c.legendOrder) > 0 {
+		rank := map[string]int{}
+		for i, l := range c.legendOrder {
+			if _, ok := rank[l]; !ok {
+				rank[l] = i
+			}
+		}
+		sort.SliceStable(f.legend, func(i, j int) bool {
+			ri, ok := rank[f.legend[i].label]
+			if !ok {
+				ri = len(rank)
+			}
+			rj, ok := rank[f.legend[j].label]
+			if !ok {
+				rj = len(rank)
+			}
+			return ri < rj
+		})
+	}
 	return f, nil
 }
 
@@ -172,4 +214,46 @@ func drawSortedDeltas(f *figure, p *plot.Plot, ps panelSpec, pts []Point) {
 	p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.05*(hi-lo)
 	p.X.Tick.Marker = intTicks(1, len(ds))
 	p.Y.Tick.Marker = zeroTicks{}
+}
+
+// drawPasses draws each series' computed points as a line with dots and
+// intervals and its reported points as hollow diamonds, over passes 1..K.
+func drawPasses(f *figure, p *plot.Plot, ps panelSpec, pts []Point) error {
+	for _, s := range ps.series {
+		var xs, ys, rx, ry []float64
+		var errs intervals
+		for _, pt := range pts {
+			k, err := strconv.Atoi(pt.X)
+			if err != nil {
+				return fmt.Errorf("figures: panel %s: pass %q: %w", ps.key, pt.X, err)
+			}
+			x := float64(k) + s.shift
+			switch pt.Series {
+			case s.name:
+				xs, ys = append(xs, x), append(ys, pt.Y)
+				errs.add(x, pt.Y, pt.Lo, pt.Hi)
+			case s.name + " (reported)":
+				rx, ry = append(rx, x), append(ry, pt.Y)
+			}
+		}
+		if err := addSeries(f, p, s.name, s.color, xs, ys, &errs); err != nil {
+			return err
+		}
+		if len(rx) > 0 {
+			sc, err := scatter(rx, ry, s.color, draw.RingGlyph{}, vg.Points(3.5))
+			if err != nil {
+				return err
+			}
+			sc.GlyphStyle.Shape = hollowDiamond{}
+			p.Add(sc)
+			f.addLegend(s.reportedLegend, glyphThumb{sc.GlyphStyle})
+		}
+	}
+	p.X.Min, p.X.Max = 0.7, float64(ps.passes)+0.3
+	p.X.Tick.Marker = intTicks(1, ps.passes)
+	p.Y.Min = ps.yMin
+	if ps.yMax > 0 {
+		p.Y.Max = ps.yMax
+	}
+	return nil
 }

@@ -505,7 +505,10 @@ func tokensMillions(ix *metrics.Index, sel metrics.Selector) (map[string]float64
 // fig9: score and cumulative tokens after 1..K development passes.
 // Vanilla Continuation's pass 1 is Vanilla; HoH's pass k is HoH@k. Tokens an
 // arm lacks per task are drawn only as a separately marked reported point.
-func fig9(d Data, opts Options) (*figure, error) {
+func fig9(d Data, opts Options) (*figure, error) { return renderData(fig9Data(d, opts)) }
+
+// fig9Data computes Figure 9's data.
+func fig9Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig9"
 	bench := benchmarkOf("gamecraft", opts)
 	rows, err := rowsOf(d, fig, bench)
@@ -526,8 +529,7 @@ func fig9(d Data, opts Options) (*figure, error) {
 	if len(cfgs) == 0 {
 		return nil, missing(fig, "no vanilla-continuation rows for benchmark %s", bench)
 	}
-	f := &figure{cols: 2}
-	f.width, f.height = panelSize(2*len(cfgs), 2, 2.3*vg.Inch)
+	c := &chart{cols: 2, rowHeight: 2.3 * vg.Inch}
 	for _, cfg := range cfgs {
 		K := 0
 		for _, r := range rows {
@@ -554,14 +556,15 @@ func fig9(d Data, opts Options) (*figure, error) {
 			}},
 			{"HoH", vermillion, 0.06, func(k int) results.Arm { return results.Arm{Condition: results.HoH, Checkpoint: k} }},
 		}
-		score := newPanel(configName(cfg)+": score", "Development passes", "Overall score (0-100)")
-		tokens := newPanel(configName(cfg)+": cumulative tokens", "Development passes", "Mean tokens per task (M)")
+		score := panelSpec{key: cfg + "/score", kind: passesPanel, title: configName(cfg) + ": score", xLabel: "Development passes",
+			yLabel: "Overall score (0-100)", passes: K, yMax: 100}
+		tokens := panelSpec{key: cfg + "/tokens", kind: passesPanel, title: configName(cfg) + ": cumulative tokens",
+			xLabel: "Development passes", yLabel: "Mean tokens per task (M)", passes: K}
 		if metric != "overall" {
-			score.Y.Label.Text = "Mean " + metric
+			score.yLabel = "Mean " + metric
 		}
 		for _, s := range all {
-			var sx, sy, tx, ty, rx, ry []float64
-			var sErr, tErr intervals
+			computedAny := false
 			reportedFrom := map[string]bool{}
 			for k := 1; k <= K; k++ {
 				a := s.armAt(k)
@@ -577,10 +580,8 @@ func fig9(d Data, opts Options) (*figure, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
 				}
-				x := float64(k) + s.shift
-				sx, sy = append(sx, x), append(sy, iv.Mean)
-				sErr.add(x, iv.Mean, iv.Lo, iv.Hi)
-				f.add(Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
+				computedAny = true
+				c.points = append(c.points, Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
 				tok, err := tokensMillions(ix, sel)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", fig, err)
@@ -590,43 +591,27 @@ func fig9(d Data, opts Options) (*figure, error) {
 					if err != nil {
 						return nil, fmt.Errorf("%s: %s tokens: %w", fig, sel, err)
 					}
-					tx, ty = append(tx, x), append(ty, tv.Mean)
-					tErr.add(x, tv.Mean, tv.Lo, tv.Hi)
-					f.add(Point{Panel: cfg + "/tokens", Series: s.name, X: strconv.Itoa(k), Y: tv.Mean, Lo: tv.Lo, Hi: tv.Hi, N: n, Source: computed})
+					c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name, X: strconv.Itoa(k), Y: tv.Mean, Lo: tv.Lo, Hi: tv.Hi, N: n, Source: computed})
 				} else if rep, ok := reportedValue(d.Reported, bench, cfg, a, "tokens_m"); ok {
-					rx, ry = append(rx, x), append(ry, rep.Value)
 					reportedFrom[rep.Table] = true
-					f.add(Point{Panel: cfg + "/tokens", Series: s.name + " (reported)", X: strconv.Itoa(k), Y: rep.Value,
+					c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name + " (reported)", X: strconv.Itoa(k), Y: rep.Value,
 						Lo: math.NaN(), Hi: math.NaN(), N: 0, Source: reportedSource(rep.Table)})
 				}
 			}
-			if err := addSeries(f, score, s.name, s.clr, sx, sy, &sErr); err != nil {
-				return nil, err
+			style := seriesStyle{name: s.name, color: s.clr, shift: s.shift}
+			if computedAny {
+				c.legendOrder = append(c.legendOrder, s.name+" (computed)")
 			}
-			if err := addSeries(f, tokens, s.name, s.clr, tx, ty, &tErr); err != nil {
-				return nil, err
+			if len(reportedFrom) > 0 {
+				style.reportedLegend = fmt.Sprintf("%s, reported mean only (paper %s; no per-task tokens)", s.name, joinKeys(reportedFrom))
+				c.legendOrder = append(c.legendOrder, style.reportedLegend)
 			}
-			if len(rx) > 0 {
-				pts, err := scatter(rx, ry, s.clr, draw.RingGlyph{}, vg.Points(3.5))
-				if err != nil {
-					return nil, err
-				}
-				pts.GlyphStyle.Shape = hollowDiamond{}
-				tokens.Add(pts)
-				f.addLegend(fmt.Sprintf("%s, reported mean only (paper %s; no per-task tokens)", s.name, joinKeys(reportedFrom)),
-					glyphThumb{pts.GlyphStyle})
-			}
+			score.series, tokens.series = append(score.series, style), append(tokens.series, style)
 		}
-		for _, p := range []*plot.Plot{score, tokens} {
-			p.X.Min, p.X.Max = 0.7, float64(K)+0.3
-			p.X.Tick.Marker = intTicks(1, K)
-			p.Y.Min = 0
-			f.panels = append(f.panels, p)
-		}
-		score.Y.Max = 100
+		c.panels = append(c.panels, score, tokens)
 	}
-	f.title = withScope(benchmarkName(bench)+" over development passes: mean over tasks, 95% bootstrap CI", d)
-	return f, nil
+	c.title = withScope(benchmarkName(bench)+" over development passes: mean over tasks, 95% bootstrap CI", d)
+	return c, nil
 }
 
 // addSeries draws a computed line with dots and error bars.
