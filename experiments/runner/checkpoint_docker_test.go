@@ -14,7 +14,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
-	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -70,39 +69,14 @@ echo "checking pmars"
 if [ "$(pmars 2>/dev/null)" = "pmars built" ]; then r=1; else r=0; fi
 printf '{"reward": %s, "binary_present": %s, "speed": 0.5}\n' $r $r > /logs/verifier/reward.json
 `), 0o755)
-	dir := t.TempDir()
-	script := filepath.Join(repoRoot(t), "configs", "examples", "scripts", "harbor-smoke.yaml")
-	out := filepath.Join(dir, "run")
-	cfg := `name: checkpoints
-output: ` + out + `
-benchmark: {kind: harbor, path: ` + root + `}
-configs:
-  - label: double
-    harness: codex
-    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: scripted-model}
-    scripted: {script: ` + script + `}
-conditions: [hoh@2]
-retries: {contract: 1, infrastructure: 1, backoff: 10ms}
-`
-	os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(cfg), 0o644)
-	e, err := config.Load(filepath.Join(dir, "exp.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &installingHarness{byIteration: map[int]string{
 		1: `mkdir -p /usr/local/bin && printf '#!/bin/sh\necho pmars built\n' > /usr/local/bin/pmars && chmod +x /usr/local/bin/pmars`,
 		2: `rm /usr/local/bin/pmars`,
 	}}
-	var log strings.Builder
-	o := opts(h)
-	o.Out = &log
-	res, err := Run(context.Background(), e, o)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	res, out, log := runHarborHoH2(t, root, h)
 	assertRunRemoved(t, c, res.DockerRun)
 	if len(res.Outcomes) != 1 || res.Outcomes[0].State != runrecord.StateDone {
-		t.Fatalf("outcomes %+v\n%s", res.Outcomes, log.String())
+		t.Fatalf("outcomes %+v\n%s", res.Outcomes, log)
 	}
 	got := map[string]float64{}
 	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))

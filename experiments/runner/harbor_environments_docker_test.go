@@ -56,39 +56,14 @@ echo $r > /logs/verifier/reward.txt
 			t.Fatal(err)
 		}
 	}
-	dir := t.TempDir()
-	out := filepath.Join(dir, "run")
-	script := filepath.Join(repoRoot(t), "configs", "examples", "scripts", "harbor-smoke.yaml")
-	cfg := `name: environments
-output: ` + out + `
-benchmark: {kind: harbor, path: ` + root + `}
-configs:
-  - label: double
-    harness: codex
-    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: scripted-model}
-    scripted: {script: ` + script + `}
-conditions: [hoh@2]
-retries: {contract: 1, infrastructure: 1, backoff: 10ms}
-`
-	os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(cfg), 0o644)
-	e, err := config.Load(filepath.Join(dir, "exp.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &installingHarness{byIteration: map[int]string{
 		1: `mkdir -p /logs/artifacts && wget -q -O /logs/artifacts/answer.txt http://answers/ && echo 'configured artifact ok' > /tmp/configured-artifact.txt && echo scratch > /tmp/agent-only.txt`,
 		2: `rm /tmp/configured-artifact.txt`,
 	}}
-	var log strings.Builder
-	o := opts(h)
-	o.Out = &log
-	res, err := Run(context.Background(), e, o)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	res, out, log := runHarborHoH2(t, root, h)
 	assertRunRemoved(t, c, res.DockerRun)
 	if len(res.Outcomes) != 1 || res.Outcomes[0].State != runrecord.StateDone {
-		t.Fatalf("outcomes %+v\n%s", res.Outcomes, log.String())
+		t.Fatalf("outcomes %+v\n%s", res.Outcomes, log)
 	}
 	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
 	if err != nil {
@@ -99,6 +74,42 @@ retries: {contract: 1, infrastructure: 1, backoff: 10ms}
 		got[fmt.Sprintf("%d %s", r.Checkpoint, r.Metric)] = r.Value
 	}
 	if got["1 reward"] != 1 || got["2 reward"] != 0 || len(got) != 2 {
-		t.Fatalf("scores %v\n%s", got, log.String())
+		t.Fatalf("scores %v\n%s", got, log)
 	}
+}
+
+// runHarborHoH2 runs HoH@2 of the Harbor tasks under root in Docker, with h
+// as every role's harness (the scripted provider's configuration names the
+// model); it returns the result, the output directory and the run's log.
+func runHarborHoH2(t *testing.T, root string, h *installingHarness) (*Result, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	script := filepath.Join(repoRoot(t), "configs", "examples", "scripts", "harbor-smoke.yaml")
+	cfg := `name: hoh2
+output: ` + out + `
+benchmark: {kind: harbor, path: ` + root + `}
+configs:
+  - label: double
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: ` + script + `}
+conditions: [hoh@2]
+retries: {contract: 1, infrastructure: 1, backoff: 10ms}
+`
+	if err := os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := config.Load(filepath.Join(dir, "exp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	o := opts(h)
+	o.Out = &log
+	res, err := Run(context.Background(), e, o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	return res, out, log.String()
 }

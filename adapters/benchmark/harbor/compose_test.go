@@ -181,27 +181,10 @@ echo "{\"reward\": $((agent * verifier)), \"agent_reached\": $agent, \"verifier_
 // leaves the host.
 func TestAllowlistAgentAndVerifier(t *testing.T) {
 	b := newBench(t, nil)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "page of "+r.Host)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	b.EgressDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, ln.Addr().String())
-	}
-	b.RelayBinary = relayBinary(t)
+	fetch := allowlistRig(t, b)
 	root := t.TempDir()
 	dir := realTask(t, root, "e-allowlist", "network-policy-matrix-static", "e-allowlist")
 	writeFile(t, filepath.Join(dir, "environment", "Dockerfile"), "FROM hoh-harbor-test-base:latest\nWORKDIR /app\n")
-	// fetch HOST: a proxy request with nc (busybox wget cannot resolve
-	// names in a static build), printing the status line and body.
-	fetch := `fetch() { hp=${http_proxy#http://}; printf 'GET http://%s:` + port + `/ HTTP/1.0\r\n\r\n' "$1" | nc -w 5 ${hp%:*} ${hp##*:} | tr -d '\r' | sed -n '1p;$p'; }`
 	writeFile(t, filepath.Join(dir, "tests", "test.sh"), "#!/bin/sh\n"+fetch+`
 mkdir -p /logs/verifier
 r=1
@@ -288,4 +271,29 @@ func TestComposeMissingServiceImageRefusedAtPlan(t *testing.T) {
 	if !strings.Contains(notes, "refused task hello-mcp") || !strings.Contains(notes, `services.db.image "hoh-no-such-image:never" is not present locally`) {
 		t.Fatalf("notes: %s", notes)
 	}
+}
+
+// allowlistRig serves every name the egress proxy of b admits from one
+// loopback test server ("page of HOST"), so no traffic leaves the host, and
+// returns a shell function fetch HOST for the task's scripts: a proxy
+// request with nc (busybox wget cannot resolve names in a static build)
+// printing the status line and the body.
+func allowlistRig(t *testing.T, b *Benchmark) (fetch string) {
+	t.Helper()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "page of "+r.Host)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	b.EgressDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, ln.Addr().String())
+	}
+	b.RelayBinary = relayBinary(t)
+	return `fetch() { hp=${http_proxy#http://}; printf 'GET http://%s:` + port + `/ HTTP/1.0\r\n\r\n' "$1" | nc -w 5 ${hp%:*} ${hp##*:} | tr -d '\r' | sed -n '1p;$p'; }`
 }

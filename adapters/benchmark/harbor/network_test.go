@@ -3,9 +3,6 @@ package harbor
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"path/filepath"
 	"testing"
 
@@ -48,25 +45,10 @@ func TestNetworkForRealPolicyMatrix(t *testing.T) {
 // server.
 func TestPerPhaseAllowlists(t *testing.T) {
 	b := newBench(t, nil)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "page of "+r.Host)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	b.EgressDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, ln.Addr().String())
-	}
-	b.RelayBinary = relayBinary(t)
+	fetch := allowlistRig(t, b)
 	root := t.TempDir()
 	dir := realTask(t, root, "shared-allowlist", "network-policy-matrix-dynamic", "shared-allowlist")
 	writeFile(t, filepath.Join(dir, "environment", "Dockerfile"), "FROM hoh-harbor-test-base:latest\nWORKDIR /app\n")
-	fetch := `fetch() { hp=${http_proxy#http://}; printf 'GET http://%s:` + port + `/ HTTP/1.0\r\n\r\n' "$1" | nc -w 5 ${hp%:*} ${hp##*:} | tr -d '\r' | sed -n '1p;$p'; }`
 	writeFile(t, filepath.Join(dir, "tests", "test.sh"), "#!/bin/sh\n"+fetch+`
 mkdir -p /logs/verifier
 agent=1; verifier=1

@@ -2,11 +2,9 @@ package docker
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"os"
 	"path/filepath"
-
-	"github.com/docker/docker/api/types/container"
 )
 
 // ImageWorkdir is the image's WORKDIR, or def when it sets none.
@@ -25,22 +23,12 @@ func (c *Client) ImageWorkdir(ctx context.Context, img, def string) (string, err
 // the host directory dstDir, through a created (never started) container.
 // A missing src copies nothing.
 func (c *Client) CopyDirFromImage(ctx context.Context, img, src, dstDir string) error {
-	resp, err := c.API.ContainerCreate(ctx, &container.Config{Image: img, Labels: c.Labels(nil), Cmd: []string{"true"}},
-		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
-	if err != nil {
-		return &InfraError{Stage: "create", Err: err}
+	rc, err := c.readFromImage(ctx, img, src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	c.trackContainer(resp.ID, true)
-	defer func() {
-		_ = c.API.ContainerRemove(context.WithoutCancel(ctx), resp.ID, container.RemoveOptions{Force: true})
-		c.trackContainer(resp.ID, false)
-	}()
-	rc, _, err := c.API.CopyFromContainer(ctx, resp.ID, src)
 	if err != nil {
-		if isNotFound(err) {
-			return nil
-		}
-		return &InfraError{Stage: "copy", Err: fmt.Errorf("%s from image: %w", src, err)}
+		return err
 	}
 	defer rc.Close()
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dstDir)), ".hoh-copy-")
