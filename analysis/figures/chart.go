@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -43,6 +44,10 @@ const (
 	// (X is the pass), shifted sideways by the series' shift; its reported
 	// points (series "<name> (reported)") as hollow diamonds.
 	passesPanel = "passes"
+	// scoreTokens: per series one mark at (its "tokens_m" point, its
+	// "score" point): computed with both intervals, reported as a hollow
+	// diamond; the score axis zoomed to the marks, tokens from zero.
+	scoreTokensPanel = "score-tokens"
 )
 
 // seriesStyle is how a passes panel draws one series.
@@ -64,8 +69,9 @@ type panelSpec struct {
 	hideYLabel            bool
 	upLabel, downLabel    string // sortedDeltas: legend of positive and negative bars
 	meanLabel             string
-	series                []seriesStyle // passes
-	passes                int           // passes: K, the last pass on the x axis
+	series                []seriesStyle     // passes
+	passes                int               // passes: K, the last pass on the x axis
+	legends               map[string]string // scoreTokens: legend label of a series' mark
 }
 
 // render draws a chart as a figure.
@@ -96,6 +102,10 @@ func render(c *chart) (*figure, error) {
 			drawSortedDeltas(f, p, ps, pts)
 		case passesPanel:
 			if err := drawPasses(f, p, ps, pts); err != nil {
+				return nil, err
+			}
+		case scoreTokensPanel:
+			if err := drawScoreTokens(f, p, ps, pts, c.colors); err != nil {
 				return nil, err
 			}
 		default:
@@ -254,6 +264,71 @@ func drawPasses(f *figure, p *plot.Plot, ps panelSpec, pts []Point) error {
 	p.Y.Min = ps.yMin
 	if ps.yMax > 0 {
 		p.Y.Max = ps.yMax
+	}
+	return nil
+}
+
+// drawScoreTokens draws one mark per series at (tokens, score).
+func drawScoreTokens(f *figure, p *plot.Plot, ps panelSpec, pts []Point, colors map[string]color.Color) error {
+	var order []string
+	tokens, score := map[string]Point{}, map[string]Point{}
+	for _, pt := range pts {
+		if _, seen := tokens[pt.Series]; !seen {
+			if _, seen := score[pt.Series]; !seen {
+				order = append(order, pt.Series)
+			}
+		}
+		switch pt.X {
+		case "tokens_m":
+			tokens[pt.Series] = pt
+		case "score":
+			score[pt.Series] = pt
+		}
+	}
+	lowY, highY, maxX := math.Inf(1), math.Inf(-1), 0.0
+	for _, name := range order {
+		tk, sc := tokens[name], score[name]
+		clr := colors[name]
+		if tk.Source == computed {
+			var ye, xe intervals
+			ye.add(tk.Y, sc.Y, sc.Lo, sc.Hi)
+			xe.add(tk.Y, sc.Y, tk.Lo, tk.Hi)
+			yb, err := plotter.NewYErrorBars(&ye)
+			if err != nil {
+				return err
+			}
+			xb, err := plotter.NewXErrorBars(xIntervals{&xe})
+			if err != nil {
+				return err
+			}
+			for _, ls := range []*draw.LineStyle{&yb.LineStyle, &xb.LineStyle} {
+				ls.Color, ls.Width = clr, vg.Points(0.7)
+			}
+			yb.CapWidth, xb.CapWidth = vg.Points(3), vg.Points(3)
+			dot, err := scatter([]float64{tk.Y}, []float64{sc.Y}, clr, draw.CircleGlyph{}, vg.Points(3))
+			if err != nil {
+				return err
+			}
+			p.Add(yb, xb, dot)
+			lowY, highY = math.Min(lowY, sc.Lo), math.Max(highY, sc.Hi)
+			maxX = math.Max(maxX, tk.Hi)
+			f.addLegend(ps.legends[name], glyphThumb{dot.GlyphStyle})
+			continue
+		}
+		mark, err := scatter([]float64{tk.Y}, []float64{sc.Y}, clr, hollowDiamond{}, vg.Points(3.5))
+		if err != nil {
+			return err
+		}
+		p.Add(mark)
+		lowY, highY = math.Min(lowY, sc.Y), math.Max(highY, sc.Y)
+		maxX = math.Max(maxX, tk.Y)
+		f.addLegend(ps.legends[name], glyphThumb{mark.GlyphStyle})
+	}
+	if maxX > 0 {
+		// Score axis zoomed to the marks (with room), tokens from zero.
+		pad := (highY - lowY) * 0.15
+		p.Y.Min, p.Y.Max = math.Max(0, lowY-pad), highY+pad
+		p.X.Min, p.X.Max = 0, maxX*1.08
 	}
 	return nil
 }

@@ -666,7 +666,10 @@ var ablationConditions = []string{results.WithoutPlanUpdate, results.WithoutEvid
 // computed point with 95% bootstrap CIs on both axes (one paired task
 // draw); one without is drawn only from printed aggregates, hollow and
 // labelled reported. Each mark has two CSV rows: x "tokens_m" and x "score".
-func fig10(d Data, opts Options) (*figure, error) {
+func fig10(d Data, opts Options) (*figure, error) { return renderData(fig10Data(d, opts)) }
+
+// fig10Data computes Figure 10's data.
+func fig10Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig10"
 	bench := benchmarkOf("gamecraft", opts)
 	rows, err := rowsOf(d, fig, bench)
@@ -691,8 +694,7 @@ func fig10(d Data, opts Options) (*figure, error) {
 		return nil, missing(fig, "no ablation rows (wo-plan-update, wo-evidence-feedback, wo-warm-start) for benchmark %s", bench)
 	}
 	cols := min(len(cfgs), 2)
-	f := &figure{cols: cols}
-	f.width, f.height = panelSize(len(cfgs), cols, 2.6*vg.Inch)
+	c := &chart{cols: cols, rowHeight: 2.6 * vg.Inch, colors: map[string]color.Color{}}
 	var notPlotted []string
 	for pi, cfg := range cfgs {
 		full := results.Arm{Condition: results.HoH, Checkpoint: T[cfg]}
@@ -709,18 +711,18 @@ func fig10(d Data, opts Options) (*figure, error) {
 				arms = append(arms, a)
 			}
 		}
-		p := newPanel(panelLetter(pi, len(cfgs), configName(cfg)), "Mean cumulative tokens per task (M)", "Overall score (0-100)")
+		ps := panelSpec{key: cfg, kind: scoreTokensPanel, title: panelLetter(pi, len(cfgs), configName(cfg)),
+			xLabel: "Mean cumulative tokens per task (M)", yLabel: "Overall score (0-100)", legends: map[string]string{}}
 		if metric != "overall" {
-			p.Y.Label.Text = "Mean " + metric
+			ps.yLabel = "Mean " + metric
 		}
-		lowY, highY, maxX := math.Inf(1), math.Inf(-1), 0.0
 		for _, a := range arms {
 			sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
 			tok, err := tokensMillions(ix, sel)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", fig, err)
 			}
-			clr := armColor(a)
+			c.colors[armName(a)] = armColor(a)
 			if len(tok) > 0 {
 				v, err := ix.TaskValues(sel)
 				if err != nil {
@@ -739,31 +741,10 @@ func fig10(d Data, opts Options) (*figure, error) {
 					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
 				}
 				sc, tk := ivs[0], ivs[1]
-				var ye, xe intervals
-				ye.add(tk.Mean, sc.Mean, sc.Lo, sc.Hi)
-				xe.add(tk.Mean, sc.Mean, tk.Lo, tk.Hi)
-				yb, err := plotter.NewYErrorBars(&ye)
-				if err != nil {
-					return nil, err
-				}
-				xb, err := plotter.NewXErrorBars(xIntervals{&xe})
-				if err != nil {
-					return nil, err
-				}
-				for _, ls := range []*draw.LineStyle{&yb.LineStyle, &xb.LineStyle} {
-					ls.Color, ls.Width = clr, vg.Points(0.7)
-				}
-				yb.CapWidth, xb.CapWidth = vg.Points(3), vg.Points(3)
-				dot, err := scatter([]float64{tk.Mean}, []float64{sc.Mean}, clr, draw.CircleGlyph{}, vg.Points(3))
-				if err != nil {
-					return nil, err
-				}
-				p.Add(yb, xb, dot)
-				lowY, highY = math.Min(lowY, sc.Lo), math.Max(highY, sc.Hi)
-				maxX = math.Max(maxX, tk.Hi)
-				f.addLegend(armName(a)+" (computed)", glyphThumb{dot.GlyphStyle})
-				f.add(Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed})
-				f.add(Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
+				ps.legends[armName(a)] = armName(a) + " (computed)"
+				c.points = append(c.points,
+					Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed},
+					Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
 				continue
 			}
 			rs, okS := reportedValue(d.Reported, bench, cfg, a, metric)
@@ -772,32 +753,20 @@ func fig10(d Data, opts Options) (*figure, error) {
 				notPlotted = append(notPlotted, armName(a))
 				continue
 			}
-			mark, err := scatter([]float64{rt.Value}, []float64{rs.Value}, clr, hollowDiamond{}, vg.Points(3.5))
-			if err != nil {
-				return nil, err
-			}
-			p.Add(mark)
-			lowY, highY = math.Min(lowY, rs.Value), math.Max(highY, rs.Value)
-			maxX = math.Max(maxX, rt.Value)
 			src := map[string]bool{rs.Table: true, rt.Table: true}
-			f.addLegend(fmt.Sprintf("%s (reported, paper %s)", armName(a), joinKeys(src)), glyphThumb{mark.GlyphStyle})
-			f.add(Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)})
-			f.add(Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
+			ps.legends[armName(a)] = fmt.Sprintf("%s (reported, paper %s)", armName(a), joinKeys(src))
+			c.points = append(c.points,
+				Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)},
+				Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
 		}
-		if maxX > 0 {
-			// Score axis zoomed to the marks (with room), tokens from zero.
-			pad := (highY - lowY) * 0.15
-			p.Y.Min, p.Y.Max = math.Max(0, lowY-pad), highY+pad
-			p.X.Min, p.X.Max = 0, maxX*1.08
-		}
-		f.panels = append(f.panels, p)
+		c.panels = append(c.panels, ps)
 	}
 	title := benchmarkName(bench) + ": final score vs cumulative tokens, full HoH and ablations"
 	if len(notPlotted) > 0 {
 		title += "\nnot plotted (no per-task or reported tokens): " + strings.Join(notPlotted, ", ")
 	}
-	f.title = withScope(title, d)
-	return f, nil
+	c.title = withScope(title, d)
+	return c, nil
 }
 
 // sameTableFirst orders printed values so that those of table come first.
