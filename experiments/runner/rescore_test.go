@@ -38,8 +38,7 @@ func snapshot(t *testing.T, dir string) map[string][]byte {
 // outputs: unchanged outputs leave every file as it was; an edited
 // breakdown.json reaches the trial's and the run's records.
 func TestRescoreRecomputesRunRecordsFromKeptVerifierOutputs(t *testing.T) {
-	godot := filepath.Join(t.TempDir(), "godot")
-	os.WriteFile(godot, []byte("#!/bin/sh\necho stand-in godot, not Godot\nexit 0\n"), 0o755)
+	godot := testenv.StandInGodot(t)
 	out := filepath.Join(t.TempDir(), "run")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("entries:\n  - name: any\n    match: .\n    repeat: true\n    steps:\n      - say: ok\n"), 0o644)

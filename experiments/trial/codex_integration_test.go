@@ -60,7 +60,9 @@ type codexRun struct {
 	s   *runrecord.Summary
 }
 
-func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) codexRun {
+// scriptedCodex starts the scripted provider with sc and the real Codex CLI
+// talking to it (its own sandbox bypassed when bypass is set).
+func scriptedCodex(t *testing.T, sc scripted.Script, bypass bool) (*scripted.Server, harness.Harness) {
 	t.Helper()
 	bin := testenv.CLI(t, "codex")
 	srv, err := scripted.Start(sc, scripted.Options{LogPath: filepath.Join(t.TempDir(), "provider.jsonl")})
@@ -73,6 +75,12 @@ func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) co
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, h
+}
+
+func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) codexRun {
+	t.Helper()
+	srv, h := scriptedCodex(t, sc, bypass)
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	dir := t.TempDir()

@@ -16,7 +16,6 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark/gamecraft"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -151,18 +150,8 @@ func TestGameCraftTrialVerifierThatCannotRunIsNoScore(t *testing.T) {
 	}
 }
 
-// standInGodot is a test-only stand-in for Godot, not Godot: a script that
-// exits 0, so upstream's build check passes. It renders nothing.
-func standInGodot(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "godot")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\necho stand-in godot, not Godot: \"$@\"\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestGameCraftTrialWithStandInGodotEvaluatedTwiceAndRescored(t *testing.T) {
-	b, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: standInGodot(t)})
+	b, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: testenv.StandInGodot(t)})
 	spec := gamecraftSpec("hoh@1")
 	s1, err := Run(context.Background(), dir, spec, env)
 	if err != nil {
@@ -297,7 +286,7 @@ func editBreakdown(t *testing.T, path string, v float64) float64 {
 // /workspace's top level (a screenshot) stays with its stage, outside the
 // artifact.
 func TestGameCraftAgentsSeeTheTaskPaths(t *testing.T) {
-	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: standInGodot(t)})
+	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: testenv.StandInGodot(t)})
 	h := env.Harness.(*fakeHarness)
 	rubric := filepath.Join(env.Task.Dir, "tests", "rubric.json")
 	if _, err := os.Stat(rubric); err != nil {
@@ -371,7 +360,6 @@ func TestCodexGameCraftTrialWorksAtTheTaskPaths(t *testing.T) {
 
 func runCodexGameCraft(t *testing.T, bypass bool) (runrecord.TrialLayout, []byte) {
 	t.Helper()
-	bin := testenv.CLI(t, "codex")
 	sc := scripted.Script{Entries: []scripted.Entry{
 		goodPlanner,
 		{Name: "developer", Match: `Role: Developer`, Repeat: true, Steps: []scripted.Step{
@@ -379,17 +367,8 @@ func runCodexGameCraft(t *testing.T, bypass bool) (runrecord.TrialLayout, []byte
 		{Name: "qa", Match: `Role: QA Tester`, Repeat: true, Steps: []scripted.Step{
 			{Shell: `cat /workspace/game/main.gd; echo tests-entries=$(ls -A /tests | wc -l); echo qa-write=$( (echo x > /workspace/game/qa.gd) 2>/dev/null && echo done || echo refused)`}, {Say: qaJSON}}},
 	}}
-	srv, err := scripted.Start(sc, scripted.Options{LogPath: filepath.Join(t.TempDir(), "provider.jsonl")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	h, err := codex.New(codex.Config{Binary: bin, BypassSandbox: bypass, Provider: harness.Provider{
-		Name: "scripted", API: "responses", BaseURL: srv.URL() + "/v1", KeyEnv: itKeyEnv, Model: "scripted-model"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: standInGodot(t)})
+	_, h := scriptedCodex(t, sc, bypass)
+	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: testenv.StandInGodot(t)})
 	env.Harness, env.Exec = h, sandbox.Local{KillGrace: 500 * time.Millisecond}
 	env.Timeouts = Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute}
 	env.Env, env.Secrets = []string{itKeyEnv + "=" + itKey}, []string{itKey}

@@ -83,18 +83,8 @@ func TestUpstreamVerifierWithoutGodot(t *testing.T) {
 	}
 }
 
-// standInGodot writes a test-only stand-in for Godot: a script that exits 0,
-// so upstream's build check passes. It renders nothing.
-func standInGodot(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "godot")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\necho stand-in godot, not Godot: \"$@\"\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestUpstreamVerifierWithStandInGodotTwice(t *testing.T) {
-	v := &Verifier{Judge: "stub", GodotBin: standInGodot(t)}
+	v := &Verifier{Judge: "stub", GodotBin: testenv.StandInGodot(t)}
 	dir := t.TempDir()
 	ev1, bd := verifyReal(t, v, filepath.Join(dir, "cp-1-verifier"))
 	if bd["build_ok"] != true || ev1.Metrics["build"] != 1 {
