@@ -385,6 +385,15 @@ func claims(cs []runrecord.Claim, trialDir string, it iterationRecords, link fun
 // trial directory; nothing outside it is ever linked.
 func keptFile(trialDir string, it iterationRecords, p string) (string, bool) {
 	var cands []string
+	// A path in the QA Tester's view (GameCraft's /workspace/frame.png) is
+	// where the evidence's media manifest says the file is kept.
+	if it.Evidence != nil {
+		for _, m := range it.Evidence.Media {
+			if m.ViewPath == p {
+				cands = append(cands, filepath.Join(trialDir, m.Path))
+			}
+		}
+	}
 	if filepath.IsAbs(p) {
 		cands = append(cands, p)
 	} else {
