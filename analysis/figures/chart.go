@@ -1,10 +1,10 @@
 package figures
 
-// The split of a figure into its data and its drawing: a figure's compute
-// step (fig4Data, labelBarsData, deltasData) selects rows, bootstraps and
-// returns a chart, whose points are the figure's CSV; render draws any chart
-// with gonum. fig5, fig9, fig10 and fig11 still compute and draw in one
-// function (draw.go).
+// A figure is computed and drawn in two steps: its data function in data.go
+// (fig4Data, fig5Data, labelBars, fig9Data, fig10Data, fig11Data,
+// deltasData) selects rows, bootstraps and returns a chart, whose points are
+// the figure's CSV and whose panels say how each is drawn; render draws any
+// chart with gonum (the panel kinds below, marks.go, render.go).
 
 import (
 	"fmt"
@@ -31,6 +31,8 @@ type chart struct {
 	// legendOrder orders the shared legend by label (the order the data
 	// introduces them, whichever panel draws them first).
 	legendOrder []string
+	// legendNotes are legend entries without a mark, after the others.
+	legendNotes []string
 }
 
 // Kinds of panel the renderer draws.
@@ -48,6 +50,13 @@ const (
 	// "score" point): computed with both intervals, reported as a hollow
 	// diamond; the score axis zoomed to the marks, tokens from zero.
 	scoreTokensPanel = "score-tokens"
+	// dominanceLoops: series "hoh" over loops 1..T (X is the loop) as a
+	// line with dots and a ±SE band, series "best" as a star, series
+	// "vanilla" as a dashed line across the panel.
+	dominanceLoopsPanel = "dominance-loops"
+	// roleBoxes: per category (a role) a box plot of its "task:<task>"
+	// points, which are drawn jittered over it.
+	roleBoxesPanel = "role-boxes"
 )
 
 // seriesStyle is how a passes panel draws one series.
@@ -104,6 +113,16 @@ func render(c *chart) (*figure, error) {
 			if err := drawPasses(f, p, ps, pts); err != nil {
 				return nil, err
 			}
+		case dominanceLoopsPanel:
+			p.Y.Min, p.Y.Max = ps.yMin, ps.yMax
+			if err := drawDominanceLoops(f, p, ps, pts); err != nil {
+				return nil, err
+			}
+		case roleBoxesPanel:
+			p.Y.Min = ps.yMin
+			if err := drawRoleBoxes(f, p, ps, pts); err != nil {
+				return nil, err
+			}
 		case scoreTokensPanel:
 			if err := drawScoreTokens(f, p, ps, pts, c.colors); err != nil {
 				return nil, err
@@ -117,6 +136,9 @@ func render(c *chart) (*figure, error) {
 		f.panels = append(f.panels, p)
 	}
 	f.points = c.points
+	for _, n := range c.legendNotes {
+		f.addLegend(n)
+	}
 	if len(c.legendOrder) > 0 {
 		rank := map[string]int{}
 		for i, l := range c.legendOrder {
@@ -330,5 +352,92 @@ func drawScoreTokens(f *figure, p *plot.Plot, ps panelSpec, pts []Point, colors 
 		p.Y.Min, p.Y.Max = math.Max(0, lowY-pad), highY+pad
 		p.X.Min, p.X.Max = 0, maxX*1.08
 	}
+	return nil
+}
+
+// drawDominanceLoops draws HoH@t's dominance over loops against Vanilla's.
+func drawDominanceLoops(f *figure, p *plot.Plot, ps panelSpec, pts []Point) error {
+	var xs, ys, lo, hi []float64
+	var best, vanilla Point
+	for _, pt := range pts {
+		switch pt.Series {
+		case "hoh":
+			t, err := strconv.Atoi(pt.X)
+			if err != nil {
+				return fmt.Errorf("figures: panel %s: loop %q: %w", ps.key, pt.X, err)
+			}
+			xs, ys, lo, hi = append(xs, float64(t)), append(ys, pt.Y), append(lo, pt.Lo), append(hi, pt.Hi)
+		case "best":
+			best = pt
+		case "vanilla":
+			vanilla = pt
+		}
+	}
+	T := len(xs)
+	if T > 1 {
+		bd, err := band(xs, lo, hi, vermillion)
+		if err != nil {
+			return err
+		}
+		p.Add(bd)
+		f.addLegend("±1 SE over tasks", bd)
+	}
+	ln, err := line(xs, ys, vermillion, vg.Points(1.2))
+	if err != nil {
+		return err
+	}
+	dots, err := scatter(xs, ys, vermillion, draw.CircleGlyph{}, vg.Points(1.8))
+	if err != nil {
+		return err
+	}
+	bx, err := strconv.Atoi(best.X)
+	if err != nil {
+		return fmt.Errorf("figures: panel %s: best loop %q: %w", ps.key, best.X, err)
+	}
+	star, err := scatter([]float64{float64(bx)}, []float64{best.Y}, black, starGlyph{}, vg.Points(5))
+	if err != nil {
+		return err
+	}
+	vline := hline{y: vanilla.Y, style: draw.LineStyle{Color: skyBlue, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}}
+	p.Add(vline, ln, dots, star)
+	f.addLegend("HoH@t", ln, dots)
+	f.addLegend("best checkpoint", glyphThumb{star.GlyphStyle})
+	f.addLegend("Vanilla", vline)
+	p.X.Min, p.X.Max = 0.5, float64(T)+0.5
+	p.X.Tick.Marker = intTicks(1, T)
+	return nil
+}
+
+// drawRoleBoxes draws a box per role over its tasks' points, the points
+// jittered across it.
+func drawRoleBoxes(f *figure, p *plot.Plot, ps panelSpec, pts []Point) error {
+	for ri, role := range ps.categories {
+		var tasks []string
+		var vals plotter.Values
+		for _, pt := range pts {
+			if task, ok := strings.CutPrefix(pt.Series, "task:"); ok && pt.X == role {
+				tasks, vals = append(tasks, task), append(vals, pt.Y)
+			}
+		}
+		box, err := plotter.NewBoxPlot(vg.Points(22), float64(ri), vals)
+		if err != nil {
+			return err
+		}
+		box.FillColor = roleColor(ri)
+		box.GlyphStyle.Radius = 0 // tasks are drawn as points already
+		p.Add(box)
+		xs := make([]float64, len(vals))
+		for i := range vals {
+			xs[i] = float64(ri) + jitter(tasks[i])
+		}
+		dots, err := scatter(xs, vals, color.NRGBA{0, 0, 0, 0x90}, draw.CircleGlyph{}, vg.Points(1))
+		if err != nil {
+			return err
+		}
+		p.Add(dots)
+		f.addLegend("task (mean over its invocations)", glyphThumb{dots.GlyphStyle})
+	}
+	p.NominalX(ps.categories...)
+	p.X.Min, p.X.Max = -0.6, float64(len(ps.categories))-0.4
 	return nil
 }

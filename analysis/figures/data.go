@@ -2,17 +2,14 @@ package figures
 
 import (
 	"fmt"
-	"hash/fnv"
 	"image/color"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/hoh-research/hoh/analysis/bootstrap"
 	"github.com/hoh-research/hoh/analysis/dominance"
@@ -52,17 +49,6 @@ func panelLetter(i, n int, title string) string {
 		return title
 	}
 	return fmt.Sprintf("(%c) %s", 'a'+i, title)
-}
-
-// panelSize gives the figure width for n panels in cols columns and a height
-// of rowHeight per row.
-func panelSize(n, cols int, rowHeight vg.Length) (vg.Length, vg.Length) {
-	w := doubleColumn
-	if n == 1 {
-		w = singleColumn
-	}
-	rows := (n + cols - 1) / cols
-	return w, vg.Length(rows)*rowHeight + vg.Points(40)
 }
 
 var componentNames = []struct{ metric, label string }{
@@ -161,7 +147,10 @@ func hasMetric(ix *metrics.Index, config, metric string) bool {
 // HoH@1..T (T = its last HoH checkpoint); the line is the overall Dominance
 // (Eq. 16, domains = official categories, or one domain without them), the
 // band +/- 1 SE of the task-level Dominance values over tasks.
-func fig5(d Data, opts Options) (*figure, error) {
+func fig5(d Data, opts Options) (*figure, error) { return renderData(fig5Data(d, opts)) }
+
+// fig5Data computes Figure 5's data.
+func fig5Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig5"
 	bench := benchmarkOf("frontierswe", opts)
 	rows, err := rowsOf(d, fig, bench)
@@ -172,7 +161,6 @@ func fig5(d Data, opts Options) (*figure, error) {
 	metric := defaultMetric(bench, opts)
 	cats, catErr := ix.Labels(bench, metrics.Category)
 	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
-	f := &figure{}
 	var cfgs []string
 	lastT := map[string]int{}
 	for _, cfg := range configsOf(rows, opts) {
@@ -188,8 +176,7 @@ func fig5(d Data, opts Options) (*figure, error) {
 	if len(cfgs) == 0 {
 		return nil, missing(fig, "no %s rows of HoH checkpoints for benchmark %s", metric, bench)
 	}
-	f.cols = min(len(cfgs), 3)
-	f.width, f.height = panelSize(len(cfgs), f.cols, 2.2*vg.Inch)
+	c := &chart{cols: min(len(cfgs), 3), rowHeight: 2.2 * vg.Inch}
 	maxT := 0
 	for pi, cfg := range cfgs {
 		T := lastT[cfg]
@@ -224,10 +211,10 @@ func fig5(d Data, opts Options) (*figure, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", fig, cfg, err)
 		}
-		p := newPanel(panelLetter(pi, len(cfgs), fmt.Sprintf("%s (n=%d)", configName(cfg), len(domainOf))),
-			"HoH loop", "Dominance (%)")
-		p.Y.Min, p.Y.Max = 0, 100
-		var xs, ys, lo, hi []float64
+		c.panels = append(c.panels, panelSpec{key: cfg, kind: dominanceLoopsPanel,
+			title:  panelLetter(pi, len(cfgs), fmt.Sprintf("%s (n=%d)", configName(cfg), len(domainOf))),
+			xLabel: "HoH loop", yLabel: "Dominance (%)", yMax: 100})
+		var ys []float64
 		best := 0
 		for t := 1; t <= T; t++ {
 			label := arms[t].String()
@@ -237,8 +224,8 @@ func fig5(d Data, opts Options) (*figure, error) {
 			}
 			y := 100 * res.Overall[label]
 			s := 100 * se.SE
-			xs, ys, lo, hi = append(xs, float64(t)), append(ys, y), append(lo, y-s), append(hi, y+s)
-			f.add(Point{Panel: cfg, Series: "hoh", X: strconv.Itoa(t), Y: y, Lo: y - s, Hi: y + s, N: se.N, Source: computed})
+			ys = append(ys, y)
+			c.points = append(c.points, Point{Panel: cfg, Series: "hoh", X: strconv.Itoa(t), Y: y, Lo: y - s, Hi: y + s, N: se.N, Source: computed})
 			if best == 0 || y > ys[best-1] {
 				best = t
 			}
@@ -248,90 +235,11 @@ func fig5(d Data, opts Options) (*figure, error) {
 			return nil, fmt.Errorf("%s: %w", fig, err)
 		}
 		vy := 100 * res.Overall[vanilla.String()]
-		f.add(Point{Panel: cfg, Series: "vanilla", X: "vanilla", Y: vy, Lo: vy - 100*vs.SE, Hi: vy + 100*vs.SE, N: vs.N, Source: computed})
-		f.add(Point{Panel: cfg, Series: "best", X: strconv.Itoa(best), Y: ys[best-1], Lo: math.NaN(), Hi: math.NaN(), N: vs.N, Source: computed})
-		if T > 1 {
-			bd, err := band(xs, lo, hi, vermillion)
-			if err != nil {
-				return nil, err
-			}
-			p.Add(bd)
-			f.addLegend("±1 SE over tasks", bd)
-		}
-		ln, err := line(xs, ys, vermillion, vg.Points(1.2))
-		if err != nil {
-			return nil, err
-		}
-		dots, err := scatter(xs, ys, vermillion, draw.CircleGlyph{}, vg.Points(1.8))
-		if err != nil {
-			return nil, err
-		}
-		star, err := scatter([]float64{float64(best)}, []float64{ys[best-1]}, black, starGlyph{}, vg.Points(5))
-		if err != nil {
-			return nil, err
-		}
-		vline := hline{y: vy, style: draw.LineStyle{Color: skyBlue, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}}
-		p.Add(vline, ln, dots, star)
-		f.addLegend("HoH@t", ln, dots)
-		f.addLegend("best checkpoint", glyphThumb{star.GlyphStyle})
-		f.addLegend("Vanilla", vline)
-		p.X.Min, p.X.Max = 0.5, float64(T)+0.5
-		p.X.Tick.Marker = intTicks(1, T)
-		f.panels = append(f.panels, p)
+		c.points = append(c.points, Point{Panel: cfg, Series: "vanilla", X: "vanilla", Y: vy, Lo: vy - 100*vs.SE, Hi: vy + 100*vs.SE, N: vs.N, Source: computed})
+		c.points = append(c.points, Point{Panel: cfg, Series: "best", X: strconv.Itoa(best), Y: ys[best-1], Lo: math.NaN(), Hi: math.NaN(), N: vs.N, Source: computed})
 	}
-	f.title = fmt.Sprintf("%s Dominance over %d loops (pool: Vanilla and HoH@1..%d)", benchmarkName(bench), maxT, maxT)
-	f.title = withScope(f.title, d)
-	return f, nil
-}
-
-// starGlyph draws a five-pointed star.
-type starGlyph struct{}
-
-func (starGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	var pts []vg.Point
-	for i := range 10 {
-		r := sty.Radius
-		if i%2 == 1 {
-			r *= 0.45
-		}
-		a := math.Pi/2 + float64(i)*math.Pi/5
-		pts = append(pts, vg.Point{X: pt.X + r*vg.Length(math.Cos(a)), Y: pt.Y + r*vg.Length(math.Sin(a))})
-	}
-	c.FillPolygon(sty.Color, pts)
-}
-
-// zeroTicks labels round steps that always include 0, the reference line
-// of a difference plot (gonum's default ticks may skip it).
-type zeroTicks struct{}
-
-func (zeroTicks) Ticks(min, max float64) []plot.Tick {
-	step := 1.0
-	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100} {
-		step = s
-		if (max-min)/s <= 7 {
-			break
-		}
-	}
-	var ts []plot.Tick
-	for v := math.Ceil(min/step) * step; v <= max; v += step {
-		if v == 0 {
-			v = 0 // not -0
-		}
-		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
-	}
-	return ts
-}
-
-func intTicks(from, to int) plot.Ticker {
-	var ts plot.ConstantTicks
-	step := 1
-	if to-from > 12 {
-		step = (to - from + 11) / 12
-	}
-	for t := from; t <= to; t += step {
-		ts = append(ts, plot.Tick{Value: float64(t), Label: strconv.Itoa(t)})
-	}
-	return ts
+	c.title = withScope(fmt.Sprintf("%s Dominance over %d loops (pool: Vanilla and HoH@1..%d)", benchmarkName(bench), maxT, maxT), d)
+	return c, nil
 }
 
 // Reporting groups and categories in the paper's order.
@@ -429,15 +337,6 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 	}
 	c.title = withScope(title, d)
 	return c, nil
-}
-
-// slantX rotates category labels so long ones do not overlap; the tick
-// length keeps them clear of the bars.
-func slantX(p *plot.Plot) {
-	p.X.Tick.Label.Rotation = math.Pi / 7
-	p.X.Tick.Label.XAlign = draw.XRight
-	p.X.Tick.Label.YAlign = draw.YTop
-	p.X.Tick.Length = vg.Points(3)
 }
 
 // fig7: GameCraft Overall by reporting group, Vanilla vs HoH@3.
@@ -614,42 +513,6 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 	return c, nil
 }
 
-// addSeries draws a computed line with dots and error bars.
-func addSeries(f *figure, p *plot.Plot, name string, clr color.Color, xs, ys []float64, errs *intervals) error {
-	if len(xs) == 0 {
-		return nil
-	}
-	ln, err := line(xs, ys, clr, vg.Points(1.2))
-	if err != nil {
-		return err
-	}
-	dots, err := scatter(xs, ys, clr, draw.CircleGlyph{}, vg.Points(2.2))
-	if err != nil {
-		return err
-	}
-	eb, err := errs.plotters()
-	if err != nil {
-		return err
-	}
-	for _, e := range eb {
-		e.(*plotter.YErrorBars).LineStyle.Color = clr
-	}
-	p.Add(ln, dots)
-	p.Add(eb...)
-	f.addLegend(name+" (computed)", ln, dots)
-	return nil
-}
-
-// hollowDiamond marks reported-only points.
-type hollowDiamond struct{}
-
-func (hollowDiamond) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	r := sty.Radius
-	pts := []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}}
-	c.FillPolygon(color.White, pts)
-	c.StrokeLines(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.2)}, append(pts, pts[0]))
-}
-
 func joinKeys(m map[string]bool) string {
 	var ks []string
 	for k := range m {
@@ -797,7 +660,10 @@ func isAblation(c string) bool {
 // fig11: per-invocation tokens by role. A point is one task: the mean total
 // tokens (input + output) of its invocations of that role over every trial
 // of the task in the data; boxes show median and quartiles over tasks.
-func fig11(d Data, opts Options) (*figure, error) {
+func fig11(d Data, opts Options) (*figure, error) { return renderData(fig11Data(d, opts)) }
+
+// fig11Data computes Figure 11's data.
+func fig11Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig11"
 	var invs []Invocation
 	for _, inv := range d.Usage {
@@ -824,8 +690,7 @@ func fig11(d Data, opts Options) (*figure, error) {
 		}
 	}
 	cols := min(len(cfgs), 3)
-	f := &figure{cols: cols}
-	f.width, f.height = panelSize(len(cfgs), cols, 2.3*vg.Inch)
+	c := &chart{cols: cols, rowHeight: 2.3 * vg.Inch, legendNotes: []string{"box: median and interquartile range over tasks"}}
 	for pi, cfg := range cfgs {
 		sum := map[string]map[string]float64{} // role -> task -> tokens
 		cnt := map[string]map[string]int{}
@@ -840,54 +705,26 @@ func fig11(d Data, opts Options) (*figure, error) {
 			cnt[inv.Role][inv.Task]++
 		}
 		roles := orderRoles(sum)
-		p := newPanel(panelLetter(pi, len(cfgs), configName(cfg)), "Role", "Tokens per invocation ("+unit+")")
-		p.Y.Min = 0
-		for ri, role := range roles {
+		c.panels = append(c.panels, panelSpec{key: cfg, kind: roleBoxesPanel, title: panelLetter(pi, len(cfgs), configName(cfg)),
+			xLabel: "Role", yLabel: "Tokens per invocation (" + unit + ")", categories: roles})
+		for _, role := range roles {
 			tasks := metrics.Tasks(sum[role])
 			vals := make(plotter.Values, len(tasks))
 			for i, t := range tasks {
 				vals[i] = sum[role][t] / float64(cnt[role][t]) * scale
-				f.add(Point{Panel: cfg, Series: "task:" + t, X: role, Y: vals[i], Lo: math.NaN(), Hi: math.NaN(), N: cnt[role][t], Source: computed})
+				c.points = append(c.points, Point{Panel: cfg, Series: "task:" + t, X: role, Y: vals[i], Lo: math.NaN(), Hi: math.NaN(), N: cnt[role][t], Source: computed})
 			}
-			box, err := plotter.NewBoxPlot(vg.Points(22), float64(ri), vals)
+			// The box's median and quartiles as gonum's box plot computes
+			// them, so the CSV states what is drawn.
+			box, err := plotter.NewBoxPlot(vg.Points(22), 0, vals)
 			if err != nil {
 				return nil, err
 			}
-			box.FillColor = roleColor(ri)
-			box.GlyphStyle.Radius = 0 // tasks are drawn as points already
-			p.Add(box)
-			f.add(Point{Panel: cfg, Series: "box", X: role, Y: box.Median, Lo: box.Quartile1, Hi: box.Quartile3, N: len(tasks), Source: computed})
-			xs := make([]float64, len(vals))
-			for i := range vals {
-				xs[i] = float64(ri) + jitter(tasks[i])
-			}
-			pts, err := scatter(xs, vals, color.NRGBA{0, 0, 0, 0x90}, draw.CircleGlyph{}, vg.Points(1))
-			if err != nil {
-				return nil, err
-			}
-			p.Add(pts)
-			f.addLegend("task (mean over its invocations)", glyphThumb{pts.GlyphStyle})
+			c.points = append(c.points, Point{Panel: cfg, Series: "box", X: role, Y: box.Median, Lo: box.Quartile1, Hi: box.Quartile3, N: len(tasks), Source: computed})
 		}
-		p.NominalX(roles...)
-		p.X.Min, p.X.Max = -0.6, float64(len(roles))-0.4
-		f.panels = append(f.panels, p)
 	}
-	f.addLegend("box: median and interquartile range over tasks")
-	f.title = withScope("Per-invocation coding-harness tokens by role (compare within a panel)", d)
-	return f, nil
-}
-
-func roleColor(i int) color.Color {
-	cs := []color.Color{orange, skyBlue, green, purple, yellow, blue}
-	return cs[i%len(cs)]
-}
-
-// jitter spreads task points across a box's width, the same way on every
-// run (a hash of the task, so the offset does not follow the value order).
-func jitter(task string) float64 {
-	h := fnv.New32a()
-	h.Write([]byte(task))
-	return 0.3 * (float64(h.Sum32()%1000)/999 - 0.5)
+	c.title = withScope("Per-invocation coding-harness tokens by role (compare within a panel)", d)
+	return c, nil
 }
 
 func orderRoles(m map[string]map[string]float64) []string {
