@@ -25,10 +25,17 @@ type installingHarness struct {
 	instantHarness
 	byIteration map[int]string
 	developed   int
+	// failBefore is the iteration whose first Developer call is lost to an
+	// injected infrastructure failure (the attempt is replaced).
+	failBefore int
 }
 
 func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
 	if inv.Role == harness.RoleDeveloper {
+		if h.developed+1 == h.failBefore {
+			h.failBefore = 0
+			return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+		}
 		h.developed++ // one Developer call per iteration: its output is always valid
 		script := h.byIteration[h.developed]
 		var out strings.Builder
@@ -42,7 +49,9 @@ func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (ha
 
 // HoH@2 on Terminal-Bench 2.0's build-pmars (its real task.toml, the image
 // replaced by the local busybox base): the Developer installs
-// /usr/local/bin/pmars at iteration 1 and removes it at iteration 2. Each
+// /usr/local/bin/pmars at iteration 1 and removes it at iteration 2, in an
+// attempt that replaced one lost to an infrastructure failure (so it starts
+// from checkpoint 1's committed environment, not the task image). Each
 // checkpoint is verified in the agent container committed at that
 // checkpoint, so checkpoint 1 scores 1 and checkpoint 2 scores 0, every key
 // of the multi-key reward.json is kept, test.sh's output stays with the
@@ -71,8 +80,10 @@ printf '{"reward": %s, "binary_present": %s, "speed": 0.5}\n' $r $r > /logs/veri
 `), 0o755)
 	h := &installingHarness{byIteration: map[int]string{
 		1: `mkdir -p /usr/local/bin && printf '#!/bin/sh\necho pmars built\n' > /usr/local/bin/pmars && chmod +x /usr/local/bin/pmars`,
+		// Fails unless the replaced attempt's container started from
+		// checkpoint 1's committed environment.
 		2: `rm /usr/local/bin/pmars`,
-	}}
+	}, failBefore: 2}
 	res, out, log := runHarborHoH2(t, root, h)
 	assertRunRemoved(t, c, res.DockerRun)
 	if len(res.Outcomes) != 1 || res.Outcomes[0].State != runrecord.StateDone {

@@ -81,7 +81,9 @@ func checkpointImages(ctx context.Context, client *docker.Client, trial string, 
 	if t >= 0 {
 		f.Add("label", labelCheckpoint+"="+strconv.Itoa(t))
 	}
-	ims, err := client.API.ImageList(ctx, image.ListOptions{Filters: f})
+	// All: an untagged checkpoint another was committed on top of (a
+	// replaced attempt's) counts as intermediate and is listed only then.
+	ims, err := client.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return nil, err
 	}

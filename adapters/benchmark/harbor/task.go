@@ -1,8 +1,8 @@
 // Package harbor loads and runs tasks in the Harbor task format (task.toml,
 // instruction.md, environment/, tests/, solution/), used by FrontierSWE and
-// GameCraft-Bench. Agents run in the task container; the verifier runs in a
-// fresh container from the same image with the frozen workspace, and only
-// then gets tests/ at /tests.
+// GameCraft-Bench. Agents run in the task container, committed to an image
+// at each checkpoint; the verifier runs in a container started from that
+// image with the checkpoint's workspace, and only then gets tests/ at /tests.
 package harbor
 
 import (
