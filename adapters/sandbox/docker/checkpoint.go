@@ -56,7 +56,7 @@ func (env *Environment) Commit(ctx context.Context, labels map[string]string) (s
 	cfg := &container.Config{
 		Env: append([]string(nil), orig.Env...), Entrypoint: orig.Entrypoint, Cmd: orig.Cmd,
 		WorkingDir: orig.WorkingDir, User: orig.User, Healthcheck: orig.Healthcheck,
-		Labels: env.c.Labels(labels),
+		Labels: env.c.Labels(withCommitted(labels)),
 	}
 	// The engine adds every container variable the new config lacks.
 	for _, kv := range env.spec.Env {
@@ -147,4 +147,16 @@ func (c *Client) RemoveImage(ctx context.Context, id string) error {
 	}
 	c.trackImage(id, false)
 	return nil
+}
+
+// LabelCommitted marks an image Commit made: its parent is the image the
+// container started from, which removing it must not prune.
+const LabelCommitted = "hoh.committed"
+
+func withCommitted(labels map[string]string) map[string]string {
+	out := map[string]string{LabelCommitted: "1"}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
 }

@@ -143,6 +143,27 @@ func CleanupRun(ctx context.Context, api *client.Client, runID string, images bo
 	}
 	note(removeRunNetworks(ctx, api, runID))
 	if images {
+		// Committed checkpoints first and alone: pruning their parents would
+		// remove the task image they were committed on, which may belong to
+		// another run (an untagged image has no other reference).
+		committed, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: filters.NewArgs(
+			filters.Arg("label", LabelRun+"="+runID), filters.Arg("label", LabelCommitted+"=1"))})
+		note(err)
+		// A commit on top of another goes first: repeat while that helps.
+		for len(committed) > 0 {
+			var left []image.Summary
+			var last error
+			for _, im := range committed {
+				if _, err := api.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true}); err != nil && !client.IsErrNotFound(err) {
+					left, last = append(left, im), err
+				}
+			}
+			if len(left) == len(committed) {
+				note(last)
+				break
+			}
+			committed = left
+		}
 		// Children before parents: retry what failed while others go.
 		for pass := 0; pass < 5; pass++ {
 			ims, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: f})
