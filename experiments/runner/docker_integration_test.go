@@ -409,27 +409,17 @@ retries: {contract: 1, infrastructure: 2, backoff: 1s}
 	if err := runrecord.ReadJSON(l.Summary(), &s); err != nil || s.Status != runrecord.StatusCompleted {
 		t.Fatalf("the resumed trial: %+v %v", s, err)
 	}
-	lines, relayed, err := served.Read(l.Served())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ledger, err := runrecord.LedgerUsage(l.Usage())
-	if err != nil {
-		t.Fatal(err)
-	}
-	others, _, err := runrecord.ReadLedgerTolerant(l.ReplacedUsage())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spent, servedKilled int64
+	lines, others := testenv.AssertServedAccounted(t, trialDir)
+	var servedKilled, valid int64
 	for _, sl := range lines {
 		if sl.Attempt == killedAttempt {
 			servedKilled += sl.Usage.Total
+		} else {
+			valid += sl.Usage.Total
 		}
 	}
 	found := false
 	for _, o := range others {
-		spent += o.Usage.Total
 		if o.Dir == killedAttempt && o.Outcome == runrecord.OutcomeKilled && o.Usage.Total == servedKilled && servedKilled > 0 {
 			found = true
 		}
@@ -437,8 +427,8 @@ retries: {contract: 1, infrastructure: 2, backoff: 1s}
 	if !found {
 		t.Errorf("no killed line for %s with the %d tokens served to it: %+v", killedAttempt, servedKilled, others)
 	}
-	if relayed.Total != ledger.Total+spent || ledger.Total != s.Usage.Total {
-		t.Errorf("relay saw %d served, ledger %d (summary %d) + replaced/killed %d", relayed.Total, ledger.Total, s.Usage.Total, spent)
+	if valid != s.Usage.Total || len(others) != 1 {
+		t.Errorf("the relay saw %d tokens served to the other attempts, the trial's summary counts %d; replaced/killed %+v", valid, s.Usage.Total, others)
 	}
 	testenv.AssertNoSecret(t, scriptedKeyValue, out)
 }

@@ -9,7 +9,6 @@
 package served
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,8 +18,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,17 +28,8 @@ import (
 // File is the name of the log in a trial directory.
 const File = runrecord.ServedFile
 
-// Line is one response the provider served.
-type Line struct {
-	Time   time.Time     `json:"time"`
-	Path   string        `json:"path"`
-	Status int           `json:"status"`
-	Usage  harness.Usage `json:"usage"`
-	// Attempt is the attempt directory (relative to the trial, as in the
-	// ledger's Invocation.Dir) current when the request arrived; empty
-	// between attempts.
-	Attempt string `json:"attempt,omitempty"`
-}
+// Line is one response the provider served (runrecord owns the format).
+type Line = runrecord.ServedLine
 
 type ticketKey struct{}
 
@@ -300,26 +288,4 @@ func Answered(path, attempt string, since time.Time) (bool, error) {
 }
 
 // Read sums a served.jsonl; a missing file is no traffic.
-func Read(path string) ([]Line, harness.Usage, error) {
-	var lines []Line
-	var total harness.Usage
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, total, nil
-	}
-	if err != nil {
-		return nil, total, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	for sc.Scan() {
-		var l Line
-		if strings.TrimSpace(sc.Text()) == "" || json.Unmarshal(sc.Bytes(), &l) != nil {
-			continue // a line torn by a kill
-		}
-		lines = append(lines, l)
-		total = total.Add(l.Usage)
-	}
-	return lines, total, sc.Err()
-}
+func Read(path string) ([]Line, harness.Usage, error) { return runrecord.ReadServed(path) }

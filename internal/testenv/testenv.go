@@ -15,6 +15,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // RepoRoot is the directory holding go.mod above the test's working
@@ -111,4 +112,34 @@ func AssertSQLiteIntact(t testing.TB, roots ...string) int {
 		})
 	}
 	return n
+}
+
+// AssertServedAccounted fails the test unless every token hoh's relay saw
+// served to the trial in trialDir (served.jsonl) is in its ledger
+// (usage.jsonl, valid attempts) or among its replaced and killed attempts
+// (usage-replaced.jsonl), exactly. It returns the relay's lines and the
+// replaced and killed attempts' lines.
+func AssertServedAccounted(t testing.TB, trialDir string) ([]runrecord.ServedLine, []runrecord.LedgerLine) {
+	t.Helper()
+	l := runrecord.TrialLayout{Dir: trialDir}
+	lines, relayed, err := runrecord.ReadServed(l.Served())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := runrecord.LedgerUsage(l.Usage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	others, _, err := runrecord.ReadLedgerTolerant(l.ReplacedUsage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spent int64
+	for _, o := range others {
+		spent += o.Usage.Total
+	}
+	if relayed.Total != ledger.Total+spent {
+		t.Errorf("%s: the relay saw %d tokens served, ledger %d + replaced/killed %d", trialDir, relayed.Total, ledger.Total, spent)
+	}
+	return lines, others
 }

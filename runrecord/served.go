@@ -1,0 +1,50 @@
+package runrecord
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"time"
+)
+
+// ServedLine is one line of served.jsonl: one response hoh's relay
+// forwarded from the provider (experiments/served), with the usage read out
+// of its body.
+type ServedLine struct {
+	Time   time.Time `json:"time"`
+	Path   string    `json:"path"`
+	Status int       `json:"status"`
+	Usage  Usage     `json:"usage"`
+	// Attempt is the attempt directory (relative to the trial, as in the
+	// ledger's Invocation.Dir) current when the request arrived; empty
+	// between attempts.
+	Attempt string `json:"attempt,omitempty"`
+}
+
+// ReadServed reads a served.jsonl and sums its usage; a missing file is no
+// traffic. The relay appends a line per response and dies with hoh, so an
+// unreadable line (torn by a kill) is skipped wherever it is.
+func ReadServed(path string) ([]ServedLine, Usage, error) {
+	var lines []ServedLine
+	var total Usage
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, total, nil
+	}
+	if err != nil {
+		return nil, total, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for sc.Scan() {
+		var l ServedLine
+		if strings.TrimSpace(sc.Text()) == "" || json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		lines = append(lines, l)
+		total = total.Add(l.Usage)
+	}
+	return lines, total, sc.Err()
+}
