@@ -22,16 +22,7 @@ import (
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-func buildHoh(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hoh")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hoh")
-	cmd.Dir = testenv.RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildHoh(t *testing.T) string { return testenv.BuildHoh(t) }
 
 // smokeConfig is a small slice of configs/examples/local-smoke.yaml: two
 // tasks, three conditions, the same provider script.

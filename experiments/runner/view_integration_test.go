@@ -79,12 +79,7 @@ func walkReport(t *testing.T, out string) {
 // index it wrote.
 func hohView(t *testing.T, out string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hoh")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/hoh")
-	build.Dir = testenv.RepoRoot(t)
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/hoh: %v\n%s", err, msg)
-	}
+	bin := testenv.BuildHoh(t)
 	msg, err := exec.Command(bin, "view", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("hoh view %s: %v\n%s", out, err, msg)

@@ -29,6 +29,19 @@ func RepoRoot(t testing.TB) string {
 	return root
 }
 
+// BuildHoh builds the hoh command into the test's temporary directory and
+// returns its path: for tests that run hoh as a user does.
+func BuildHoh(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hoh")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hoh")
+	cmd.Dir = RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/hoh: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // SharedPath is ../shared/<parts...> beside the repository (the read-only
 // reference data CI places there); the test fails when it does not exist.
 func SharedPath(t testing.TB, parts ...string) string {
