@@ -74,13 +74,16 @@ func renderData(c *chart, err error) (*figure, error) {
 // fig4Data computes Figure 4's data.
 func fig4Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig4"
-	bench := benchmarkOf("gamecraft", opts)
+	def, arms, err := definition(fig, 2)
+	if err != nil {
+		return nil, err
+	}
+	bench := benchmarkOf(def.Benchmark, opts)
 	rows, err := rowsOf(d, fig, bench)
 	if err != nil {
 		return nil, err
 	}
 	ix := metrics.NewIndex(rows) // every series of the figure read from one index
-	arms := []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}, {Condition: results.HoH, Checkpoint: 3}}
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		for _, cm := range componentNames {
@@ -152,7 +155,11 @@ func fig5(d Data, opts Options) (*figure, error) { return renderData(fig5Data(d,
 // fig5Data computes Figure 5's data.
 func fig5Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig5"
-	bench := benchmarkOf("frontierswe", opts)
+	def, _, err := definition(fig, 0)
+	if err != nil {
+		return nil, err
+	}
+	bench := benchmarkOf(def.Benchmark, opts)
 	rows, err := rowsOf(d, fig, bench)
 	if err != nil {
 		return nil, err
@@ -341,10 +348,12 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 
 // fig7: GameCraft Overall by reporting group, Vanilla vs HoH@3.
 func fig7(d Data, opts Options) (*figure, error) {
-	bench := benchmarkOf("gamecraft", opts)
-	arms := func([]results.Row, string, string) []results.Arm {
-		return []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}, {Condition: results.HoH, Checkpoint: 3}}
+	def, fixed, err := definition("fig7", 2)
+	if err != nil {
+		return nil, err
 	}
+	bench := benchmarkOf(def.Benchmark, opts)
+	arms := func([]results.Row, string, string) []results.Arm { return fixed }
 	return renderData(labelBars("fig7", d, opts, bench, metrics.Group, paperGroups, arms,
 		benchmarkName(bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, true))
 }
@@ -352,7 +361,11 @@ func fig7(d Data, opts Options) (*figure, error) {
 // fig8: FrontierSWE mean reward by official category for Vanilla and every
 // HoH checkpoint present.
 func fig8(d Data, opts Options) (*figure, error) {
-	bench := benchmarkOf("frontierswe", opts)
+	def, _, err := definition("fig8", 0)
+	if err != nil {
+		return nil, err
+	}
+	bench := benchmarkOf(def.Benchmark, opts)
 	arms := func(rows []results.Row, cfg, metric string) []results.Arm {
 		out := []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}}
 		cps := map[int]bool{}
@@ -409,7 +422,11 @@ func fig9(d Data, opts Options) (*figure, error) { return renderData(fig9Data(d,
 // fig9Data computes Figure 9's data.
 func fig9Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig9"
-	bench := benchmarkOf("gamecraft", opts)
+	def, _, err := definition(fig, 0)
+	if err != nil {
+		return nil, err
+	}
+	bench := benchmarkOf(def.Benchmark, opts)
 	rows, err := rowsOf(d, fig, bench)
 	if err != nil {
 		return nil, err
@@ -534,7 +551,11 @@ func fig10(d Data, opts Options) (*figure, error) { return renderData(fig10Data(
 // fig10Data computes Figure 10's data.
 func fig10Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig10"
-	bench := benchmarkOf("gamecraft", opts)
+	def, _, err := definition(fig, 0)
+	if err != nil {
+		return nil, err
+	}
+	bench := benchmarkOf(def.Benchmark, opts)
 	rows, err := rowsOf(d, fig, bench)
 	if err != nil {
 		return nil, err
@@ -750,15 +771,18 @@ func deltas(d Data, opts Options) (*figure, error) { return renderData(deltasDat
 // deltasData computes the deltas figure's data.
 func deltasData(d Data, opts Options) (*chart, error) {
 	const fig = "deltas"
-	bench := benchmarkOf("gamecraft", opts)
+	def, arms, err := definition(fig, 2)
+	if err != nil {
+		return nil, err
+	}
+	bench := benchmarkOf(def.Benchmark, opts)
 	rows, err := rowsOf(d, fig, bench)
 	if err != nil {
 		return nil, err
 	}
 	ix := metrics.NewIndex(rows) // every series of the figure read from one index
 	metric := defaultMetric(bench, opts)
-	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
-	hoh3 := results.Arm{Condition: results.HoH, Checkpoint: 3}
+	hoh3, vanilla := arms[0], arms[1] // the delta is the first minus the second
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		if hasArm(ix, c, vanilla, metric) || hasArm(ix, c, hoh3, metric) {
@@ -766,7 +790,7 @@ func deltasData(d Data, opts Options) (*chart, error) {
 		}
 	}
 	if len(cfgs) == 0 {
-		return nil, missing(fig, "no %s rows of vanilla or hoh@3 for benchmark %s", metric, bench)
+		return nil, missing(fig, "no %s rows of %s or %s for benchmark %s", metric, vanilla, hoh3, bench)
 	}
 	cols := min(len(cfgs), 3)
 	c := &chart{cols: cols, rowHeight: 2.2 * vg.Inch}
@@ -800,9 +824,9 @@ func deltasData(d Data, opts Options) (*chart, error) {
 		c.points = append(c.points, Point{Panel: cfg, Series: "mean", X: "all", Y: mean.Mean, Lo: math.NaN(), Hi: math.NaN(), N: mean.N, Source: computed})
 		c.panels = append(c.panels, panelSpec{key: cfg, kind: sortedDeltasPanel,
 			title:  panelLetter(pi, len(cfgs), fmt.Sprintf("%s, mean %+.2f", configName(cfg), mean.Mean)),
-			xLabel: fmt.Sprintf("Tasks, sorted by delta (n=%d)", len(tasks)), yLabel: "HoH@3 − Vanilla (" + unit + ")",
-			upLabel: "HoH@3 better", downLabel: "Vanilla better", meanLabel: "mean delta", hideYLabel: pi%cols != 0})
+			xLabel: fmt.Sprintf("Tasks, sorted by delta (n=%d)", len(tasks)), yLabel: armName(hoh3) + " − " + armName(vanilla) + " (" + unit + ")",
+			upLabel: armName(hoh3) + " better", downLabel: armName(vanilla) + " better", meanLabel: "mean delta", hideYLabel: pi%cols != 0})
 	}
-	c.title = withScope(fmt.Sprintf("%s per-task HoH@3 − Vanilla, sorted", benchmarkName(bench)), d)
+	c.title = withScope(fmt.Sprintf("%s per-task %s − %s, sorted", benchmarkName(bench), armName(hoh3), armName(vanilla)), d)
 	return c, nil
 }

@@ -601,3 +601,34 @@ func TestRenderToWriterEqualsDrawnFiles(t *testing.T) {
 		t.Error("fig5 rendered from the paper's data, which lacks what it needs")
 	}
 }
+
+// Each figure's benchmark and compared arms are declared in figures.yaml
+// (fig11 shows every benchmark's ledgers); the deltas figure labels its bars
+// with its entry's first arm.
+func TestEveryFigureIsDeclaredInFiguresYAML(t *testing.T) {
+	want := map[string]int{"fig4": 2, "fig7": 2, "deltas": 2}
+	for _, name := range Names() {
+		if name == "fig11" {
+			continue
+		}
+		def, arms, err := definition(name, want[name])
+		if err != nil || def.Benchmark == "" || len(arms) != want[name] {
+			t.Errorf("%s: %+v %v %v", name, def, arms, err)
+		}
+	}
+	if _, _, err := definition("fig4", 3); err == nil || !strings.Contains(err.Error(), "lists 2 arms") {
+		t.Errorf("a wrong number of arms: %v", err)
+	}
+	_, arms, _ := definition("deltas", 2)
+	src, err := PaperData(hoh.Paper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Draw("deltas", src["deltas"], Options{OutDir: out, Formats: []string{"svg"}}); err != nil {
+		t.Fatal(err)
+	}
+	if svg, _ := os.ReadFile(filepath.Join(out, "deltas.svg")); !strings.Contains(string(svg), armName(arms[0])+" better") {
+		t.Errorf("the deltas figure does not name %s, its first arm in figures.yaml", armName(arms[0]))
+	}
+}

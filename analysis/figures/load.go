@@ -11,9 +11,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hoh-research/hoh"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
@@ -128,8 +130,16 @@ func LoadRuns(paths ...string) (Data, error) {
 	return d, nil
 }
 
-// PaperFigure is what one figure is drawn from on the paper's data.
+// PaperFigure is one figure's entry: what it shows from any records
+// (benchmark, arms) and what it is drawn from on the paper's data.
 type PaperFigure struct {
+	// Benchmark is the benchmark the figure shows (Options.Benchmark
+	// overrides it).
+	Benchmark string `yaml:"benchmark"`
+	// Arms are the arms a figure that compares fixed arms compares, in its
+	// order (deltas: minuend, then subtrahend).
+	Arms []string `yaml:"arms"`
+
 	Results        []paper.Source `yaml:"results"`
 	ReportedTables []string       `yaml:"reported_tables"` // printed values drawn as marked reported points
 	Scope          string         `yaml:"scope"`           // shown under the title
@@ -151,15 +161,9 @@ const PaperConfigPath = "configs/paper/figures.yaml"
 // copy embedded in the binary) or os.DirFS of a checkout. Relative paths in
 // the config are relative to its folder.
 func PaperData(fsys fs.FS) (map[string]Data, error) {
-	b, err := fs.ReadFile(fsys, PaperConfigPath)
+	cfg, err := readPaperFigures(fsys)
 	if err != nil {
-		return nil, fmt.Errorf("figures: %w", err)
-	}
-	var cfg PaperFigures
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true) // a misspelt key is an error, not a silently empty figure
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("figures: %s: %w", PaperConfigPath, err)
+		return nil, err
 	}
 	dir := path.Dir(PaperConfigPath)
 	reported, err := paper.LoadReportedFS(fsys, path.Join(dir, cfg.Reported))
@@ -195,6 +199,53 @@ func PaperData(fsys fs.FS) (map[string]Data, error) {
 		out[name] = d
 	}
 	return out, nil
+}
+
+// readPaperFigures reads configs/paper/figures.yaml from fsys.
+func readPaperFigures(fsys fs.FS) (PaperFigures, error) {
+	var cfg PaperFigures
+	b, err := fs.ReadFile(fsys, PaperConfigPath)
+	if err != nil {
+		return cfg, fmt.Errorf("figures: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true) // a misspelt key is an error, not a silently empty figure
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("figures: %s: %w", PaperConfigPath, err)
+	}
+	for name, f := range cfg.Figures {
+		for _, a := range f.Arms {
+			if _, err := results.ParseArm(a); err != nil {
+				return cfg, fmt.Errorf("figures: %s: %s: %w", PaperConfigPath, name, err)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// definitions are the figures' entries in the binary's embedded
+// figures.yaml: what each shows, from the paper's data or from run records.
+var definitions = sync.OnceValues(func() (PaperFigures, error) { return readPaperFigures(hoh.Paper) })
+
+// definition is one figure's entry; a figure that compares fixed arms gets
+// them parsed (want: how many it compares).
+func definition(name string, want int) (PaperFigure, []results.Arm, error) {
+	defs, err := definitions()
+	if err != nil {
+		return PaperFigure{}, nil, err
+	}
+	def, ok := defs.Figures[name]
+	if !ok || def.Benchmark == "" {
+		return def, nil, fmt.Errorf("figures: %s: no benchmark for %s in %s", name, name, PaperConfigPath)
+	}
+	if len(def.Arms) != want {
+		return def, nil, fmt.Errorf("figures: %s: %s lists %d arms, the figure compares %d", name, PaperConfigPath, len(def.Arms), want)
+	}
+	arms := make([]results.Arm, len(def.Arms))
+	for i, a := range def.Arms {
+		arms[i], _ = results.ParseArm(a) // checked when read
+	}
+	return def, arms, nil
 }
 
 // PaperAll draws every figure the paper's per-task data supports (for
