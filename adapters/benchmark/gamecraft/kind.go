@@ -18,7 +18,7 @@ var Kind = kind.Kind{
 	NeedsPath: true,
 	Options: []kind.Option{
 		{Name: "godot_bin", Type: kind.Path, Doc: "Godot 4.6 binary the verifier builds and replays with (default godot from PATH; none: every build gate fails, score 0)"},
-		{Name: "judge", Type: kind.String, Doc: "judge backend, GAMECRAFT_BENCH_JUDGE (e.g. claude, gemini, kimi, stub; default upstream's)"},
+		{Name: "judge", Type: kind.String, Doc: "judge backend, GAMECRAFT_BENCH_JUDGE (stub, claude, opus, kimi, openai, gemini; default upstream's, openai)"},
 		{Name: "judge_model", Type: kind.String, Doc: "judge model, GAMECRAFT_BENCH_JUDGE_MODEL (default upstream's)"},
 		{Name: "judge_key_env", Type: kind.String, Doc: "NAME of the environment variable holding the judge's key, passed to the verifier (the value is never recorded)"},
 		{Name: "verifier_timeout", Type: kind.Duration, Doc: "wall limit of one verification (default the task's verifier timeout_sec)"},

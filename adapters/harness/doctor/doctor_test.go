@@ -144,7 +144,8 @@ func TestDoctorChecksWhatGameCraftsVerifierNeeds(t *testing.T) {
 	if rep.Failed() || strings.Contains(out, secret) {
 		t.Fatalf("a complete GameCraft machine failed, or the key was printed:\n%s", out)
 	}
-	for _, want := range []string{"ok   godot 4", "4.6.2.stable", "ok   gamecraft: Xvfb", "ok   gamecraft: user+mount namespaces", "ok   gamecraft: judge key", "$GEMINI_API_KEY is set"} {
+	for _, want := range []string{"ok   godot 4", "4.6.2.stable", "ok   gamecraft: Xvfb", "ok   gamecraft: user+mount namespaces",
+		"ok   gamecraft: judge client", "python3 imports google.genai", "ok   gamecraft: judge key", "$GEMINI_API_KEY is set"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -170,6 +171,18 @@ func TestDoctorChecksWhatGameCraftsVerifierNeeds(t *testing.T) {
 	}
 	if !rep.Failed() {
 		t.Error("missing GameCraft pieces must fail when a config runs GameCraft-Bench")
+	}
+	// A python3 without the judge's client library, and an unknown judge.
+	noLib := fakeMachine(t, nil, ok)
+	os.WriteFile(filepath.Join(noLib, "python3"), []byte("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'anthropic'\"\nexit 1\n"), 0o755)
+	rep = RunWith(context.Background(), fakeEnv(noLib, map[string]string{"ANTHROPIC_API_KEY": "x"}, nil), nil, GameCraft{Required: true, Judge: "claude", JudgeKeyEnv: "ANTHROPIC_API_KEY"})
+	b.Reset()
+	rep.Write(&b)
+	if !rep.Failed() || !strings.Contains(b.String(), "FAIL gamecraft: judge client") || !strings.Contains(b.String(), "fix: python3 -m pip install anthropic") {
+		t.Errorf("missing judge client library:\n%s", b.String())
+	}
+	if _, out := run(ok, nil, GameCraft{Required: true, Judge: "gpt5"}); !strings.Contains(out, `unknown judge "gpt5"`) {
+		t.Errorf("unknown judge:\n%s", out)
 	}
 	// A configured godot_bin that does not exist is named; the stub judge needs no key.
 	rep, out = run(ok, nil, GameCraft{Required: true, GodotBin: "/nowhere/godot", Judge: "stub"})

@@ -45,8 +45,41 @@ func checkGameCraft(ctx context.Context, env Env, g GameCraft) []Check {
 	}
 	out = append(out, checkTool(env, "gamecraft: python3", "python3", req, why+" is python3 -m gamecraft_bench.verifier", FixPython))
 	out = append(out, unshareCheck(ctx, env, req, why))
+	out = append(out, judgeClientCheck(ctx, env, g, req))
 	out = append(out, judgeKeyCheck(env, g, req))
 	return out
+}
+
+// judgeClients are the Python modules upstream's judges import, by judge
+// (gamecraft_bench/verifier/judges; "" needs none). Upstream's default
+// judge is openai.
+var judgeClients = map[string]string{"stub": "", "claude": "anthropic", "opus": "anthropic",
+	"kimi": "openai", "openai": "openai", "gemini": "google.genai"}
+
+func judgeClientCheck(ctx context.Context, env Env, g GameCraft, req bool) Check {
+	name := "gamecraft: judge client"
+	judge := g.Judge
+	if judge == "" {
+		judge = "openai"
+	}
+	mod, ok := judgeClients[judge]
+	switch {
+	case !ok:
+		return Check{Name: name, Required: req, Detail: fmt.Sprintf("unknown judge %q (upstream has stub, claude, opus, kimi, openai, gemini)", judge), Fix: "set benchmark option judge to one of them"}
+	case mod == "":
+		return Check{Name: name, OK: true, Required: req, Detail: "judge " + judge + " needs no client library"}
+	}
+	py, err := env.LookPath("python3")
+	if err != nil {
+		return Check{Name: name, Required: req, Detail: "python3 not on PATH", Fix: FixPython}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	pkg := strings.ReplaceAll(mod, ".", "-")
+	if out, err := env.Output(pctx, py, "-c", "import "+mod); err != nil {
+		return Check{Name: name, Required: req, Detail: fmt.Sprintf("judge %s: python3 cannot import %s (%s)", judge, mod, firstLine(out)), Fix: "python3 -m pip install " + pkg}
+	}
+	return Check{Name: name, OK: true, Required: req, Detail: fmt.Sprintf("judge %s: python3 imports %s", judge, mod)}
 }
 
 func godotCheck(ctx context.Context, env Env, bin string, req bool, why string) Check {
