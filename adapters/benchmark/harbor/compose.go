@@ -262,7 +262,8 @@ func serviceOrder(p *types.Project) ([]string, error) {
 	return out, nil
 }
 
-// serviceImage builds a sidecar's build context once per Benchmark, or
+// serviceImage builds a sidecar's build context once per Benchmark within
+// environment.build_timeout_sec, or
 // uses its image, which must be present locally (hoh does not pull).
 func (b *Benchmark) serviceImage(ctx context.Context, t benchmark.Task, s types.ServiceConfig) (string, error) {
 	if s.Build == nil {
@@ -271,29 +272,17 @@ func (b *Benchmark) serviceImage(ctx context.Context, t benchmark.Task, s types.
 		}
 		return s.Image, nil
 	}
-	key := t.Dir + "#" + s.Name
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if id, ok := b.images[key]; ok {
-		return id, nil
-	}
-	bctx, cancel := context.WithTimeout(ctx, DefaultBuildTimeout)
-	defer cancel()
 	df := s.Build.Dockerfile
 	if filepath.IsAbs(df) {
 		if rel, err := filepath.Rel(s.Build.Context, df); err == nil {
 			df = rel
 		}
 	}
-	id, err := b.Docker.BuildImage(bctx, s.Build.Context, df, "")
+	f, err := taskFile(t)
 	if err != nil {
-		return "", &docker.InfraError{Stage: "build", Err: fmt.Errorf("task %s: compose service %s: %w", t.ID, s.Name, err)}
+		return "", err
 	}
-	if b.images == nil {
-		b.images = map[string]string{}
-	}
-	b.images[key] = id
-	return id, nil
+	return b.buildOnce(ctx, t.Dir+"#"+s.Name, s.Build.Context, df, buildTimeout(f), fmt.Sprintf("task %s: compose service %s", t.ID, s.Name), "environment.build_timeout_sec")
 }
 
 func composeHealthConfig(h *types.HealthCheckConfig) *container.HealthConfig {

@@ -167,29 +167,36 @@ func (b *Benchmark) Image(ctx context.Context, t benchmark.Task) (string, error)
 	if t.Limits.Image != "" {
 		return t.Limits.Image, nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if id, ok := b.images[t.Dir]; ok {
-		return id, nil
-	}
 	f, err := taskFile(t)
 	if err != nil {
 		return "", err
 	}
-	limit := buildTimeout(f)
+	return b.buildOnce(ctx, t.Dir, filepath.Join(t.Dir, "environment"), "", buildTimeout(f), fmt.Sprintf("task %s", t.ID), "environment.build_timeout_sec")
+}
+
+// buildOnce builds the context dir (with dockerfile, default Dockerfile)
+// once per Benchmark under key, within limit (running over names limitName);
+// the image is labelled and removed by the client's Cleanup. what names the
+// image in errors.
+func (b *Benchmark) buildOnce(ctx context.Context, key, dir, dockerfile string, limit time.Duration, what, limitName string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id, ok := b.images[key]; ok {
+		return id, nil
+	}
 	bctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	id, err := b.Docker.BuildImage(bctx, filepath.Join(t.Dir, "environment"), "", "")
+	id, err := b.Docker.BuildImage(bctx, dir, dockerfile, "")
 	if err != nil {
 		if bctx.Err() != nil && ctx.Err() == nil {
-			err = fmt.Errorf("%w (environment.build_timeout_sec: %s)", err, limit)
+			err = fmt.Errorf("%w (%s: %s)", err, limitName, limit)
 		}
-		return "", &docker.InfraError{Stage: "build", Err: fmt.Errorf("task %s: %w", t.ID, err)}
+		return "", &docker.InfraError{Stage: "build", Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	if b.images == nil {
 		b.images = map[string]string{}
 	}
-	b.images[t.Dir] = id
+	b.images[key] = id
 	return id, nil
 }
 

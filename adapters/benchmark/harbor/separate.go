@@ -67,30 +67,11 @@ func (b *Benchmark) verifierImage(ctx context.Context, t benchmark.Task, f TaskF
 		}
 		return e.DockerImage, nil
 	}
-	key := t.Dir + "#verifier"
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if id, ok := b.images[key]; ok {
-		return id, nil
-	}
 	limit := DefaultBuildTimeout
 	if e.BuildTimeoutSec != nil && *e.BuildTimeoutSec > 0 {
 		limit = seconds(float64(*e.BuildTimeoutSec))
 	}
-	bctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	id, err := b.Docker.BuildImage(bctx, filepath.Join(t.Dir, "tests"), "", "")
-	if err != nil {
-		if bctx.Err() != nil && ctx.Err() == nil {
-			err = fmt.Errorf("%w (build_timeout_sec: %s)", err, limit)
-		}
-		return "", &docker.InfraError{Stage: "build", Err: fmt.Errorf("task %s: verifier image from tests/Dockerfile: %w", t.ID, err)}
-	}
-	if b.images == nil {
-		b.images = map[string]string{}
-	}
-	b.images[key] = id
-	return id, nil
+	return b.buildOnce(ctx, t.Dir+"#verifier", filepath.Join(t.Dir, "tests"), "", limit, fmt.Sprintf("task %s: verifier image from tests/Dockerfile", t.ID), "build_timeout_sec")
 }
 
 // verifierSpec is the separate verifier's container: its own image and
