@@ -71,19 +71,37 @@ func renderData(c *chart, err error) (*figure, error) {
 	return render(c)
 }
 
+// input is what a figure is computed from: its entry in figures.yaml and
+// the rows of its benchmark.
+type input struct {
+	bench, metric string
+	arms          []results.Arm // the fixed arms it compares, if any
+	rows          []results.Row
+	ix            *metrics.Index // every series of the figure read from one index
+}
+
+// inputOf reads figure fig's entry (comparing arms arms) and its rows.
+func inputOf(fig string, arms int, d Data, opts Options) (*input, error) {
+	def, as, err := definition(fig, arms)
+	if err != nil {
+		return nil, err
+	}
+	in := &input{bench: benchmarkOf(def.Benchmark, opts), arms: as}
+	if in.rows, err = rowsOf(d, fig, in.bench); err != nil {
+		return nil, err
+	}
+	in.ix, in.metric = metrics.NewIndex(in.rows), defaultMetric(in.bench, opts)
+	return in, nil
+}
+
 // fig4Data computes Figure 4's data.
 func fig4Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig4"
-	def, arms, err := definition(fig, 2)
+	in, err := inputOf(fig, 2, d, opts)
 	if err != nil {
 		return nil, err
 	}
-	bench := benchmarkOf(def.Benchmark, opts)
-	rows, err := rowsOf(d, fig, bench)
-	if err != nil {
-		return nil, err
-	}
-	ix := metrics.NewIndex(rows) // every series of the figure read from one index
+	bench, rows, ix, arms := in.bench, in.rows, in.ix, in.arms
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		for _, cm := range componentNames {
@@ -155,17 +173,11 @@ func fig5(d Data, opts Options) (*figure, error) { return renderData(fig5Data(d,
 // fig5Data computes Figure 5's data.
 func fig5Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig5"
-	def, _, err := definition(fig, 0)
+	in, err := inputOf(fig, 0, d, opts)
 	if err != nil {
 		return nil, err
 	}
-	bench := benchmarkOf(def.Benchmark, opts)
-	rows, err := rowsOf(d, fig, bench)
-	if err != nil {
-		return nil, err
-	}
-	ix := metrics.NewIndex(rows) // every series of the figure read from one index
-	metric := defaultMetric(bench, opts)
+	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
 	cats, catErr := ix.Labels(bench, metrics.Category)
 	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
 	var cfgs []string
@@ -276,14 +288,9 @@ func orderLabels(labels map[string]string, first []string) []string {
 
 // labelBars draws task means of each arm by task label (group or category),
 // one panel per configuration.
-func labelBars(fig string, d Data, opts Options, bench string, g metrics.Grouping, order []string,
+func labelBars(fig string, in *input, d Data, opts Options, g metrics.Grouping, order []string,
 	armsFor func(rows []results.Row, cfg, metric string) []results.Arm, title, yLabel string, yMax float64, slant bool) (*chart, error) {
-	rows, err := rowsOf(d, fig, bench)
-	if err != nil {
-		return nil, err
-	}
-	ix := metrics.NewIndex(rows) // every series of the figure read from one index
-	metric := defaultMetric(bench, opts)
+	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
 	labels, err := ix.Labels(bench, g)
 	if err != nil {
 		return nil, missing(fig, "no %s labels for benchmark %s", g, bench)
@@ -348,24 +355,22 @@ func labelBars(fig string, d Data, opts Options, bench string, g metrics.Groupin
 
 // fig7: GameCraft Overall by reporting group, Vanilla vs HoH@3.
 func fig7(d Data, opts Options) (*figure, error) {
-	def, fixed, err := definition("fig7", 2)
+	in, err := inputOf("fig7", 2, d, opts)
 	if err != nil {
 		return nil, err
 	}
-	bench := benchmarkOf(def.Benchmark, opts)
-	arms := func([]results.Row, string, string) []results.Arm { return fixed }
-	return renderData(labelBars("fig7", d, opts, bench, metrics.Group, paperGroups, arms,
-		benchmarkName(bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, true))
+	arms := func([]results.Row, string, string) []results.Arm { return in.arms }
+	return renderData(labelBars("fig7", in, d, opts, metrics.Group, paperGroups, arms,
+		benchmarkName(in.bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, true))
 }
 
 // fig8: FrontierSWE mean reward by official category for Vanilla and every
 // HoH checkpoint present.
 func fig8(d Data, opts Options) (*figure, error) {
-	def, _, err := definition("fig8", 0)
+	in, err := inputOf("fig8", 0, d, opts)
 	if err != nil {
 		return nil, err
 	}
-	bench := benchmarkOf(def.Benchmark, opts)
 	arms := func(rows []results.Row, cfg, metric string) []results.Arm {
 		out := []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}}
 		cps := map[int]bool{}
@@ -382,9 +387,8 @@ func fig8(d Data, opts Options) (*figure, error) {
 		}
 		return out
 	}
-	metric := defaultMetric(bench, opts)
-	return renderData(labelBars("fig8", d, opts, bench, metrics.Category, paperCategories, arms,
-		benchmarkName(bench)+" mean "+metric+" by official category: mean over tasks", "Mean "+metric, 0, true))
+	return renderData(labelBars("fig8", in, d, opts, metrics.Category, paperCategories, arms,
+		benchmarkName(in.bench)+" mean "+in.metric+" by official category: mean over tasks", "Mean "+in.metric, 0, true))
 }
 
 // meanCI is the bootstrap mean and 95% CI of one per-task series.
@@ -422,17 +426,11 @@ func fig9(d Data, opts Options) (*figure, error) { return renderData(fig9Data(d,
 // fig9Data computes Figure 9's data.
 func fig9Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig9"
-	def, _, err := definition(fig, 0)
+	in, err := inputOf(fig, 0, d, opts)
 	if err != nil {
 		return nil, err
 	}
-	bench := benchmarkOf(def.Benchmark, opts)
-	rows, err := rowsOf(d, fig, bench)
-	if err != nil {
-		return nil, err
-	}
-	ix := metrics.NewIndex(rows) // every series of the figure read from one index
-	metric := defaultMetric(bench, opts)
+	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		for _, r := range rows {
@@ -551,17 +549,11 @@ func fig10(d Data, opts Options) (*figure, error) { return renderData(fig10Data(
 // fig10Data computes Figure 10's data.
 func fig10Data(d Data, opts Options) (*chart, error) {
 	const fig = "fig10"
-	def, _, err := definition(fig, 0)
+	in, err := inputOf(fig, 0, d, opts)
 	if err != nil {
 		return nil, err
 	}
-	bench := benchmarkOf(def.Benchmark, opts)
-	rows, err := rowsOf(d, fig, bench)
-	if err != nil {
-		return nil, err
-	}
-	ix := metrics.NewIndex(rows) // every series of the figure read from one index
-	metric := defaultMetric(bench, opts)
+	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
 	T := map[string]int{}
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
@@ -771,17 +763,11 @@ func deltas(d Data, opts Options) (*figure, error) { return renderData(deltasDat
 // deltasData computes the deltas figure's data.
 func deltasData(d Data, opts Options) (*chart, error) {
 	const fig = "deltas"
-	def, arms, err := definition(fig, 2)
+	in, err := inputOf(fig, 2, d, opts)
 	if err != nil {
 		return nil, err
 	}
-	bench := benchmarkOf(def.Benchmark, opts)
-	rows, err := rowsOf(d, fig, bench)
-	if err != nil {
-		return nil, err
-	}
-	ix := metrics.NewIndex(rows) // every series of the figure read from one index
-	metric := defaultMetric(bench, opts)
+	bench, rows, ix, metric, arms := in.bench, in.rows, in.ix, in.metric, in.arms
 	hoh3, vanilla := arms[0], arms[1] // the delta is the first minus the second
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
