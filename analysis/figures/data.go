@@ -272,18 +272,7 @@ func orderLabels(labels map[string]string, first []string) []string {
 	for _, l := range labels {
 		have[l] = true
 	}
-	var out, rest []string
-	for _, l := range first {
-		if have[l] {
-			out = append(out, l)
-			delete(have, l)
-		}
-	}
-	for l := range have {
-		rest = append(rest, l)
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
+	return firstThenSorted(have, first)
 }
 
 // labelBars draws task means of each arm by task label (group or category),

@@ -205,8 +205,14 @@ func configsOf(rows []results.Row, opts Options) []string {
 		}
 		return out
 	}
+	return firstThenSorted(have, paper.Configs)
+}
+
+// firstThenSorted lists the names in have: those of first in its order,
+// then the rest sorted. It empties have.
+func firstThenSorted(have map[string]bool, first []string) []string {
 	var out, rest []string
-	for _, c := range paper.Configs {
+	for _, c := range first {
 		if have[c] {
 			out = append(out, c)
 			delete(have, c)
