@@ -24,7 +24,9 @@ import (
 
 // codexScript: the Planner and Developer answer the same every loop (the
 // Developer appends one line to progress.log through Codex's shell tool);
-// the QA Tester of loop t answers the schedule's report for t.
+// the QA Tester of loop t runs the command its claims name (sh app.sh, through
+// Codex's shell tool, so the tool log backs them) and answers the schedule's
+// report for t.
 func codexScript(sched []schedIssue, loops int) scripted.Script {
 	s := scripted.Script{Entries: []scripted.Entry{
 		{Name: "planner", Match: `Role: Project Planner \(project loop \d+\)`, Repeat: true, Steps: []scripted.Step{{Say: planReply}}},
@@ -34,7 +36,7 @@ func codexScript(sched []schedIssue, loops int) scripted.Script {
 	for t := 1; t <= loops; t++ {
 		b, _ := json.Marshal(qaReport(sched, t))
 		s.Entries = append(s.Entries, scripted.Entry{Name: fmt.Sprintf("qa-%d", t), Match: fmt.Sprintf(`Role: QA Tester \(project loop %d\)`, t),
-			Repeat: true, Steps: []scripted.Step{{Say: string(b)}}})
+			Repeat: true, Steps: []scripted.Step{{Shell: "sh app.sh"}, {Say: string(b)}}})
 	}
 	return s
 }
@@ -73,7 +75,7 @@ func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 	checkSchedule(t, dir, sched, loops)
 	t.Logf("state: %d bytes per loop", dirSize(Layout{Project: dir}.State())/loops)
 	// Tokens per role are what the provider served: one request for the
-	// Planner and the QA Tester, two for the Developer (a tool call, then
+	// Planner, two for the Developer and the QA Tester (a tool call, then
 	// the reply), each at the script's default usage.
 	per := scripted.DefaultUsage.Input + scripted.DefaultUsage.Output
 	dyn, err := ReadDynamics(Layout{Project: dir}.Dynamics())
@@ -81,8 +83,8 @@ func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range dyn {
-		if d.PlannerTokens != per || d.DeveloperTokens != 2*per || d.QATokens != per {
-			t.Errorf("loop %d tokens planner %d developer %d qa %d, want %d/%d/%d", d.Loop, d.PlannerTokens, d.DeveloperTokens, d.QATokens, per, 2*per, per)
+		if d.PlannerTokens != per || d.DeveloperTokens != 2*per || d.QATokens != 2*per {
+			t.Errorf("loop %d tokens planner %d developer %d qa %d, want %d/%d/%d", d.Loop, d.PlannerTokens, d.DeveloperTokens, d.QATokens, per, 2*per, 2*per)
 		}
 	}
 	testenv.AssertNoSecret(t, ScriptedKeyValue, filepath.Join(dir, ".git", "hoh", "trial"))

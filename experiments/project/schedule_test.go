@@ -183,6 +183,8 @@ func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (harness.
 	case "qa":
 		b, _ := json.Marshal(qaReport(f.sched, t))
 		res.FinalMessage = string(b)
+		// The tool log a CLI would report for the command the claims name.
+		res.Tools = []harness.ToolCall{{Name: "bash", Input: `{"command":"sh app.sh"}`}}
 		res.Usage = harness.Usage{Input: 300, Output: 30, Total: 330}
 	}
 	if f.Block != nil {

@@ -8,6 +8,11 @@ import (
 // Normalise turns a QA report into E_t deterministically:
 //   - a "verified" claim without an execution record carrying an observation
 //     is refused and becomes a gap;
+//   - so is one the QA Tester's tool log does not back (executed: the
+//     commands its CLI reported running, harness.ExecutedCommands): it needs
+//     a record with a command (or a captured screenshot/replay file) and an
+//     observation, and every command its records name must correspond to an
+//     executed one (commandRan);
 //   - a claim id that appears as both verified and gap is a gap (the
 //     conservative reading), so the two sets stay disjoint;
 //   - repeated claim ids within a set are merged;
@@ -17,7 +22,7 @@ import (
 //   - the handoff is derived from the records: verified claims become
 //     preservation constraints, gaps become update targets (their
 //     recommended update when given) and validation requirements.
-func Normalise(r QAReport, digest string) Evidence {
+func Normalise(r QAReport, digest string, executed []string) Evidence {
 	e := Evidence{Iteration: r.Iteration, CandidateDigest: digest, QAStatus: r.QAStatus}
 	gapIDs := map[string]bool{}
 	var gaps []Claim
@@ -49,6 +54,12 @@ func Normalise(r QAReport, digest string) Evidence {
 			e.Notes = append(e.Notes, fmt.Sprintf("claim %q reported verified without an execution record: recorded as gap", c.ClaimID))
 			if c.RecommendedUpdate == "" {
 				c.RecommendedUpdate = "Provide execution evidence for: " + c.Claim
+			}
+			addGap(c)
+		case unbacked(c, executed) != "":
+			e.Notes = append(e.Notes, fmt.Sprintf("claim %q reported verified, but %s: recorded as gap", c.ClaimID, unbacked(c, executed)))
+			if c.RecommendedUpdate == "" {
+				c.RecommendedUpdate = "Run a command that demonstrates: " + c.Claim
 			}
 			addGap(c)
 		default:
@@ -91,6 +102,35 @@ func Normalise(r QAReport, digest string) Evidence {
 		e.Handoff.ValidationRequirements = append(e.Handoff.ValidationRequirements, "Demonstrate with an execution record: "+c.Claim)
 	}
 	return e
+}
+
+// unbacked says why the tool log does not back a claim ("" when it does).
+func unbacked(c Claim, executed []string) string {
+	backed := false
+	for _, r := range c.ExecutionRecords {
+		if strings.TrimSpace(r.Command) == "" {
+			// A frame or recording QA captured (the trial checks that its
+			// file is in the QA Tester's view, trial.checkMedia) backs a
+			// claim; any other record without a command does not.
+			if (r.Type == "screenshot" || r.Type == "replay") && r.Path != "" && strings.TrimSpace(r.Observation) != "" {
+				backed = true
+			}
+			continue
+		}
+		if !commandRan(r.Command, executed) {
+			if len(executed) == 0 {
+				return fmt.Sprintf("the QA Tester's tool log shows no command at all (its record names %q)", r.Command)
+			}
+			return fmt.Sprintf("its record's command %q is not among the %d commands the QA Tester's tool log shows", r.Command, len(executed))
+		}
+		if strings.TrimSpace(r.Observation) != "" {
+			backed = true
+		}
+	}
+	if !backed {
+		return "no execution record names a command (or a captured screenshot or replay) with an observation"
+	}
+	return ""
 }
 
 func hasObservation(c Claim) bool {

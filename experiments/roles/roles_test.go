@@ -53,7 +53,7 @@ func TestNormaliseKeepsSetsDisjointAndRefusesUnsupportedVerification(t *testing.
 		},
 		GapRecords: []Claim{{ClaimID: "mul", Claim: "multiplies", ExecutionRecords: rec, Status: "gap", RecommendedUpdate: "Fix multiply"}},
 	}
-	e := Normalise(r, "sha256:abc")
+	e := Normalise(r, "sha256:abc", []string{"sh calc.sh 1 2"})
 	ids := func(cs []Claim) string {
 		var s []string
 		for _, c := range cs {
@@ -104,7 +104,7 @@ func TestVanillaPromptIsTheSpecificationAlone(t *testing.T) {
 
 func TestEvidenceWritesEmptyListsAsEmptyArrays(t *testing.T) {
 	data, err := json.Marshal(Normalise(QAReport{Iteration: 1, QAStatus: "fail",
-		GapRecords: []Claim{{ClaimID: "c1", Claim: "runs"}}}, "sha256:x"))
+		GapRecords: []Claim{{ClaimID: "c1", Claim: "runs"}}}, "sha256:x", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestNormaliseStatusFollowsTheRecords(t *testing.T) {
 		{ClaimID: "ok", Claim: "greets", ExecutionRecords: rec, Status: "verified"},
 		{ClaimID: "mislisted", Claim: "styled", ExecutionRecords: rec, Status: "gap"},
 	}}
-	e := Normalise(r, "sha256:abc")
+	e := Normalise(r, "sha256:abc", []string{"sh greet.sh Ada"})
 	if len(e.Verified) != 1 || e.Verified[0].ClaimID != "ok" || len(e.Gaps) != 1 || e.Gaps[0].ClaimID != "mislisted" {
 		t.Fatalf("verified %+v gaps %+v", e.Verified, e.Gaps)
 	}

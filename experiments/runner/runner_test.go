@@ -54,6 +54,7 @@ func (h *instantHarness) Run(_ context.Context, inv harness.Invocation) (harness
 		res.FinalMessage = `{"objective":"o","tasks":[{"id":"T1","description":"d"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"r","observation":"o"}]}`
 	case harness.RoleQA:
 		res.FinalMessage = `{"iteration":1,"qa_status":"pass","verified_records":[{"claim_id":"c1","claim":"works","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh","observation":"ok"}]}],"gap_records":[]}`
+		res.Tools = []harness.ToolCall{{Name: "bash", Input: `{"command":"sh greet.sh"}`}} // the tool log backing the claim
 	default:
 		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte("#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n"), 0o755)
 		res.FinalMessage = `{"summary":"wrote greet.sh","self_tests":[]}`

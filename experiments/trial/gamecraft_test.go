@@ -398,7 +398,7 @@ func TestGameCraftQAMediaManifestAndNoPretendedLooks(t *testing.T) {
 	_, env, dir := gamecraftTrial(t, &gamecraft.Verifier{Judge: "stub", GodotBin: filepath.Join(t.TempDir(), "no-godot-here")})
 	env.Bench.(*gamecraft.Benchmark).Opts.GodotBin = filepath.Join(t.TempDir(), "no-godot-here")
 	h := env.Harness.(*fakeHarness)
-	h.qaShell = `printf 'PNG-bytes' > /workspace/title.png`
+	h.qaShell = `printf 'PNG-bytes' > /workspace/title.png && ls /workspace/game`
 	h.qaReply = `{"iteration":1,"qa_status":"pass","verified_records":[
 		{"claim_id":"c1","claim":"title screen shows the logo","status":"verified","execution_records":[{"type":"screenshot","path":"/workspace/title.png","observation":"the Arcborne logo over a dusk sky"}]},
 		{"claim_id":"c2","claim":"the swing looks smooth","status":"verified","execution_records":[{"type":"screenshot","path":"/workspace/frame.png","observation":"a smooth arc"}]},

@@ -273,6 +273,10 @@ type reply struct {
 	valid   bool
 	errs    []string
 	session string
+	// tools: every tool call of every attempt, as the CLIs reported them
+	// (retries continue the session, so a final reply may rest on
+	// commands of an earlier attempt).
+	tools []harness.ToolCall
 }
 
 func (r *runner) call(ctx context.Context, t int, role harness.Role, access harness.Access, workDir, prompt string,
@@ -347,6 +351,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			Outcome: res.Outcome, Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration,
 			Session: res.SessionID, Dir: r.rel(adir)})
 		out.result = res
+		out.tools = append(out.tools, res.Tools...)
 		if res.SessionID != "" {
 			out.session = res.SessionID
 		}
@@ -750,7 +755,9 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			report.VerifiedRecords = nil
 		}
 		notes := checkMedia(&report, candidate, r.viewMounts)
-		ev = roles.Normalise(report, digest)
+		// Verified claims must rest on commands this QA invocation's CLI
+		// reported executing (its own event stream), not on its say-so.
+		ev = roles.Normalise(report, digest, harness.ExecutedCommands(rep.tools))
 		ev.Notes = append(ev.Notes, notes...)
 		if candidateChanged {
 			ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")

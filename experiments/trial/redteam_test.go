@@ -128,3 +128,23 @@ func TestRedTeamQARepairingTheCandidateIsAViolation(t *testing.T) {
 		t.Fatal("score of QA's repair recorded")
 	}
 }
+
+// Red-team: a QA Tester claims "verified" for a command its CLI never ran.
+// The tool log backs nothing, so the claim is a gap with a note and the
+// status is recomputed from the partition.
+func TestRedTeamQAClaimWithoutAToolLogIsAGap(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := runIn(dir, "hoh@1", &fakeHarness{qaClaimsUnrun: true}); err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Status   string   `json:"qa_status"`
+		Verified []any    `json:"verified_records"`
+		Notes    []string `json:"normalisation_notes"`
+	}
+	b, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "qa"), "evidence.json"))
+	if err := json.Unmarshal(b, &ev); err != nil || len(ev.Verified) != 0 || ev.Status == "pass" ||
+		!strings.Contains(strings.Join(ev.Notes, "\n"), "tool log shows no command") {
+		t.Fatalf("an unbacked claim kept: %s", b)
+	}
+}

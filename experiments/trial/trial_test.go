@@ -60,6 +60,10 @@ type fakeHarness struct {
 	devShellErr error
 	// qaReply replaces the QA Tester's reply.
 	qaReply string
+	// qaClaimsUnrun: the QA Tester's reply claims a command its tool log
+	// does not show (by default the fake reports running the command its
+	// verified claim names, as a CLI's event stream would).
+	qaClaimsUnrun bool
 }
 
 // shell runs script in the invocation's working directory through its
@@ -143,6 +147,12 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 		}
 		if f.qaWritesTo != "" {
 			os.WriteFile(filepath.Join(f.qaWritesTo, "greet.sh"), []byte("echo tampered\n"), 0o755)
+		}
+		if f.qaShell != "" {
+			res.Tools = append(res.Tools, harness.ToolCall{Name: "bash", Input: fmt.Sprintf(`{"command":%q}`, f.qaShell)})
+		}
+		if !f.qaClaimsUnrun {
+			res.Tools = append(res.Tools, harness.ToolCall{Name: "command_execution", Input: "/bin/bash -lc 'sh greet.sh Ada'"})
 		}
 		res.FinalMessage = `{"iteration":1,"qa_status":"partial","verified_records":[{"claim_id":"c1","claim":"greets Ada","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"Hello, Ada!"}]}],"gap_records":[{"claim_id":"c2","claim":"no styling","status":"gap","recommended_update":"QA-EVIDENCE-MARKER"}]}`
 		if f.qaReply != "" {

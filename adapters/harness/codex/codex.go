@@ -17,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
 // PinnedVersion is the @openai/codex version this adapter is written against.
@@ -162,6 +163,14 @@ func (h *Harness) argv(inv harness.Invocation) ([]string, string) {
 		args = append(args, "-C", inv.WorkDir)
 	}
 	mode := h.sandboxMode(inv.Access)
+	if inv.Access == harness.AccessExec && confinedByHoh(inv.Exec) {
+		// The QA Tester's candidate is read-only in hoh's own namespace,
+		// where Codex's bwrap cannot create the mount points it protects
+		// (.git, .agents) under a writable root: every command failed
+		// with "bwrap: Can't mkdir ...: Read-only file system" and ran
+		// nothing. hoh's view is the sandbox here.
+		mode = "bypass"
+	}
 	switch {
 	case mode == "bypass":
 		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
@@ -190,6 +199,15 @@ func (h *Harness) argv(inv harness.Invocation) ([]string, string) {
 		return append(args, "-"), inv.Prompt
 	}
 	return append(args, inv.Prompt), ""
+}
+
+// confinedByHoh reports whether an executor is hoh's own namespace sandbox.
+func confinedByHoh(e sandbox.Executor) bool {
+	switch e.(type) {
+	case sandbox.ReadOnlyView, sandbox.Confined:
+		return true
+	}
+	return false
 }
 
 // sandboxMode maps the role's access onto Codex's sandbox.

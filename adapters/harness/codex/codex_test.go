@@ -54,6 +54,15 @@ func TestArgvPerRoleAndResume(t *testing.T) {
 	if !slices.Contains(args, "--dangerously-bypass-approvals-and-sandbox") || slices.Contains(args, "-s") {
 		t.Errorf("bypass argv %q", args)
 	}
+	// QA under hoh's read-only view: Codex's own bwrap cannot run there.
+	args, _ = h.argv(harness.Invocation{Access: harness.AccessExec, WorkDir: "/w", Prompt: "qa",
+		Exec: sandbox.ReadOnlyView{Inner: sandbox.Local{}, Paths: []string{"/w"}}})
+	if !slices.Contains(args, "--dangerously-bypass-approvals-and-sandbox") {
+		t.Errorf("QA in hoh's view argv %q", args)
+	}
+	if args, _ = h.argv(harness.Invocation{Access: harness.AccessExec, WorkDir: "/w", Prompt: "qa"}); !slices.Contains(args, "workspace-write") {
+		t.Errorf("QA without hoh's view argv %q", args)
+	}
 	long := strings.Repeat("x", argvPromptLimit+1)
 	args, stdin = h.argv(harness.Invocation{Access: harness.AccessWrite, WorkDir: "/w", Prompt: long})
 	if args[len(args)-1] != "-" || stdin != long {
