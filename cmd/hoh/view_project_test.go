@@ -31,7 +31,8 @@ import (
 // projectScript is the scripted provider's script (the provider is a TEST
 // DOUBLE for the model): the Planner and Developer answer the same every
 // loop (the Developer appends a line to app.sh through Codex's shell tool),
-// and the QA Tester reports a fixed schedule: loop 1 gaps "version" and
+// and the QA Tester runs the commands its claims name (so its tool log backs
+// them) and reports a fixed schedule: loop 1 gaps "version" and
 // "help"; loop 2 verifies "version"; loop 3 finds "version" broken again
 // and verifies "help".
 func projectScript() scripted.Script {
@@ -59,7 +60,7 @@ func projectScript() scripted.Script {
 		}
 		b, _ := json.Marshal(r)
 		s.Entries = append(s.Entries, scripted.Entry{Name: fmt.Sprintf("qa-%d", loop), Match: fmt.Sprintf(`Role: QA Tester \(project loop %d\)`, loop),
-			Repeat: true, Steps: []scripted.Step{{Say: string(b)}}})
+			Repeat: true, Steps: []scripted.Step{{Shell: "sh app.sh --version; sh app.sh --help"}, {Say: string(b)}}})
 	}
 	return s
 }
