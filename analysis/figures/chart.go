@@ -2,7 +2,7 @@ package figures
 
 // A figure is computed and drawn in two steps: its data function in data.go
 // (fig4Data, fig5Data, labelBars, fig9Data, fig10Data, fig11Data,
-// deltasData) selects rows, bootstraps and returns a chart, whose points are
+// deltasData; dynamicsData in dynamics.go) selects rows, bootstraps and returns a chart, whose points are
 // the figure's CSV and whose panels say how each is drawn; render draws any
 // chart with gonum (the panel kinds below, marks.go, render.go).
 
@@ -33,6 +33,9 @@ type chart struct {
 	legendOrder []string
 	// legendNotes are legend entries without a mark, after the others.
 	legendNotes []string
+	// width and height, when set, fix the figure's size instead of
+	// deriving it from the panels.
+	width, height vg.Length
 }
 
 // Kinds of panel the renderer draws.
@@ -57,6 +60,12 @@ const (
 	// roleBoxes: per category (a role) a box plot of its "task:<task>"
 	// points, which are drawn jittered over it.
 	roleBoxesPanel = "role-boxes"
+	// loopBars: per series (its style's shift and colour) a bar at each
+	// loop (X) with a value other than zero.
+	loopBarsPanel = "loop-bars"
+	// loopLines: per series a line over the loops (X), in its style's
+	// colour, width and dashes, under its style's legend label.
+	loopLinesPanel = "loop-lines"
 )
 
 // seriesStyle is how a passes panel draws one series.
@@ -65,6 +74,9 @@ type seriesStyle struct {
 	color          color.Color
 	shift          float64
 	reportedLegend string // legend of its reported points
+	legend         string // loopLines: its legend label
+	width          vg.Length
+	dashes         []vg.Length
 }
 
 // panelSpec is one panel: which points it draws (Point.Panel == key) and how.
@@ -81,12 +93,17 @@ type panelSpec struct {
 	series                []seriesStyle     // passes
 	passes                int               // passes: K, the last pass on the x axis
 	legends               map[string]string // scoreTokens: legend label of a series' mark
+	barWidth              float64           // loopBars
+	firstLoop, lastLoop   int               // loopBars, loopLines: the x axis
 }
 
 // render draws a chart as a figure.
 func render(c *chart) (*figure, error) {
 	f := &figure{title: c.title, cols: c.cols}
 	f.width, f.height = panelSize(len(c.panels), c.cols, c.rowHeight)
+	if c.width > 0 {
+		f.width, f.height = c.width, c.height
+	}
 	for _, ps := range c.panels {
 		p := newPanel(ps.title, ps.xLabel, ps.yLabel)
 		var pts []Point
@@ -121,6 +138,10 @@ func render(c *chart) (*figure, error) {
 		case roleBoxesPanel:
 			p.Y.Min = ps.yMin
 			if err := drawRoleBoxes(f, p, ps, pts); err != nil {
+				return nil, err
+			}
+		case loopBarsPanel, loopLinesPanel:
+			if err := drawLoops(f, p, ps, pts); err != nil {
 				return nil, err
 			}
 		case scoreTokensPanel:
@@ -439,5 +460,50 @@ func drawRoleBoxes(f *figure, p *plot.Plot, ps panelSpec, pts []Point) error {
 	}
 	p.NominalX(ps.categories...)
 	p.X.Min, p.X.Max = -0.6, float64(len(ps.categories))-0.4
+	return nil
+}
+
+// drawLoops draws a loop-bars or loop-lines panel over loops first..last.
+func drawLoops(f *figure, p *plot.Plot, ps panelSpec, pts []Point) error {
+	var lines []plot.Plotter
+	var legends []string
+	var thumbs []plot.Thumbnailer
+	for _, s := range ps.series {
+		var xs, ys []float64
+		for _, pt := range pts {
+			if pt.Series != s.name {
+				continue
+			}
+			l, err := strconv.Atoi(pt.X)
+			if err != nil {
+				return fmt.Errorf("figures: panel %s: loop %q: %w", ps.key, pt.X, err)
+			}
+			xs, ys = append(xs, float64(l)), append(ys, pt.Y)
+		}
+		if ps.kind == loopBarsPanel {
+			b := newBars(s.color, ps.barWidth)
+			b.line = draw.LineStyle{Color: s.color, Width: vg.Points(0.1)}
+			for i := range xs {
+				if ys[i] != 0 { // a zero bar would still draw a sliver on the axis
+					b.add(xs[i]+s.shift, ys[i])
+				}
+			}
+			p.Add(b)
+			f.addLegend(s.name, b)
+			continue
+		}
+		ln, err := line(xs, ys, s.color, s.width, s.dashes...)
+		if err != nil {
+			return err
+		}
+		lines, legends, thumbs = append(lines, ln), append(legends, s.legend), append(thumbs, ln)
+	}
+	p.Add(lines...)
+	for i, l := range legends {
+		f.addLegend(l, thumbs[i])
+	}
+	p.X.Min, p.X.Max = float64(ps.firstLoop)-0.6, float64(ps.lastLoop)+0.6
+	p.X.Tick.Marker = intTicks(ps.firstLoop, ps.lastLoop)
+	p.Y.Min = 0
 	return nil
 }

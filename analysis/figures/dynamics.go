@@ -2,14 +2,10 @@ package figures
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"strconv"
 
-	"gonum.org/v1/plot"
-
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // LoopIssues is one loop of a project's issue dynamics (a row of
@@ -31,61 +27,45 @@ func Dynamics(name, scope string, loops []LoopIssues, opts Options) ([]Output, e
 	if opts.OutDir == "" {
 		return nil, fmt.Errorf("figures: %s: no output directory", name)
 	}
-	f := &figure{name: name, title: "Development dynamics across loops", cols: 1, width: doubleColumn, height: 4.6 * vg.Inch}
+	f, err := render(dynamicsData(scope, loops))
+	if err != nil {
+		return nil, err
+	}
+	f.name = name
+	return f.write(opts)
+}
+
+// dynamicsData computes the dynamics figure's data.
+func dynamicsData(scope string, loops []LoopIssues) *chart {
+	c := &chart{title: "Development dynamics across loops", cols: 1, width: doubleColumn, height: 4.6 * vg.Inch}
 	if scope != "" {
-		f.title += "\n" + scope
+		c.title += "\n" + scope
 	}
 	first, last := loops[0].Loop, loops[len(loops)-1].Loop
-	events := newPanel("(a) Issues per loop", "", "issues")
 	const w = 0.27
+	events := panelSpec{key: "a", kind: loopBarsPanel, title: "(a) Issues per loop", yLabel: "issues", barWidth: w, firstLoop: first, lastLoop: last}
 	series := []struct {
-		label string
-		clr   color.Color
-		off   float64
+		style seriesStyle
 		val   func(LoopIssues) int
 	}{
-		{"new", blue, -w, func(l LoopIssues) int { return l.New }},
-		{"closed (QA-verified)", green, 0, func(l LoopIssues) int { return l.Closed }},
-		{"reopened", vermillion, w, func(l LoopIssues) int { return l.Reopened }},
+		{seriesStyle{name: "new", color: blue, shift: -w}, func(l LoopIssues) int { return l.New }},
+		{seriesStyle{name: "closed (QA-verified)", color: green}, func(l LoopIssues) int { return l.Closed }},
+		{seriesStyle{name: "reopened", color: vermillion, shift: w}, func(l LoopIssues) int { return l.Reopened }},
 	}
 	for _, s := range series {
-		b := newBars(s.clr, w)
-		b.line = draw.LineStyle{Color: s.clr, Width: vg.Points(0.1)}
+		events.series = append(events.series, s.style)
 		for _, l := range loops {
-			v := s.val(l)
-			if v != 0 { // a zero bar would still draw a sliver on the axis
-				b.add(float64(l.Loop)+s.off, float64(v))
-			}
-			f.add(Point{Panel: "a", Series: s.label, X: strconv.Itoa(l.Loop), Y: float64(v), Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
+			c.points = append(c.points, Point{Panel: "a", Series: s.style.name, X: strconv.Itoa(l.Loop), Y: float64(s.val(l)), Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
 		}
-		events.Add(b)
-		f.addLegend(s.label, b)
 	}
-	backlog := newPanel("(b) Issue backlog", "loop", "issues")
-	var xs, unresolved, total []float64
+	backlog := panelSpec{key: "b", kind: loopLinesPanel, title: "(b) Issue backlog", xLabel: "loop", yLabel: "issues", firstLoop: first, lastLoop: last,
+		series: []seriesStyle{{name: "unresolved", legend: "unresolved", color: black, width: vg.Points(1.4)},
+			{name: "recorded", legend: "recorded so far", color: grey, width: vg.Points(1), dashes: []vg.Length{vg.Points(3), vg.Points(2)}}}}
 	for _, l := range loops {
-		xs = append(xs, float64(l.Loop))
-		unresolved = append(unresolved, float64(l.Unresolved))
-		total = append(total, float64(l.Total))
-		f.add(Point{Panel: "b", Series: "unresolved", X: strconv.Itoa(l.Loop), Y: float64(l.Unresolved), Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
-		f.add(Point{Panel: "b", Series: "recorded", X: strconv.Itoa(l.Loop), Y: float64(l.Total), Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
+		c.points = append(c.points,
+			Point{Panel: "b", Series: "unresolved", X: strconv.Itoa(l.Loop), Y: float64(l.Unresolved), Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed},
+			Point{Panel: "b", Series: "recorded", X: strconv.Itoa(l.Loop), Y: float64(l.Total), Lo: math.NaN(), Hi: math.NaN(), N: 1, Source: computed})
 	}
-	ul, err := line(xs, unresolved, black, vg.Points(1.4))
-	if err != nil {
-		return nil, err
-	}
-	tl, err := line(xs, total, grey, vg.Points(1), vg.Points(3), vg.Points(2))
-	if err != nil {
-		return nil, err
-	}
-	backlog.Add(ul, tl)
-	f.addLegend("unresolved", ul)
-	f.addLegend("recorded so far", tl)
-	for _, p := range []*plot.Plot{events, backlog} {
-		p.X.Min, p.X.Max = float64(first)-0.6, float64(last)+0.6
-		p.X.Tick.Marker = intTicks(first, last)
-		p.Y.Min = 0
-	}
-	f.panels = append(f.panels, events, backlog)
-	return f.write(opts)
+	c.panels = []panelSpec{events, backlog}
+	return c
 }
