@@ -12,6 +12,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
 
@@ -27,21 +28,9 @@ func TestOpenKeepsTheImagesPathAndRunsAsAgentUser(t *testing.T) {
 		`RUN echo 'agent:x:1000:1000::/home/agent:/bin/sh' >> /etc/passwd && echo 'agent:x:1000:' >> /etc/group && mkdir -p /app /home/agent /opt/tool/bin && chown 1000:1000 /app /home/agent`,
 		`ENV PATH=/opt/tool/bin:/usr/local/bin:/usr/bin:/bin IMAGE_VAR=from-image`,
 		`WORKDIR /app`)
-	real := filepath.Join("..", "..", "..", "shared", "benchmarks", "harbor-tasks", "harbor-examples", "tasks", "hello-user")
-	toml, err := os.ReadFile(filepath.Join(real, "task.toml"))
-	if err != nil {
-		t.Fatalf("real task data missing (../shared/benchmarks/harbor-tasks): %v", err)
-	}
-	instr, err := os.ReadFile(filepath.Join(real, "instruction.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := t.TempDir()
-	dir := filepath.Join(root, "hello-user")
-	os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
-	os.WriteFile(filepath.Join(dir, "task.toml"), []byte(strings.Replace(string(toml), "[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\n", 1)), 0o644)
-	os.WriteFile(filepath.Join(dir, "instruction.md"), instr, 0o644)
-	os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte("#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n"), 0o755)
+	testenv.HarborTask(t, root, "harbor-examples/tasks/hello-user", "#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n",
+		"[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\n")
 	b := &harbor.Benchmark{Dataset: "examples", Root: root, Docker: c}
 	ctx := context.Background()
 	ts, err := b.Tasks(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -59,25 +60,11 @@ func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (ha
 func TestHarborCheckpointsAreVerifiedInTheirCommittedEnvironment(t *testing.T) {
 	c := dockerPrereqs(t)
 	root := t.TempDir()
-	task := filepath.Join(root, "build-pmars")
-	os.MkdirAll(filepath.Join(task, "tests"), 0o755)
-	real := filepath.Join(repoRoot(t), "..", "shared", "benchmarks", "harbor-tasks", "terminal-bench-2", "build-pmars")
-	toml, err := os.ReadFile(filepath.Join(real, "task.toml"))
-	if err != nil {
-		t.Fatalf("real task data missing (../shared/benchmarks/harbor-tasks): %v", err)
-	}
-	instr, err := os.ReadFile(filepath.Join(real, "instruction.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(task, "task.toml"), []byte(strings.Replace(string(toml),
-		`docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+smokeBaseTag+`"`, 1)), 0o644)
-	os.WriteFile(filepath.Join(task, "instruction.md"), instr, 0o644)
-	os.WriteFile(filepath.Join(task, "tests", "test.sh"), []byte(`#!/bin/sh
+	testenv.HarborTask(t, root, "terminal-bench-2/build-pmars", `#!/bin/sh
 echo "checking pmars"
 if [ "$(pmars 2>/dev/null)" = "pmars built" ]; then r=1; else r=0; fi
 printf '{"reward": %s, "binary_present": %s, "speed": 0.5}\n' $r $r > /logs/verifier/reward.json
-`), 0o755)
+`, `docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+smokeBaseTag+`"`)
 	h := &installingHarness{byIteration: map[int]string{
 		1: `mkdir -p /usr/local/bin && printf '#!/bin/sh\necho pmars built\n' > /usr/local/bin/pmars && chmod +x /usr/local/bin/pmars`,
 		// Fails unless the replaced attempt's container started from

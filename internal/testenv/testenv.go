@@ -156,3 +156,34 @@ func AssertServedAccounted(t testing.TB, trialDir string) ([]runrecord.ServedLin
 	}
 	return lines, others
 }
+
+// HarborTask copies the real Harbor task ../shared/benchmarks/harbor-tasks/
+// <rel> into dir/<base of rel> as tests use it: its task.toml with the
+// old/new string pairs of replace applied (a local image for the one it
+// names, added settings) and its instruction.md; tests/test.sh is testSh.
+// It returns the task folder.
+func HarborTask(t testing.TB, dir, rel, testSh string, replace ...string) string {
+	t.Helper()
+	src := SharedPath(t, "benchmarks", "harbor-tasks", rel)
+	toml, err := os.ReadFile(filepath.Join(src, "task.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	instr, err := os.ReadFile(filepath.Join(src, "instruction.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := filepath.Join(dir, filepath.Base(rel))
+	for p, body := range map[string]string{
+		"task.toml": strings.NewReplacer(replace...).Replace(string(toml)), "instruction.md": string(instr), "tests/test.sh": testSh,
+	} {
+		p = filepath.Join(task, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return task
+}

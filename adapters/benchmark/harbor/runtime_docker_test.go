@@ -19,35 +19,25 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 )
 
-// realTaskTOML reads a real task.toml with edit applied (the image
-// substitution and whatever the test adds).
-func realTaskTOML(t *testing.T, rel string, edit func(string) string) string {
+// pmars is Terminal-Bench 2.0's build-pmars with a local busybox image
+// (WORKDIR /app, as its own) for the one it names, and testSh as test.sh.
+func pmars(t *testing.T, name, testSh string) (*Benchmark, benchmark.Task) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(harborTasks, rel, "task.toml"))
-	if err != nil {
-		t.Fatalf("real task data missing (../shared/benchmarks/harbor-tasks): %v", err)
+	if setupErr != nil {
+		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
 	}
-	return edit(string(data))
-}
-
-// dataset writes one task folder under a fresh root: task.toml, the real
-// instruction.md of rel, and tests/test.sh.
-func dataset(t *testing.T, rel, id, toml, testSh string) string {
-	t.Helper()
+	c := dockerenv.Client(t, "harbor-"+name)
+	tag := fmt.Sprintf("hoh-test-%s:%d", name, time.Now().UnixNano())
+	dockerenv.BusyboxImage(t, c, tag, "WORKDIR /app")
 	root := t.TempDir()
-	dir := filepath.Join(root, id)
-	os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
-	instr, err := os.ReadFile(filepath.Join(harborTasks, rel, "instruction.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "instruction.md"), instr, 0o644)
-	os.WriteFile(filepath.Join(dir, "task.toml"), []byte(toml), 0o644)
-	os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte(testSh), 0o755)
-	return root
+	testenv.HarborTask(t, root, "terminal-bench-2/build-pmars", testSh,
+		`docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+tag+`"`)
+	b := &Benchmark{Dataset: "tb2", Root: root, Docker: c}
+	return b, onlyTask(t, b)
 }
 
 func onlyTask(t *testing.T, b *Benchmark) benchmark.Task {
@@ -74,23 +64,14 @@ func run(t *testing.T, x sandbox.Executor, script string) string {
 // container) sees it; checkpoint 0's (the task image) does not. test.sh's
 // stdout, stderr and /logs/verifier are kept with the checkpoint.
 func TestVerifierRunsInTheCheckpointsCommittedEnvironment(t *testing.T) {
-	if setupErr != nil {
-		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
-	}
-	c := dockerenv.Client(t, "harbor-checkpoint")
-	tag := fmt.Sprintf("hoh-test-pmars:%d", time.Now().UnixNano())
-	dockerenv.BusyboxImage(t, c, tag, "WORKDIR /app")
-	toml := realTaskTOML(t, "terminal-bench-2/build-pmars", func(s string) string {
-		return strings.Replace(s, `docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+tag+`"`, 1)
-	})
 	testSh := `#!/bin/sh
 echo "verifier stdout"
 echo "verifier stderr" >&2
 echo "kept" > /logs/verifier/extra.txt
 if [ "$(pmars 2>/dev/null)" = "pmars built" ] && [ -f /app/notes.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
 `
-	b := &Benchmark{Dataset: "tb2", Root: dataset(t, "terminal-bench-2/build-pmars", "build-pmars", toml, testSh), Docker: c}
-	tk := onlyTask(t, b)
+	b, tk := pmars(t, "checkpoint", testSh)
+	c := b.Docker
 	ctx := context.Background()
 	a0 := t.TempDir()
 	if err := b.InitialWorkspace(ctx, tk, a0); err != nil {
@@ -140,18 +121,8 @@ if [ "$(pmars 2>/dev/null)" = "pmars built" ] && [ -f /app/notes.txt ]; then ech
 // test.sh runs by its shebang, not as "bash file" / "sh file": an awk
 // program as test.sh writes the reward.
 func TestTestShRunsByItsShebang(t *testing.T) {
-	if setupErr != nil {
-		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
-	}
-	c := dockerenv.Client(t, "harbor-shebang")
-	tag := fmt.Sprintf("hoh-test-shebang:%d", time.Now().UnixNano())
-	dockerenv.BusyboxImage(t, c, tag, "WORKDIR /app")
-	toml := realTaskTOML(t, "terminal-bench-2/build-pmars", func(s string) string {
-		return strings.Replace(s, `docker_image = "alexgshaw/build-pmars:20251031"`, `docker_image = "`+tag+`"`, 1)
-	})
 	testSh := "#!/bin/awk -f\nBEGIN { print \"{\\\"reward\\\": 1, \\\"style\\\": 0.5}\" > \"/logs/verifier/reward.json\" }\n"
-	b := &Benchmark{Dataset: "tb2", Root: dataset(t, "terminal-bench-2/build-pmars", "build-pmars", toml, testSh), Docker: c}
-	tk := onlyTask(t, b)
+	b, tk := pmars(t, "shebang", testSh)
 	ev, err := b.Evaluate(context.Background(), tk, t.TempDir())
 	if err != nil || ev.Metrics["reward"] != 1 || ev.Metrics["style"] != 0.5 {
 		t.Fatalf("%+v %v", ev, err)
@@ -178,14 +149,6 @@ func TestEnvironmentStartsAsTheTaskDeclares(t *testing.T) {
 		`ENTRYPOINT ["/entrypoint.sh"]`)
 	const secret = "s3cret-greeting-value"
 	t.Setenv("HOH_TEST_GREETING", secret)
-	toml := realTaskTOML(t, "harbor-examples/tasks/hello-healthcheck", func(s string) string {
-		s = strings.Replace(s, "[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\nworkdir = \"/custom-workdir\"\n", 1)
-		s = strings.Replace(s, `command = "curl -sf http://localhost:8080/"`, `command = "wget -q -O - http://localhost:8080/"`, 1)
-		s = strings.Replace(s, "[agent]\n", "[agent]\nuser = \"agent\"\n", 1)
-		s = strings.Replace(s, "[verifier]\n", "[verifier]\nuser = \"agent\"\n", 1)
-		s = strings.Replace(s, "[verifier.env]\n", "[verifier.env]\nV_GREETING = \"${HOH_TEST_GREETING}\"\n", 1)
-		return s + "\n[environment.env]\nGREETING = \"${HOH_TEST_GREETING}\"\nFALLBACK = \"${HOH_TEST_UNSET_VARIABLE:-fallback}\"\n"
-	})
 	testSh := `#!/bin/sh
 ok() { if eval "$1"; then echo 1; else echo 0; fi; }
 printf '{"reward": %s, "server": %s, "user": %s, "env": %s, "workdir": %s}\n' \
@@ -195,7 +158,15 @@ printf '{"reward": %s, "server": %s, "user": %s, "env": %s, "workdir": %s}\n' \
   "$(ok '[ "$V_GREETING" = "$GREETING" ] && [ "$FALLBACK" = fallback ] && [ "$IMAGE_VAR" = from-image ] && [ "$(imgtool)" = "tool ok" ]')" \
   "$(ok '[ "$(pwd)" = /custom-workdir ]')" > /logs/verifier/reward.json
 `
-	b := &Benchmark{Dataset: "examples", Root: dataset(t, "harbor-examples/tasks/hello-healthcheck", "hello-healthcheck", toml, testSh), Docker: c}
+	root := t.TempDir()
+	testenv.HarborTask(t, root, "harbor-examples/tasks/hello-healthcheck", testSh,
+		"[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\nworkdir = \"/custom-workdir\"\n",
+		`command = "curl -sf http://localhost:8080/"`, `command = "wget -q -O - http://localhost:8080/"`,
+		"[agent]\n", "[agent]\nuser = \"agent\"\n",
+		"[verifier]\n", "[verifier]\nuser = \"agent\"\n",
+		"[verifier.env]\n", "[verifier.env]\nV_GREETING = \"${HOH_TEST_GREETING}\"\n",
+		"[solution.env]", "[solution.env]\n\n[environment.env]\nGREETING = \"${HOH_TEST_GREETING}\"\nFALLBACK = \"${HOH_TEST_UNSET_VARIABLE:-fallback}\"")
+	b := &Benchmark{Dataset: "examples", Root: root, Docker: c}
 	tk := onlyTask(t, b)
 	ctx := context.Background()
 	ws := t.TempDir()
@@ -253,11 +224,11 @@ func TestUnhealthyEnvironmentIsAnInfrastructureFailure(t *testing.T) {
 	c := dockerenv.Client(t, "harbor-unhealthy")
 	tag := fmt.Sprintf("hoh-test-unhealthy:%d", time.Now().UnixNano())
 	dockerenv.BusyboxImage(t, c, tag)
-	toml := realTaskTOML(t, "harbor-examples/tasks/hello-healthcheck", func(s string) string {
-		s = strings.Replace(s, "[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\n", 1)
-		return strings.Replace(s, `command = "curl -sf http://localhost:8080/"`, `command = "echo never-healthy; exit 1"`, 1)
-	})
-	b := &Benchmark{Dataset: "examples", Root: dataset(t, "harbor-examples/tasks/hello-healthcheck", "hello-healthcheck", toml, "#!/bin/sh\n"), Docker: c}
+	root := t.TempDir()
+	testenv.HarborTask(t, root, "harbor-examples/tasks/hello-healthcheck", "#!/bin/sh\n",
+		"[environment]\n", "[environment]\ndocker_image = \""+tag+"\"\n",
+		`command = "curl -sf http://localhost:8080/"`, `command = "echo never-healthy; exit 1"`)
+	b := &Benchmark{Dataset: "examples", Root: root, Docker: c}
 	tk := onlyTask(t, b)
 	_, err := b.StartEnvironment(context.Background(), tk, t.TempDir(), nil)
 	if err == nil || !strings.Contains(err.Error(), "healthcheck") || !strings.Contains(err.Error(), "never-healthy") {
