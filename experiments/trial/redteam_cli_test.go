@@ -135,7 +135,13 @@ func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
 			b := &inspectingBench{}
 			ts, _ := b.Tasks(context.Background())
 			dir := t.TempDir()
-			spec := runrecord.TrialSpec{Key: "builtin/greet/redteam", Benchmark: "builtin", Task: "greet", Config: cli + "-scripted", Arm: "hoh@2", Rep: 1}
+			// Codex over two iterations (its Planner tries A_1 at t=2); Pi's
+			// Planner has no shell to try, and one iteration keeps the time down.
+			arm, T := "hoh@2", 2
+			if cli == "pi" {
+				arm, T = "hoh@1", 1
+			}
+			spec := runrecord.TrialSpec{Key: "builtin/greet/redteam", Benchmark: "builtin", Task: "greet", Config: cli + "-scripted", Arm: arm, Rep: 1}
 			s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: redTeamHarness(t, cli, srv),
 				Exec:     sandbox.Local{KillGrace: 500 * time.Millisecond},
 				Timeouts: Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute},
@@ -143,7 +149,7 @@ func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Status != runrecord.StatusCompleted || len(s.Checkpoints) != 2 {
+			if s.Status != runrecord.StatusCompleted || len(s.Checkpoints) != T {
 				t.Fatalf("trial %s: %s, %d checkpoints", s.Status, s.Reason, len(s.Checkpoints))
 			}
 			l := runrecord.TrialLayout{Dir: dir}
@@ -178,11 +184,11 @@ func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(l.Workspace(), f)); err == nil {
 					t.Errorf("%s is in the final workspace", f)
 				}
-				if ls := testenv.GitShow(t, l.GitDir(), "cp-2:"); strings.Contains(ls, f) {
-					t.Errorf("%s is in cp-2", f)
+				if ls := testenv.GitShow(t, l.GitDir(), fmt.Sprintf("cp-%d:", T)); strings.Contains(ls, f) {
+					t.Errorf("%s is in cp-%d", f, T)
 				}
 			}
-			for cp := 1; cp <= 2; cp++ {
+			for cp := 1; cp <= T; cp++ {
 				ref := fmt.Sprintf("cp-%d", cp)
 				body := testenv.GitShow(t, l.GitDir(), ref+":greet.sh")
 				if body != brokenGreet {
