@@ -299,7 +299,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	// checkpoint) gives way to the checkpoint's own files.
 	var setup bytes.Buffer
 	ex, err := root.Run(ctx, sandbox.Command{
-		Args:   []string{"/bin/sh", "-c", `rm -rf "$1" && mkdir -p "$1" "$2" && chmod 777 "$2"`, "setup", wp, VerifierLogsDir},
+		Args:   []string{"/bin/sh", "-c", `{ [ "$1" = / ] || rm -rf "$1"; } && mkdir -p "$1" "$2" && chmod 777 "$2"`, "setup", filepath.Clean(wp), VerifierLogsDir},
 		Stdout: &setup, Stderr: &setup, WallTimeout: time.Minute,
 	})
 	if err != nil {
