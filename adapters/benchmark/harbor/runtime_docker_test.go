@@ -235,3 +235,43 @@ func TestUnhealthyEnvironmentIsAnInfrastructureFailure(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// environment.build_timeout_sec bounds the build of environment/ (build-pmars's
+// real task.toml with 600 s lowered to 2 s, its prebuilt image dropped): a
+// slow build fails naming the limit.
+func TestBuildTimeoutIsTheTasks(t *testing.T) {
+	if setupErr != nil {
+		t.Fatalf("docker not available (run scripts/start-dockerd.sh; needs busybox-static): %v", setupErr)
+	}
+	c := dockerenv.Client(t, "harbor-build-timeout")
+	root := t.TempDir()
+	task := testenv.HarborTask(t, root, "terminal-bench-2/build-pmars", "#!/bin/sh\n",
+		`docker_image = "alexgshaw/build-pmars:20251031"`+"\n", "",
+		"build_timeout_sec = 600.0", "build_timeout_sec = 2.0")
+	os.MkdirAll(filepath.Join(task, "environment"), 0o755)
+	os.WriteFile(filepath.Join(task, "environment", "Dockerfile"), []byte("FROM hoh-harbor-test-base:latest\nRUN sleep 60\n"), 0o644)
+	b := &Benchmark{Dataset: "tb2", Root: root, Docker: c}
+	start := time.Now()
+	_, err := b.Image(context.Background(), onlyTask(t, b))
+	if err == nil || !strings.Contains(err.Error(), "build_timeout_sec: 2s") || time.Since(start) > 45*time.Second {
+		t.Fatalf("after %s: %v", time.Since(start), err)
+	}
+}
+
+// An image's own HEALTHCHECK is waited for when the task declares none: its
+// entrypoint marks the container ready only after 2 s.
+func TestImageHealthcheckIsWaitedFor(t *testing.T) {
+	b, tk := pmars(t, "image-health", "#!/bin/sh\n")
+	tag := fmt.Sprintf("hoh-test-image-health:%d", time.Now().UnixNano())
+	dockerenv.BusyboxImage(t, b.Docker, tag,
+		`RUN printf '#!/bin/sh\n(sleep 2 && touch /tmp/ready) &\nexec "$@"\n' > /entrypoint.sh && chmod +x /entrypoint.sh`,
+		`HEALTHCHECK --interval=1s --timeout=5s --retries=30 CMD test -f /tmp/ready`,
+		`ENTRYPOINT ["/entrypoint.sh"]`)
+	tk.Limits.Image = tag
+	env, err := b.StartEnvironment(context.Background(), tk, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	run(t, env.Executor(), "test -f /tmp/ready")
+}
