@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 )
 
@@ -132,4 +134,32 @@ func (l Loaded) EnvResolvable(lookup func(string) (string, bool)) error {
 		}
 	}
 	return nil
+}
+
+// hostValues are the values [environment.env] and [verifier.env] take from
+// the host's environment (what ${VAR} expands to): the secrets to keep out
+// of the verifier's kept output. Literal values are the task's own text.
+func hostValues(f TaskFile) []string {
+	var out []string
+	for _, m := range []map[string]string{f.Environment.Env, f.Verifier.Env} {
+		for _, tmpl := range m {
+			for _, sub := range envTemplate.FindAllStringSubmatch(tmpl, -1) {
+				if v, ok := os.LookupEnv(sub[1]); ok && v != "" {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// redact replaces each secret of four or more bytes in s (shorter ones
+// would hide ordinary text).
+func redact(s string, secrets []string) string {
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, harness.Redacted)
+		}
+	}
+	return s
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 )
@@ -344,10 +345,15 @@ func (b *Benchmark) verify(ctx context.Context, t benchmark.Task, f TaskFile, en
 		Args: []string{TestsPath + "/test.sh"}, Dir: cwd, Env: venv,
 		Stdout: &stdout, Stderr: &stderr, WallTimeout: t.Limits.VerifierTimeout,
 	})
+	// Values the task's env tables took from the host never reach a record.
+	secrets := hostValues(f)
 	ev.Details["verifier_exit_code"] = ex.Code
-	ev.Details["verifier_output"] = tailString(stdout.String()+stderr.String(), 8000)
+	ev.Details["verifier_output"] = tailString(redact(stdout.String()+stderr.String(), secrets), 8000)
 	if out := benchmark.OutputDir(ctx); out != "" {
 		if kerr := keepVerifierOutputs(ctx, env, out, stdout.Bytes(), stderr.Bytes()); kerr != nil {
+			return ev, kerr
+		}
+		if kerr := harness.ScrubSecrets(out, secrets); kerr != nil {
 			return ev, kerr
 		}
 	}

@@ -150,6 +150,7 @@ func TestEnvironmentStartsAsTheTaskDeclares(t *testing.T) {
 	const secret = "s3cret-greeting-value"
 	t.Setenv("HOH_TEST_GREETING", secret)
 	testSh := `#!/bin/sh
+echo "greeting: $V_GREETING"; echo "greeting: $GREETING" > /logs/verifier/greeting.txt
 ok() { if eval "$1"; then echo 1; else echo 0; fi; }
 printf '{"reward": %s, "server": %s, "user": %s, "env": %s, "workdir": %s}\n' \
   "$(ok '[ "$(cat result.txt)" = ok ]')" \
@@ -213,6 +214,11 @@ printf '{"reward": %s, "server": %s, "user": %s, "env": %s, "workdir": %s}\n' \
 	}
 	if rec, _ := json.Marshal(ev); strings.Contains(string(rec), secret) {
 		t.Errorf("the evaluation record holds the secret: %s", rec)
+	}
+	// What test.sh printed or wrote of it is kept redacted.
+	testenv.AssertNoSecret(t, secret, out)
+	if b, err := os.ReadFile(filepath.Join(out, "test-stdout.txt")); err != nil || !strings.Contains(string(b), "greeting: [REDACTED]") {
+		t.Errorf("test-stdout.txt: %q %v", b, err)
 	}
 }
 
