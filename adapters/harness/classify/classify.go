@@ -55,8 +55,13 @@ var infraPatterns = []string{
 	`\btls\b`, `\bssl\b`, `certificate`, `handshake`,
 	`terminated`, `premature close`,
 	`transport error`, `timed out`, `broken pipe`, `unexpected eof`, `idle timeout`, `failed to parse (sse|event)`,
-	`unexpected token`, `invalid json`, `json parse`, `in JSON at position`, `malformed (response|sse|event|json|stream)`,
+	`unexpected token`, `invalid json`, `json parse`, `in JSON at position`, `malformed (response|sse|server-sent event|event|json|stream)`,
 }
+
+// statusPatterns: the message leads with (or names) an infrastructure HTTP
+// status. That outranks the body it quotes: OpenAI answers a bad key with
+// 401 and type invalid_request_error, which Pi 0.80 and later print in full.
+var statusPatterns = []string{`^\s*(5\d\d|401|403|429)\b`, `status(code)?["':= ]{0,3}(5\d\d|401|403|429)\b`}
 
 // rejectedPatterns: the provider refused the request itself (HTTP 400
 // class), which hoh counts against the agent (context too long, malformed
@@ -73,6 +78,7 @@ var (
 	infra    = compile(infraPatterns)
 	rejected = compile(rejectedPatterns)
 	harmless = compile(harmlessPatterns)
+	status   = compile(statusPatterns)
 )
 
 func compile(patterns []string) *regexp.Regexp {
@@ -80,8 +86,10 @@ func compile(patterns []string) *regexp.Regexp {
 }
 
 // IsInfra reports whether msg looks like a provider or transport failure
-// (and not a rejected request).
-func IsInfra(msg string) bool { return infra.MatchString(msg) && !rejected.MatchString(msg) }
+// (and not a rejected request, unless its status says otherwise).
+func IsInfra(msg string) bool {
+	return status.MatchString(msg) || (infra.MatchString(msg) && !rejected.MatchString(msg))
+}
 
 // Classify turns evidence into an outcome and an evidence string.
 func Classify(e Evidence) (harness.Outcome, string) {

@@ -28,6 +28,9 @@ func TestClassify(t *testing.T) {
 		{"crash with transport stderr", Evidence{Exit: sandbox.Exit{Code: 1}, StderrTail: "Error: connect ECONNREFUSED 127.0.0.1:1"}, harness.OutcomeInfraFailure, "ECONNREFUSED"},
 		{"garbage stream (pi)", Evidence{Problems: []string{"Expected property name or '}' in JSON at position 1"}}, harness.OutcomeInfraFailure, "JSON at position"},
 		{"garbage stream (claude)", Evidence{Exit: sandbox.Exit{Code: 1}, Problems: []string{"API returned an empty or malformed response (HTTP 200)"}}, harness.OutcomeInfraFailure, "malformed"},
+		{"401 quoting an invalid_request_error body (pi 0.80+)", Evidence{Problems: []string{`401: {"code":"invalid_api_key","type":"invalid_request_error"}`}}, harness.OutcomeInfraFailure, "401"},
+		{"400 quoting a 500 elsewhere stays the agent's", Evidence{Problems: []string{`400: {"type":"invalid_request_error","message":"retry after 500 ms"}`}}, harness.OutcomeAgentFailure, "400"},
+		{"garbage stream (pi 1.6)", Evidence{Problems: []string{"Error reading response: malformed server-sent event JSON."}}, harness.OutcomeInfraFailure, "malformed"},
 		{"crash", Evidence{Exit: sandbox.Exit{Code: 2}, StderrTail: "unknown option --frobnicate"}, harness.OutcomeAgentFailure, "frobnicate"},
 	}
 	for _, c := range cases {

@@ -133,6 +133,18 @@ func TestParseEventsAndClassify(t *testing.T) {
 	if ok.Usage != (harness.Usage{Input: 100, CachedInput: 10, Output: 20, Reasoning: 5, Total: 120}) {
 		t.Errorf("usage %+v", ok.Usage)
 	}
+	// Codex 0.142 may finish the turn without completing a command it
+	// started: the command is still a tool call, its exit code unknown.
+	open := ParseEvents(lines(
+		`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"echo a","exit_code":null,"status":"in_progress"}}`,
+		`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"echo a","exit_code":0,"status":"completed"}}`,
+		`{"type":"item.started","item":{"id":"item_2","type":"command_execution","command":"cat > f","exit_code":null,"status":"in_progress"}}`,
+		`{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"done"}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`,
+	))
+	if len(open.Tools) != 2 || open.Tools[0].ExitCode == nil || *open.Tools[0].ExitCode != 0 || open.Tools[1].Input != "cat > f" || open.Tools[1].ExitCode != nil {
+		t.Errorf("started commands: %+v", open.Tools)
+	}
 	// Warnings and a retried stream before the finished turn do not fail it.
 	if o, _ := classify(sandbox.Exit{Code: 0}, ok, ""); o != harness.OutcomeCompleted {
 		t.Errorf("completed run classified %s", o)

@@ -24,6 +24,7 @@ type codexEvent struct {
 		ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
 	} `json:"usage"`
 	Item *struct {
+		ID       string `json:"id"`
 		Type     string `json:"type"`
 		Text     string `json:"text"`
 		Message  string `json:"message"`
@@ -45,6 +46,9 @@ type codexEvent struct {
 func ParseEvents(raw []json.RawMessage) cliproc.Report {
 	var rep cliproc.Report
 	turnCompleted := false
+	// Commands by item id: Codex 0.142 may end the turn without the
+	// item.completed of a command it started, which still ran.
+	commands := map[string]int{}
 	for _, line := range raw {
 		var e codexEvent
 		if err := json.Unmarshal(line, &e); err != nil {
@@ -74,6 +78,11 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			rep.Problems = append(rep.Problems, msg)
 		case "error":
 			rep.Notices = append(rep.Notices, e.Message)
+		case "item.started":
+			if it := e.Item; it != nil && it.Type == "command_execution" && it.ID != "" {
+				commands[it.ID] = len(rep.Tools)
+				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "command_execution", Input: it.Command})
+			}
 		case "item.completed":
 			it := e.Item
 			if it == nil {
@@ -83,7 +92,12 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			case "agent_message":
 				rep.FinalMessage = it.Text
 			case "command_execution":
-				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode})
+				call := harness.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode}
+				if i, ok := commands[it.ID]; ok {
+					rep.Tools[i] = call
+				} else {
+					rep.Tools = append(rep.Tools, call)
+				}
 			case "file_change":
 				var paths []string
 				for _, c := range it.Changes {
