@@ -1,5 +1,11 @@
 package harness
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // Spec is a harness as an experiment config describes it; the catalogue
 // (adapters/harness/catalogue) builds a Harness from it.
 type Spec struct {
@@ -24,12 +30,9 @@ type CLI struct {
 	// Executable is the command the npm package installs; empty when the
 	// config names it (the command harness).
 	Executable string
-	// Package is the npm package scripts/install-harnesses.sh installs;
-	// empty when hoh does not install the CLI.
-	Package string
-	// Pins are the CLI versions the adapter is written against; the first is
-	// the default when a config names no version.
-	Pins []string
+	// Versions: the npm package and the versions hoh knows; empty when hoh
+	// does not install the CLI.
+	Versions
 	// APIs are the Provider.API values (wire APIs) the CLI speaks; the first
 	// is the default when a config names none.
 	APIs []string
@@ -37,12 +40,100 @@ type CLI struct {
 	New func(Spec) (Harness, error)
 }
 
+// Versions are the releases of one CLI hoh knows. Adapters declare them
+// apart from their CLI entry so that their constructors can check a
+// version (CLI holds the constructor).
+type Versions struct {
+	// Package is the npm package scripts/install-harnesses.sh installs.
+	Package string
+	// Pins are the CLI versions hoh is tested against: the integration suite
+	// runs the adapter at each and scripts/install-harnesses.sh installs each
+	// side by side. The first (the newest) is the default when a config names
+	// no version.
+	Pins []string
+	// Paper is the pin the paper ran (its Table 6); empty when the paper did
+	// not use the CLI.
+	Paper string
+	// PaperRan is the version the paper reports when it differs from Paper
+	// (a release the npm registry does not have).
+	PaperRan string
+	// Oldest is the oldest version the adapter supports: a config may name
+	// any published version from it on (pinned or not).
+	Oldest string
+}
+
 // Pin is the default version: the first pin, or "" when none.
-func (c CLI) Pin() string {
+func (c Versions) Pin() string {
 	if len(c.Pins) == 0 {
 		return ""
 	}
 	return c.Pins[0]
+}
+
+// Pinned reports whether version is one of the pins.
+func (c Versions) Pinned(version string) bool {
+	for _, p := range c.Pins {
+		if p == version {
+			return true
+		}
+	}
+	return false
+}
+
+// Check refuses a version the adapter does not support: not a release
+// number x.y.z, or older than Oldest. An empty version means the default pin.
+func (c Versions) Check(version string) error {
+	if version == "" {
+		return nil // the default pin
+	}
+	if _, ok := parseVersion(version); !ok {
+		return fmt.Errorf("%s: version %q is not a release version x.y.z", c.Package, version)
+	}
+	if c.Oldest != "" && CompareVersions(version, c.Oldest) < 0 {
+		return fmt.Errorf("%s: version %s is older than %s, the oldest the adapter supports (tested: %s)",
+			c.Package, version, c.Oldest, strings.Join(c.Pins, ", "))
+	}
+	return nil
+}
+
+// CompareVersions orders two release versions x.y.z numerically (-1, 0,
+// 1); a malformed one sorts first.
+func CompareVersions(a, b string) int {
+	va, oka := parseVersion(a)
+	vb, okb := parseVersion(b)
+	switch {
+	case !oka && !okb:
+		return 0
+	case !oka:
+		return -1
+	case !okb:
+		return 1
+	}
+	for i := range va {
+		if va[i] != vb[i] {
+			if va[i] < vb[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+func parseVersion(v string) ([3]int, bool) {
+	var out [3]int
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return out, false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || p == "" || (len(p) > 1 && p[0] == '0') || strings.ContainsAny(p, "+-") {
+			return out, false
+		}
+		out[i] = n
+	}
+	return out, true
 }
 
 // Speaks reports whether api is one of the CLI's wire APIs.

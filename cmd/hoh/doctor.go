@@ -102,7 +102,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// fillFromSpec takes the binary and version pin of a command harness from
+// fillFromSpec takes the binary, package and version pin of a command harness from
 // its YAML spec (options.spec, read as the catalogue reads it).
 func fillFromSpec(t *doctor.Target, options map[string]any) error {
 	path, _ := options["spec"].(string)
@@ -119,5 +119,6 @@ func fillFromSpec(t *doctor.Target, options map[string]any) error {
 	if t.Version == "" {
 		t.Version = spec.Version
 	}
+	t.Package = spec.Package
 	return nil
 }

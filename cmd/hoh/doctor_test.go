@@ -27,7 +27,7 @@ configs:
 	defer func() { doctorEnv = old }()
 	doctorEnv = func() doctor.Env {
 		return doctor.Env{
-			FindCLI:          func(string) (string, error) { return "", errors.New("not found") },
+			FindCLI:          func(string, string, string) (string, error) { return "", errors.New("not found") },
 			InstalledVersion: func(string) (string, error) { return "", errors.New("none") },
 			LookPath:         func(string) (string, error) { return "", errors.New("not found") },
 			Getenv:           func(string) string { return "" },

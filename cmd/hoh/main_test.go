@@ -86,6 +86,27 @@ func TestHarnessesPinsPrintsTheCatalogue(t *testing.T) {
 	}
 }
 
+// The installer also gets the versions experiment configs name; a version
+// the adapter does not support is refused before npm is asked.
+func TestHarnessesPinsAddsTheConfigsVersions(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "e.yaml")
+	os.WriteFile(cfg, []byte(`configs:
+  - {label: a, harness: codex, version: 0.150.0}
+  - {label: b, harness: codex, version: 0.142.5}
+  - {label: c, harness: opencode}
+`), 0o644)
+	code, out, errs := runCLI(t, "harnesses", "pins", cfg)
+	if code != 0 || !strings.HasSuffix(out, "@earendil-works/pi-coding-agent@0.80.10\n@openai/codex@0.150.0\n") || strings.Count(out, "@openai/codex@0.142.5") != 1 {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	os.WriteFile(cfg, []byte("configs:\n  - {label: old, harness: pi, version: 0.73.1}\n"), 0o644)
+	code, _, errs = runCLI(t, "harnesses", "pins", cfg)
+	if code == 0 || !strings.Contains(errs, `config "old"`) || !strings.Contains(errs, "older than 0.80.10") {
+		t.Fatalf("code %d stderr %s", code, errs)
+	}
+}
+
 func TestFlagsAreAcceptedAfterPositionalArguments(t *testing.T) {
 	fs := newFlags("x", &bytes.Buffer{})
 	out := fs.String("output", "", "")

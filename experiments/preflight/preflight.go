@@ -63,20 +63,20 @@ func Harnesses(ctx context.Context, e *config.Experiment) ([]string, config.Prob
 			lines = append(lines, fmt.Sprintf("config %s: harness %s (described in YAML; version not probed)", c.Label, c.Harness))
 			continue
 		}
+		want := c.Version
+		if want == "" {
+			want = cli.Pin() // an empty version in the config means the catalogue's pin
+		}
 		bin := c.Binary
 		var err error
 		if bin == "" {
-			bin, err = cliinstall.Find(name)
+			bin, err = cliinstall.FindVersion(cli.Package, name, want)
 		} else {
 			bin, err = exec.LookPath(bin)
 		}
 		if err != nil {
 			ps = append(ps, e.Problem(at, "config %q: %v", c.Label, err))
 			continue
-		}
-		want := c.Version
-		if want == "" {
-			want = cli.Pin() // an empty version in the config means the catalogue's pin
 		}
 		got, err := Version(ctx, bin)
 		switch {
@@ -101,7 +101,8 @@ func Version(ctx context.Context, bin string) (string, error) {
 	defer os.RemoveAll(home)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--version")
+	argv := cliinstall.Command([]string{bin, "--version"})
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
 	out, err := cmd.CombinedOutput()

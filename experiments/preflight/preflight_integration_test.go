@@ -43,7 +43,7 @@ func target(t *testing.T, c config.HarnessModel, p harness.Provider) Target {
 	spec := c.HarnessSpec()
 	spec.Provider = p
 	cli, _ := catalogue.Lookup(c.Harness)
-	spec.Binary = testenv.CLI(t, cli.Executable)
+	spec.Binary = testenv.CLIAt(t, cli.Executable, c.Version)
 	h, err := catalogue.New(spec)
 	if err != nil {
 		t.Fatalf("config %s: %v", c.Label, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/experiments/config"
 	relaylog "github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -82,6 +83,68 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 	if err != nil || len(rows) != 8 {
 		t.Fatalf("scores.csv: %v, %d rows (want 4 CLIs x 2 checkpoints)", err, len(rows))
 	}
+}
+
+// The paper's CLI versions (Codex 0.142.5, OpenCode 1.14.34, Pi 0.80.10;
+// the adapters' suites run every pin, this runs the loop): one Vanilla pass
+// and one HoH iteration through each, against the scripted test-double
+// provider. Each trial completes at the version its configuration names
+// (the lock file says so), and both arms are scored.
+func TestVanillaAndOneHoHIterationAtThePapersVersions(t *testing.T) {
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "four-harnesses.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var configs []config.HarnessModel
+	for _, c := range e.Configs {
+		cli, _ := catalogue.Lookup(c.Harness)
+		if cli.Paper == "" {
+			continue // Claude Code: the paper did not use it; its one pin runs above
+		}
+		c.Version = cli.Paper
+		configs = append(configs, c)
+	}
+	e.Configs = configs
+	e.Conditions = []string{"vanilla", "hoh@1"}
+	out := filepath.Join(t.TempDir(), "run")
+	e.Output = out
+	var log strings.Builder
+	res, err := Run(context.Background(), e, Options{Out: &log})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	done := map[string]int{}
+	for _, o := range res.Outcomes {
+		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted {
+			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
+			continue
+		}
+		done[o.Trial.Config]++
+	}
+	var lock struct {
+		Harnesses map[string]string `json:"harnesses"`
+	}
+	if err := runrecord.ReadJSON(filepath.Join(out, "lock.json"), &lock); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range configs {
+		if done[c.Label] != 2 {
+			t.Errorf("%s: %d completed trials, want vanilla and hoh@1", c.Label, done[c.Label])
+		}
+		if want := c.Harness + "@" + c.Version; lock.Harnesses[c.Label] != want {
+			t.Errorf("lock.json says %s ran %q, want %s", c.Label, lock.Harnesses[c.Label], want)
+		}
+	}
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
+	if err != nil || len(rows) != 2*len(configs) || len(configs) != 3 {
+		t.Fatalf("scores.csv: %v, %d rows (want 3 CLIs x (vanilla + hoh@1))", err, len(rows))
+	}
+	for _, r := range rows {
+		if r.Metric == "pass_rate" && r.Value != 100 {
+			t.Errorf("%+v: the scripted greet.sh should pass", r)
+		}
+	}
+	testenv.AssertNoSecret(t, scriptedKeyValue, out)
 }
 
 // servedTokens sums input + output over the provider's request log.

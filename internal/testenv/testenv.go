@@ -54,17 +54,26 @@ func SharedPath(t testing.TB, parts ...string) string {
 }
 
 // CLI is the path of the installed harness CLI executable name ("codex",
-// "claude", "opencode", "pi"); the test fails, naming the CLI as the
-// catalogue does, when it is not installed.
+// "claude", "opencode", "pi") at its default pin; the test fails, naming
+// the CLI as the catalogue does, when it is not installed.
 func CLI(t testing.TB, name string) string {
 	t.Helper()
-	bin, err := cliinstall.Find(name)
+	return CLIAt(t, name, "")
+}
+
+// CLIAt is CLI at version (empty: the default pin).
+func CLIAt(t testing.TB, name, version string) string {
+	t.Helper()
+	cli, ok := catalogue.ByExecutable(name)
+	if !ok {
+		t.Fatalf("%s is not an executable of the harness catalogue", name)
+	}
+	if version == "" {
+		version = cli.Pin()
+	}
+	bin, err := cliinstall.FindVersion(cli.Package, name, version)
 	if err != nil {
-		display := name + " CLI"
-		if cli, ok := catalogue.ByExecutable(name); ok {
-			display = cli.Display
-		}
-		t.Fatalf("the %s is required for this test (run scripts/install-harnesses.sh): %v", display, err)
+		t.Fatalf("the %s %s is required for this test (run scripts/install-harnesses.sh): %v", cli.Display, version, err)
 	}
 	return bin
 }

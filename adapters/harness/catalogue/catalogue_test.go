@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/hoh-research/hoh/adapters/harness"
 )
 
@@ -70,7 +72,7 @@ func TestUnknownKindNamesTheKnownOnes(t *testing.T) {
 
 func TestNPMPinsAreWhatTheInstallerInstalls(t *testing.T) {
 	pins := NPMPins()
-	for _, want := range []string{"@openai/codex@", "@anthropic-ai/claude-code@", "opencode-ai@", "@mariozechner/pi-coding-agent@"} {
+	for _, want := range []string{"@openai/codex@", "@anthropic-ai/claude-code@", "opencode-ai@", "@earendil-works/pi-coding-agent@"} {
 		found := false
 		for _, p := range pins {
 			found = found || strings.HasPrefix(p, want)
@@ -86,5 +88,81 @@ func TestNPMPinsAreWhatTheInstallerInstalls(t *testing.T) {
 	// The installer reads the catalogue instead of keeping its own list.
 	if !strings.Contains(string(script), "go run ./cmd/hoh harnesses pins") || strings.Contains(string(script), "@openai/codex@") {
 		t.Error("scripts/install-harnesses.sh does not take its pins from the catalogue")
+	}
+}
+
+// Every pin is a supported release, the paper's version is one of the pins,
+// and an adapter refuses a version older than its oldest supported one.
+func TestPinsAreSupportedAndThePapersVersionIsPinned(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "cli")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	papers := map[string]string{}
+	for _, e := range All() {
+		if e.Package == "" {
+			continue
+		}
+		for _, v := range e.Pins {
+			if err := e.Check(v); err != nil {
+				t.Errorf("%s pin %s: %v", e.Kind, v, err)
+			}
+		}
+		if e.Paper != "" && !e.Pinned(e.Paper) {
+			t.Errorf("%s: the paper's version %s is not pinned (%v)", e.Kind, e.Paper, e.Pins)
+		}
+		papers[e.Kind] = e.Paper
+		p := harness.Provider{Name: "p", API: e.APIs[0], BaseURL: "http://127.0.0.1:1/v1", KeyEnv: "K", Model: "m"}
+		if _, err := New(harness.Spec{Kind: e.Kind, Binary: bin, Version: "0.0.1", Provider: p}); err == nil || !strings.Contains(err.Error(), "older than "+e.Oldest) {
+			t.Errorf("%s at 0.0.1: %v", e.Kind, err)
+		}
+		if _, err := New(harness.Spec{Kind: e.Kind, Binary: bin, Version: "latest", Provider: p}); err == nil || !strings.Contains(err.Error(), "not a release version") {
+			t.Errorf("%s at latest: %v", e.Kind, err)
+		}
+		if h, err := New(harness.Spec{Kind: e.Kind, Binary: bin, Version: "99.0.0", Provider: p}); err != nil || h.Version() != "99.0.0" {
+			t.Errorf("%s: a newer, unpinned version is the config's to name: %v", e.Kind, err)
+		}
+	}
+	// The paper's versions as Table 6 gives them; OpenCode's 1.14.30 was
+	// never published, so its nearest release stands in.
+	want := map[string]string{"codex": "0.142.5", "opencode": "1.14.34", "pi": "0.80.10", "claude": ""}
+	for k, v := range want {
+		if papers[k] != v {
+			t.Errorf("%s: paper version %q, want %q", k, papers[k], v)
+		}
+	}
+}
+
+// The paper's experiment configs run each CLI at the paper's version.
+func TestExperimentConfigsPinThePapersVersions(t *testing.T) {
+	paths, _ := filepath.Glob("../../../configs/experiments/*.yaml")
+	if len(paths) == 0 {
+		t.Fatal("no configs/experiments/*.yaml")
+	}
+	n := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exp struct {
+			Configs []struct{ Label, Harness, Version string } `yaml:"configs"`
+		}
+		if err := yaml.Unmarshal(data, &exp); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, c := range exp.Configs {
+			e, _ := Lookup(c.Harness)
+			if e.Paper == "" {
+				continue
+			}
+			n++
+			if c.Version != e.Paper {
+				t.Errorf("%s: config %s runs %s %q, the paper ran %s", p, c.Label, c.Harness, c.Version, e.Paper)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("only %d configurations checked", n)
 	}
 }

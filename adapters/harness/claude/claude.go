@@ -15,14 +15,18 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
-// PinnedVersion is the @anthropic-ai/claude-code version this adapter is
-// written against.
-const PinnedVersion = "2.1.197"
+// PinnedVersion is the newest @anthropic-ai/claude-code release, the one
+// the integration suite runs (the paper did not use Claude Code).
+const PinnedVersion = "2.1.332"
+
+// Versions are the @anthropic-ai/claude-code releases the adapter knows;
+// it was written against 2.1.197.
+var Versions = harness.Versions{Package: "@anthropic-ai/claude-code", Pins: []string{PinnedVersion}, Oldest: "2.1.197"}
 
 // CLI is the Claude Code entry of the harness catalogue.
 var CLI = harness.CLI{
-	Kind: "claude", Display: "Claude Code CLI", Executable: "claude", Package: "@anthropic-ai/claude-code",
-	Pins: []string{PinnedVersion}, APIs: []string{harness.APIAnthropic},
+	Kind: "claude", Display: "Claude Code CLI", Executable: "claude", Versions: Versions,
+	APIs: []string{harness.APIAnthropic},
 	New: func(s harness.Spec) (harness.Harness, error) {
 		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
 	},
@@ -38,7 +42,8 @@ var (
 
 // Config configures the adapter.
 type Config struct {
-	// Binary is the claude executable; empty means cliinstall.Find("claude").
+	// Binary is the claude executable; empty means the installed
+	// package at Version (cliinstall.FindVersion).
 	Binary string
 	// Version is the expected CLI version; empty means PinnedVersion.
 	Version  string
@@ -59,10 +64,13 @@ func New(cfg Config) (*Harness, error) {
 	if p.API != "" && p.API != harness.APIAnthropic {
 		return nil, fmt.Errorf("claude: provider %q uses API %q, but Claude Code only speaks the Anthropic Messages API", p.Name, p.API)
 	}
+	if err := Versions.Check(cfg.Version); err != nil {
+		return nil, err
+	}
 	if cfg.Version == "" {
 		cfg.Version = PinnedVersion
 	}
-	bin, err := cliinstall.Resolve("claude", cfg.Binary, cfg.Version)
+	bin, err := cliinstall.Resolve(Versions.Package, "claude", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}

@@ -14,21 +14,33 @@ import (
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
-func newClaude(t *testing.T, p harness.Provider) harness.Harness {
-	t.Helper()
-	h, err := claude.New(claude.Config{Binary: testenv.CLI(t, "claude"), Provider: p})
-	if err != nil {
-		t.Fatal(err)
+// newClaude builds the adapter at the default pin.
+func newClaude(t *testing.T, p harness.Provider) harness.Harness { return newClaudeAt("")(t, p) }
+
+// newClaudeAt builds the adapter for the installed CLI at version (empty: the
+// default pin).
+func newClaudeAt(version string) func(t *testing.T, p harness.Provider) harness.Harness {
+	return func(t *testing.T, p harness.Provider) harness.Harness {
+		t.Helper()
+		h, err := claude.New(claude.Config{Binary: testenv.CLIAt(t, "claude", version), Version: version, Provider: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	}
-	return h
 }
 
+// The suite runs at every pinned version (in full at the default, the newest;
+// without the slow fault cases at the paper's), so a change of the CLI shows
+// up here as a failing test.
 func TestClaudeAgainstScriptedProvider(t *testing.T) {
-	clitest.Suite(t, clitest.Target{
-		New:             newClaude,
-		APIs:            claude.CLI.APIs,
-		StateEnv:        "CLAUDE_CONFIG_DIR",
-		StatusFaultWall: 60 * time.Second,
-		MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
+	clitest.Pins(t, claude.CLI.Pins, func(v string) clitest.Target {
+		return clitest.Target{
+			New:             newClaudeAt(v),
+			APIs:            claude.CLI.APIs,
+			StateEnv:        "CLAUDE_CONFIG_DIR",
+			StatusFaultWall: 60 * time.Second,
+			MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
+		}
 	})
 }

@@ -9,14 +9,73 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // InstallHint says how to get the CLIs.
-const InstallHint = "run scripts/install-harnesses.sh (installs the pinned CLIs into $HOH_TOOLS, default <repo>/.tools/harnesses)"
+const InstallHint = "run scripts/install-harnesses.sh (installs the pinned CLIs into $HOH_TOOLS, default <repo>/.tools/harnesses, one directory per package@version; scripts/install-harnesses.sh CONFIG.yaml adds the versions a config names)"
 
-// Find returns the path of the executable name ("codex", "claude",
-// "opencode", "pi"), looking in $HOH_TOOLS (its node_modules/.bin, then
-// itself), then <repo>/.tools/harnesses/node_modules/.bin, then PATH.
+// ToolsDirs are where scripts/install-harnesses.sh may have installed the
+// CLIs: $HOH_TOOLS when set, then <repo>/.tools/harnesses.
+func ToolsDirs() []string {
+	var dirs []string
+	if t := os.Getenv("HOH_TOOLS"); t != "" {
+		dirs = append(dirs, t)
+	}
+	if root, err := RepoRoot(); err == nil {
+		dirs = append(dirs, filepath.Join(root, ".tools", "harnesses"))
+	}
+	return dirs
+}
+
+// VersionDir is the directory holding npm package pkg at version under a
+// tools directory: <tools>/<pkg>@<version> (its own node_modules, so
+// versions of one CLI sit side by side).
+func VersionDir(tools, pkg, version string) string {
+	return filepath.Join(tools, pkg+"@"+version)
+}
+
+// FindVersion returns the executable exe of npm package pkg at version: the
+// first of <tools>/<pkg>@<version>/node_modules/.bin/<exe> in ToolsDirs,
+// then the single flat node_modules of earlier installs
+// (<tools>/node_modules/.bin/<exe>) and PATH, each only when the package
+// there is exactly pkg at version.
+func FindVersion(pkg, exe, version string) (string, error) {
+	var looked []string
+	for _, t := range ToolsDirs() {
+		p := filepath.Join(VersionDir(t, pkg, version), "node_modules", ".bin", exe)
+		looked = append(looked, p)
+		if isExecutable(p) {
+			return p, nil
+		}
+	}
+	var found []string
+	for _, t := range ToolsDirs() {
+		found = append(found, filepath.Join(t, "node_modules", ".bin", exe))
+	}
+	if p, err := exec.LookPath(exe); err == nil {
+		found = append(found, p)
+	}
+	for _, p := range found {
+		if !isExecutable(p) {
+			continue
+		}
+		if name, v, err := Installed(p); err == nil && name == pkg && v == version {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("cliinstall: %s@%s (%s) is not installed (looked for %v and for that version on PATH): %s", pkg, version, exe, looked, InstallHint)
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// Find returns the path of an executable by name alone (the command
+// harness's CLIs), looking in $HOH_TOOLS (its node_modules/.bin, then
+// itself), then <repo>/.tools/harnesses/node_modules/.bin, then PATH. The
+// catalogued CLIs are found by package and version (FindVersion).
 func Find(name string) (string, error) {
 	var dirs []string
 	if t := os.Getenv("HOH_TOOLS"); t != "" {
@@ -26,8 +85,7 @@ func Find(name string) (string, error) {
 		dirs = append(dirs, filepath.Join(root, ".tools", "harnesses", "node_modules", ".bin"))
 	}
 	for _, d := range dirs {
-		p := filepath.Join(d, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+		if p := filepath.Join(d, name); isExecutable(p) {
 			return p, nil
 		}
 	}
@@ -56,33 +114,42 @@ func RepoRoot() (string, error) {
 }
 
 // InstalledVersion reads the npm package version of an installed CLI
-// without running it (running even --version writes state under $HOME). It
-// follows the bin symlink and walks up to the nearest package.json.
+// without running it (running even --version writes state under $HOME).
 func InstalledVersion(binPath string) (string, error) {
+	_, v, err := Installed(binPath)
+	return v, err
+}
+
+// Installed reads the npm package name and version of an installed CLI: it
+// follows the bin symlink and walks up to the nearest package.json.
+func Installed(binPath string) (name, version string, err error) {
 	real, err := filepath.EvalSymlinks(binPath)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
 		data, err := os.ReadFile(filepath.Join(dir, "package.json"))
 		if err == nil {
 			var pkg struct{ Name, Version string }
 			if err := json.Unmarshal(data, &pkg); err != nil {
-				return "", fmt.Errorf("cliinstall: %s: %w", filepath.Join(dir, "package.json"), err)
+				return "", "", fmt.Errorf("cliinstall: %s: %w", filepath.Join(dir, "package.json"), err)
 			}
-			return pkg.Version, nil
+			return pkg.Name, pkg.Version, nil
 		}
 		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("cliinstall: no package.json above %s (not an npm install?)", real)
+			return "", "", fmt.Errorf("cliinstall: no package.json above %s (not an npm install?)", real)
 		}
 	}
 }
 
-// Resolve returns binary, or Find(name) when it is empty, and fails when the
-// installed npm package reports a version other than want.
-func Resolve(name, binary, want string) (string, error) {
+// Resolve returns binary, or the executable exe of pkg at version want
+// (FindVersion) when binary is empty, and fails when the installed npm
+// package reports a version other than want. A configured binary outside
+// npm (no package.json above it) is taken as it is.
+func Resolve(pkg, exe, binary, want string) (string, error) {
+	name := exe
 	if binary == "" {
-		bin, err := Find(name)
+		bin, err := FindVersion(pkg, exe, want)
 		if err != nil {
 			return "", err
 		}
@@ -100,4 +167,33 @@ func Resolve(name, binary, want string) (string, error) {
 		return "", fmt.Errorf("%s: %s is version %s, want %s: %s", name, binary, v, want, InstallHint)
 	}
 	return binary, nil
+}
+
+// Command is args with args[0] started the way its install needs: a Node
+// script installed with a Node runtime of its own beside it
+// (<dir>/node_modules/.bin/node, which scripts/install-harnesses.sh adds when
+// the package needs a newer Node than the system's) runs under that runtime;
+// anything else runs as it is.
+func Command(args []string) []string {
+	if len(args) == 0 || filepath.Base(filepath.Dir(args[0])) != ".bin" {
+		return args
+	}
+	node := filepath.Join(filepath.Dir(args[0]), "node")
+	if node == args[0] || !isExecutable(node) || !isNodeScript(args[0]) {
+		return args
+	}
+	return append([]string{node}, args...)
+}
+
+// isNodeScript reports whether path starts with a shebang naming node.
+func isNodeScript(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 128)
+	n, _ := f.Read(head)
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	return strings.HasPrefix(line, "#!") && strings.Contains(line, "node")
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/classify"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -64,6 +65,7 @@ func Execute(ctx context.Context, inv harness.Invocation, l Launch) (Process, er
 	if err := os.MkdirAll(inv.LogDir, 0o755); err != nil {
 		return Process{}, err
 	}
+	l.Args = cliinstall.Command(l.Args) // a CLI needing a newer Node than the system's gets its own
 	secrets := append(append([]string(nil), l.Secrets...), inv.Secrets...)
 	stdout := newRedactingLog(filepath.Join(inv.LogDir, runrecord.StdoutLog), secrets, true)
 	runCtx, stop := context.WithCancel(ctx)

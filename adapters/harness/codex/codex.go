@@ -20,13 +20,21 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
-// PinnedVersion is the @openai/codex version this adapter is written against.
-const PinnedVersion = "0.171.0"
+// Codex CLI versions: PinnedVersion (the newest release, the default) and
+// PaperVersion (the paper's Table 6); the integration suite runs both.
+const (
+	PinnedVersion = "0.171.0"
+	PaperVersion  = "0.142.5"
+)
+
+// Versions are the @openai/codex releases the adapter knows.
+var Versions = harness.Versions{Package: "@openai/codex", Pins: []string{PinnedVersion, PaperVersion},
+	Paper: PaperVersion, Oldest: PaperVersion}
 
 // CLI is the Codex entry of the harness catalogue.
 var CLI = harness.CLI{
-	Kind: "codex", Display: "Codex CLI", Executable: "codex", Package: "@openai/codex",
-	Pins: []string{PinnedVersion}, APIs: []string{harness.APIResponses}, New: build,
+	Kind: "codex", Display: "Codex CLI", Executable: "codex", Versions: Versions,
+	APIs: []string{harness.APIResponses}, New: build,
 }
 
 // build makes the adapter for a config; option overrides is a list of
@@ -51,7 +59,8 @@ const argvPromptLimit = 100_000
 
 // Config configures the adapter.
 type Config struct {
-	// Binary is the codex executable; empty means cliinstall.Find("codex").
+	// Binary is the codex executable; empty means the installed
+	// @openai/codex at Version (cliinstall.FindVersion).
 	Binary string
 	// Version is the expected CLI version; empty means PinnedVersion. New
 	// fails when the installed npm package reports another version.
@@ -85,10 +94,13 @@ func New(cfg Config) (*Harness, error) {
 	if strings.ContainsAny(p.Name, ". \"'") {
 		return nil, fmt.Errorf("codex: provider name %q must be a bare TOML key", p.Name)
 	}
+	if err := Versions.Check(cfg.Version); err != nil {
+		return nil, err
+	}
 	if cfg.Version == "" {
 		cfg.Version = PinnedVersion
 	}
-	bin, err := cliinstall.Resolve("codex", cfg.Binary, cfg.Version)
+	bin, err := cliinstall.Resolve(Versions.Package, "codex", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -338,7 +339,6 @@ func TestCodexRateLimitAndGarbageStreamAreInfraFailures(t *testing.T) {
 // 127.0.0.1 stands in for the endpoint, must complete a turn with the real
 // CLI.
 func TestShippedConfigsCodexProviderAsWritten(t *testing.T) {
-	bin := testenv.CLI(t, "codex")
 	paths, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "configs", "experiments", "*.yaml"))
 	seen := map[string]bool{} // one run per distinct provider name
 	for _, path := range paths {
@@ -350,6 +350,7 @@ func TestShippedConfigsCodexProviderAsWritten(t *testing.T) {
 			Configs []struct {
 				Label    string           `yaml:"label"`
 				Harness  string           `yaml:"harness"`
+				Version  string           `yaml:"version"`
 				Provider harness.Provider `yaml:"provider"`
 			} `yaml:"configs"`
 		}
@@ -375,7 +376,7 @@ func TestShippedConfigsCodexProviderAsWritten(t *testing.T) {
 				local, _ := url.Parse(srv.URL())
 				u.Scheme, u.Host = local.Scheme, local.Host
 				p.BaseURL = u.String()
-				h, err := codex.New(codex.Config{Binary: bin, Provider: p})
+				h, err := codex.New(codex.Config{Binary: testenv.CLIAt(t, "codex", c.Version), Version: c.Version, Provider: p})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -425,5 +426,33 @@ func TestCodexRefusedConnectionIsInfraFailureBeforeTheWallTimeout(t *testing.T) 
 	}
 	if left := codexProcesses(inv.StateDir); len(left) > 0 {
 		t.Errorf("processes left after the stop: %v", left)
+	}
+}
+
+// The shared suite (developer, planner, resumed session, the quick faults)
+// at every other pin (the paper's version), so a change of the CLI shows up
+// as a failing test; the tests above cover the default pin.
+func TestCodexAgainstScriptedProviderAtTheOtherPins(t *testing.T) {
+	for _, v := range codex.CLI.Pins[1:] {
+		t.Run(v, func(t *testing.T) { clitest.Suite(t, codexTarget(v)) })
+	}
+}
+
+func codexTarget(v string) clitest.Target {
+	return clitest.Target{
+		New: func(t *testing.T, p harness.Provider) harness.Harness {
+			h, err := codex.New(codex.Config{Binary: testenv.CLIAt(t, "codex", v), Version: v, Provider: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		},
+		APIs:             codex.CLI.APIs,
+		ReportsReasoning: true,
+		StateEnv:         "CODEX_HOME",
+		SandboxedPlanner: true, // -s read-only, which TestCodexPlannerTurnReadOnly checks
+		StatusFaultWall:  60 * time.Second,
+		MoreInfraFaults:  []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
+		Quick:            true,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
@@ -57,7 +58,13 @@ func New(spec *Spec, p harness.Provider) (*Harness, error) {
 		return nil, fmt.Errorf("command %s: provider needs key_env and model (got %+v)", spec.Name, p)
 	}
 	bin := spec.Binary
-	if !filepath.IsAbs(bin) {
+	if spec.Package != "" && spec.Version != "" && !strings.Contains(bin, "/") {
+		found, err := cliinstall.FindVersion(spec.Package, bin, spec.Version)
+		if err != nil {
+			return nil, fmt.Errorf("command %s: %w", spec.Name, err)
+		}
+		bin = found
+	} else if !filepath.IsAbs(bin) {
 		found, err := cliinstall.Find(bin)
 		if err != nil {
 			return nil, fmt.Errorf("command %s: %w", spec.Name, err)

@@ -55,9 +55,12 @@ import (
 
 // Spec describes a CLI for the generic command harness.
 type Spec struct {
-	Name     string            `yaml:"name"`
-	Binary   string            `yaml:"binary"`
-	Version  string            `yaml:"version,omitempty"`
+	Name    string `yaml:"name"`
+	Binary  string `yaml:"binary"`
+	Version string `yaml:"version,omitempty"`
+	// Package is the npm package installing Binary; with Version, hoh finds
+	// it where scripts/install-harnesses.sh puts that package@version.
+	Package  string            `yaml:"package,omitempty"`
 	Prompt   string            `yaml:"prompt"`
 	Args     []string          `yaml:"args"`
 	StateEnv []string          `yaml:"state_env,omitempty"`

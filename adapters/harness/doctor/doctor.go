@@ -1,9 +1,11 @@
 // Package doctor checks that the machine can run an experiment: each
-// harness CLI installed at its pinned version with its provider key variable
-// set (the value is never printed), Docker reachable through its API, git,
-// node/npm, and what GameCraft-Bench's verifier needs (Godot 4, Xvfb,
-// ffmpeg, xdotool, python3, user+mount namespaces, the judge's key). Every
-// failed check carries a one-line fix.
+// harness CLI installed at the version its configuration names (default:
+// the catalogue's pin) with its provider key variable set (the value is
+// never printed), which of the catalogue's pinned package@version installs
+// are there, Docker reachable through its API, git, node/npm, and what
+// GameCraft-Bench's verifier needs (Godot 4, Xvfb, ffmpeg, xdotool, python3,
+// user+mount namespaces, the judge's key). Every failed check carries a
+// one-line fix.
 package doctor
 
 import (
@@ -19,6 +21,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 )
@@ -37,6 +40,9 @@ type Target struct {
 	Kind    string // codex, claude, opencode, pi, command
 	Binary  string // override; empty means the kind's catalogue executable
 	Version string // override; empty means the kind's catalogue pin
+	// Package is the npm package of a command harness's CLI (its spec's
+	// package:); catalogued kinds take the catalogue's.
+	Package string
 	KeyEnv  string // provider key variable; empty: not checked
 	// Scripted: the provider is the scripted test double, which needs no key.
 	Scripted bool
@@ -44,8 +50,10 @@ type Target struct {
 
 // Env is how checks look at the machine (replaced in tests).
 type Env struct {
-	// FindCLI locates a harness executable (cliinstall.Find).
-	FindCLI func(name string) (string, error)
+	// FindCLI locates executable exe of npm package pkg at version
+	// (cliinstall.FindVersion); with pkg empty, by name alone
+	// (cliinstall.Find).
+	FindCLI func(pkg, exe, version string) (string, error)
 	// InstalledVersion reads an installed CLI's npm version.
 	InstalledVersion func(bin string) (string, error)
 	LookPath         func(name string) (string, error)
@@ -59,7 +67,12 @@ type Env struct {
 // System is the real machine.
 func System() Env {
 	return Env{
-		FindCLI:          cliinstall.Find,
+		FindCLI: func(pkg, exe, version string) (string, error) {
+			if pkg == "" || version == "" {
+				return cliinstall.Find(exe)
+			}
+			return cliinstall.FindVersion(pkg, exe, version)
+		},
 		InstalledVersion: cliinstall.InstalledVersion,
 		LookPath:         exec.LookPath,
 		Getenv:           os.Getenv,
@@ -123,8 +136,8 @@ func (r Report) Write(w io.Writer) {
 	}
 }
 
-// Run checks every target plus Docker, git, node/npm, and what GameCraft-Bench's
-// verifier needs (warnings only).
+// Run checks every target, the catalogue's pinned installs, Docker, git,
+// node/npm, and what GameCraft-Bench's verifier needs (warnings only).
 func Run(ctx context.Context, env Env, targets []Target) Report {
 	return RunWith(ctx, env, targets, GameCraft{})
 }
@@ -136,6 +149,7 @@ func RunWith(ctx context.Context, env Env, targets []Target, gc GameCraft) Repor
 	for _, t := range targets {
 		r.Checks = append(r.Checks, checkHarness(env, t)...)
 	}
+	r.Checks = append(r.Checks, checkPins(env)...)
 	r.Checks = append(r.Checks, checkDocker(ctx, env))
 	r.Checks = append(r.Checks, checkTool(env, "git", "git", true, "repositories for stage commits and diffs", FixGit))
 	r.Checks = append(r.Checks, checkTool(env, "node", "node", true, "runs the npm-installed harness CLIs", FixNode))
@@ -151,23 +165,38 @@ func checkHarness(env Env, t Target) []Check {
 	}
 	var out []Check
 	cli, _ := catalogue.Lookup(t.Kind)
-	bin := t.Binary
+	bin, pkg := t.Binary, t.Package
 	if bin == "" {
 		bin = cli.Executable
+	}
+	if pkg == "" {
+		pkg = cli.Package
 	}
 	want := t.Version
 	if want == "" {
 		want = cli.Pin()
 	}
+	if err := cli.Check(t.Version); cli.Package != "" && err != nil {
+		return append(out, Check{Name: name + ": version", Required: true, Detail: err.Error(),
+			Fix: "name a supported version in the config (`hoh harnesses` lists the pins)"})
+	}
 	if bin == "" { // the command harness: its YAML spec names the CLI
 		out = append(out, Check{Name: name + ": installed", OK: true, Required: true,
 			Detail: "command harness: the CLI is named in its YAML spec, not checked here"})
 	} else {
-		path, err := findBinary(env, bin)
+		lookPkg := pkg
+		if t.Binary != "" && t.Package == "" {
+			lookPkg = "" // a configured binary is found by its name
+		}
+		path, err := findBinary(env, lookPkg, bin, want)
 		switch {
 		case err != nil:
+			what := bin
+			if pkg != "" && want != "" {
+				what = fmt.Sprintf("%s (%s@%s)", bin, pkg, want)
+			}
 			out = append(out, Check{Name: name + ": installed", Required: true,
-				Detail: fmt.Sprintf("%s not found", bin), Fix: FixInstall})
+				Detail: what + " not found", Fix: FixInstall})
 		case want == "":
 			out = append(out, Check{Name: name + ": installed", OK: true, Required: true, Detail: path})
 		default:
@@ -181,7 +210,7 @@ func checkHarness(env Env, t Target) []Check {
 					Detail: fmt.Sprintf("%s is %s, pinned %s", path, v, want), Fix: FixInstall})
 			default:
 				out = append(out, Check{Name: name + ": version", OK: true, Required: true,
-					Detail: fmt.Sprintf("%s %s (pinned)", path, v)})
+					Detail: fmt.Sprintf("%s %s (%s)", path, v, pinNote(cli, v))})
 			}
 		}
 	}
@@ -202,14 +231,64 @@ func checkHarness(env Env, t Target) []Check {
 	return out
 }
 
-func findBinary(env Env, bin string) (string, error) {
+// pinNote says how version relates to the catalogue's pins.
+func pinNote(cli harness.CLI, version string) string {
+	switch {
+	case len(cli.Pins) == 0:
+		return "pinned by its spec"
+	case version == cli.Paper:
+		return "pinned, the paper's version"
+	case cli.Pinned(version):
+		return "pinned"
+	default:
+		return "supported, not a tested pin (tested: " + strings.Join(cli.Pins, ", ") + ")"
+	}
+}
+
+// findBinary finds bin by its path, else as the executable of pkg at
+// version (pkg empty: by name alone).
+func findBinary(env Env, pkg, bin, version string) (string, error) {
 	if filepath.IsAbs(bin) {
 		if st, err := os.Stat(bin); err != nil || st.IsDir() {
 			return "", fmt.Errorf("%s not found", bin)
 		}
 		return bin, nil
 	}
-	return env.FindCLI(bin)
+	if strings.Contains(bin, "/") {
+		return env.LookPath(bin)
+	}
+	return env.FindCLI(pkg, bin, version)
+}
+
+// checkPins lists every pinned package@version of the catalogue as
+// installed or not: what scripts/install-harnesses.sh installs side by
+// side. Only the targets' versions are required; a missing pin is a warning.
+func checkPins(env Env) []Check {
+	var out []Check
+	for _, cli := range catalogue.All() {
+		for _, pin := range cli.Pins {
+			c := Check{Name: fmt.Sprintf("pin %s %s", cli.Kind, pin)}
+			label := cli.Package + "@" + pin
+			if pin == cli.Paper {
+				label += " (the paper's version)"
+			}
+			path, err := env.FindCLI(cli.Package, cli.Executable, pin)
+			v := ""
+			if err == nil {
+				v, err = env.InstalledVersion(path)
+			}
+			switch {
+			case err != nil:
+				c.Detail, c.Fix = label+": not installed", FixInstall
+			case v != pin:
+				c.Detail, c.Fix = fmt.Sprintf("%s: not installed (%s is %s)", label, path, v), FixInstall
+			default:
+				c.OK, c.Detail = true, label+": installed, "+path
+			}
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func checkDocker(ctx context.Context, env Env) Check {

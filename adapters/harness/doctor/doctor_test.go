@@ -50,7 +50,7 @@ func fakeEnv(pathDir string, vars map[string]string, docker error) Env {
 		return "", exec.ErrNotFound
 	}
 	return Env{
-		FindCLI:          look,
+		FindCLI:          func(pkg, exe, version string) (string, error) { return look(exe) },
 		InstalledVersion: cliinstall.InstalledVersion,
 		LookPath:         look,
 		Getenv:           func(k string) string { return vars[k] },
@@ -188,5 +188,69 @@ func TestDoctorChecksWhatGameCraftsVerifierNeeds(t *testing.T) {
 	rep, out = run(ok, nil, GameCraft{Required: true, GodotBin: "/nowhere/godot", Judge: "stub"})
 	if !rep.Failed() || !strings.Contains(out, "/nowhere/godot (godot_bin) not found") || !strings.Contains(out, "ok   gamecraft: judge key") {
 		t.Errorf("godot_bin missing / stub judge:\n%s", out)
+	}
+}
+
+// npmInstall lays out what scripts/install-harnesses.sh makes for pkg at
+// dir version with package.json saying has: <tools>/<pkg>@<dir>/node_modules.
+func npmInstall(t *testing.T, tools, pkg, exe, dir, has string) {
+	t.Helper()
+	root := cliinstall.VersionDir(tools, pkg, dir)
+	mod := filepath.Join(root, "node_modules", pkg)
+	os.MkdirAll(filepath.Join(mod, "bin"), 0o755)
+	os.MkdirAll(filepath.Join(root, "node_modules", ".bin"), 0o755)
+	os.WriteFile(filepath.Join(mod, "package.json"), []byte(`{"name":"`+pkg+`","version":"`+has+`"}`), 0o644)
+	os.WriteFile(filepath.Join(mod, "bin", "cli.js"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.Symlink(filepath.Join(mod, "bin", "cli.js"), filepath.Join(root, "node_modules", ".bin", exe)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Doctor lists every pinned package@version as installed or not, and
+// checks a configuration at the version it names.
+func TestDoctorShowsInstalledAgainstPinnedPerPackageVersion(t *testing.T) {
+	tools := t.TempDir()
+	t.Setenv("HOH_TOOLS", tools)
+	t.Setenv("PATH", t.TempDir())
+	t.Chdir(t.TempDir()) // no <repo>/.tools/harnesses either
+	codex, _ := catalogue.Lookup("codex")
+	opencode, _ := catalogue.Lookup("opencode")
+	npmInstall(t, tools, codex.Package, "codex", codex.Paper, codex.Paper)
+	npmInstall(t, tools, opencode.Package, "opencode", opencode.Pin(), "1.0.0") // a directory that lies
+	env := fakeEnv(t.TempDir(), nil, nil)
+	env.FindCLI = System().FindCLI
+	rep := Run(context.Background(), env, []Target{
+		{Label: "paper-codex", Kind: "codex", Version: codex.Paper, Scripted: true},
+		{Label: "latest-codex", Kind: "codex", Scripted: true},
+		{Label: "ancient-codex", Kind: "codex", Version: "0.1.0", Scripted: true},
+	})
+	var b strings.Builder
+	rep.Write(&b)
+	out := b.String()
+	t.Log(out)
+	for _, want := range []string{
+		"ok   paper-codex: version", codex.Paper + " (pinned, the paper's version)",
+		"FAIL latest-codex: installed", "codex (@openai/codex@" + codex.Pin() + ") not found",
+		"FAIL ancient-codex: version", "older than " + codex.Oldest,
+		"ok   pin codex " + codex.Paper, "@openai/codex@" + codex.Paper + " (the paper's version): installed, " + tools,
+		"warn pin codex " + codex.Pin(), "@openai/codex@" + codex.Pin() + ": not installed",
+		"warn pin opencode " + opencode.Pin(), "is 1.0.0)",
+		"warn pin pi " + pin("pi"),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	n := 0
+	for _, c := range rep.Checks {
+		if strings.HasPrefix(c.Name, "pin ") {
+			n++
+			if c.Required {
+				t.Errorf("%s is required; only the targets' versions are", c.Name)
+			}
+		}
+	}
+	if want := len(catalogue.NPMPins()); n != want {
+		t.Errorf("%d pin lines, want one per catalogue pin (%d)", n, want)
 	}
 }

@@ -16,14 +16,23 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
-// PinnedVersion is the opencode-ai version this adapter is written against.
-const PinnedVersion = "1.18.33"
+// OpenCode versions: PinnedVersion (the newest release, the default) and
+// PaperVersion, the nearest published release to the paper's 1.14.30 (which
+// is not on the npm registry); the integration suite runs both.
+const (
+	PinnedVersion = "1.18.33"
+	PaperVersion  = "1.14.34"
+)
+
+// Versions are the opencode-ai releases the adapter knows.
+var Versions = harness.Versions{Package: "opencode-ai", Pins: []string{PinnedVersion, PaperVersion},
+	Paper: PaperVersion, PaperRan: "1.14.30", Oldest: PaperVersion}
 
 // CLI is the OpenCode entry of the harness catalogue. Chat is the default
 // API; npmPackages holds the provider package per API.
 var CLI = harness.CLI{
-	Kind: "opencode", Display: "OpenCode CLI", Executable: "opencode", Package: "opencode-ai",
-	Pins: []string{PinnedVersion}, APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
+	Kind: "opencode", Display: "OpenCode CLI", Executable: "opencode", Versions: Versions,
+	APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
 	New: func(s harness.Spec) (harness.Harness, error) {
 		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
 	},
@@ -46,7 +55,8 @@ const title = "hoh"
 
 // Config configures the adapter.
 type Config struct {
-	// Binary is the opencode executable; empty means cliinstall.Find("opencode").
+	// Binary is the opencode executable; empty means the installed
+	// package at Version (cliinstall.FindVersion).
 	Binary string
 	// Version is the expected CLI version; empty means PinnedVersion.
 	Version  string
@@ -69,10 +79,13 @@ func New(cfg Config) (*Harness, error) {
 	} else if _, ok := npmPackages[p.API]; !ok {
 		return nil, fmt.Errorf("opencode: provider %q uses API %q; OpenCode speaks chat, responses or anthropic", p.Name, p.API)
 	}
+	if err := Versions.Check(cfg.Version); err != nil {
+		return nil, err
+	}
 	if cfg.Version == "" {
 		cfg.Version = PinnedVersion
 	}
-	bin, err := cliinstall.Resolve("opencode", cfg.Binary, cfg.Version)
+	bin, err := cliinstall.Resolve(Versions.Package, "opencode", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}

@@ -18,15 +18,24 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
-// PinnedVersion is the @mariozechner/pi-coding-agent version this adapter is
-// written against.
-const PinnedVersion = "0.73.1"
+// Pi versions: PinnedVersion (the newest release, the default) and
+// PaperVersion (the paper's Table 6); the integration suite runs both. Pi is
+// published as @earendil-works/pi-coding-agent since 0.74.0 (the old
+// @mariozechner/pi-coding-agent stopped at 0.73.1).
+const (
+	PinnedVersion = "1.6.0"
+	PaperVersion  = "0.80.10"
+)
+
+// Versions are the Pi releases the adapter knows.
+var Versions = harness.Versions{Package: "@earendil-works/pi-coding-agent", Pins: []string{PinnedVersion, PaperVersion},
+	Paper: PaperVersion, Oldest: PaperVersion}
 
 // CLI is the Pi entry of the harness catalogue. Chat is the default API;
 // apis holds Pi's name for each.
 var CLI = harness.CLI{
-	Kind: "pi", Display: "Pi CLI", Executable: "pi", Package: "@mariozechner/pi-coding-agent",
-	Pins: []string{PinnedVersion}, APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
+	Kind: "pi", Display: "Pi CLI", Executable: "pi", Versions: Versions,
+	APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
 	New: func(s harness.Spec) (harness.Harness, error) {
 		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
 	},
@@ -44,7 +53,8 @@ var apis = map[string]string{
 
 // Config configures the adapter.
 type Config struct {
-	// Binary is the pi executable; empty means cliinstall.Find("pi").
+	// Binary is the pi executable; empty means the installed
+	// package at Version (cliinstall.FindVersion).
 	Binary string
 	// Version is the expected CLI version; empty means PinnedVersion.
 	Version  string
@@ -71,6 +81,9 @@ func New(cfg Config) (*Harness, error) {
 	} else if _, ok := apis[p.API]; !ok {
 		return nil, fmt.Errorf("pi: provider %q uses API %q; Pi speaks chat, responses or anthropic", p.Name, p.API)
 	}
+	if err := Versions.Check(cfg.Version); err != nil {
+		return nil, err
+	}
 	if cfg.Version == "" {
 		cfg.Version = PinnedVersion
 	}
@@ -80,7 +93,7 @@ func New(cfg Config) (*Harness, error) {
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = 32000
 	}
-	bin, err := cliinstall.Resolve("pi", cfg.Binary, cfg.Version)
+	bin, err := cliinstall.Resolve(Versions.Package, "pi", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}

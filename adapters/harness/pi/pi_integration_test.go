@@ -14,21 +14,33 @@ import (
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
-func newPi(t *testing.T, p harness.Provider) harness.Harness {
-	t.Helper()
-	h, err := pi.New(pi.Config{Binary: testenv.CLI(t, "pi"), Provider: p})
-	if err != nil {
-		t.Fatal(err)
+// newPi builds the adapter at the default pin.
+func newPi(t *testing.T, p harness.Provider) harness.Harness { return newPiAt("")(t, p) }
+
+// newPiAt builds the adapter for the installed CLI at version (empty: the
+// default pin).
+func newPiAt(version string) func(t *testing.T, p harness.Provider) harness.Harness {
+	return func(t *testing.T, p harness.Provider) harness.Harness {
+		t.Helper()
+		h, err := pi.New(pi.Config{Binary: testenv.CLIAt(t, "pi", version), Version: version, Provider: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	}
-	return h
 }
 
+// The suite runs at every pinned version (in full at the default, the newest;
+// without the slow fault cases at the paper's), so a change of the CLI shows
+// up here as a failing test.
 func TestPiAgainstScriptedProvider(t *testing.T) {
-	clitest.Suite(t, clitest.Target{
-		New:             newPi,
-		APIs:            pi.CLI.APIs,
-		StateEnv:        "PI_CODING_AGENT_DIR",
-		StatusFaultWall: 60 * time.Second,
-		MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
+	clitest.Pins(t, pi.CLI.Pins, func(v string) clitest.Target {
+		return clitest.Target{
+			New:             newPiAt(v),
+			APIs:            pi.CLI.APIs,
+			StateEnv:        "PI_CODING_AGENT_DIR",
+			StatusFaultWall: 60 * time.Second,
+			MoreInfraFaults: []scripted.Fault{{Kind: scripted.FaultStatus, Status: 401}, {Kind: scripted.FaultStatus, Status: 429}, {Kind: scripted.FaultGarbage}},
+		}
 	})
 }
