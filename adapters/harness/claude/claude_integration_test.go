@@ -7,28 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // newClaude builds the adapter at the default pin.
-func newClaude(t *testing.T, p harness.Provider) harness.Harness { return newClaudeAt("")(t, p) }
-
-// newClaudeAt builds the adapter for the installed CLI at version (empty: the
-// default pin).
-func newClaudeAt(version string) func(t *testing.T, p harness.Provider) harness.Harness {
-	return func(t *testing.T, p harness.Provider) harness.Harness {
-		t.Helper()
-		h, err := claude.New(claude.Config{Binary: testenv.CLIAt(t, "claude", version), Version: version, Provider: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-}
+var newClaude = clitest.At("claude", "")
 
 // The suite runs at every pinned version (in full at the default, the newest;
 // without the slow fault cases at the paper's), so a change of the CLI shows
@@ -36,7 +21,7 @@ func newClaudeAt(version string) func(t *testing.T, p harness.Provider) harness.
 func TestClaudeAgainstScriptedProvider(t *testing.T) {
 	clitest.Pins(t, claude.CLI.Pins, func(v string) clitest.Target {
 		return clitest.Target{
-			New:             newClaudeAt(v),
+			New:             clitest.At("claude", v),
 			APIs:            claude.CLI.APIs,
 			StateEnv:        "CLAUDE_CONFIG_DIR",
 			StatusFaultWall: 60 * time.Second,

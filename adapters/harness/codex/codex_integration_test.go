@@ -440,13 +440,7 @@ func TestCodexAgainstScriptedProviderAtTheOtherPins(t *testing.T) {
 
 func codexTarget(v string) clitest.Target {
 	return clitest.Target{
-		New: func(t *testing.T, p harness.Provider) harness.Harness {
-			h, err := codex.New(codex.Config{Binary: testenv.CLIAt(t, "codex", v), Version: v, Provider: p})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return h
-		},
+		New:              clitest.At("codex", v),
 		APIs:             codex.CLI.APIs,
 		ReportsReasoning: true,
 		StateEnv:         "CODEX_HOME",

@@ -7,28 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // newOpenCode builds the adapter at the default pin.
-func newOpenCode(t *testing.T, p harness.Provider) harness.Harness { return newOpenCodeAt("")(t, p) }
-
-// newOpenCodeAt builds the adapter for the installed CLI at version (empty: the
-// default pin).
-func newOpenCodeAt(version string) func(t *testing.T, p harness.Provider) harness.Harness {
-	return func(t *testing.T, p harness.Provider) harness.Harness {
-		t.Helper()
-		h, err := opencode.New(opencode.Config{Binary: testenv.CLIAt(t, "opencode", version), Version: version, Provider: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-}
+var newOpenCode = clitest.At("opencode", "")
 
 // The suite runs at every pinned version (in full at the default, the newest;
 // without the slow fault cases at the paper's), so a change of the CLI shows
@@ -36,7 +21,7 @@ func newOpenCodeAt(version string) func(t *testing.T, p harness.Provider) harnes
 func TestOpenCodeAgainstScriptedProvider(t *testing.T) {
 	clitest.Pins(t, opencode.CLI.Pins, func(v string) clitest.Target {
 		return clitest.Target{
-			New:              newOpenCodeAt(v),
+			New:              clitest.At("opencode", v),
 			APIs:             opencode.CLI.APIs,
 			ReportsReasoning: true,
 			StateEnv:         "HOME",

@@ -7,28 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // newPi builds the adapter at the default pin.
-func newPi(t *testing.T, p harness.Provider) harness.Harness { return newPiAt("")(t, p) }
-
-// newPiAt builds the adapter for the installed CLI at version (empty: the
-// default pin).
-func newPiAt(version string) func(t *testing.T, p harness.Provider) harness.Harness {
-	return func(t *testing.T, p harness.Provider) harness.Harness {
-		t.Helper()
-		h, err := pi.New(pi.Config{Binary: testenv.CLIAt(t, "pi", version), Version: version, Provider: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-}
+var newPi = clitest.At("pi", "")
 
 // The suite runs at every pinned version (in full at the default, the newest;
 // without the slow fault cases at the paper's), so a change of the CLI shows
@@ -36,7 +21,7 @@ func newPiAt(version string) func(t *testing.T, p harness.Provider) harness.Harn
 func TestPiAgainstScriptedProvider(t *testing.T) {
 	clitest.Pins(t, pi.CLI.Pins, func(v string) clitest.Target {
 		return clitest.Target{
-			New:             newPiAt(v),
+			New:             clitest.At("pi", v),
 			APIs:            pi.CLI.APIs,
 			StateEnv:        "PI_CODING_AGENT_DIR",
 			StatusFaultWall: 60 * time.Second,

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/internal/testenv"
 )
 
 // KeyEnv and Key are the test provider key; Key must never reach a file.
@@ -24,6 +26,20 @@ const (
 	KeyEnv = "HOH_TEST_PROVIDER_KEY"
 	Key    = "sk-hoh-test-secret-4242-abcdefghijklmnopqrstuvwxyz"
 )
+
+// At builds the catalogue's adapter of kind for its installed CLI at
+// version (empty: the default pin); the test fails when it is not there.
+func At(kind, version string) func(t *testing.T, p harness.Provider) harness.Harness {
+	return func(t *testing.T, p harness.Provider) harness.Harness {
+		t.Helper()
+		cli, _ := catalogue.Lookup(kind)
+		h, err := catalogue.New(harness.Spec{Kind: kind, Binary: testenv.CLIAt(t, cli.Executable, version), Version: version, Provider: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+}
 
 // Rig is a scripted provider plus a directory for invocations.
 type Rig struct {
