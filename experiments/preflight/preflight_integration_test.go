@@ -166,8 +166,8 @@ func TestRejectedTurnFailsThePreflightForEveryCLI(t *testing.T) {
 	}
 }
 
-// hoh run --check finds a binary that does not exist and one that reports
-// another version.
+// hoh run --check finds a binary that does not exist, one that reports
+// another version, and a version the adapter does not support.
 func TestHarnessesFindsMissingAndWrongBinaries(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("entries:\n  - name: a\n    match: .\n    steps:\n      - say: ok\n"), 0o644)
@@ -193,6 +193,11 @@ configs:
     version: 0.171.0
     provider: {name: scripted, api: responses, key_env: K, model: m}
     scripted: {script: s.yaml}
+  - label: ancient
+    harness: codex
+    version: 0.1.0
+    provider: {name: scripted, api: responses, key_env: K, model: m}
+    scripted: {script: s.yaml}
 conditions: [vanilla]
 `), 0o644)
 	testenv.CLI(t, "codex")
@@ -204,8 +209,9 @@ conditions: [vanilla]
 	if len(lines) != 1 || !strings.Contains(lines[0], "config real: codex 0.171.0") {
 		t.Errorf("lines %v", lines)
 	}
-	if len(ps) != 2 || ps[0].Line != 11 || !strings.Contains(ps[0].Msg, "no-such-codex") ||
-		ps[1].Line != 16 || !strings.Contains(ps[1].Msg, "reports version 0.1.0, want 0.171.0") {
+	if len(ps) != 3 || ps[0].Line != 11 || !strings.Contains(ps[0].Msg, "no-such-codex") ||
+		ps[1].Line != 16 || !strings.Contains(ps[1].Msg, "reports version 0.1.0, want 0.171.0") ||
+		ps[2].Line != 21 || !strings.Contains(ps[2].Msg, "version 0.1.0 is older than 0.142.5") {
 		t.Errorf("problems %v", ps)
 	}
 }
