@@ -11,8 +11,8 @@
 # Target: $HOH_TOOLS (default <repo>/.tools/harnesses). Idempotent: a
 # version already installed is not reinstalled.
 #
-# A package that needs a newer Node than the system's (its engines.node;
-# Pi since 0.74 and Claude Code 2.1.2xx want Node 22) gets the Node runtime
+# A package started through a Node script that needs a newer Node than the
+# system's (its engines.node; Pi since 0.74 wants Node 22) gets the Node runtime
 # node@$NODE_RUNTIME from npm in its own directory
 # (<package>@<version>/node_modules/.bin/node), and hoh starts its Node
 # scripts with that runtime.
@@ -51,11 +51,18 @@ tools="$(cd "$tools" && pwd)"
 # The Node runtime for packages the system's Node is too old for.
 NODE_RUNTIME=22.23.3
 
-# needs_runtime DIR PACKAGE: succeeds when the package's engines.node asks
-# for more than the system's node (a minimum: >=, ^ or ~ X[.Y[.Z]]).
+# needs_runtime DIR PACKAGE: succeeds when the package starts through a
+# Node script (a bin with a node shebang; Claude Code's is a native binary)
+# and its engines.node asks for more than the system's node (a minimum: >=,
+# ^ or ~ X[.Y[.Z]]).
 needs_runtime() {
   node -e '
-    const eng = ((require(process.argv[1]).engines || {}).node || "");
+    const fs = require("fs"), path = require("path");
+    const pj = require(process.argv[1]);
+    const bins = typeof pj.bin === "string" ? [pj.bin] : Object.values(pj.bin || {});
+    const script = b => { try { return /^#!.*node/.test(fs.readFileSync(path.join(path.dirname(process.argv[1]), b), "utf8").split("\n")[0]); } catch (e) { return false; } };
+    if (!bins.some(script)) process.exit(1);
+    const eng = ((pj.engines || {}).node || "");
     const m = eng.match(/(?:>=|\^|~)?\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?/);
     if (!m) process.exit(1);
     const want = [m[1], m[2] || 0, m[3] || 0].map(Number);
