@@ -25,13 +25,7 @@ func TestHoH2SmokeCompletesWithEachOfTheFourCLIs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (the four CLIs are installed by scripts/install-harnesses.sh)", err)
 	}
-	out := filepath.Join(t.TempDir(), "run")
-	e.Output = out
-	var log strings.Builder
-	res, err := Run(context.Background(), e, Options{Out: &log})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	res, out, log := runAt(t, e)
 	harnesses := map[string]bool{}
 	for _, o := range res.Outcomes {
 		harnesses[o.Trial.Config] = true
@@ -106,13 +100,7 @@ func TestVanillaAndOneHoHIterationAtThePapersVersions(t *testing.T) {
 	}
 	e.Configs = configs
 	e.Conditions = []string{"vanilla", "hoh@1"}
-	out := filepath.Join(t.TempDir(), "run")
-	e.Output = out
-	var log strings.Builder
-	res, err := Run(context.Background(), e, Options{Out: &log})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	res, out, log := runAt(t, e)
 	done := map[string]int{}
 	for _, o := range res.Outcomes {
 		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted {
@@ -145,6 +133,20 @@ func TestVanillaAndOneHoHIterationAtThePapersVersions(t *testing.T) {
 		}
 	}
 	testenv.AssertNoSecret(t, scriptedKeyValue, out)
+}
+
+// runAt runs e into a new directory, returning the result, the directory
+// and the progress log; a run that fails to complete fails the test.
+func runAt(t *testing.T, e *config.Experiment) (*Result, string, *strings.Builder) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "run")
+	e.Output = out
+	log := &strings.Builder{}
+	res, err := Run(context.Background(), e, Options{Out: log})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	return res, out, log
 }
 
 // servedTokens sums input + output over the provider's request log.
