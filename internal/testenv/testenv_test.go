@@ -60,8 +60,12 @@ func TestSharedPathIsBesideTheRepository(t *testing.T) {
 }
 
 func TestCLIFailsNamingTheInstallScript(t *testing.T) {
-	r := record(t, func(tb testing.TB) { CLI(tb, "no-such-harness") })
-	if !strings.Contains(r.fatal, "the no-such-harness CLI is required for this test (run scripts/install-harnesses.sh)") {
+	r := record(t, func(tb testing.TB) { CLIAt(tb, "codex", "0.142.4") }) // never pinned, so never installed
+	if !strings.Contains(r.fatal, "the Codex CLI 0.142.4 is required for this test (run scripts/install-harnesses.sh)") {
+		t.Fatalf("fatal %q", r.fatal)
+	}
+	r = record(t, func(tb testing.TB) { CLI(tb, "no-such-harness") })
+	if !strings.Contains(r.fatal, "no-such-harness is not an executable of the harness catalogue") {
 		t.Fatalf("fatal %q", r.fatal)
 	}
 }
