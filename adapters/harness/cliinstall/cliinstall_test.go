@@ -123,3 +123,24 @@ func TestFindVersionReadsTheFlatLayoutOnlyForItsExactPackage(t *testing.T) {
 		}
 	}
 }
+
+// A Node script installed with a Node runtime beside it runs under that
+// runtime; a native binary, or a script without one, runs as it is.
+func TestCommandStartsANodeScriptWithItsOwnRuntime(t *testing.T) {
+	tools := t.TempDir()
+	script := install(t, tools, "@scope/agent", "agent", "1.6.0", "1.6.0")
+	os.WriteFile(filepath.Join(filepath.Dir(script), "..", "@scope", "agent", "bin", "cli.js"), []byte("#!/usr/bin/env node\n"), 0o755)
+	if got := Command([]string{script, "-p"}); len(got) != 2 {
+		t.Errorf("no runtime beside it: %v", got)
+	}
+	node := filepath.Join(filepath.Dir(script), "node")
+	os.WriteFile(node, []byte("#!/bin/sh\n"), 0o755)
+	if got := Command([]string{script, "-p"}); strings.Join(got, " ") != node+" "+script+" -p" {
+		t.Errorf("node script: %v", got)
+	}
+	native := install(t, tools, "native-cli", "native", "2.0.0", "2.0.0") // its cli.js starts #!/bin/sh
+	os.WriteFile(filepath.Join(filepath.Dir(native), "node"), []byte("#!/bin/sh\n"), 0o755)
+	if got := Command([]string{native}); len(got) != 1 {
+		t.Errorf("not a node script: %v", got)
+	}
+}
