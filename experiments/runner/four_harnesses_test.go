@@ -109,9 +109,7 @@ func TestVanillaAndOneHoHIterationAtThePapersVersions(t *testing.T) {
 		}
 		done[o.Trial.Config]++
 	}
-	var lock struct {
-		Harnesses map[string]string `json:"harnesses"`
-	}
+	var lock runrecord.Lock
 	if err := runrecord.ReadJSON(filepath.Join(out, "lock.json"), &lock); err != nil {
 		t.Fatal(err)
 	}
