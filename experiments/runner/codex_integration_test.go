@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -34,10 +34,7 @@ const faultScript = `entries:
 `
 
 func TestRealCodexInjectedTransportErrorIsReplacedAndHangTimesOut(t *testing.T) {
-	bin, err := cliinstall.Find("codex")
-	if err != nil {
-		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
-	}
+	bin := testenv.CLI(t, "codex")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "faults.yaml"), []byte(faultScript), 0o644)
 	out := filepath.Join(dir, "run")

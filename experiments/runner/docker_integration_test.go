@@ -38,9 +38,7 @@ const smokeBaseTag = "hoh-smoke-busybox:latest"
 // builds the busybox base image (removed when the test ends).
 func dockerPrereqs(t *testing.T) *docker.Client {
 	t.Helper()
-	if _, err := cliinstall.Find("codex"); err != nil {
-		t.Fatalf("the Codex CLI is required for this test (run scripts/install-harnesses.sh): %v", err)
-	}
+	testenv.CLI(t, "codex")
 	ctx := context.Background()
 	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-runner-test-base-%d", time.Now().UnixNano())})
 	if err != nil {
