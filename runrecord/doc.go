@@ -37,7 +37,7 @@
 //	    ├── served.jsonl           every response the provider served, by attempt (hoh's relay)
 //	    ├── session-state/         CLI state shared by Vanilla Continuation's passes (secrets scrubbed)
 //	    ├── extensions.jsonl       one Extension per raise of the step count
-//	    ├── .hoh-private/          hoh's own (0700): evaluation key and scratch copies
+//	    ├── .hoh-private/          hoh's own (0700), in no role's view: evaluation key, scratch copies, processes.jsonl
 //	    ├── iter-NN/<role>/        a role stage (StageFiles: StageLayout); role is planner, developer or qa
 //	    │   ├── attempt-N/         one CLI invocation (AttemptLayout)
 //	    │   │   ├── prompt.md

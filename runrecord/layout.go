@@ -135,6 +135,11 @@ func (l TrialLayout) Extensions() string { return filepath.Join(l.Dir, Extension
 // evaluation scratch copies. No role is given it.
 func (l TrialLayout) Private() string { return filepath.Join(l.Dir, ".hoh-private") }
 
+// Processes is .hoh-private/processes.jsonl: the confined role processes
+// the trial started, with start times, so a resume after a crash ends the
+// ones still running (sandbox.Leftovers).
+func (l TrialLayout) Processes() string { return filepath.Join(l.Private(), "processes.jsonl") }
+
 // RunnerFailure is runner-failure.json (Failure).
 func (l TrialLayout) RunnerFailure() string { return filepath.Join(l.Dir, RunnerFailureFile) }
 

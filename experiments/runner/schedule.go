@@ -186,7 +186,7 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 		logf = func(format string, args ...any) { r.progress.Logf(t.Dir+": "+format, args...) }
 	}
 	env := trial.Env{
-		Bench: r.plan.Bench, Task: t.Task, Exec: r.opts.Exec,
+		Bench: r.plan.Bench, Task: t.Task, Exec: r.opts.Exec, RunDir: r.out,
 		ContractRetries: r.exp.Retries.Contract,
 		Timeouts:        trial.Timeouts(r.exp.Timeouts),
 		Env:             rt.env, Secrets: rt.secrets, Logf: logf,

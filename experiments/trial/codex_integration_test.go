@@ -355,13 +355,27 @@ func TestCodexVanillaWithProseIsOnePassAndContinuationResumesIt(t *testing.T) {
 	checkCommon(t, r)
 }
 
-func TestCodexQAWritingIntoTheCandidateIsCaught(t *testing.T) {
+func TestCodexQAWritingIntoTheWorkspaceIsRefused(t *testing.T) {
 	// The QA Tester's working directory is <trial>/iter-01/qa/candidate; the
 	// authoritative workspace is <trial>/workspace. Codex's own sandbox is
-	// bypassed here, as in a container, so only hoh's digest check stands.
+	// bypassed here; hoh's view of the QA invocation does not contain the
+	// workspace at all, so the write fails and nothing needs undoing.
 	r := runCodexTrial(t, "hoh@1", script(goodPlanner, "echo tampered > ../../../workspace/greet.sh"), true)
-	if len(r.s.Violations) != 1 || !strings.Contains(r.s.Violations[0], "QA Tester changed the candidate") {
+	if len(r.s.Violations) != 0 {
 		t.Fatalf("violations %v", r.s.Violations)
+	}
+	var res harness.Result
+	if err := runrecord.ReadJSON(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Stage(1, "qa"), "attempt-1", "result.json"), &res); err != nil {
+		t.Fatal(err)
+	}
+	refused := false
+	for _, tc := range res.Tools {
+		if strings.Contains(tc.Input, "tampered") && tc.ExitCode != nil && *tc.ExitCode != 0 {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Fatalf("the QA's write into the workspace was not refused: tools %+v", res.Tools)
 	}
 	got, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Workspace(), "greet.sh"))
 	if string(got) != greet {

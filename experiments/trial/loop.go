@@ -61,28 +61,55 @@ type runner struct {
 	repo *history.Repo
 	st   *state
 	ws   string // the workspace (Env.Workspace or <dir>/workspace)
-	// readOnly are the paths the next invocation sees read-only (the QA
-	// Tester's candidate), on host executors.
-	readOnly []string
 	// viewMounts are the task's fixed paths of the last invocation
 	// (benchmark.AgentView), to find the files its records cite.
 	viewMounts []sandbox.Mount
 }
 
-// executor is the executor of an invocation: on the host, a user + mount
-// namespace makes r.readOnly read-only for every process of the CLI.
-func (r *runner) executor() sandbox.Executor {
-	if len(r.readOnly) == 0 {
-		return r.env.Exec
-	}
+// executor is the executor of one role invocation. On the host it is
+// confined to the role's contract (sandbox.Confined): the run directory and
+// /tmp are hidden (a private empty /tmp is the role's scratch space), and
+// only its working directory (writable for the Developer, read-only
+// otherwise), its CLI state directory and the files its prompt lists are
+// bound back. Another trial, withheld evidence, the history repository,
+// evaluation outputs and hoh's private directory are not in the view.
+// Containers get the view of their mounts (environment package).
+func (r *runner) executor(access harness.Access, workDir, stateDir string, shown, writes []string) sandbox.Executor {
+	var inner sandbox.Executor
 	switch e := r.env.Exec.(type) {
 	case nil:
-		return sandbox.ReadOnlyView{Inner: sandbox.Local{}, Paths: r.readOnly}
+		inner = sandbox.Local{}
 	case sandbox.Local:
-		return sandbox.ReadOnlyView{Inner: e, Paths: r.readOnly}
+		inner = e
+	default:
+		return r.env.Exec
 	}
-	// Containers: the candidate's digest is checked after the stage.
-	return r.env.Exec
+	v := sandbox.View{Hide: r.hidden(), Show: append([]string(nil), shown...), Write: append([]string{stateDir}, writes...)}
+	if access == harness.AccessWrite {
+		v.Write = append(v.Write, workDir)
+	} else {
+		v.Show = append(v.Show, workDir)
+	}
+	leftovers := sandbox.Leftovers{Path: r.l.Processes()}
+	return sandbox.Confined{Inner: inner, View: v, Started: func(pid int) { _ = leftovers.Record(pid) }}
+}
+
+// hidden are the directories no role sees beyond its contract: the run
+// directory (the trial's own when the caller names none) and the shared
+// temporary directory.
+func (r *runner) hidden() []string {
+	root := r.env.RunDir
+	if root == "" {
+		root = r.l.Dir
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	out := []string{root, "/tmp"}
+	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" {
+		out = append(out, tmp)
+	}
+	return out
 }
 
 // ViewScratch is the folder of a stage that a benchmark with fixed task
@@ -92,25 +119,33 @@ const ViewScratch = "view-workspace"
 
 // invocationExec is the executor of one invocation: r.executor(), plus the
 // task's fixed paths mounted in the invocation's namespace when the
-// benchmark addresses such paths (benchmark.AgentView); roots are the
-// writable ones, for a CLI's own sandbox.
-func (r *runner) invocationExec(role harness.Role, workDir, stageDir string) (ex sandbox.Executor, roots []string, err error) {
-	ex = r.executor()
+// benchmark addresses such paths (benchmark.AgentView), their sources added
+// to the view; roots are the writable ones, for a CLI's own sandbox.
+func (r *runner) invocationExec(role harness.Role, access harness.Access, workDir, stateDir, stageDir string, shown []string) (ex sandbox.Executor, roots []string, err error) {
 	av, ok := r.env.Bench.(benchmark.AgentView)
 	if !ok {
-		return ex, nil, nil
+		return r.executor(access, workDir, stateDir, shown, nil), nil, nil
 	}
 	mounts, err := av.AgentMounts(r.env.Task, workDir, filepath.Join(stageDir, ViewScratch), role == harness.RoleDeveloper)
 	if err != nil {
 		return nil, nil, err
 	}
 	r.viewMounts = mounts
+	var writes []string
+	shown = append([]string(nil), shown...)
 	for _, m := range mounts {
 		if m.Writable {
 			roots = append(roots, m.Target)
 		}
+		switch {
+		case m.Source == "":
+		case m.Writable:
+			writes = append(writes, m.Source)
+		default:
+			shown = append(shown, m.Source)
+		}
 	}
-	return sandbox.Remapped{Inner: ex, Mounts: mounts}, roots, nil
+	return sandbox.Remapped{Inner: r.executor(access, workDir, stateDir, shown, writes), Mounts: mounts}, roots, nil
 }
 
 func (r *runner) digest() (string, error) { return history.Digest(r.ws, r.env.Exclude...) }
@@ -280,7 +315,7 @@ type reply struct {
 }
 
 func (r *runner) call(ctx context.Context, t int, role harness.Role, access harness.Access, workDir, prompt string,
-	timeout time.Duration, session, stateDir string, parse func(string) []string) (reply, error) {
+	timeout time.Duration, session, stateDir string, shown []string, parse func(string) []string) (reply, error) {
 	dir := r.stageDir(t, string(role))
 	var out reply
 	attemptPrompt := prompt
@@ -298,7 +333,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if err := os.MkdirAll(sd, 0o755); err != nil {
 			return out, err
 		}
-		ex, roots, err := r.invocationExec(role, workDir, dir)
+		ex, roots, err := r.invocationExec(role, access, workDir, sd, dir, shown)
 		if err != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
 		}
@@ -384,6 +419,18 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			attemptPrompt = roles.WithRetry(prompt, out.errs)
 		}
 	}
+}
+
+// materialPaths are the files a prompt lists: what the role's view shows
+// besides its working directory.
+func materialPaths(mats []roles.Material) []string {
+	var out []string
+	for _, m := range mats {
+		if m.Path != "" {
+			out = append(out, m.Path)
+		}
+	}
+	return out
 }
 
 func nextAttempt(dir string) int {
@@ -486,7 +533,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 		return err
 	}
 	var plan roles.Plan
-	rep, err := r.call(ctx, t, harness.RolePlanner, harness.AccessReadOnly, view, prompt, r.timeout(harness.RolePlanner), "", "",
+	rep, err := r.call(ctx, t, harness.RolePlanner, harness.AccessReadOnly, view, prompt, r.timeout(harness.RolePlanner), "", "", materialPaths(mats),
 		func(msg string) []string { p, errs := roles.ParsePlan(msg); plan = p; return errs })
 	if err != nil {
 		return err
@@ -616,7 +663,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 		return err
 	}
 	rep, err := r.call(ctx, t, harness.RoleDeveloper, harness.AccessWrite, r.ws, prompt,
-		r.timeout(harness.RoleDeveloper), session, stateDir, parse)
+		r.timeout(harness.RoleDeveloper), session, stateDir, materialPaths(slots.Materials), parse)
 	if err != nil {
 		return err
 	}
@@ -707,10 +754,10 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		return err
 	}
 	var report roles.QAReport
-	r.readOnly, r.viewMounts = []string{candidate}, nil
-	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, candidate, prompt, r.timeout(harness.RoleQA), "", "",
+	// The candidate is the working directory, read-only in the view.
+	r.viewMounts = nil
+	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, candidate, prompt, r.timeout(harness.RoleQA), "", "", materialPaths(mats),
 		func(msg string) []string { q, errs := roles.ParseQAReport(msg); report = q; return errs })
-	r.readOnly = nil
 	if err != nil {
 		return err
 	}

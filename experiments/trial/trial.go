@@ -55,6 +55,10 @@ type Env struct {
 	// invocation's attempt so its log names who was served what; replaced
 	// and killed attempts are accounted with what it logged.
 	Relay *served.Relay
+	// RunDir is the directory hidden from every host role invocation except
+	// for the paths its contract shows (the run directory, so no other trial
+	// is reachable); default the trial directory.
+	RunDir string
 
 	// Checkpoints, when set, keeps the whole environment of each checkpoint
 	// (a container commit) and the evaluation starts from it; nil scores
@@ -165,6 +169,13 @@ func run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*r
 		return nil, err
 	}
 	l := runrecord.TrialLayout{Dir: dir}
+	// A crashed hoh may have left role processes still writing into the
+	// workspace: they end before anything here is touched.
+	if killed, err := (sandbox.Leftovers{Path: l.Processes()}).End(); err != nil {
+		return nil, fmt.Errorf("trial %s: end processes left by an interrupted run: %w", spec.Key, err)
+	} else if len(killed) > 0 {
+		env.Logf("%s: ended %d role process(es) an interrupted run left: %v", spec.Key, len(killed), killed)
+	}
 	ws, gitDir := l.Workspace(), l.GitDir()
 	if env.Workspace != "" {
 		ws, gitDir = env.Workspace, env.GitDir

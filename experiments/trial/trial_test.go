@@ -64,6 +64,10 @@ type fakeHarness struct {
 	// does not show (by default the fake reports running the command its
 	// verified claim names, as a CLI's event stream would).
 	qaClaimsUnrun bool
+	// shells: a shell step each role runs in its working directory through
+	// the invocation's executor (its view); output and exit in shellOut.
+	shells   map[harness.Role]string
+	shellOut map[harness.Role][]string
 }
 
 // shell runs script in the invocation's working directory through its
@@ -122,6 +126,14 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 	} else {
 		f.sessions++
 		res.SessionID = fmt.Sprintf("session-%d", f.sessions)
+	}
+	if script := f.shells[inv.Role]; script != "" {
+		var out bytes.Buffer
+		exit, err := inv.Exec.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
+		if f.shellOut == nil {
+			f.shellOut = map[harness.Role][]string{}
+		}
+		f.shellOut[inv.Role] = append(f.shellOut[inv.Role], fmt.Sprintf("%s[exit %d %v]", out.String(), exit.Code, err))
 	}
 	p := inv.Prompt
 	switch {

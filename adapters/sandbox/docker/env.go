@@ -124,9 +124,6 @@ func (c *Client) Start(ctx context.Context, spec Spec) (*Environment, error) {
 		env.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	// Commands of any user record their pids there (an image's /tmp may not
-	// be world-writable); a failure shows at the first command.
-	_, _ = env.quickExec(ctx, "mkdir", "-p", "-m", "1777", pidDir)
 	if spec.Healthcheck != nil || spec.KeepEntrypoint {
 		if err := env.waitHealthy(ctx); err != nil {
 			env.Close(context.WithoutCancel(ctx))

@@ -19,15 +19,16 @@ import (
 
 type sandboxCommand = sandbox.Command
 
-// pidDir holds one pid file per running exec inside the container.
-const pidDir = "/tmp/.hoh-exec"
+// Every command runs under this wrapper: before exec'ing the command
+// (which keeps its pid) it announces its pid on stderr, so a timeout can kill
+// the command's whole process tree. hoh reads the announcement from the
+// stream and keeps it: no file in the container records it, so nothing the
+// agent writes can point the kill elsewhere. The kill walks /proc for
+// descendants because exec'd processes are not reliably process-group
+// leaders and images may lack setsid/pkill.
+const pidMarker = "hoh-exec-pid:"
 
-// Every command runs under this wrapper (pidDir is world-writable: commands
-// may run as different users): it records its pid (then execs the
-// command, keeping the pid) so a timeout can kill the command's whole process
-// tree. The kill walks /proc for descendants because exec'd processes are not
-// reliably process-group leaders and images may lack setsid/pkill.
-const wrapper = `mkdir -p -m 1777 ` + pidDir + ` && echo $$ > "$0" && exec "$@"`
+const wrapper = `echo "` + pidMarker + `$$" >&2 && exec "$@"`
 
 const killTree = `
 kids() { for s in /proc/[0-9]*/stat; do
@@ -53,7 +54,6 @@ func (env *Environment) ExecutorAs(user string) sandbox.Executor {
 type executor struct {
 	env  *Environment
 	user string
-	seq  atomic.Int64
 }
 
 // activityWriter forwards writes and records when output was last seen.
@@ -77,8 +77,7 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 	if len(cmd.Args) == 0 {
 		return sandbox.Exit{Code: -1}, fmt.Errorf("docker exec: empty command")
 	}
-	pidFile := fmt.Sprintf("%s/%d-%d", pidDir, time.Now().UnixNano(), x.seq.Add(1))
-	args := append([]string{"/bin/sh", "-c", wrapper, pidFile}, cmd.Args...)
+	args := append([]string{"/bin/sh", "-c", wrapper, "hoh-exec"}, cmd.Args...)
 	dir := cmd.Dir
 	if dir == "" {
 		dir = env.spec.Workdir
@@ -107,9 +106,10 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 	}
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
+	pids := &pidCatcher{w: activityWriter{cmd.Stderr, &last}}
 	copied := make(chan error, 1)
 	go func() {
-		_, err := stdcopy.StdCopy(activityWriter{cmd.Stdout, &last}, activityWriter{cmd.Stderr, &last}, hj.Reader)
+		_, err := stdcopy.StdCopy(activityWriter{cmd.Stdout, &last}, pids, hj.Reader)
 		copied <- err
 	}()
 
@@ -128,7 +128,7 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 			exit.Detail = why
 			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 			defer cancel()
-			if err := env.killExec(kctx, pidFile); err != nil {
+			if err := env.killExec(kctx, pids.pid()); err != nil {
 				// Last resort: the container goes, and with it the tree.
 				exit.Detail += fmt.Sprintf("; tree kill failed (%v), container killed", err)
 				_ = env.Kill(kctx)
@@ -203,21 +203,58 @@ loop:
 			exit.Detail = fmt.Sprintf("killed by the OOM killer (memory limit %d MB; %d OOM kill(s) in the container cgroup)", env.spec.MemoryMB, n)
 		}
 	}
-	_, _ = env.quickExec(ictx, "rm", "-f", pidFile)
 	return exit, nil
 }
 
-// killExec kills the process tree rooted at the pid recorded in pidFile.
-func (env *Environment) killExec(ctx context.Context, pidFile string) error {
-	out, err := env.quickExec(ctx, "cat", pidFile)
-	if err != nil {
-		return err
+// pidCatcher passes stderr on, except the wrapper's first line announcing
+// the command's pid, which it keeps.
+type pidCatcher struct {
+	w    io.Writer
+	mu   sync.Mutex
+	done bool
+	buf  []byte
+	got  int
+}
+
+func (p *pidCatcher) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return p.w.Write(b)
 	}
-	pid, perr := strconv.Atoi(strings.TrimSpace(out))
-	if perr != nil {
-		return fmt.Errorf("pid file %s: %q", pidFile, out)
+	p.buf = append(p.buf, b...)
+	i := bytes.IndexByte(p.buf, '\n')
+	if i < 0 && len(p.buf) < 64 {
+		return len(b), nil
 	}
-	_, err = env.quickExec(ctx, "/bin/sh", "-c", killTree, strconv.Itoa(pid))
+	p.done = true
+	rest := p.buf
+	if i >= 0 && bytes.HasPrefix(p.buf, []byte(pidMarker)) {
+		p.got, _ = strconv.Atoi(string(p.buf[len(pidMarker):i]))
+		rest = p.buf[i+1:]
+	}
+	p.buf = nil
+	if len(rest) > 0 {
+		if _, err := p.w.Write(rest); err != nil {
+			return len(b), err
+		}
+	}
+	return len(b), nil
+}
+
+func (p *pidCatcher) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.got
+}
+
+// killExec kills the process tree rooted at pid (as announced by the
+// wrapper).
+func (env *Environment) killExec(ctx context.Context, pid int) error {
+	if pid <= 1 {
+		return fmt.Errorf("the command's pid was never announced")
+	}
+	_, err := env.quickExec(ctx, "/bin/sh", "-c", killTree, strconv.Itoa(pid))
 	return err
 }
 
