@@ -149,3 +149,29 @@ func TestReportListsSkippedCSVAndStrictRefusesThem(t *testing.T) {
 		t.Fatalf("--strict accepted a skipped file: code %d\n%s", code, errs)
 	}
 }
+
+// Without unprivileged user namespaces (simulated), host role invocations
+// cannot be confined: doctor says so, and `hoh run` (with or without
+// --check) refuses a host benchmark before any trial starts.
+func TestWithoutNamespacesHostRunsAreRefused(t *testing.T) {
+	t.Setenv("HOH_SANDBOX_SIMULATE_NO_USERNS", "1")
+	root := testenv.RepoRoot(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	cfg := filepath.Join(root, "configs/examples/local-smoke.yaml")
+	for _, args := range [][]string{
+		{"run", "--check", "--output", dir, cfg},
+		{"run", "--preflight", "off", "--output", dir, cfg},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code == 0 || !strings.Contains(stderr, "refused") || !strings.Contains(stderr, "namespaces unavailable") {
+			t.Errorf("%q: code %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused run left %d entries in %s", len(entries), dir)
+	}
+	_, stdout, stderr := runCLI(t, "doctor")
+	if !strings.Contains(stdout, "FAIL user namespaces") || !strings.Contains(stdout, "host trials are refused") {
+		t.Errorf("doctor:\n%s%s", stdout, stderr)
+	}
+}

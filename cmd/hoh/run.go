@@ -63,6 +63,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := runner.HostIsolation(p.Bench, nil); err != nil {
+			return err
+		}
 		lines, problems := preflight.Harnesses(ctx, exp)
 		if len(problems) > 0 {
 			return problems

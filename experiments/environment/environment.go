@@ -36,6 +36,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // ContainerBenchmark is a benchmark whose agents work inside a task
@@ -168,6 +169,21 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		}
 	}
 	mounts = append(mounts, docker.Mount{Host: abs, Container: abs})
+	// hoh's own parts of the trial directory are masked in the container:
+	// the history repository (whose hooks and config hoh's git would
+	// otherwise read), the evaluation outputs and the private directory.
+	// They exist first so the engine does not create them (0755, as root).
+	tl := runrecord.TrialLayout{Dir: abs}
+	masks := []string{tl.GitDir(), tl.Evaluation(), tl.Private()}
+	for _, m := range masks {
+		mode := os.FileMode(0o755)
+		if m == tl.Private() {
+			mode = 0o700
+		}
+		if err := os.MkdirAll(m, mode); err != nil {
+			return nil, fmt.Errorf("environment: %w", err)
+		}
+	}
 	prov := opts.Provider
 	var relay *docker.RelaySpec
 	var bridge *tlsBridge
@@ -224,6 +240,7 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	}
 	pathVar = strings.Join(append([]string{pathVar}, pathDirs...), ":")
 	spec.Mounts, spec.Relay = append(spec.Mounts, mounts...), relay
+	spec.Masks = append(spec.Masks, masks...)
 	spec.Env = append(spec.Env, "PATH="+pathVar)
 	if spec.Labels == nil {
 		spec.Labels = map[string]string{}

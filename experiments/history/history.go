@@ -43,7 +43,7 @@ func Open(gitDir, work string) (*Repo, error) {
 	}
 	r := &Repo{GitDir: gitDir, Work: work}
 	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err == nil {
-		return r, nil
+		return r, r.neutraliseAttributes()
 	}
 	if err := os.MkdirAll(gitDir, 0o755); err != nil {
 		return nil, err
@@ -53,7 +53,24 @@ func Open(gitDir, work string) (*Repo, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("git init %s: %v: %s", gitDir, err, out)
 	}
-	return r, nil
+	return r, r.neutraliseAttributes()
+}
+
+// neutralAttributes override any .gitattributes an agent writes into the
+// workspace ($GIT_DIR/info/attributes takes precedence): no filter, no
+// end-of-line or encoding conversion, so a checkpoint's export has exactly
+// the bytes of the workspace and no command an attribute names is run.
+const neutralAttributes = "* -text -filter -ident -working-tree-encoding\n"
+
+func (r *Repo) neutraliseAttributes() error {
+	p := filepath.Join(r.GitDir, "info", "attributes")
+	if b, err := os.ReadFile(p); err == nil && string(b) == neutralAttributes {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(neutralAttributes), 0o644)
 }
 
 func (r *Repo) git(env []string, args ...string) (string, error) {
@@ -64,6 +81,7 @@ func (r *Repo) git(env []string, args ...string) (string, error) {
 		// filters and templates must not run inside hoh's stage commits.
 		"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
 		"-c", "commit.template=", "-c", "core.attributesFile=/dev/null",
+		"-c", "core.sshCommand=false", "-c", "protocol.allow=never", "-c", "diff.external=",
 	}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"GIT_DIR="+r.GitDir, "GIT_WORK_TREE="+r.Work,
@@ -320,6 +338,10 @@ func Digest(dir string, skip ...string) (string, error) {
 			fmt.Fprintf(h, "l %s %s\n", rel, target)
 		case info.IsDir():
 			fmt.Fprintf(h, "d %s\n", rel)
+		case !info.Mode().IsRegular():
+			// Devices, FIFOs and sockets are not part of an artifact (git
+			// does not record them), and opening one could block.
+			continue
 		default:
 			f, err := os.Open(p)
 			if err != nil {
@@ -379,7 +401,10 @@ func CopyTree(src, dst string, skip ...string) error {
 			return os.Symlink(link, target)
 		case info.IsDir():
 			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case !info.Mode().IsRegular():
+			return nil // devices, FIFOs, sockets: not copied (nor recorded by git)
 		default:
+			// Perm() drops setuid, setgid and sticky bits.
 			in, err := os.Open(p)
 			if err != nil {
 				return err

@@ -163,3 +163,80 @@ func TestRestoreRemovesAnEmptyTransientGitDir(t *testing.T) {
 		t.Errorf("digest after restore %s, want %s", d, want)
 	}
 }
+
+// What an agent plants in the workspace does not reach a checkpoint's copy
+// or export, nor make hoh run anything: a FIFO (which would block a naive
+// copy or digest), a setuid executable, a symlink out of the workspace, a
+// .gitattributes asking for a filter and an end-of-line conversion, and
+// hooks in the history repository.
+func TestPlantedFilesDoNotReachCheckpoints(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	os.MkdirAll(work, 0o755)
+	gitDir := filepath.Join(root, "history.git")
+	r, err := Open(gitDir, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, work, "a.txt", "line\n")
+	write(t, work, "tool", "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(work, "tool"), 0o4755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("mkfifo", filepath.Join(work, "pipe")).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(work, "out")); err != nil {
+		t.Fatal(err)
+	}
+	ran := filepath.Join(root, "RAN")
+	write(t, work, ".gitattributes", "* filter=evil text eol=crlf\n")
+	exec.Command("git", "--git-dir", gitDir, "config", "filter.evil.clean", "touch "+ran+"; cat").Run()
+	write(t, gitDir, "hooks/pre-commit", "#!/bin/sh\ntouch "+ran+"\n")
+	write(t, gitDir, "hooks/post-commit", "#!/bin/sh\ntouch "+ran+"\n")
+	os.Chmod(filepath.Join(gitDir, "hooks/pre-commit"), 0o755)
+	os.Chmod(filepath.Join(gitDir, "hooks/post-commit"), 0o755)
+
+	d, err := Digest(work) // returns: the FIFO is not opened
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Commit("developer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Tag("cp-1", c)
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("a hook or filter planted by the agent ran")
+	}
+	for name, dst := range map[string]string{"copy": filepath.Join(root, "copy"), "export": filepath.Join(root, "export")} {
+		if name == "copy" {
+			err = CopyTree(work, dst)
+		} else {
+			os.MkdirAll(dst, 0o755)
+			err = r.Export("cp-1", dst)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dst, "pipe")); !os.IsNotExist(err) {
+			t.Errorf("%s: the FIFO was carried over", name)
+		}
+		fi, err := os.Stat(filepath.Join(dst, "tool"))
+		if err != nil || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 || fi.Mode().Perm()&0o100 == 0 {
+			t.Errorf("%s: tool mode %v (%v): want executable without setuid", name, fi, err)
+		}
+		if target, err := os.Readlink(filepath.Join(dst, "out")); err != nil || target != "/etc/hostname" {
+			t.Errorf("%s: the symlink was followed or lost: %q %v", name, target, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dst, "a.txt")); string(b) != "line\n" {
+			t.Errorf("%s: content converted: %q", name, b)
+		}
+		if got, _ := Digest(dst); got != d {
+			t.Errorf("%s: digest %s, workspace %s", name, got, d)
+		}
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("a filter planted by the agent ran on checkout")
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/runrecord"
@@ -88,6 +89,23 @@ func Prepare(ctx context.Context, e *config.Experiment, bench benchmark.Benchmar
 	return plan.Build(ctx, e)
 }
 
+// HostIsolation refuses host trials where each role invocation cannot be
+// confined to its contract (sandbox.Confined needs unprivileged user, mount
+// and PID namespaces): a container benchmark, or a caller's own executor,
+// does not need them.
+func HostIsolation(bench benchmark.Benchmark, exec sandbox.Executor) error {
+	if _, inContainers := bench.(environment.ContainerBenchmark); inContainers {
+		return nil
+	}
+	if _, local := exec.(sandbox.Local); exec != nil && !local {
+		return nil
+	}
+	if err := sandbox.NamespacesAvailable(); err != nil {
+		return fmt.Errorf("benchmark %s runs its roles on the host, where each invocation must be confined to its role's files; refused: %w", bench.Name(), err)
+	}
+	return nil
+}
+
 // Run executes the experiment (or the shard of it) to completion, or until
 // ctx ends. Trial failures are outcomes; the error is for the run itself.
 func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, err error) {
@@ -121,6 +139,9 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 		return nil, err
 	}
 	r.plan = p
+	if err := HostIsolation(p.Bench, opts.Exec); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}

@@ -285,7 +285,10 @@ func prepare(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialS
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(l.GitDir()); err != nil {
+	// Emptied in place, not removed: in a container the directory is a
+	// mount point masking it from the agent, and removing it would lift the
+	// mask.
+	if err := emptyDir(l.GitDir()); err != nil {
 		return err
 	}
 	if err := env.Bench.InitialWorkspace(ctx, env.Task, ws); err != nil {
@@ -304,4 +307,21 @@ func prepare(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialS
 	}
 	// The spec is written last: its presence means A_0 is committed.
 	return runrecord.WriteJSON(l.Spec(), spec)
+}
+
+// emptyDir removes what dir holds, creating it if missing.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }

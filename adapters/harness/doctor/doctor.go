@@ -24,14 +24,16 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
 // Fixes for the common problems.
 const (
-	FixInstall = "run scripts/install-harnesses.sh"
-	FixDocker  = "run scripts/start-dockerd.sh (needs root and the docker.io package)"
-	FixGit     = "apt-get install git"
-	FixNode    = "apt-get install nodejs npm"
+	FixInstall    = "run scripts/install-harnesses.sh"
+	FixDocker     = "run scripts/start-dockerd.sh (needs root and the docker.io package)"
+	FixGit        = "apt-get install git"
+	FixNode       = "apt-get install nodejs npm"
+	FixNamespaces = "sysctl -w kernel.unprivileged_userns_clone=1 user.max_user_namespaces=15000 (and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or run container benchmarks only"
 )
 
 // Target is one harness to check.
@@ -62,6 +64,9 @@ type Env struct {
 	PingDocker func(ctx context.Context) error
 	// Output runs a tool's version command.
 	Output func(ctx context.Context, bin string, args ...string) (string, error)
+	// Namespaces says whether host role invocations can be confined
+	// (sandbox.NamespacesAvailable).
+	Namespaces func() error
 }
 
 // System is the real machine.
@@ -89,6 +94,7 @@ func System() Env {
 			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 			return string(out), err
 		},
+		Namespaces: sandbox.NamespacesAvailable,
 	}
 }
 
@@ -151,6 +157,7 @@ func RunWith(ctx context.Context, env Env, targets []Target, gc GameCraft) Repor
 	}
 	r.Checks = append(r.Checks, checkPins(env)...)
 	r.Checks = append(r.Checks, checkDocker(ctx, env))
+	r.Checks = append(r.Checks, checkNamespaces(env))
 	r.Checks = append(r.Checks, checkTool(env, "git", "git", true, "repositories for stage commits and diffs", FixGit))
 	r.Checks = append(r.Checks, checkTool(env, "node", "node", true, "runs the npm-installed harness CLIs", FixNode))
 	r.Checks = append(r.Checks, checkTool(env, "npm", "npm", true, "installs the harness CLIs", FixNode))
@@ -298,6 +305,19 @@ func checkDocker(ctx context.Context, env Env) Check {
 		return Check{Name: "docker", Required: true, Detail: "Engine API not reachable: " + firstLine(err.Error()), Fix: FixDocker}
 	}
 	return Check{Name: "docker", OK: true, Required: true, Detail: "Engine API answers"}
+}
+
+// checkNamespaces: host trials (built-in, GameCraft-Bench) confine every
+// role invocation in user + mount + PID namespaces and are refused without.
+func checkNamespaces(env Env) Check {
+	const name = "user namespaces"
+	if env.Namespaces == nil {
+		return Check{Name: name, Required: true, Detail: "not checked", Fix: FixNamespaces}
+	}
+	if err := env.Namespaces(); err != nil {
+		return Check{Name: name, Required: true, Detail: "host role invocations cannot be confined, host trials are refused: " + firstLine(err.Error()), Fix: FixNamespaces}
+	}
+	return Check{Name: name, OK: true, Required: true, Detail: "host role invocations are confined to their contract"}
 }
 
 func checkTool(env Env, name, bin string, required bool, why, fix string) Check {

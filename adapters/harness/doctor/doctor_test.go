@@ -59,6 +59,7 @@ func fakeEnv(pathDir string, vars map[string]string, docker error) Env {
 			out, err := exec.CommandContext(ctx, bin, args...).Output()
 			return string(out), err
 		},
+		Namespaces: func() error { return nil },
 	}
 }
 
@@ -68,6 +69,7 @@ func TestDoctorReportsEachProblemWithAFix(t *testing.T) {
 		map[string]string{"pi": pin("pi"), "claude": "2.0.0"},
 		map[string]string{"git": "git version 2", "node": "v20", "godot": "3.5.1.stable"})
 	env := fakeEnv(dir, map[string]string{"MINIMAX_API_KEY": secret}, errors.New("dial unix /var/run/docker.sock: connect: no such file"))
+	env.Namespaces = func() error { return errors.New("sandbox: user + mount + PID namespaces unavailable (Operation not permitted)") }
 	rep := Run(context.Background(), env, []Target{
 		{Label: "pi-minimax", Kind: "pi", KeyEnv: "MINIMAX_API_KEY"},
 		{Kind: "claude", KeyEnv: "ANTHROPIC_API_KEY"},
@@ -88,6 +90,7 @@ func TestDoctorReportsEachProblemWithAFix(t *testing.T) {
 		"FAIL codex: installed", "fix: run scripts/install-harnesses.sh",
 		"ok   codex: key", "scripted test-double provider",
 		"FAIL docker", "fix: run scripts/start-dockerd.sh",
+		"FAIL user namespaces", "host trials are refused", "fix: sysctl -w kernel.unprivileged_userns_clone=1",
 		"ok   git",
 		"FAIL npm", "fix: apt-get install nodejs npm",
 		"warn godot 4", "Godot 3.5, not 4", "GameCraft-Bench",
@@ -113,7 +116,8 @@ func TestDoctorPassesWhenEverythingRequiredIsThere(t *testing.T) {
 		t.Fatalf("failed:\n%s", b.String())
 	}
 	// Godot is optional: missing is a warning, not a failure.
-	if !strings.Contains(b.String(), "warn godot 4") || !strings.Contains(b.String(), "all required checks passed") {
+	if !strings.Contains(b.String(), "warn godot 4") || !strings.Contains(b.String(), "all required checks passed") ||
+		!strings.Contains(b.String(), "ok   user namespaces") {
 		t.Errorf("output:\n%s", b.String())
 	}
 }
