@@ -69,7 +69,9 @@ func TestDoctorReportsEachProblemWithAFix(t *testing.T) {
 		map[string]string{"pi": pin("pi"), "claude": "2.0.0"},
 		map[string]string{"git": "git version 2", "node": "v20", "godot": "3.5.1.stable"})
 	env := fakeEnv(dir, map[string]string{"MINIMAX_API_KEY": secret}, errors.New("dial unix /var/run/docker.sock: connect: no such file"))
-	env.Namespaces = func() error { return errors.New("sandbox: user + mount + PID namespaces unavailable (Operation not permitted)") }
+	env.Namespaces = func() error {
+		return errors.New("sandbox: user + mount + PID namespaces unavailable (Operation not permitted)")
+	}
 	rep := Run(context.Background(), env, []Target{
 		{Label: "pi-minimax", Kind: "pi", KeyEnv: "MINIMAX_API_KEY"},
 		{Kind: "claude", KeyEnv: "ANTHROPIC_API_KEY"},
