@@ -44,6 +44,9 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	if cmd.confine {
 		confineAttr(c.SysProcAttr)
 	}
+	if cmd.status != nil {
+		c.ExtraFiles = []*os.File{cmd.status}
+	}
 
 	// Own pipes (not exec's) so that Wait returns when the leader exits even
 	// if a grandchild still holds the pipe open.

@@ -6,6 +6,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 )
 
@@ -26,6 +27,7 @@ type Command struct {
 	// Set by Confined for Local: start in new namespaces, report the pid.
 	confine bool
 	started func(pid int)
+	status  *os.File // the init's status pipe, passed as fd 3
 }
 
 // Exit is how a process ended.

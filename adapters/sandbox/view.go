@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -52,18 +53,38 @@ func (c Confined) Run(ctx context.Context, cmd Command) (Exit, error) {
 	if err := NamespacesAvailable(); err != nil {
 		return Exit{Code: -1}, err
 	}
-	spec, err := json.Marshal(initSpec{View: c.View, Dir: cmd.Dir})
+	if cmd.Dir != "" {
+		// The init enters the directory by name, from its own.
+		abs, err := filepath.Abs(cmd.Dir)
+		if err != nil {
+			return Exit{Code: -1}, err
+		}
+		cmd.Dir = abs
+	}
+	spec, err := json.Marshal(initSpec{View: c.View, Dir: cmd.Dir, Status: true})
 	if err != nil {
 		return Exit{Code: -1}, err
 	}
 	cmd.Args = append([]string{"/proc/self/exe", initArg, string(spec), "--"}, cmd.Args...)
 	cmd.confine = true
 	cmd.started = c.Started
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return Exit{Code: -1}, err
+	}
+	defer statusR.Close()
+	cmd.status = statusW
 	inner := c.Inner
 	if inner == nil {
 		inner = Local{}
 	}
-	return inner.Run(ctx, cmd)
+	ex, err := inner.Run(ctx, cmd)
+	statusW.Close() // the init's copy is gone with it: the read ends
+	why, _ := io.ReadAll(io.LimitReader(statusR, 4096))
+	if err == nil && len(why) > 0 {
+		return ex, fmt.Errorf("sandbox: the invocation's view could not be made: %s", strings.TrimSpace(string(why)))
+	}
+	return ex, err
 }
 
 // initArg marks a re-execution of this binary as a namespace's init.
@@ -75,6 +96,8 @@ const exitViewFailed = 125
 type initSpec struct {
 	View View   `json:"view"`
 	Dir  string `json:"dir,omitempty"`
+	// Status: the init got the status pipe as fd statusFD.
+	Status bool `json:"status,omitempty"`
 }
 
 func init() {
@@ -89,11 +112,14 @@ func init() {
 func namespaceInit(specJSON string, argv []string) int {
 	var spec initSpec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
-		fmt.Fprintln(os.Stderr, "hoh sandbox init:", err)
+		initFailed("decode the view:", err)
 		return exitViewFailed
 	}
+	if spec.Status {
+		initStatus = os.NewFile(statusFD, "hoh-sandbox-status")
+	}
 	if err := buildView(spec.View); err != nil {
-		fmt.Fprintln(os.Stderr, "hoh sandbox: cannot build the view:", err)
+		initFailed("cannot build the view:", err)
 		return exitViewFailed
 	}
 	// The inherited working directory is the host's dentry: entering it by
@@ -103,8 +129,12 @@ func namespaceInit(specJSON string, argv []string) int {
 		dir = "/"
 	}
 	if err := os.Chdir(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "hoh sandbox: working directory outside the view:", err)
+		initFailed("working directory outside the view:", err)
 		return exitViewFailed
+	}
+	if initStatus != nil {
+		initStatus.Close() // the view is made: nothing more to report
+		initStatus = nil
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -140,6 +170,20 @@ func namespaceInit(specJSON string, argv []string) int {
 			return 128 + int(ws.Signal())
 		}
 		return ws.ExitStatus()
+	}
+}
+
+// statusFD is the init's report channel (ExtraFiles[0]): a pipe on which
+// it writes why no view could be made, closed before the command starts, so
+// nothing the command writes can pass for hoh's failure.
+const statusFD = 3
+
+var initStatus *os.File
+
+func initFailed(what string, err error) {
+	fmt.Fprintln(os.Stderr, "hoh sandbox:", what, err)
+	if initStatus != nil {
+		fmt.Fprintln(initStatus, what, err)
 	}
 }
 

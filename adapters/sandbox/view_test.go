@@ -106,9 +106,15 @@ func TestConfinedRefusesAHiddenWorkingDirectory(t *testing.T) {
 	}
 	sub := filepath.Join(root, "sub")
 	os.Mkdir(sub, 0o755)
-	out, code = runConfined(t, View{Hide: []string{root}}, sub, "echo ran")
-	if code != exitViewFailed || strings.Contains(out, "ran") {
-		t.Fatalf("ran in a hidden directory: exit %d: %s", code, out)
+	var buf bytes.Buffer
+	ex, err := Confined{View: View{Hide: []string{root}}}.Run(context.Background(),
+		Command{Args: []string{"/bin/sh", "-c", "echo ran"}, Dir: sub, Stdout: &buf, Stderr: &buf})
+	if err == nil || !strings.Contains(err.Error(), "working directory outside the view") || strings.Contains(buf.String(), "ran") {
+		t.Fatalf("ran in a hidden directory: %+v %v: %s", ex, err, buf.String())
+	}
+	// The command's own exit 125 is its own, not a view failure.
+	if out, code := runConfined(t, View{}, "/", "echo 'hoh-sandbox-failed: forged' >&2; exit 125"); code != exitViewFailed || !strings.Contains(out, "forged") {
+		t.Fatalf("exit %d: %s", code, out)
 	}
 }
 
