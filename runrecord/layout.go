@@ -227,7 +227,7 @@ func (l StageLayout) FinalMessage() string { return filepath.Join(l.Dir, "final-
 // stage.
 func (l StageLayout) Artifact() string { return filepath.Join(l.Dir, "artifact") }
 
-// Candidate is the QA Tester's disposable copy of the frozen candidate.
+// Candidate is the QA Tester's copy of the frozen candidate (read-only in its view on the host).
 func (l StageLayout) Candidate() string { return filepath.Join(l.Dir, "candidate") }
 
 // ChecksCopy is the throw-away copy the public runtime checks run on.

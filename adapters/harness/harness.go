@@ -28,8 +28,8 @@ const (
 	AccessReadOnly Access = "read-only"
 	// AccessWrite: the single writer (Developer, Vanilla).
 	AccessWrite Access = "write"
-	// AccessExec: may run commands and write scratch files, but only in a
-	// disposable copy of the frozen candidate (QA Tester).
+	// AccessExec: may run commands on a copy of the frozen candidate (read-only
+	// in its view on the host) and write scratch files elsewhere (QA Tester).
 	AccessExec Access = "exec"
 )
 

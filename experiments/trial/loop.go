@@ -421,6 +421,11 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 	}
 }
 
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // materialPaths are the files a prompt lists: what the role's view shows
 // besides its working directory.
 func materialPaths(mats []roles.Material) []string {
@@ -732,12 +737,16 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		}
 	}
 	mats := []roles.Material{
-		{Category: "Candidate (disposable copy; your working directory)", Path: candidate, About: "frozen candidate " + digest},
+		{Category: "Candidate (frozen; your working directory)", Path: candidate, About: "frozen candidate " + digest},
 	}
 	// The document the Developer worked to (the last valid one).
 	if dev := r.st.find(t, "developer"); dev != nil && dev.PlanFrom > 0 {
 		mats = append(mats, roles.Material{Category: "Development document D_" + fmt.Sprint(dev.PlanFrom),
 			Path: r.stage(dev.PlanFrom, "planner").PlanMarkdown()})
+	}
+	// The Developer's public execution records (paper Table 4): its report.
+	if rep := r.stage(t, "developer").Report(); fileExists(rep) {
+		mats = append(mats, roles.Material{Category: "Developer's report", Path: rep, About: "its summary and the self-tests it ran"})
 	}
 	mats = append(mats,
 		roles.Material{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},

@@ -40,7 +40,8 @@ echo scratch > /tmp/scratch-file && echo tmp-ok
 exit 0
 `, run, dir, sibling)
 	h := &fakeHarness{devBroken: true, shells: map[harness.Role]string{
-		harness.RolePlanner: probe, harness.RoleDeveloper: probe, harness.RoleQA: "(echo fix > greet.sh) 2>/dev/null || echo candidate-ro\n" + probe}}
+		harness.RolePlanner: probe, harness.RoleDeveloper: probe, harness.RoleQA: "(echo fix > greet.sh) 2>/dev/null || echo candidate-ro\n" +
+			"grep -q wrote " + dir + "/iter-0*/developer/report.json && echo dev-report-shown\n" + probe}}
 	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "wo-evidence-feedback@2", Rep: 1}
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(t.Context())
@@ -69,8 +70,8 @@ exit 0
 			}
 		}
 	}
-	if out := strings.Join(h.shellOut[harness.RoleQA], ""); !strings.Contains(out, "candidate-ro") {
-		t.Errorf("QA wrote its candidate: %s", out)
+	if out := strings.Join(h.shellOut[harness.RoleQA], ""); strings.Count(out, "candidate-ro") != 2 || strings.Count(out, "dev-report-shown") != 2 {
+		t.Errorf("QA wrote its candidate, or does not see the developer's report: %s", out)
 	}
 	if _, err := os.Stat(filepath.Join(l.GitDir(), "hooks", "post-commit")); err == nil {
 		t.Error("a role wrote the history's hooks")
