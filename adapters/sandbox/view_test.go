@@ -196,10 +196,58 @@ func TestConfinedProcessesDieWithAKilledParent(t *testing.T) {
 // TestConfinedProcessesDieWithAKilledParent kills: a confined invocation
 // with a foreground sleep and a daemon that left the group.
 func TestMain(m *testing.M) {
+	if root := os.Getenv("HOH_TEST_UNPRIVILEGED_VIEW"); root != "" {
+		var out bytes.Buffer
+		ex, err := Confined{View: View{Hide: []string{root}, Show: []string{filepath.Join(root, "shown")}}}.Run(context.Background(),
+			Command{Args: []string{"/bin/sh", "-c", "id -u; ls -A " + root + "; cat " + root + "/shown/f; (echo x > " + root + "/shown/f) 2>/dev/null || echo ro"},
+				Stdout: &out, Stderr: &out})
+		fmt.Printf("uid %d exit %d err %v\n%s", os.Getuid(), ex.Code, err, out.String())
+		os.Exit(0)
+	}
 	if marker := os.Getenv("HOH_TEST_CONFINED_PARENT"); marker != "" {
 		_, _ = Confined{Inner: Local{}}.Run(context.Background(), Command{Args: []string{"/bin/sh", "-c",
 			"setsid sleep " + marker + " </dev/null >/dev/null 2>&1 & sleep " + marker}, Dir: "/"})
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// No root is needed: an unprivileged user (nobody, when the tests run as
+// root) gets the same view, root only inside its own user namespace.
+func TestConfinedNeedsNoRoot(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hoh-unprivileged-*") // t.TempDir's parent is 0700
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	root := filepath.Join(dir, "run")
+	os.MkdirAll(filepath.Join(root, "shown"), 0o755)
+	os.WriteFile(filepath.Join(root, "shown", "f"), []byte("public\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "secret"), []byte("s"), 0o644)
+	bin := os.Args[0]
+	c := exec.Command(bin)
+	if os.Getuid() == 0 {
+		// The test binary is in a 0700 build directory: nobody runs a copy.
+		bin = filepath.Join(dir, "sandbox.test")
+		data, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c = exec.Command(bin)
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	c.Dir = "/"
+	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOH_TEST_UNPRIVILEGED_VIEW=" + root}
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := "exit 0 err <nil>\n0\nshown\npublic\n"
+	if !strings.Contains(string(out), want) || !strings.Contains(string(out), "ro\n") || strings.HasPrefix(string(out), "uid 0 ") {
+		t.Fatalf("got:\n%s\nwant an unprivileged uid, then %q and a refused write", out, want)
+	}
 }
