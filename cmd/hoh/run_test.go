@@ -182,6 +182,11 @@ func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 					cmd.Process.Signal(syscall.SIGKILL)
 					<-done
 					kills++
+					// Every CLI process dies with hoh (its namespace's init
+					// had a parent-death signal): none keeps writing.
+					if left := processesMentioning(killed, 5*time.Second); len(left) > 0 {
+						t.Fatalf("processes outlived the SIGKILLed hoh: %v", left)
+					}
 					break wait
 				}
 			}
@@ -361,5 +366,29 @@ func TestInterruptPrintsSummaryAndTheResumeCommand(t *testing.T) {
 	hohRun(t, bin, "run", "--preflight=off", cfg)
 	if st := hohRun(t, bin, "status", out); !strings.Contains(st, "runner: not running") || strings.Contains(st, "failed") {
 		t.Errorf("status after the resume:\n%s", st)
+	}
+}
+
+// processesMentioning waits up to limit for no running process to have
+// path in its command line, and returns those still there.
+func processesMentioning(path string, limit time.Duration) []string {
+	deadline := time.Now().Add(limit)
+	for {
+		var left []string
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			stat, serr := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil || serr != nil || !bytes.Contains(cmdline, []byte(path)) {
+				continue
+			}
+			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
+				left = append(left, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
