@@ -314,8 +314,14 @@ type asUser struct {
 func (a *asUser) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, error) {
 	var out strings.Builder
 	ex, err := a.env.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
-		Args: []string{"/bin/sh", "-c", `chown -R "$1" "$2" || exit 1
-if [ -d "$2/.hoh-private" ]; then chown -R 0:0 "$2/.hoh-private" && chmod 700 "$2/.hoh-private"; fi`, "share", a.user, a.env.TrialDir},
+		// hoh's own parts (history, evaluation, private directory) are
+		// masked read-only in the container and stay root's on the host.
+		Args: []string{"/bin/sh", "-c", `chown "$1" "$2" || exit 1
+for e in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+  [ -e "$e" ] || continue
+  case "${e##*/}" in history.git|evaluation|.hoh-private) continue ;; esac
+  chown -R "$1" "$e" || exit 1
+done`, "share", a.user, a.env.TrialDir},
 		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
 	})
 	if err == nil && ex.Code != 0 {
