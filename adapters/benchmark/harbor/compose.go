@@ -264,11 +264,11 @@ func serviceOrder(p *types.Project) ([]string, error) {
 
 // serviceImage builds a sidecar's build context once per Benchmark within
 // environment.build_timeout_sec, or
-// uses its image, which must be present locally (hoh does not pull).
+// uses its image, pulled when it is not present locally.
 func (b *Benchmark) serviceImage(ctx context.Context, t benchmark.Task, s types.ServiceConfig) (string, error) {
 	if s.Build == nil {
-		if _, err := b.Docker.API.ImageInspect(ctx, s.Image); err != nil {
-			return "", &docker.InfraError{Stage: "service " + s.Name, Err: fmt.Errorf("task %s: image %q of compose service %s is not present locally and hoh does not pull images: load it (docker load / docker build -t %s)", t.ID, s.Image, s.Name, s.Image)}
+		if err := b.Docker.EnsureImage(ctx, s.Image, b.pullProgress()); err != nil {
+			return "", &docker.InfraError{Stage: "service " + s.Name, Err: fmt.Errorf("task %s: image %q of compose service %s is not present locally and could not be pulled (%v): pull or load it (docker pull %s, docker load, or docker build -t %s)", t.ID, s.Image, s.Name, err, s.Image, s.Image)}
 		}
 		return s.Image, nil
 	}
@@ -327,8 +327,8 @@ func (l Loaded) composeRefusals() []Refusal {
 	return out
 }
 
-// composeImagesAvailable checks that the prebuilt images of the task's
-// sidecars are present locally: hoh does not pull.
+// composeImagesAvailable makes the prebuilt images of the task's sidecars
+// present locally, pulling those that are not.
 func (b *Benchmark) composeImagesAvailable(ctx context.Context, l Loaded) error {
 	p, _, err := LoadCompose(ctx, l.Task.Dir)
 	if err != nil || p == nil {
@@ -339,8 +339,8 @@ func (b *Benchmark) composeImagesAvailable(ctx context.Context, l Loaded) error 
 		if name == MainService || s.Build != nil {
 			continue
 		}
-		if _, err := b.Docker.API.ImageInspect(ctx, s.Image); err != nil {
-			return fmt.Errorf("%s: services.%s.image %q is not present locally (%v) and hoh does not pull images: load it (docker load / docker build -t %s), or give the service a build context", ComposeFile(l.Task.Dir), name, s.Image, err, s.Image)
+		if err := b.Docker.EnsureImage(ctx, s.Image, b.pullProgress()); err != nil {
+			return fmt.Errorf("%s: services.%s.image %q is not present locally and could not be pulled (%v): pull or load it on this machine (docker pull %s, docker load, or docker build -t %s), or give the service a build context", ComposeFile(l.Task.Dir), name, s.Image, err, s.Image, s.Image)
 		}
 	}
 	return nil

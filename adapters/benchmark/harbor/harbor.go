@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -33,6 +34,8 @@ type Benchmark struct {
 	Dataset string // benchmark name in records, e.g. "frontierswe"
 	Root    string
 	Docker  *docker.Client
+	// PullProgress receives the progress of image pulls; nil: standard error.
+	PullProgress io.Writer
 	// Gate, when set, scores reward.json through FrontierSWE's category
 	// gate; otherwise the metric is the raw reward (reward.txt, or
 	// reward.json's "reward").
@@ -133,9 +136,9 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 	return out, nil
 }
 
-// imageAvailable checks, when a Docker client is at hand, that a prebuilt
-// docker_image is present locally: nothing can be pulled here, so a missing
-// one would fail only after planning.
+// imageAvailable makes, when a Docker client is at hand, a prebuilt
+// docker_image present locally (pulling it if needed), so that a missing one
+// stops the task at plan time rather than after planning.
 func (b *Benchmark) imageAvailable(ctx context.Context, l Loaded) error {
 	if b.Docker == nil || b.Docker.API == nil {
 		return nil
@@ -143,14 +146,30 @@ func (b *Benchmark) imageAvailable(ctx context.Context, l Loaded) error {
 	if err := b.composeImagesAvailable(ctx, l); err != nil {
 		return err
 	}
+	if separateVerifier(l.File.Verifier) {
+		if vi := verifierEnvConfig(l.File).DockerImage; vi != "" {
+			if err := b.Docker.EnsureImage(ctx, vi, b.pullProgress()); err != nil {
+				return fmt.Errorf("%s: verifier.environment.docker_image %q is not present locally and could not be pulled (%v): pull or load it on this machine (docker pull %s, docker load, or docker build -t %s)", filepath.Join(l.Task.Dir, "task.toml"), vi, err, vi, vi)
+			}
+		}
+	}
 	img := l.Task.Limits.Image
 	if img == "" {
 		return nil
 	}
-	if _, err := b.Docker.API.ImageInspect(ctx, img); err != nil {
-		return fmt.Errorf("%s: environment.docker_image %q is not present locally (%v) and hoh does not pull images: load it (docker load / docker build -t %s), or remove docker_image so environment/Dockerfile is built", filepath.Join(l.Task.Dir, "task.toml"), img, err, img)
+	if err := b.Docker.EnsureImage(ctx, img, b.pullProgress()); err != nil {
+		return fmt.Errorf("%s: environment.docker_image %q is not present locally and could not be pulled (%v): pull or load it on this machine (docker pull %s, docker load, or docker build -t %s), or remove docker_image so environment/Dockerfile is built", filepath.Join(l.Task.Dir, "task.toml"), img, err, img, img)
 	}
 	return nil
+}
+
+// pullProgress is where image pulls report progress: PullProgress, else
+// standard error (pulls happen while hoh plans, before any output file).
+func (b *Benchmark) pullProgress() io.Writer {
+	if b.PullProgress != nil {
+		return b.PullProgress
+	}
+	return os.Stderr
 }
 
 // LoadNotes implements benchmark.LoadNotes: tasks excluded by the last

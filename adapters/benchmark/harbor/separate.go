@@ -57,13 +57,13 @@ func verifierEnvConfig(f TaskFile) EnvironmentConfig {
 }
 
 // verifierImage is the separate verifier's image: its environment's
-// docker_image (present locally), else tests/Dockerfile built with tests/ as
+// docker_image (pulled when absent), else tests/Dockerfile built with tests/ as
 // the context, once per Benchmark (labelled), within its build timeout.
 func (b *Benchmark) verifierImage(ctx context.Context, t benchmark.Task, f TaskFile) (string, error) {
 	e := verifierEnvConfig(f)
 	if e.DockerImage != "" {
-		if _, err := b.Docker.API.ImageInspect(ctx, e.DockerImage); err != nil {
-			return "", &docker.InfraError{Stage: "verifier image", Err: fmt.Errorf("task %s: verifier.environment.docker_image %q is not present locally and hoh does not pull images: %v", t.ID, e.DockerImage, err)}
+		if err := b.Docker.EnsureImage(ctx, e.DockerImage, b.pullProgress()); err != nil {
+			return "", &docker.InfraError{Stage: "verifier image", Err: fmt.Errorf("task %s: verifier.environment.docker_image %q is not present locally and could not be pulled (%v): pull or load it (docker pull %s, docker load, or docker build -t %s)", t.ID, e.DockerImage, err, e.DockerImage, e.DockerImage)}
 		}
 		return e.DockerImage, nil
 	}
