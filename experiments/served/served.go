@@ -287,5 +287,28 @@ func Answered(path, attempt string, since time.Time) (bool, error) {
 	return false, nil
 }
 
+// OnlyProviderFailures reports how many requests the relay logged for
+// attempt (lines naming no attempt: at or after since) when every one of
+// them failed on the provider's side (5xx, 429, 408, or no answer at all,
+// logged as 502); zero when there was none or any other status.
+func OnlyProviderFailures(path, attempt string, since time.Time) (int, error) {
+	lines, _, err := Read(path)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range lines {
+		mine := (attempt != "" && l.Attempt == attempt) || (l.Attempt == "" && !l.Time.Before(since))
+		if !mine {
+			continue
+		}
+		if l.Status < 500 && l.Status != 429 && l.Status != 408 {
+			return 0, nil
+		}
+		n++
+	}
+	return n, nil
+}
+
 // Read sums a served.jsonl; a missing file is no traffic.
 func Read(path string) ([]Line, harness.Usage, error) { return runrecord.ReadServed(path) }

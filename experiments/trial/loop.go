@@ -373,6 +373,15 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			res.Outcome = harness.OutcomeInfraFailure
 			res.Evidence = "the CLI reported completion, but hoh's relay saw no model answer during the invocation"
 		}
+		// A CLI that retries a failing provider until hoh's timeout (OpenCode
+		// 1.14 on a persistent 500) or gives up with an error of its own
+		// wording ends as a role failure; the relay says it was the provider.
+		if r.env.ServedLog != "" && (res.Outcome == harness.OutcomeTimeout || res.Outcome == harness.OutcomeAgentFailure) && ctx.Err() == nil {
+			if n, err := served.OnlyProviderFailures(r.env.ServedLog, r.rel(adir), started); err == nil && n > 0 {
+				res.Outcome = harness.OutcomeInfraFailure
+				res.Evidence = fmt.Sprintf("hoh's relay saw the provider fail all %d requests of the invocation (5xx, 429 or no answer): %s", n, res.Evidence)
+			}
+		}
 		if err := runrecord.WriteJSON(al.Result(), res); err != nil {
 			return out, err
 		}

@@ -714,6 +714,51 @@ func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
 	}
 }
 
+// A CLI that waits out hoh's timeout (or fails) while the relay logged only
+// provider failures for its requests is an infrastructure failure; the same
+// timeout after an answered request stays the role's own failure.
+func TestProviderFailuresUntilTimeoutAreInfrastructure(t *testing.T) {
+	b := builtin.Benchmark{}
+	ts, _ := b.Tasks(context.Background())
+	spec := runrecord.TrialSpec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
+	for _, c := range []struct {
+		status  int
+		outcome harness.Outcome
+		infra   bool
+	}{{500, harness.OutcomeTimeout, true}, {503, harness.OutcomeAgentFailure, true}, {200, harness.OutcomeTimeout, false}, {400, harness.OutcomeAgentFailure, false}} {
+		dir := t.TempDir()
+		log := runrecord.TrialLayout{Dir: dir}.Served()
+		h := &failingProviderHarness{status: c.status, outcome: c.outcome, log: log}
+		_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, ServedLog: log})
+		if IsInfra(err) != c.infra {
+			t.Errorf("status %d, CLI outcome %s: infrastructure %v (%v), want %v", c.status, c.outcome, IsInfra(err), err, c.infra)
+		}
+		if c.infra && (err == nil || !strings.Contains(err.Error(), "relay saw the provider fail all 3 requests")) {
+			t.Errorf("status %d: evidence %v", c.status, err)
+		}
+	}
+}
+
+// failingProviderHarness ends with outcome after the relay logged three
+// responses with status for its requests.
+type failingProviderHarness struct {
+	status  int
+	outcome harness.Outcome
+	log     string
+}
+
+func (h *failingProviderHarness) Name() string    { return "fake" }
+func (h *failingProviderHarness) Version() string { return "0" }
+
+func (h *failingProviderHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+	f, _ := os.OpenFile(h.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(f, `{"time":%q,"path":"/v1/responses","status":%d}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), h.status)
+	}
+	f.Close()
+	return harness.Result{Outcome: h.outcome, Evidence: "the CLI's own account"}, nil
+}
+
 // relayingHarness logs a served answer the way hoh's relay does.
 type relayingHarness struct {
 	*fakeHarness

@@ -429,7 +429,7 @@ func TestCodexRefusedConnectionIsInfraFailureBeforeTheWallTimeout(t *testing.T) 
 	}
 }
 
-// The shared suite (developer, planner, resumed session, the quick faults)
+// The shared suite (developer, planner, resumed session, the CLI's faults)
 // at every other pin (the paper's version), so a change of the CLI shows up
 // as a failing test; the tests above cover the default pin.
 func TestCodexAgainstScriptedProviderAtTheOtherPins(t *testing.T) {

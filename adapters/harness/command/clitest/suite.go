@@ -35,10 +35,15 @@ type Target struct {
 	// read-only sandbox (Codex) instead of losing it; the planner check
 	// then allows a shell tool but still no write tool.
 	SandboxedPlanner bool
-	// Quick leaves out the slow fault cases (a persistent 500 that the CLI
-	// retries, a stalled stream, a hanging CLI: the last two test hoh's own
-	// timeouts, not the CLI): for a second version of the same CLI.
+	// Quick leaves out a stalled stream and a hanging CLI, which test hoh's
+	// own timeouts rather than the CLI: for a second version of the same
+	// CLI. The persistent 500 (the CLI's own retries) runs at every version.
 	Quick bool
+	// ServerErrorsRetriedWithoutEnd: this version retries a persistent 500
+	// silently until hoh's wall timeout; the suite expects that timeout (the
+	// trial turns it into infrastructure from the relay's log, see
+	// experiments/trial TestProviderFailuresUntilTimeoutAreInfrastructure).
+	ServerErrorsRetriedWithoutEnd bool
 	// MoreInfraFaults are further faults (401, 429, garbage streams) that
 	// must end as infrastructure failures within StatusFaultWall.
 	MoreInfraFaults []scripted.Fault
@@ -223,19 +228,26 @@ func Faults(t *testing.T, tg Target, api string) {
 			t.Errorf("processes left after the run: %v", left)
 		}
 	}
-	if !tg.Quick {
-		t.Run(api+"/http500", func(t *testing.T) {
-			h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 500})
+	t.Run(api+"/http500", func(t *testing.T) {
+		h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 500})
+		if tg.ServerErrorsRetriedWithoutEnd {
+			inv.WallTimeout = 20 * time.Second
 			res := Run(t, h, inv)
-			if res.Outcome != harness.OutcomeInfraFailure {
-				t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
-			}
-			if res.Usage.Total != 0 {
-				t.Errorf("usage from failed calls: %+v", res.Usage)
+			if res.Outcome != harness.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") || res.Usage.Total != 0 {
+				t.Fatalf("outcome %s evidence %q usage %+v: the CLI no longer retries without end, drop ServerErrorsRetriedWithoutEnd", res.Outcome, res.Evidence, res.Usage)
 			}
 			assertGone(t, inv)
-		})
-	}
+			return
+		}
+		res := Run(t, h, inv)
+		if res.Outcome != harness.OutcomeInfraFailure {
+			t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
+		}
+		if res.Usage.Total != 0 {
+			t.Errorf("usage from failed calls: %+v", res.Usage)
+		}
+		assertGone(t, inv)
+	})
 	t.Run(api+"/http400", func(t *testing.T) {
 		h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 400, Message: "context length exceeded"})
 		res := Run(t, h, inv)
@@ -291,7 +303,7 @@ func Faults(t *testing.T, tg Target, api string) {
 }
 
 // Pins runs the suite at every version of pins: in full at the default
-// (the first), without the slow fault cases at the others (the paper's), so
+// (the first), without hoh's own timeout cases at the others (the paper's), so
 // a change of the CLI between them shows up as a failing test. at builds
 // the target for one version.
 func Pins(t *testing.T, pins []string, at func(version string) Target) {
