@@ -99,11 +99,18 @@ func Start(upstream, logPath string) (*Relay, error) {
 			}}
 			return nil
 		},
-		// No response (provider unreachable, client gone): logged as a 502
-		// without usage, so the log shows the attempt got no answer.
+		// No response: logged without usage, so the log shows the attempt
+		// got no answer; as a 502 when the provider failed (unreachable,
+		// reset), as 499 when the client gave up first (a CLI hoh killed
+		// while the provider kept it waiting), which is not the provider's
+		// failure.
 		ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
-			ticketOf(req).log(req.URL.Path, http.StatusBadGateway, harness.Usage{})
-			w.WriteHeader(http.StatusBadGateway)
+			status := http.StatusBadGateway
+			if req.Context().Err() != nil {
+				status = StatusClientGone
+			}
+			ticketOf(req).log(req.URL.Path, status, harness.Usage{})
+			w.WriteHeader(status)
 		},
 	}
 	r.srv = &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
@@ -287,10 +294,15 @@ func Answered(path, attempt string, since time.Time) (bool, error) {
 	return false, nil
 }
 
+// StatusClientGone is the status logged for a request whose client went
+// away before the provider answered (nginx's 499).
+const StatusClientGone = 499
+
 // OnlyProviderFailures reports how many requests the relay logged for
 // attempt (lines naming no attempt: at or after since) when every one of
-// them failed on the provider's side (5xx, 429, 408, or no answer at all,
-// logged as 502); zero when there was none or any other status.
+// them failed on the provider's side (5xx, 429, 408, or no answer while the
+// client waited, logged as 502); zero when there was none or any other
+// status, a client that gave up (StatusClientGone) included.
 func OnlyProviderFailures(path, attempt string, since time.Time) (int, error) {
 	lines, _, err := Read(path)
 	if err != nil {

@@ -1,8 +1,10 @@
 package served
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,5 +117,42 @@ func TestRelayNamesTheAttemptOfEachResponse(t *testing.T) {
 		if got, err := Answered(log, attempt, time.Time{}); got != want || err != nil {
 			t.Errorf("Answered(%s) = %v %v, want %v", attempt, got, err, want)
 		}
+	}
+}
+
+// A client that gives up while the provider keeps it waiting is logged as
+// StatusClientGone, which OnlyProviderFailures does not count as the
+// provider's failure (a hang is the role's timeout, not infrastructure).
+func TestClientGivingUpIsNotAProviderFailure(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	log := filepath.Join(t.TempDir(), File)
+	r, err := Start(hang.URL+"/v1", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.SetAttempt("iter-01/developer/attempt-1")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.BaseURL()+"/responses", strings.NewReader(`{}`))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the hanging provider answered")
+	}
+	r.Settle(2 * time.Second)
+	lines, _, err := Read(log)
+	if err != nil || len(lines) != 1 || lines[0].Status != StatusClientGone {
+		t.Fatalf("lines %+v, %v: want one %d", lines, err, StatusClientGone)
+	}
+	if n, err := OnlyProviderFailures(log, "iter-01/developer/attempt-1", time.Time{}); n != 0 || err != nil {
+		t.Errorf("OnlyProviderFailures = %d, %v: a client giving up is not the provider failing", n, err)
 	}
 }
