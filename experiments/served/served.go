@@ -286,12 +286,17 @@ func Answered(path, attempt string, since time.Time) (bool, error) {
 		return false, err
 	}
 	for _, l := range lines {
-		mine := (attempt != "" && l.Attempt == attempt) || (l.Attempt == "" && !l.Time.Before(since))
-		if mine && l.Status >= 200 && l.Status < 300 {
+		if ofAttempt(l, attempt, since) && l.Status >= 200 && l.Status < 300 {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// ofAttempt: a line naming attempt, or naming none and logged at or after
+// since.
+func ofAttempt(l Line, attempt string, since time.Time) bool {
+	return (attempt != "" && l.Attempt == attempt) || (l.Attempt == "" && !l.Time.Before(since))
 }
 
 // StatusClientGone is the status logged for a request whose client went
@@ -310,8 +315,7 @@ func OnlyProviderFailures(path, attempt string, since time.Time) (int, error) {
 	}
 	n := 0
 	for _, l := range lines {
-		mine := (attempt != "" && l.Attempt == attempt) || (l.Attempt == "" && !l.Time.Before(since))
-		if !mine {
+		if !ofAttempt(l, attempt, since) {
 			continue
 		}
 		if l.Status < 500 && l.Status != 429 && l.Status != 408 {

@@ -267,8 +267,8 @@ func serviceOrder(p *types.Project) ([]string, error) {
 // uses its image, pulled when it is not present locally.
 func (b *Benchmark) serviceImage(ctx context.Context, t benchmark.Task, s types.ServiceConfig) (string, error) {
 	if s.Build == nil {
-		if err := b.Docker.EnsureImage(ctx, s.Image, b.pullProgress()); err != nil {
-			return "", &docker.InfraError{Stage: "service " + s.Name, Err: fmt.Errorf("task %s: image %q of compose service %s is not present locally and could not be pulled (%v): pull or load it (docker pull %s, docker load, or docker build -t %s)", t.ID, s.Image, s.Name, err, s.Image, s.Image)}
+		if err := b.ensureImage(ctx, fmt.Sprintf("task %s: compose service %s: image", t.ID, s.Name), s.Image, ""); err != nil {
+			return "", &docker.InfraError{Stage: "service " + s.Name, Err: err}
 		}
 		return s.Image, nil
 	}
@@ -339,8 +339,8 @@ func (b *Benchmark) composeImagesAvailable(ctx context.Context, l Loaded) error 
 		if name == MainService || s.Build != nil {
 			continue
 		}
-		if err := b.Docker.EnsureImage(ctx, s.Image, b.pullProgress()); err != nil {
-			return fmt.Errorf("%s: services.%s.image %q is not present locally and could not be pulled (%v): pull or load it on this machine (docker pull %s, docker load, or docker build -t %s), or give the service a build context", ComposeFile(l.Task.Dir), name, s.Image, err, s.Image, s.Image)
+		if err := b.ensureImage(ctx, fmt.Sprintf("%s: services.%s.image", ComposeFile(l.Task.Dir), name), s.Image, "give the service a build context"); err != nil {
+			return err
 		}
 	}
 	return nil

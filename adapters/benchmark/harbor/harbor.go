@@ -148,8 +148,8 @@ func (b *Benchmark) imageAvailable(ctx context.Context, l Loaded) error {
 	}
 	if separateVerifier(l.File.Verifier) {
 		if vi := verifierEnvConfig(l.File).DockerImage; vi != "" {
-			if err := b.Docker.EnsureImage(ctx, vi, b.pullProgress()); err != nil {
-				return fmt.Errorf("%s: verifier.environment.docker_image %q is not present locally and could not be pulled (%v): pull or load it on this machine (docker pull %s, docker load, or docker build -t %s)", filepath.Join(l.Task.Dir, "task.toml"), vi, err, vi, vi)
+			if err := b.ensureImage(ctx, filepath.Join(l.Task.Dir, "task.toml")+": verifier.environment.docker_image", vi, ""); err != nil {
+				return err
 			}
 		}
 	}
@@ -157,10 +157,21 @@ func (b *Benchmark) imageAvailable(ctx context.Context, l Loaded) error {
 	if img == "" {
 		return nil
 	}
-	if err := b.Docker.EnsureImage(ctx, img, b.pullProgress()); err != nil {
-		return fmt.Errorf("%s: environment.docker_image %q is not present locally and could not be pulled (%v): pull or load it on this machine (docker pull %s, docker load, or docker build -t %s), or remove docker_image so environment/Dockerfile is built", filepath.Join(l.Task.Dir, "task.toml"), img, err, img, img)
+	return b.ensureImage(ctx, filepath.Join(l.Task.Dir, "task.toml")+": environment.docker_image", img, "remove docker_image so environment/Dockerfile is built")
+}
+
+// ensureImage makes img present locally (pulled when absent); the error
+// names where the task asks for it (what), why the pull failed and how to
+// provide it, plus the task's own alternative when there is one.
+func (b *Benchmark) ensureImage(ctx context.Context, what, img, alternative string) error {
+	err := b.Docker.EnsureImage(ctx, img, b.pullProgress())
+	if err == nil {
+		return nil
 	}
-	return nil
+	if alternative != "" {
+		alternative = ", or " + alternative
+	}
+	return fmt.Errorf("%s %q is not present locally and could not be pulled (%v): pull or load it on this machine (docker pull %s, docker load, or docker build -t %s)%s", what, img, err, img, img, alternative)
 }
 
 // pullProgress is where image pulls report progress: PullProgress, else

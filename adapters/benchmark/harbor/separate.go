@@ -62,8 +62,8 @@ func verifierEnvConfig(f TaskFile) EnvironmentConfig {
 func (b *Benchmark) verifierImage(ctx context.Context, t benchmark.Task, f TaskFile) (string, error) {
 	e := verifierEnvConfig(f)
 	if e.DockerImage != "" {
-		if err := b.Docker.EnsureImage(ctx, e.DockerImage, b.pullProgress()); err != nil {
-			return "", &docker.InfraError{Stage: "verifier image", Err: fmt.Errorf("task %s: verifier.environment.docker_image %q is not present locally and could not be pulled (%v): pull or load it (docker pull %s, docker load, or docker build -t %s)", t.ID, e.DockerImage, err, e.DockerImage, e.DockerImage)}
+		if err := b.ensureImage(ctx, "task "+t.ID+": verifier.environment.docker_image", e.DockerImage, ""); err != nil {
+			return "", &docker.InfraError{Stage: "verifier image", Err: err}
 		}
 		return e.DockerImage, nil
 	}
