@@ -20,15 +20,18 @@ import (
 type sandboxCommand = sandbox.Command
 
 // Every command runs under this wrapper: before exec'ing the command
-// (which keeps its pid) it announces its pid on stderr, so a timeout can kill
-// the command's whole process tree. hoh reads the announcement from the
-// stream and keeps it: no file in the container records it, so nothing the
-// agent writes can point the kill elsewhere. The kill walks /proc for
-// descendants because exec'd processes are not reliably process-group
-// leaders and images may lack setsid/pkill.
+// (which keeps its pid) it announces its pid and start time (clock ticks
+// since boot, /proc/<pid>/stat field 22) on stderr, so a timeout can kill
+// the command's whole process tree and the processes it leaves behind can
+// be told from older ones. hoh reads the announcement from the stream and
+// keeps it: no file in the container records it, so nothing the agent
+// writes can point the kill elsewhere. The kill walks /proc for descendants
+// because exec'd processes are not reliably process-group leaders and
+// images may lack setsid/pkill. Builtins only: the wrapper must not fork.
 const pidMarker = "hoh-exec-pid:"
 
-const wrapper = `echo "` + pidMarker + `$$" >&2 && exec "$@"`
+const wrapper = `hoh_announce() { echo "` + pidMarker + `$$ ${20}" >&2; }
+{ read -r s < /proc/$$/stat; } 2>/dev/null; hoh_announce ${s##*) } && exec "$@"`
 
 const killTree = `
 kids() { for s in /proc/[0-9]*/stat; do
@@ -43,7 +46,63 @@ while [ -n "$todo" ]; do
 done
 kill -STOP $all 2>/dev/null; kill -KILL $all 2>/dev/null; exit 0`
 
+// endLeftoversScript ends what a command left running. Its argument is the
+// command's start time (as announced by the wrapper). A process is the
+// command's if it started no earlier and its chain of parents, followed
+// while they too started no earlier, ends at the container's init (an
+// orphan: background jobs and double-forked daemons are reparented there)
+// or at an exec of its own (the command itself, still running) other than
+// this script's. Processes that existed before (init, the keep-alive loop,
+// an ENTRYPOINT's services, hoh's relays) are kept, and so are the children
+// those start meanwhile (a database's worker for a client's connection).
+// Candidates are stopped first and /proc is scanned again until no new one
+// appears, so nothing forks away between scan and kill; then all are
+// killed. Prints "pid comm" per process ended. Builtins only (no fork, no
+// ps/pkill in minimal images); variables named after pids stand in for a
+// map in POSIX sh.
+const endLeftoversScript = `
+T=$1; me=$$; round=0; stopped=" "
+case $T in ''|*[!0-9]*) echo "bad start time '$T'" >&2; exit 2;; esac
+scan() { seen=""; for f in /proc/[0-9]*/stat; do
+  { read -r l < "$f"; } 2>/dev/null || continue
+  p=${l%% *}; note $p ${l##*) }
+done; }
+note() { p=$1; shift; [ "$1" = Z ] && return
+  eval "g_$p=$round pp_$p=$2 st_$p=${20}"; seen="$seen $p"; }
+mine() { q=$1; while :; do
+  eval "g=\${g_$q-} s=\${st_$q-} up=\${pp_$q-}"
+  [ "$g" = "$round" ] || { again=1; return 1; }
+  [ "$s" -ge "$T" ] || { [ "$q" = 1 ]; return; }
+  [ "$up" = 0 ] && { [ "$q" != "$me" ]; return; }
+  q=$up
+done; }
+while [ $round -lt 100 ]; do
+  round=$((round+1)); again=0; found=0; scan
+  for p in $seen; do
+    eval "s=\$st_$p"
+    [ "$p" != 1 ] && [ "$s" -ge "$T" ] || continue
+    case $stopped in *" $p "*) continue;; esac
+    mine $p || continue
+    kill -STOP $p 2>/dev/null || continue
+    stopped="$stopped$p "; found=1
+  done
+  [ $found = 0 ] && [ $again = 0 ] && break
+done
+[ $found = 0 ] || { echo "processes kept appearing" >&2; exit 3; }
+for p in $stopped; do
+  c=?; { read -r c < /proc/$p/comm; } 2>/dev/null
+  kill -KILL $p 2>/dev/null && echo "$p $c"
+done; exit 0`
+
 // Executor runs commands in the environment's container, as Spec.User.
+// When a command ends (exit, timeout, idle, cancel), every process it left
+// running is killed, as a role invocation on the host dies with its PID
+// namespace: nothing a role started can change the workspace after hoh
+// checked it, and nothing an artifact's build started can touch its tests.
+// Processes older than the command stay (init, the ENTRYPOINT's services,
+// hoh's relays); hoh's own helpers (quickExec) are not wrapped and exempt.
+// So commands in one container must not overlap: the end of one would kill
+// what the other started. hoh runs a container's commands one at a time.
 func (env *Environment) Executor() sandbox.Executor { return &executor{env: env} }
 
 // ExecutorAs runs commands as user (a name or uid[:gid]; "0" is root).
@@ -194,6 +253,18 @@ loop:
 		exit.Detail = ev
 		return exit, &InfraError{Stage: "run", Err: fmt.Errorf("%s", ev), OOM: st.OOMKilled}
 	}
+	// Nothing the command started outlives it (see endLeftoversScript).
+	ended, err := env.endLeftovers(ictx, pids.startTime())
+	if err != nil {
+		// Whatever keeps running would race with the next command: the
+		// container goes, and with it everything in it.
+		_ = env.Kill(ictx)
+		exit.Detail = joinDetail(exit.Detail, "container killed")
+		return exit, &InfraError{Stage: "ending leftover processes", Err: err}
+	}
+	if len(ended) > 0 {
+		exit.Detail = joinDetail(exit.Detail, fmt.Sprintf("ended %d process(es) the command left running: %s", len(ended), strings.Join(ended, ", ")))
+	}
 	if copyErr != nil && exit.Detail == "" {
 		exit.Detail = "output stream: " + copyErr.Error()
 	}
@@ -206,14 +277,22 @@ loop:
 	return exit, nil
 }
 
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
 // pidCatcher passes stderr on, except the wrapper's first line announcing
-// the command's pid, which it keeps.
+// the command's pid and start time, which it keeps.
 type pidCatcher struct {
-	w    io.Writer
-	mu   sync.Mutex
-	done bool
-	buf  []byte
-	got  int
+	w     io.Writer
+	mu    sync.Mutex
+	done  bool
+	buf   []byte
+	got   int
+	start int64
 }
 
 func (p *pidCatcher) Write(b []byte) (int, error) {
@@ -230,7 +309,13 @@ func (p *pidCatcher) Write(b []byte) (int, error) {
 	p.done = true
 	rest := p.buf
 	if i >= 0 && bytes.HasPrefix(p.buf, []byte(pidMarker)) {
-		p.got, _ = strconv.Atoi(string(p.buf[len(pidMarker):i]))
+		f := strings.Fields(string(p.buf[len(pidMarker):i]))
+		if len(f) > 0 {
+			p.got, _ = strconv.Atoi(f[0])
+		}
+		if len(f) > 1 {
+			p.start, _ = strconv.ParseInt(f[1], 10, 64)
+		}
 		rest = p.buf[i+1:]
 	}
 	p.buf = nil
@@ -248,6 +333,34 @@ func (p *pidCatcher) pid() int {
 	return p.got
 }
 
+// startTime is the command's start in clock ticks since boot; 0 if never
+// announced.
+func (p *pidCatcher) startTime() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.start
+}
+
+// endLeftovers kills every process the command that started at start left
+// running (see the script) and names them ("pid comm").
+func (env *Environment) endLeftovers(ctx context.Context, start int64) ([]string, error) {
+	if start <= 0 {
+		return nil, fmt.Errorf("the command's start time was never announced")
+	}
+	out, err := env.quickExec(ctx, "/bin/sh", "-c", endLeftoversScript, "hoh-end-leftovers", strconv.FormatInt(start, 10))
+	if err != nil {
+		return nil, err
+	}
+	var ended []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" {
+			q := strconv.QuoteToGraphic(l) // a comm is the agent's to choose
+			ended = append(ended, q[1:len(q)-1])
+		}
+	}
+	return ended, nil
+}
+
 // killExec kills the process tree rooted at pid (as announced by the
 // wrapper).
 func (env *Environment) killExec(ctx context.Context, pid int) error {
@@ -262,8 +375,10 @@ func (env *Environment) killExec(ctx context.Context, pid int) error {
 // beyond ctx) and returns its stdout; a non-zero exit is an error.
 func (env *Environment) quickExec(ctx context.Context, args ...string) (string, error) {
 	api := env.c.API
-	// As root: the helpers kill and clean up after any user's commands.
-	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{Cmd: args, User: "0", AttachStdout: true, AttachStderr: true})
+	// As root: the helpers kill and clean up after any user's commands. In
+	// /: the container's working directory may have been replaced (by a
+	// link to the trial workspace) or removed, and exec fails to chdir.
+	ec, err := api.ContainerExecCreate(ctx, env.ID, container.ExecOptions{Cmd: args, User: "0", WorkingDir: "/", AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", err
 	}
