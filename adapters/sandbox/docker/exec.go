@@ -387,6 +387,9 @@ func (env *Environment) quickExec(ctx context.Context, args ...string) (string, 
 		return "", err
 	}
 	defer hj.Close()
+	// A helper stopped by what it works on (a leftover running as root)
+	// must not hang hoh: the stream closes when ctx ends.
+	defer context.AfterFunc(ctx, func() { hj.Close() })()
 	var out, errb bytes.Buffer
 	if _, err := stdcopy.StdCopy(&out, &errb, hj.Reader); err != nil {
 		return "", err

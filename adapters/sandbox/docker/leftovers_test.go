@@ -253,3 +253,31 @@ func BenchmarkEndLeftovers(b *testing.B) {
 		}
 	})
 }
+
+// A helper exec that never ends (e.g. stopped by a leftover running as
+// root while it scans) returns when its context ends instead of hanging
+// hoh; Run then kills the container.
+func TestHelperExecEndsWithItsContext(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	env, err := c.Start(ctx, Spec{Image: testImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(ctx)
+	hctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := env.quickExec(hctx, "/bin/sh", "-c", "kill -STOP $$")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a stopped helper reported success")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a stopped helper still blocks 19 s after its context ended")
+	}
+}
