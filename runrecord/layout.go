@@ -135,6 +135,19 @@ func (l TrialLayout) Extensions() string { return filepath.Join(l.Dir, Extension
 // evaluation scratch copies. No role is given it.
 func (l TrialLayout) Private() string { return filepath.Join(l.Dir, ".hoh-private") }
 
+// AgentView is what a task container sees of the trial besides the
+// workspace (the trial directory itself is never mounted): before each role
+// invocation hoh places exactly that role's inputs under AgentViewInputs,
+// mounted read-only, and gives its CLI state a place under
+// AgentViewScratch, mounted read-write; both are emptied after it.
+func (l TrialLayout) AgentView() string { return filepath.Join(l.Dir, "agent-view") }
+
+// AgentViewInputs is agent-view/inputs (read-only in the container).
+func (l TrialLayout) AgentViewInputs() string { return filepath.Join(l.AgentView(), "inputs") }
+
+// AgentViewScratch is agent-view/scratch (read-write in the container).
+func (l TrialLayout) AgentViewScratch() string { return filepath.Join(l.AgentView(), "scratch") }
+
 // Processes is .hoh-private/processes.jsonl: the confined role processes
 // the trial started, with start times, so a resume after a crash ends the
 // ones still running (sandbox.Leftovers).

@@ -45,3 +45,15 @@ type Exit struct {
 type Executor interface {
 	Run(ctx context.Context, cmd Command) (Exit, error)
 }
+
+// Exchange is how each role invocation in a task container sees exactly its
+// contract: the container mounts the workspace and these two host
+// directories only, each at its own path. Before an invocation the trial
+// places the role's inputs under Inputs (mounted read-only) and its CLI
+// state under Scratch (read-write), and empties both afterwards.
+type Exchange struct {
+	Inputs, Scratch string
+	// Empty removes everything under Scratch, whose files may belong to a
+	// container user the host user cannot remove files of.
+	Empty func(ctx context.Context) error
+}

@@ -9,13 +9,15 @@
 //	// err: infrastructure failure; retry the attempt later
 //	defer env.Close(context.WithoutCancel(ctx))
 //	h := <harness built with env.Provider> // BaseURL as seen by the agent
-//	trial.Run(ctx, env.TrialDir, spec, trial.Env{..., Harness: h, Exec: env.Exec})
+//	trial.Run(ctx, env.TrialDir, spec, trial.Env{..., Harness: h, Exec: env.Exec, Exchange: env.Exchange})
 //
-// trial.Run must get env.TrialDir (absolute): inside the container the trial
-// directory is bind-mounted at that same path, so every path the trial hands
-// to a harness (workspace, planner artifact, QA candidate, state and log
-// directories) is valid in there too. Evaluation does not use this
-// environment: benchmarks score in their own fresh containers.
+// trial.Run must get env.TrialDir (absolute) and env.Exchange: the
+// container never sees the trial directory, only its workspace and the
+// exchange (agent-view/inputs read-only, agent-view/scratch read-write),
+// each at its own path; before each role invocation the trial places that
+// role's inputs and CLI state there, so the paths it hands a harness are
+// valid in there too. Evaluation does not use this environment: benchmarks
+// score in their own fresh containers.
 package environment
 
 import (
@@ -105,9 +107,12 @@ type Env struct {
 	// Provider is Options.Provider with BaseURL rewritten to the address the
 	// agent sees (the relay inside a container); build the harness with it.
 	Provider harness.Provider
-	// TrialDir is the absolute trial directory, valid on the host and inside
-	// the container alike.
+	// TrialDir is the absolute trial directory (on the host; a container
+	// sees only its workspace and Exchange, at the same paths).
 	TrialDir string
+	// Exchange is, for a container, the only part of the trial directory
+	// besides the workspace that the container sees (trial.Env.Exchange).
+	Exchange *sandbox.Exchange
 	// Container is the task container (nil for Local).
 	Container *docker.Environment
 	// Notes are limits that could not be applied, and similar facts.
@@ -136,8 +141,8 @@ func (e *Env) Close(ctx context.Context) error {
 // Open creates trialDir if needed and returns the trial's environment: the
 // host for benchmarks that are not a ContainerBenchmark, else a task
 // container with the task's limits (CPUs, memory, storage, GPUs, network
-// mode none unless allow_internet), the trial directory mounted read-write
-// at its own path, the harness CLIs and node mounted read-only at their own
+// mode none unless allow_internet), the trial's workspace and exchange
+// (never the trial directory) mounted at their own paths, the harness CLIs and node mounted read-only at their own
 // paths, and a model relay from 127.0.0.1:RelayPort inside to the provider.
 func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, trialDir string, opts Options) (*Env, error) {
 	abs, err := filepath.Abs(trialDir)
@@ -162,28 +167,30 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	if err != nil {
 		return nil, fmt.Errorf("environment: task %s: %w", task.ID, err)
 	}
-	// The trial directory must not hide the CLI mounts, nor they it.
-	for _, m := range mounts {
-		if within(m.Container, abs) || within(abs, m.Container) {
-			return nil, fmt.Errorf("environment: trial directory %s overlaps the mounted %s", abs, m.Container)
-		}
-	}
-	mounts = append(mounts, docker.Mount{Host: abs, Container: abs})
-	// hoh's own parts of the trial directory are masked in the container:
-	// the history repository (whose hooks and config hoh's git would
-	// otherwise read), the evaluation outputs and the private directory.
-	// They exist first so the engine does not create them (0755, as root).
+	// The container sees the trial's workspace and its exchange (each
+	// role's inputs read-only, its CLI state read-write), never the trial
+	// directory: no role reaches another iteration's records, withheld
+	// evidence, the history repository, evaluation outputs or hoh's
+	// private directory, and nothing there is mounted for hoh to trust.
 	tl := runrecord.TrialLayout{Dir: abs}
-	masks := []string{tl.GitDir(), tl.Evaluation(), tl.Private()}
-	for _, m := range masks {
-		mode := os.FileMode(0o755)
-		if m == tl.Private() {
-			mode = 0o700
-		}
-		if err := os.MkdirAll(m, mode); err != nil {
+	exchange := &sandbox.Exchange{Inputs: tl.AgentViewInputs(), Scratch: tl.AgentViewScratch()}
+	for _, d := range []string{tl.Workspace(), exchange.Inputs, exchange.Scratch} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("environment: %w", err)
 		}
 	}
+	own := []docker.Mount{{Host: tl.Workspace(), Container: tl.Workspace()},
+		{Host: exchange.Inputs, Container: exchange.Inputs, ReadOnly: true},
+		{Host: exchange.Scratch, Container: exchange.Scratch}}
+	// They must not hide the CLI mounts, nor these them.
+	for _, m := range mounts {
+		for _, o := range own {
+			if within(m.Container, o.Container) || within(o.Container, m.Container) {
+				return nil, fmt.Errorf("environment: trial directory %s overlaps the mounted %s", abs, m.Container)
+			}
+		}
+	}
+	mounts = append(mounts, own...)
 	prov := opts.Provider
 	var relay *docker.RelaySpec
 	var bridge *tlsBridge
@@ -240,7 +247,6 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	}
 	pathVar = strings.Join(append([]string{pathVar}, pathDirs...), ":")
 	spec.Mounts, spec.Relay = append(spec.Mounts, mounts...), relay
-	spec.Masks = append(spec.Masks, masks...)
 	spec.Env = append(spec.Env, "PATH="+pathVar)
 	if spec.Labels == nil {
 		spec.Labels = map[string]string{}
@@ -259,7 +265,8 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		}
 		return nil, err
 	}
-	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: prov, TrialDir: abs, Container: c, Notes: c.Notes, bridge: bridge}
+	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: prov, TrialDir: abs, Exchange: exchange, Container: c, Notes: c.Notes, bridge: bridge}
+	exchange.Empty = env.emptyScratch
 	if relay != nil {
 		u, _ := url.Parse(prov.BaseURL)
 		env.Provider.BaseURL = c.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
@@ -303,9 +310,9 @@ func (e *Env) linkWorkdir(ctx context.Context, workdir string, mounts []docker.M
 }
 
 // asUser runs every role invocation as the task's agent.user. Between
-// invocations hoh writes the trial directory as root (commits, restores),
-// so before each one the directory is given to the user again; hoh's
-// private directory stays root's.
+// invocations hoh writes the workspace and the exchange's scratch as root
+// (commits, restores, CLI state), so before each one they are given to the
+// user again.
 type asUser struct {
 	env  *Env
 	user string
@@ -314,23 +321,51 @@ type asUser struct {
 func (a *asUser) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, error) {
 	var out strings.Builder
 	ex, err := a.env.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
-		// hoh's own parts (history, evaluation, private directory) are
-		// masked read-only in the container and stay root's on the host.
-		Args: []string{"/bin/sh", "-c", `chown "$1" "$2" || exit 1
-for e in "$2"/* "$2"/.[!.]* "$2"/..?*; do
-  [ -e "$e" ] || continue
-  case "${e##*/}" in history.git|evaluation|.hoh-private) continue ;; esac
-  chown -R "$1" "$e" || exit 1
-done`, "share", a.user, a.env.TrialDir},
+		Args:   []string{"/bin/sh", "-c", `u=$1; shift; chown -R "$u" "$@"`, "share", a.user, filepath.Join(a.env.TrialDir, "workspace"), a.env.Exchange.Scratch},
 		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
 	})
 	if err == nil && ex.Code != 0 {
 		err = fmt.Errorf("exit %d: %s", ex.Code, strings.TrimSpace(out.String()))
 	}
 	if err != nil {
-		return sandbox.Exit{Code: -1}, &docker.InfraError{Stage: "agent.user", Err: fmt.Errorf("giving the trial directory to %s: %w", a.user, err)}
+		return sandbox.Exit{Code: -1}, &docker.InfraError{Stage: "agent.user", Err: fmt.Errorf("giving the workspace to %s: %w", a.user, err)}
 	}
 	return a.env.Container.ExecutorAs(a.user).Run(ctx, cmd)
+}
+
+// emptyScratch empties the exchange's scratch: on the host when hoh may
+// remove what the container's users left there, else in the container as
+// root.
+func (e *Env) emptyScratch(ctx context.Context) error {
+	dir := e.Exchange.Scratch
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	hostErr := error(nil)
+	for _, x := range es {
+		if err := os.RemoveAll(filepath.Join(dir, x.Name())); err != nil {
+			hostErr = err
+		}
+	}
+	if hostErr == nil {
+		return nil
+	}
+	if e.Container == nil {
+		return hostErr
+	}
+	var out strings.Builder
+	ex, err := e.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
+		Args:   []string{"/bin/sh", "-c", `cd "$1" && rm -rf -- * .[!.]* ..?*`, "empty", dir},
+		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
+	})
+	if err == nil && ex.Code != 0 {
+		err = fmt.Errorf("exit %d: %s", ex.Code, strings.TrimSpace(out.String()))
+	}
+	if err != nil {
+		return fmt.Errorf("%v; in the container: %w", hostErr, err)
+	}
+	return nil
 }
 
 // harnessMounts are the read-only mounts that make the host-installed CLIs

@@ -183,24 +183,35 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 	if ins.HostConfig.NetworkMode != "none" || ins.HostConfig.Memory != 1024<<20 || ins.HostConfig.NanoCPUs != 1e9 {
 		t.Fatalf("limits: net %s mem %d cpus %d", ins.HostConfig.NetworkMode, ins.HostConfig.Memory, ins.HostConfig.NanoCPUs)
 	}
-	sameTrial, roHarness := false, false
+	// Of the trial directory, the container mounts the workspace and the
+	// exchange only, at their own paths: inputs read-only, scratch writable.
+	ws := filepath.Join(env.TrialDir, "workspace")
+	want := map[string]bool{ws: true, env.Exchange.Inputs: false, env.Exchange.Scratch: true}
+	roHarness := false
 	for _, m := range ins.Mounts {
-		sameTrial = sameTrial || (m.Source == env.TrialDir && m.Destination == env.TrialDir && m.RW)
 		roHarness = roHarness || (strings.HasSuffix(m.Destination, ".tools/harnesses") && !m.RW)
+		if rw, ok := want[m.Source]; ok && m.Destination == m.Source && m.RW == rw {
+			delete(want, m.Source)
+			continue
+		}
+		if within(m.Source, env.TrialDir) || within(env.TrialDir, m.Source) {
+			t.Errorf("the container mounts %s (of the trial directory %s) at %s", m.Source, env.TrialDir, m.Destination)
+		}
 	}
-	if !sameTrial || !roHarness {
-		t.Fatalf("mounts: trial at same path %v, harnesses read-only %v: %+v", sameTrial, roHarness, ins.Mounts)
+	if len(want) > 0 || !roHarness {
+		t.Fatalf("mounts: missing %v, harnesses read-only %v: %+v", want, roHarness, ins.Mounts)
+	}
+	if ex, err := env.Exec.Run(ctx, sandbox.Command{Args: []string{"touch", filepath.Join(env.Exchange.Inputs, "x")}, WallTimeout: 30 * time.Second}); err != nil || ex.Code == 0 {
+		t.Errorf("the inputs are writable in the container (%+v, %v)", ex, err)
 	}
 
-	ws := filepath.Join(env.TrialDir, "workspace")
-	os.MkdirAll(ws, 0o755)
 	if err := b.InitialWorkspace(ctx, task, ws); err != nil {
 		t.Fatal(err)
 	}
 	adir := filepath.Join(env.TrialDir, "iter-01", "developer", "attempt-1")
 	res, err := codexFor(t, env.Provider).Run(ctx, harness.Invocation{
 		Role: harness.RoleDeveloper, Access: harness.AccessWrite, Prompt: "Write the number 42 into answer.txt.",
-		WorkDir: ws, StateDir: filepath.Join(adir, "state"), LogDir: filepath.Join(adir, "logs"),
+		WorkDir: ws, StateDir: filepath.Join(env.Exchange.Scratch, "state"), LogDir: filepath.Join(adir, "logs"),
 		WallTimeout: 3 * time.Minute, IdleTimeout: 2 * time.Minute,
 		Env: []string{keyEnv + "=" + key}, Secrets: []string{key}, Exec: env.Exec,
 	})
@@ -308,7 +319,7 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 	spec := runrecord.TrialSpec{Key: "synthetic/answer/hoh@1", Benchmark: "synthetic", Task: task.ID, Config: "codex-scripted", Arm: "hoh@1", Rep: 1}
 	to := 3 * time.Minute
 	s, err := trial.Run(ctx, env.TrialDir, spec, trial.Env{
-		Bench: b, Task: task, Harness: codexFor(t, env.Provider), Exec: env.Exec,
+		Bench: b, Task: task, Harness: codexFor(t, env.Provider), Exec: env.Exec, Exchange: env.Exchange,
 		Timeouts: trial.Timeouts{Planner: to, Developer: to, QA: to, Idle: 2 * time.Minute},
 		Env:      []string{keyEnv + "=" + key}, Secrets: []string{key},
 		Logf: t.Logf,
@@ -317,6 +328,10 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Status != runrecord.StatusCompleted || len(s.Checkpoints) != 1 || s.Checkpoints[0].Metrics["reward"] != 1 {
+		for _, role := range []string{"planner", "developer", "qa"} {
+			e, _ := os.ReadFile(filepath.Join(env.TrialDir, "iter-01", role, "attempt-1", "logs", "stderr.log"))
+			t.Logf("%s stderr:\n%s", role, e)
+		}
 		t.Fatalf("summary: %+v", s)
 	}
 	if s.Usage.Total == 0 || s.Usage.Total != srv.TotalUsage().Total {

@@ -193,7 +193,7 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: t.Dir}
 	}
 	if env.Kind == environment.Docker || r.opts.Exec == nil {
-		base.Exec = env.Exec
+		base.Exec, base.Exchange = env.Exec, env.Exchange
 	}
 	return trial.Run(ctx, env.TrialDir, t.Spec(), base)
 }

@@ -86,7 +86,8 @@ func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime
 			return release, fmt.Errorf("the task container of %s could not be started: %w", r.plan.Trials[*first].Task.ID, err)
 		}
 		closers = append(closers, func() { env.Close(context.WithoutCancel(ctx)) })
-		tg.Exec, tg.Dir = env.Exec, env.TrialDir
+		// The container sees the exchange's scratch, not the trial directory.
+		tg.Exec, tg.Dir = env.Exec, env.Exchange.Scratch
 		opts.Provider = env.Provider
 	}
 	spec := rt.cfg.HarnessSpec()

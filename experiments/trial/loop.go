@@ -337,9 +337,13 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if err != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
 		}
+		viewSD, err := r.stateIn(ctx, sd)
+		if err != nil {
+			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
+		}
 		inv := harness.Invocation{
 			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: workDir,
-			StateDir: sd, LogDir: al.Logs(), Session: session,
+			StateDir: viewSD, LogDir: al.Logs(), Session: session,
 			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
 			Env: r.env.Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
 		}
@@ -355,6 +359,9 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		}
 		if err != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
+		}
+		if err := r.stateOut(ctx, viewSD, sd); err != nil {
+			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
 		}
 		if ctx.Err() == nil {
 			if why := invocationFault(res.Evidence, inv.LogDir, sd, adir); why != "" {
@@ -536,6 +543,12 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 			mats = append(mats, roles.Material{Category: "Evidence from the previous iteration", Path: p, About: ev.Summary()})
 		}
 	}
+	in, err := r.placeInputs(view, mats)
+	if err != nil {
+		return err
+	}
+	defer in.done()
+	view, mats = in.workDir, in.mats
 	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessReadOnly), Materials: mats})
 	if r.env.Loop != nil && r.env.Loop.PlannerIssues != nil {
 		if slots.Issues, err = r.env.Loop.PlannerIssues(t); err != nil {
@@ -661,6 +674,12 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 			slots.PlanNote = fmt.Sprintf("The Planner produced no new development document for this iteration: continue with D_%d, the latest one.", rec.PlanFrom)
 		}
 	}
+	in, err := r.placeInputs(r.ws, slots.Materials)
+	if err != nil {
+		return err
+	}
+	defer in.done()
+	slots.Materials = in.mats
 	prompt, err := roles.Render(kind, slots)
 	if err != nil {
 		return err
@@ -760,7 +779,13 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	mats = append(mats,
 		roles.Material{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
 		roles.Material{Category: "Specification", Path: specPath})
-	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: mats,
+	in, err := r.placeInputs(candidate, mats)
+	if err != nil {
+		return err
+	}
+	defer in.done()
+	seen := in.workDir // the candidate as QA sees it: read-only in a container
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: in.mats,
 		Environment: r.roleEnvironment(ctx)})
 	if r.env.Loop != nil && r.env.Loop.QAIssues != nil {
 		if slots.Issues, err = r.env.Loop.QAIssues(t); err != nil {
@@ -774,9 +799,16 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	var report roles.QAReport
 	// The candidate is the working directory, read-only in the view.
 	r.viewMounts = nil
-	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, candidate, prompt, r.timeout(harness.RoleQA), "", "", materialPaths(mats),
+	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, seen, prompt, r.timeout(harness.RoleQA), "", "", materialPaths(in.mats),
 		func(msg string) []string { q, errs := roles.ParseQAReport(msg); report = q; return errs })
 	if err != nil {
+		return err
+	}
+	if r.env.Exchange != nil {
+		// Paths QA cites under its view of the candidate name the retained copy.
+		r.viewMounts = in.mounts()
+	}
+	if err := in.done(); err != nil {
 		return err
 	}
 	rec := runrecord.StageRecord{Iteration: t, Role: "qa", Invocations: rep.invs, Digest: digest}

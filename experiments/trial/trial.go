@@ -60,6 +60,12 @@ type Env struct {
 	// is reachable); default the trial directory.
 	RunDir string
 
+	// Exchange, for a trial in a task container, is the container's only
+	// view of the trial directory besides the workspace
+	// (environment.Open): each invocation's inputs and CLI state are placed
+	// there, and removed once it ends.
+	Exchange *sandbox.Exchange
+
 	// Checkpoints, when set, keeps the whole environment of each checkpoint
 	// (a container commit) and the evaluation starts from it; nil scores
 	// each checkpoint from its workspace alone.
@@ -278,16 +284,12 @@ func prepare(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialS
 	} else if !os.IsNotExist(err) {
 		return err
 	}
+	// Emptied in place, not removed: in a container the workspace is a
+	// mount point, and a removed directory would stay mounted there.
 	ws := l.Workspace()
-	if err := os.RemoveAll(ws); err != nil {
+	if err := emptyDir(ws); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return err
-	}
-	// Emptied in place, not removed: in a container the directory is a
-	// mount point masking it from the agent, and removing it would lift the
-	// mask.
 	if err := emptyDir(l.GitDir()); err != nil {
 		return err
 	}

@@ -71,7 +71,10 @@ type Config struct {
 	// BypassSandbox runs the write and exec roles with
 	// --dangerously-bypass-approvals-and-sandbox instead of Codex's own
 	// workspace-write sandbox (for executors that are themselves a sandbox,
-	// e.g. a task container). The Planner stays read-only either way.
+	// e.g. a task container). The Planner too: in a container Codex's
+	// read-only bwrap cannot create its namespace and every command the
+	// Planner ran failed; there hoh mounts its view of A_{t-1} read-only
+	// and undoes (and records) any change to the workspace.
 	BypassSandbox bool
 }
 
@@ -224,11 +227,10 @@ func confinedByHoh(e sandbox.Executor) bool {
 
 // sandboxMode maps the role's access onto Codex's sandbox.
 func (h *Harness) sandboxMode(a harness.Access) string {
-	switch a {
-	case harness.AccessWrite, harness.AccessExec:
-		if h.cfg.BypassSandbox {
-			return "bypass"
-		}
+	switch {
+	case h.cfg.BypassSandbox:
+		return "bypass"
+	case a == harness.AccessWrite || a == harness.AccessExec:
 		return "workspace-write"
 	default:
 		return "read-only"

@@ -50,9 +50,13 @@ func TestArgvPerRoleAndResume(t *testing.T) {
 		!slices.Contains(args, `sandbox_mode="workspace-write"`) || args[len(args)-2] != "abc-123" {
 		t.Errorf("resume argv %q", args)
 	}
-	args, _ = testHarness(t, true).argv(harness.Invocation{Access: harness.AccessExec, WorkDir: "/w", Prompt: "qa"})
-	if !slices.Contains(args, "--dangerously-bypass-approvals-and-sandbox") || slices.Contains(args, "-s") {
-		t.Errorf("bypass argv %q", args)
+	for _, a := range []harness.Access{harness.AccessExec, harness.AccessReadOnly} {
+		// In a container bwrap cannot run: even the Planner's commands
+		// would all fail under Codex's read-only sandbox.
+		args, _ = testHarness(t, true).argv(harness.Invocation{Access: a, WorkDir: "/w", Prompt: "qa"})
+		if !slices.Contains(args, "--dangerously-bypass-approvals-and-sandbox") || slices.Contains(args, "-s") {
+			t.Errorf("bypass argv for %s %q", a, args)
+		}
 	}
 	// QA under hoh's read-only view: Codex's own bwrap cannot run there.
 	args, _ = h.argv(harness.Invocation{Access: harness.AccessExec, WorkDir: "/w", Prompt: "qa",
