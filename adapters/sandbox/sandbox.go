@@ -47,12 +47,16 @@ type Executor interface {
 }
 
 // Exchange is how each role invocation in a task container sees exactly its
-// contract: the container mounts the workspace and these two host
-// directories only, each at its own path. Before an invocation the trial
-// places the role's inputs under Inputs (mounted read-only) and its CLI
-// state under Scratch (read-write), and empties both afterwards.
+// contract: the container mounts these two host directories only, each at
+// its own path. Before an invocation the trial places the role's inputs
+// under Inputs (mounted read-only), its CLI state and, for the Developer,
+// the workspace under Scratch (read-write), and empties both afterwards.
 type Exchange struct {
 	Inputs, Scratch string
+	// Current, in Scratch, is where the container's working directory (a
+	// task image's WORKDIR) links to: the trial makes it a symlink to the
+	// working directory of each invocation.
+	Current string
 	// Empty removes everything under Scratch, whose files may belong to a
 	// container user the host user cannot remove files of.
 	Empty func(ctx context.Context) error

@@ -45,6 +45,7 @@ func TestOpenKeepsTheImagesPathAndRunsAsAgentUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close(ctx)
+	ws := workspaceInView(t, env)
 	var out strings.Builder
 	ex, err := env.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c",
 		`whoami > whoami.txt && echo "$(cat whoami.txt) $IMAGE_VAR" && echo "$PATH" && if ls "$1" >/dev/null 2>&1; then echo private-readable; fi`, "x", filepath.Join(env.TrialDir, ".hoh-private")},
@@ -59,7 +60,7 @@ func TestOpenKeepsTheImagesPathAndRunsAsAgentUser(t *testing.T) {
 	if !strings.HasPrefix(lines[1], "/opt/tool/bin:/usr/local/bin:/usr/bin:/bin:") || !strings.HasSuffix(lines[1], "/node_modules/.bin") {
 		t.Fatalf("PATH %q: want the image's PATH, then hoh's CLI directories", lines[1])
 	}
-	if b, err := os.ReadFile(filepath.Join(env.TrialDir, "workspace", "whoami.txt")); err != nil || string(b) != "agent\n" {
+	if b, err := os.ReadFile(filepath.Join(ws, "whoami.txt")); err != nil || string(b) != "agent\n" {
 		t.Fatalf("workspace/whoami.txt: %q %v", b, err)
 	}
 }

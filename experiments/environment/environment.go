@@ -12,11 +12,11 @@
 //	trial.Run(ctx, env.TrialDir, spec, trial.Env{..., Harness: h, Exec: env.Exec, Exchange: env.Exchange})
 //
 // trial.Run must get env.TrialDir (absolute) and env.Exchange: the
-// container never sees the trial directory, only its workspace and the
-// exchange (agent-view/inputs read-only, agent-view/scratch read-write),
-// each at its own path; before each role invocation the trial places that
-// role's inputs and CLI state there, so the paths it hands a harness are
-// valid in there too. Evaluation does not use this environment: benchmarks
+// container never sees the trial directory, only the exchange
+// (agent-view/inputs read-only, agent-view/scratch read-write), each at its
+// own path; before each role invocation the trial places there that role's
+// inputs, its CLI state and, for the Developer, the workspace, so the paths
+// it hands a harness are valid in there too. Evaluation does not use this environment: benchmarks
 // score in their own fresh containers.
 package environment
 
@@ -108,10 +108,10 @@ type Env struct {
 	// agent sees (the relay inside a container); build the harness with it.
 	Provider harness.Provider
 	// TrialDir is the absolute trial directory (on the host; a container
-	// sees only its workspace and Exchange, at the same paths).
+	// sees only Exchange, at the same paths).
 	TrialDir string
 	// Exchange is, for a container, the only part of the trial directory
-	// besides the workspace that the container sees (trial.Env.Exchange).
+	// the container sees (trial.Env.Exchange).
 	Exchange *sandbox.Exchange
 	// Container is the task container (nil for Local).
 	Container *docker.Environment
@@ -141,8 +141,8 @@ func (e *Env) Close(ctx context.Context) error {
 // Open creates trialDir if needed and returns the trial's environment: the
 // host for benchmarks that are not a ContainerBenchmark, else a task
 // container with the task's limits (CPUs, memory, storage, GPUs, network
-// mode none unless allow_internet), the trial's workspace and exchange
-// (never the trial directory) mounted at their own paths, the harness CLIs and node mounted read-only at their own
+// mode none unless allow_internet), the trial's exchange (never the trial
+// directory) mounted at its own paths, the harness CLIs and node mounted read-only at their own
 // paths, and a model relay from 127.0.0.1:RelayPort inside to the provider.
 func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, trialDir string, opts Options) (*Env, error) {
 	abs, err := filepath.Abs(trialDir)
@@ -167,20 +167,22 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	if err != nil {
 		return nil, fmt.Errorf("environment: task %s: %w", task.ID, err)
 	}
-	// The container sees the trial's workspace and its exchange (each
-	// role's inputs read-only, its CLI state read-write), never the trial
-	// directory: no role reaches another iteration's records, withheld
-	// evidence, the history repository, evaluation outputs or hoh's
-	// private directory, and nothing there is mounted for hoh to trust.
+	// The container sees the trial's exchange only (each invocation's
+	// inputs read-only; its CLI state and, while the Developer works, the
+	// workspace read-write), never the trial directory: no role reaches
+	// another iteration's records, withheld evidence, the history
+	// repository, evaluation outputs or hoh's private directory, the
+	// Planner and the QA Tester not even the workspace, and nothing there
+	// is mounted for hoh to trust.
 	tl := runrecord.TrialLayout{Dir: abs}
-	exchange := &sandbox.Exchange{Inputs: tl.AgentViewInputs(), Scratch: tl.AgentViewScratch()}
+	exchange := &sandbox.Exchange{Inputs: tl.AgentViewInputs(), Scratch: tl.AgentViewScratch(),
+		Current: filepath.Join(tl.AgentViewScratch(), "current")}
 	for _, d := range []string{tl.Workspace(), exchange.Inputs, exchange.Scratch} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("environment: %w", err)
 		}
 	}
-	own := []docker.Mount{{Host: tl.Workspace(), Container: tl.Workspace()},
-		{Host: exchange.Inputs, Container: exchange.Inputs, ReadOnly: true},
+	own := []docker.Mount{{Host: exchange.Inputs, Container: exchange.Inputs, ReadOnly: true},
 		{Host: exchange.Scratch, Container: exchange.Scratch}}
 	// They must not hide the CLI mounts, nor these them.
 	for _, m := range mounts {
@@ -271,7 +273,7 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		u, _ := url.Parse(prov.BaseURL)
 		env.Provider.BaseURL = c.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
 	}
-	if err := env.linkWorkdir(ctx, workdir, mounts); err != nil {
+	if err := env.linkWorkdir(ctx, workdir, exchange.Current, mounts); err != nil {
 		env.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -282,9 +284,11 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 }
 
 // linkWorkdir replaces the image's workspace directory with a link to the
-// trial workspace, so instructions naming it (e.g. /app) reach the files
-// the trial snapshots. A_0 came from that directory, so nothing is lost.
-func (e *Env) linkWorkdir(ctx context.Context, workdir string, mounts []docker.Mount) error {
+// exchange's Current link, which points at each invocation's working
+// directory (the Developer's workspace, the QA Tester's candidate), so
+// instructions naming it (e.g. /app) reach the files the trial snapshots.
+// A_0 came from that directory, so nothing is lost.
+func (e *Env) linkWorkdir(ctx context.Context, workdir, ws string, mounts []docker.Mount) error {
 	wd := path.Clean(workdir)
 	covers := false // removing wd would remove a mount point
 	for _, m := range mounts {
@@ -294,7 +298,6 @@ func (e *Env) linkWorkdir(ctx context.Context, workdir string, mounts []docker.M
 		e.Notes = append(e.Notes, fmt.Sprintf("image workspace %q not linked to the trial workspace", workdir))
 		return nil
 	}
-	ws := filepath.Join(e.TrialDir, "workspace")
 	var out strings.Builder
 	ex, err := e.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
 		Args:   []string{"/bin/sh", "-c", `rm -rf "$1" && mkdir -p "$(dirname "$1")" && ln -s "$2" "$1"`, "link", wd, ws},
@@ -310,9 +313,9 @@ func (e *Env) linkWorkdir(ctx context.Context, workdir string, mounts []docker.M
 }
 
 // asUser runs every role invocation as the task's agent.user. Between
-// invocations hoh writes the workspace and the exchange's scratch as root
-// (commits, restores, CLI state), so before each one they are given to the
-// user again.
+// invocations hoh writes the exchange's scratch (the workspace while the
+// Developer works, CLI state) as root, so before each one it is given to
+// the user again.
 type asUser struct {
 	env  *Env
 	user string
@@ -321,7 +324,7 @@ type asUser struct {
 func (a *asUser) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, error) {
 	var out strings.Builder
 	ex, err := a.env.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
-		Args:   []string{"/bin/sh", "-c", `u=$1; shift; chown -R "$u" "$@"`, "share", a.user, filepath.Join(a.env.TrialDir, "workspace"), a.env.Exchange.Scratch},
+		Args:   []string{"/bin/sh", "-c", `chown -R "$1" "$2"`, "share", a.user, a.env.Exchange.Scratch},
 		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
 	})
 	if err == nil && ex.Code != 0 {

@@ -183,10 +183,9 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 	if ins.HostConfig.NetworkMode != "none" || ins.HostConfig.Memory != 1024<<20 || ins.HostConfig.NanoCPUs != 1e9 {
 		t.Fatalf("limits: net %s mem %d cpus %d", ins.HostConfig.NetworkMode, ins.HostConfig.Memory, ins.HostConfig.NanoCPUs)
 	}
-	// Of the trial directory, the container mounts the workspace and the
-	// exchange only, at their own paths: inputs read-only, scratch writable.
-	ws := filepath.Join(env.TrialDir, "workspace")
-	want := map[string]bool{ws: true, env.Exchange.Inputs: false, env.Exchange.Scratch: true}
+	// Of the trial directory, the container mounts the exchange only, at
+	// its own paths: inputs read-only, scratch writable.
+	want := map[string]bool{env.Exchange.Inputs: false, env.Exchange.Scratch: true}
 	roHarness := false
 	for _, m := range ins.Mounts {
 		roHarness = roHarness || (strings.HasSuffix(m.Destination, ".tools/harnesses") && !m.RW)
@@ -205,6 +204,9 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 		t.Errorf("the inputs are writable in the container (%+v, %v)", ex, err)
 	}
 
+	// The workspace as a trial places it for the Developer: in the
+	// scratch, with the image's WORKDIR linked to it.
+	ws := workspaceInView(t, env)
 	if err := b.InitialWorkspace(ctx, task, ws); err != nil {
 		t.Fatal(err)
 	}
@@ -382,8 +384,7 @@ func TestProgramBenchTaskContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close(context.WithoutCancel(ctx))
-	ws := filepath.Join(env.TrialDir, "workspace")
-	os.MkdirAll(ws, 0o755)
+	ws := workspaceInView(t, env)
 	if err := b.InitialWorkspace(ctx, ts[0], ws); err != nil {
 		t.Fatal(err)
 	}
@@ -398,4 +399,18 @@ func TestProgramBenchTaskContainer(t *testing.T) {
 	if ins.HostConfig.NetworkMode != "none" {
 		t.Fatalf("network %s", ins.HostConfig.NetworkMode)
 	}
+}
+
+// workspaceInView places a workspace where a trial puts the Developer's
+// (the exchange's scratch, the image's WORKDIR linked to it) and returns it.
+func workspaceInView(t *testing.T, env *Env) string {
+	t.Helper()
+	ws := filepath.Join(env.Exchange.Scratch, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ws, env.Exchange.Current); err != nil {
+		t.Fatal(err)
+	}
+	return ws
 }

@@ -94,7 +94,7 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		// The Planner of iteration 2 reads the withheld E_1 and writes A_1,
 		// through the workspace and through its own view.
 		{Name: "planner-2", Match: `Role: Project Planner \(HoH iteration 2\)`, Steps: []scripted.Step{
-			{Shell: land + `cat ` + trialDir + `/iter-01/qa/evidence.json || cat ../../../iter-01/qa/evidence.json || cat ../iter-01/qa/evidence.json; test $? = 0 && land withheld; true`},
+			{Shell: land + `land plannerran; cat ` + trialDir + `/iter-01/qa/evidence.json || cat ../../../iter-01/qa/evidence.json || cat ../iter-01/qa/evidence.json; test $? = 0 && land withheld; true`},
 			{Shell: land + `test -f ` + trialDir + `/workspace/answer.txt && echo PLANNER-WROTE > ` + trialDir + `/workspace/PLANNER-WROTE && land plannerws; echo PLANNER-WROTE >> answer.txt && land plannerview; true`},
 			{Say: plan}}},
 		{Name: "planner", Match: "Role: Project Planner", Repeat: true, Steps: []scripted.Step{{Say: plan}}},
@@ -106,7 +106,7 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		{Name: "qa", Match: "Role: QA Tester", Repeat: true, Steps: []scripted.Step{
 			// QA repairs the candidate it judges, then writes the workspace.
 			{Shell: land + `echo 42 > answer.txt && land qacandidate; true`},
-			{Shell: land + `test -f ` + trialDir + `/workspace/answer.txt && echo QA-WROTE > ` + trialDir + `/workspace/QA-WROTE && land qaworkspace; true`},
+			{Shell: land + `land qaran; test -f ` + trialDir + `/workspace/answer.txt && echo QA-WROTE > ` + trialDir + `/workspace/QA-WROTE && land qaworkspace; true`},
 			{Shell: "cat answer.txt"},
 			{Say: qa},
 		}},
@@ -146,11 +146,16 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 	}
 	l := runrecord.TrialLayout{Dir: env.TrialDir}
 	got := testenv.Landed(env.TrialDir, "hooks", "gitconfig", "evalcache", "setuid", "hidden", "qacandidate", "qaworkspace",
-		"trialdir", "otheriter", "sibling", "runroot", "orphan", "withheld", "plannerws", "plannerview")
+		"trialdir", "otheriter", "sibling", "runroot", "orphan", "withheld", "plannerws", "plannerview", "plannerran", "qaran")
 	violations := strings.Join(s.Violations, "\n")
 	t.Logf("attempts that reached their target: %v; violations: %q", got, s.Violations)
-	// Nothing of the trial directory but the workspace is in the container.
-	for _, a := range []string{"hooks", "gitconfig", "evalcache", "trialdir", "otheriter", "sibling", "runroot", "withheld"} {
+	// The attempts ran (their shells printed a marker of their own).
+	if !got["setuid"] || !got["qaran"] || (T > 1 && !got["plannerran"]) {
+		t.Errorf("the attempts did not all run: %v", got)
+	}
+	// Nothing of the trial directory is in the container, the workspace
+	// only while the Developer works.
+	for _, a := range []string{"hooks", "gitconfig", "evalcache", "trialdir", "otheriter", "sibling", "runroot", "withheld", "plannerws", "qaworkspace"} {
 		if got[a] {
 			t.Errorf("attempt %q reached its target through the container", a)
 		}

@@ -2,6 +2,7 @@ package trial
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -152,4 +153,52 @@ func (r *runner) stateOut(ctx context.Context, view, stateDir string) error {
 		return fmt.Errorf("keeping the CLI state from the container: %w", err)
 	}
 	return x.Empty(ctx)
+}
+
+// viewWorkspace is where the Developer's workspace is while a container
+// role works in it: in the exchange's scratch, so no other role's
+// invocation has it in its container at all.
+func (r *runner) viewWorkspace() string {
+	return filepath.Join(r.env.Exchange.Scratch, "workspace")
+}
+
+// placeWork, in a container, moves the workspace into the exchange for an
+// invocation that works in it and points the exchange's Current link (the
+// image's working directory links there) at the role's working directory;
+// back undoes it and must run before the scratch is emptied.
+func (r *runner) placeWork(workDir string) (view string, back func() error, err error) {
+	x := r.env.Exchange
+	if x == nil {
+		return workDir, func() error { return nil }, nil
+	}
+	view = workDir
+	back = func() error { return nil }
+	if workDir == r.ws {
+		view = r.viewWorkspace()
+		if err := os.Rename(r.ws, view); err != nil {
+			return "", nil, fmt.Errorf("placing the workspace in the container's view: %w", err)
+		}
+		back = func() error { return os.Rename(view, r.ws) }
+	}
+	if x.Current != "" {
+		if err := os.Symlink(view, x.Current); err != nil {
+			return "", nil, errors.Join(err, back())
+		}
+	}
+	return view, back, nil
+}
+
+// recoverWorkspace puts back a workspace a killed run left in the
+// exchange.
+func (r *runner) recoverWorkspace() error {
+	if r.env.Exchange == nil {
+		return nil
+	}
+	if _, err := os.Stat(r.viewWorkspace()); err != nil {
+		return nil
+	}
+	if err := os.RemoveAll(r.ws); err != nil {
+		return err
+	}
+	return os.Rename(r.viewWorkspace(), r.ws)
 }

@@ -341,8 +341,12 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if err != nil {
 			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
 		}
+		viewWD, back, err := r.placeWork(workDir)
+		if err != nil {
+			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
+		}
 		inv := harness.Invocation{
-			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: workDir,
+			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: viewWD,
 			StateDir: viewSD, LogDir: al.Logs(), Session: session,
 			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
 			Env: r.env.Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
@@ -353,6 +357,9 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			r.env.Relay.SetAttempt(r.rel(adir))
 		}
 		res, err := r.env.Harness.Run(ctx, inv)
+		if backErr := back(); backErr != nil {
+			return out, fmt.Errorf("trial %s iteration %d %s: taking the workspace back from the container's view: %w", r.spec.Key, t, role, backErr)
+		}
 		if r.env.Relay != nil {
 			r.env.Relay.Settle(5 * time.Second)
 			r.env.Relay.SetAttempt("")

@@ -222,6 +222,9 @@ func run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*r
 		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
 	}
 	r := &runner{l: l, spec: spec, env: env, arm: arm, repo: repo, st: st, ws: repo.Work}
+	if err := r.recoverWorkspace(); err != nil {
+		return nil, err
+	}
 	if err := r.restore(); err != nil {
 		return nil, err
 	}

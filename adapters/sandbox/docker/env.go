@@ -47,12 +47,9 @@ type Spec struct {
 	Workspace     string
 	WorkspacePath string
 	Mounts        []Mount
-	// Masks are container paths (inside a mount) covered by an empty
-	// read-only tmpfs: hoh's own files the agent must not reach.
-	Masks  []string
-	Env    []string
-	Name   string // container name; empty lets the engine choose
-	Labels map[string]string
+	Env           []string
+	Name          string // container name; empty lets the engine choose
+	Labels        map[string]string
 	// Relay, when set, makes the model endpoint reachable inside the
 	// container on 127.0.0.1:Relay.Port (see relay.go).
 	Relay *RelaySpec
@@ -212,10 +209,6 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 	}
 	for _, m := range spec.Mounts {
 		hc.Mounts = append(hc.Mounts, bindMount(m.Host, m.Container, m.ReadOnly))
-	}
-	for _, p := range spec.Masks {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeTmpfs, Target: p, ReadOnly: true,
-			TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 1 << 20, Mode: 0o500}})
 	}
 	if spec.Relay != nil {
 		rm, err := env.relayMounts()
