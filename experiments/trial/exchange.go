@@ -13,11 +13,12 @@ import (
 	"github.com/hoh-research/hoh/experiments/roles"
 )
 
-// A task container never sees the trial directory: it mounts the workspace
-// and the exchange (Env.Exchange) only. These place one role's inputs and
-// CLI state there for one stage, so a container role, like a confined host
-// role, reaches nothing beyond its contract (withheld evidence, other
-// iterations, the history, evaluation outputs, other trials).
+// A task container never sees the trial directory: it mounts the exchange
+// (Env.Exchange) only. These place one role's inputs, its CLI state and,
+// for the Developer, the workspace there for one invocation, so a container
+// role, like a confined host role, reaches nothing beyond its contract
+// (withheld evidence, other iterations, the history, evaluation outputs,
+// other trials, and for the Planner and QA the live workspace).
 
 // inputs is what placeInputs put in the exchange for one stage.
 type inputs struct {
