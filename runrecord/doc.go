@@ -39,7 +39,8 @@
 //	    ├── extensions.jsonl       one Extension per raise of the step count
 //	    ├── agent-view/            a task container's only view of the trial besides workspace/, per invocation:
 //	    │   ├── inputs/            the role's inputs (read-only in the container)
-//	    │   └── scratch/           its CLI state while it runs (read-write)
+//	    │   ├── scratch/           its CLI state, and the Developer's workspace, while it runs (read-write)
+//	    │   └── link/              current -> the invocation's working directory, else idle/ (read-only)
 //	    ├── .hoh-private/          hoh's own (0700), in no role's view: evaluation key, scratch copies, processes.jsonl
 //	    ├── iter-NN/<role>/        a role stage (StageFiles: StageLayout); role is planner, developer or qa
 //	    │   ├── attempt-N/         one CLI invocation (AttemptLayout)

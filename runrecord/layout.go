@@ -148,6 +148,12 @@ func (l TrialLayout) AgentViewInputs() string { return filepath.Join(l.AgentView
 // AgentViewScratch is agent-view/scratch (read-write in the container).
 func (l TrialLayout) AgentViewScratch() string { return filepath.Join(l.AgentView(), "scratch") }
 
+// AgentViewLink is agent-view/link (read-only in the container): its
+// symlink current, where the image's working directory links to, points at
+// each invocation's working directory and otherwise at its empty idle/, so
+// the working directory always resolves (a container starts there).
+func (l TrialLayout) AgentViewLink() string { return filepath.Join(l.AgentView(), "link") }
+
 // Processes is .hoh-private/processes.jsonl: the confined role processes
 // the trial started, with start times, so a resume after a crash ends the
 // ones still running (sandbox.Leftovers).

@@ -371,7 +371,7 @@ func TestLayoutsAreDrawnInTheDocTree(t *testing.T) {
 		run.ProviderLog("x"), run.Preflight(), run.DockerRuns(), ReportDir, ConfigCopyNames[0],
 		tl.Spec(), tl.GitDir(), tl.Workspace(), tl.Stages(), tl.Usage(), tl.ReplacedUsage(), tl.Summary(), tl.Scores(),
 		tl.Evaluation(), tl.SessionState(), tl.Extensions(), tl.Private(), tl.RunnerFailure(), tl.Served(),
-		tl.AgentView(), tl.AgentViewInputs(), tl.AgentViewScratch(),
+		tl.AgentView(), tl.AgentViewInputs(), tl.AgentViewScratch(), tl.AgentViewLink(),
 		st.Plan(), st.PlanMarkdown(), st.Report(), st.Evidence(), st.ContextDir(), st.Artifact(), st.Candidate(),
 		st.ChecksCopy(), st.FinalMessage(), st.Specification(), st.RuntimeChecks(),
 		at.Prompt(), at.Result(), at.State(), at.Logs(), StdoutLog, StderrLog, EventsLog, CommandLog}

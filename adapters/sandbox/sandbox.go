@@ -53,11 +53,23 @@ type Executor interface {
 // the workspace under Scratch (read-write), and empties both afterwards.
 type Exchange struct {
 	Inputs, Scratch string
-	// Current, in Scratch, is where the container's working directory (a
-	// task image's WORKDIR) links to: the trial makes it a symlink to the
-	// working directory of each invocation.
-	Current string
+	// Current is the symlink the container's working directory (a task
+	// image's WORKDIR) links to, in a read-only mount: the trial points it
+	// at each invocation's working directory and back at Idle, an empty
+	// directory, so that it always resolves.
+	Current, Idle string
 	// Empty removes everything under Scratch, whose files may belong to a
 	// container user the host user cannot remove files of.
 	Empty func(ctx context.Context) error
+}
+
+// PointLink makes link a symlink to target, replacing what it was in one
+// rename (a container resolving it never finds it missing).
+func PointLink(link, target string) error {
+	tmp := link + ".new"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link)
 }

@@ -176,14 +176,18 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	// is mounted for hoh to trust.
 	tl := runrecord.TrialLayout{Dir: abs}
 	exchange := &sandbox.Exchange{Inputs: tl.AgentViewInputs(), Scratch: tl.AgentViewScratch(),
-		Current: filepath.Join(tl.AgentViewScratch(), "current")}
-	for _, d := range []string{tl.Workspace(), exchange.Inputs, exchange.Scratch} {
+		Current: filepath.Join(tl.AgentViewLink(), "current"), Idle: filepath.Join(tl.AgentViewLink(), "idle")}
+	for _, d := range []string{tl.Workspace(), exchange.Inputs, exchange.Scratch, exchange.Idle} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("environment: %w", err)
 		}
 	}
+	if err := sandbox.PointLink(exchange.Current, exchange.Idle); err != nil {
+		return nil, fmt.Errorf("environment: %w", err)
+	}
 	own := []docker.Mount{{Host: exchange.Inputs, Container: exchange.Inputs, ReadOnly: true},
-		{Host: exchange.Scratch, Container: exchange.Scratch}}
+		{Host: exchange.Scratch, Container: exchange.Scratch},
+		{Host: tl.AgentViewLink(), Container: tl.AgentViewLink(), ReadOnly: true}}
 	// They must not hide the CLI mounts, nor these them.
 	for _, m := range mounts {
 		for _, o := range own {

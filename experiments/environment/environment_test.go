@@ -184,8 +184,9 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 		t.Fatalf("limits: net %s mem %d cpus %d", ins.HostConfig.NetworkMode, ins.HostConfig.Memory, ins.HostConfig.NanoCPUs)
 	}
 	// Of the trial directory, the container mounts the exchange only, at
-	// its own paths: inputs read-only, scratch writable.
-	want := map[string]bool{env.Exchange.Inputs: false, env.Exchange.Scratch: true}
+	// its own paths: inputs and the working-directory link read-only,
+	// scratch writable.
+	want := map[string]bool{env.Exchange.Inputs: false, env.Exchange.Scratch: true, filepath.Dir(env.Exchange.Current): false}
 	roHarness := false
 	for _, m := range ins.Mounts {
 		roHarness = roHarness || (strings.HasSuffix(m.Destination, ".tools/harnesses") && !m.RW)
@@ -409,7 +410,7 @@ func workspaceInView(t *testing.T, env *Env) string {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(ws, env.Exchange.Current); err != nil {
+	if err := sandbox.PointLink(env.Exchange.Current, ws); err != nil {
 		t.Fatal(err)
 	}
 	return ws

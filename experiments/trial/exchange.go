@@ -182,9 +182,11 @@ func (r *runner) placeWork(workDir string) (view string, back func() error, err 
 		back = func() error { return os.Rename(view, r.ws) }
 	}
 	if x.Current != "" {
-		if err := os.Symlink(view, x.Current); err != nil {
+		if err := sandbox.PointLink(x.Current, view); err != nil {
 			return "", nil, errors.Join(err, back())
 		}
+		moveBack := back
+		back = func() error { return errors.Join(sandbox.PointLink(x.Current, x.Idle), moveBack()) }
 	}
 	return view, back, nil
 }
