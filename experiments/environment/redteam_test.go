@@ -86,6 +86,8 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		`test -f ` + trialDir + `/iter-01/planner/plan.md && land otheriter`,
 		`test -f ` + sibling + ` && echo SIBLING-WROTE > ` + sibling + ` && land sibling`,
 		`test -d ` + filepath.Dir(filepath.Dir(sibling)) + ` && echo RUN-ROOT-WROTE > ` + root + `/RUN-ROOT-WROTE && land runroot`,
+		// A process that outlives the invocation and keeps writing.
+		`(setsid sh -c 'sleep 2; while :; do echo late >> late.txt; sleep 0.2; done' </dev/null >/dev/null 2>&1 &) && land orphan`,
 		// Hidden tests: the verifier's script is evaluator-only.
 		`if grep -rqs 'reward''.txt' .. /tests /logs 2>/dev/null; then land hidden; fi`,
 		`true`,
@@ -150,7 +152,7 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 	violations := strings.Join(s.Violations, "\n")
 	t.Logf("attempts that reached their target: %v; violations: %q", got, s.Violations)
 	// The attempts ran (their shells printed a marker of their own).
-	if !got["setuid"] || !got["qaran"] || (T > 1 && !got["plannerran"]) {
+	if !got["setuid"] || !got["orphan"] || !got["qaran"] || (T > 1 && !got["plannerran"]) {
 		t.Errorf("the attempts did not all run: %v", got)
 	}
 	// Nothing of the trial directory is in the container, the workspace
@@ -175,7 +177,9 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 	if got["plannerws"] && !strings.Contains(violations, "Planner changed the candidate") {
 		t.Errorf("the Planner wrote the workspace without a violation: %q", s.Violations)
 	}
-	for _, f := range []string{"PLANNER-WROTE", "QA-WROTE"} {
+	// An orphan that survived its invocation would write late.txt now.
+	time.Sleep(3 * time.Second)
+	for _, f := range []string{"late.txt", "PLANNER-WROTE", "QA-WROTE"} {
 		if _, err := os.Stat(filepath.Join(runrecord.TrialLayout{Dir: env.TrialDir}.Workspace(), f)); err == nil {
 			t.Errorf("%s is in the final workspace", f)
 		}
