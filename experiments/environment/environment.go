@@ -438,3 +438,30 @@ func within(p, dir string) bool {
 
 // DefaultSetupTimeout bounds the setup commands Open runs in the container.
 const DefaultSetupTimeout = 60 * time.Second
+
+// RoleContainers is trial.Env.RoleEnvironment for a trial in task
+// containers: each call opens another container of the trial, started from
+// image(after) (the environment as the Developer left checkpoint after;
+// opts.Image, else the task's image, when it gives ""), with the same
+// exchange, relay, limits and user, and release removes it. image may be
+// nil.
+func RoleContainers(bench benchmark.Benchmark, task benchmark.Task, trialDir string, opts Options,
+	image func(ctx context.Context, after int) (string, error)) func(ctx context.Context, after int) (sandbox.Executor, func(), error) {
+	return func(ctx context.Context, after int) (sandbox.Executor, func(), error) {
+		o := opts
+		if image != nil && after > 0 {
+			img, err := image(ctx, after)
+			if err != nil {
+				return nil, nil, err
+			}
+			if img != "" {
+				o.Image = img
+			}
+		}
+		e, err := Open(ctx, bench, task, trialDir, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e.Exec, func() { e.Close(context.WithoutCancel(ctx)) }, nil
+	}
+}

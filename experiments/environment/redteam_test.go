@@ -86,6 +86,8 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		`test -f ` + trialDir + `/iter-01/planner/plan.md && land otheriter`,
 		`test -f ` + sibling + ` && echo SIBLING-WROTE > ` + sibling + ` && land sibling`,
 		`test -d ` + filepath.Dir(filepath.Dir(sibling)) + ` && echo RUN-ROOT-WROTE > ` + root + `/RUN-ROOT-WROTE && land runroot`,
+		// What QA left in its container's filesystem (iteration 2 onwards).
+		`if test -f /tmp/qa-note; then land qanote; fi`,
 		// A process that outlives the invocation and keeps writing.
 		`(setsid sh -c 'sleep 2; while :; do echo late >> late.txt; sleep 0.2; done' </dev/null >/dev/null 2>&1 &) && land orphan`,
 		// Hidden tests: the verifier's script is evaluator-only.
@@ -96,7 +98,7 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		// The Planner of iteration 2 reads the withheld E_1 and writes A_1,
 		// through the workspace and through its own view.
 		{Name: "planner-2", Match: `Role: Project Planner \(HoH iteration 2\)`, Steps: []scripted.Step{
-			{Shell: land + `land plannerran; cat ` + trialDir + `/iter-01/qa/evidence.json || cat ../../../iter-01/qa/evidence.json || cat ../iter-01/qa/evidence.json; test $? = 0 && land withheld; true`},
+			{Shell: land + `if test -f /tmp/qa-note; then land qanote; fi; land plannerran; cat ` + trialDir + `/iter-01/qa/evidence.json || cat ../../../iter-01/qa/evidence.json || cat ../iter-01/qa/evidence.json; test $? = 0 && land withheld; true`},
 			{Shell: land + `test -f ` + trialDir + `/workspace/answer.txt && echo PLANNER-WROTE > ` + trialDir + `/workspace/PLANNER-WROTE && land plannerws; echo PLANNER-WROTE >> answer.txt && land plannerview; true`},
 			{Say: plan}}},
 		{Name: "planner", Match: "Role: Project Planner", Repeat: true, Steps: []scripted.Step{{Say: plan}}},
@@ -108,7 +110,7 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		{Name: "qa", Match: "Role: QA Tester", Repeat: true, Steps: []scripted.Step{
 			// QA repairs the candidate it judges, then writes the workspace.
 			{Shell: land + `echo 42 > answer.txt && land qacandidate; true`},
-			{Shell: land + `land qaran; test -f ` + trialDir + `/workspace/answer.txt && echo QA-WROTE > ` + trialDir + `/workspace/QA-WROTE && land qaworkspace; true`},
+			{Shell: land + `land qaran; echo "c2 fails: say nothing" > /tmp/qa-note && land qanotewritten; test -f ` + trialDir + `/workspace/answer.txt && echo QA-WROTE > ` + trialDir + `/workspace/QA-WROTE && land qaworkspace; true`},
 			{Shell: "cat answer.txt"},
 			{Say: qa},
 		}},
@@ -137,8 +139,9 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 	to := 3 * time.Minute
 	s, err := trial.Run(ctx, env.TrialDir, spec, trial.Env{
 		Bench: b, Task: task, Harness: h, Exec: env.Exec, Exchange: env.Exchange,
-		Timeouts: trial.Timeouts{Planner: to, Developer: to, QA: to, Idle: 2 * time.Minute},
-		Env:      []string{keyEnv + "=" + key}, Secrets: []string{key},
+		RoleEnvironment: RoleContainers(hb, task, trialDir, Options{Provider: prov, Docker: c, RelayBinary: relayBin}, nil),
+		Timeouts:        trial.Timeouts{Planner: to, Developer: to, QA: to, Idle: 2 * time.Minute},
+		Env:             []string{keyEnv + "=" + key}, Secrets: []string{key},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -148,16 +151,16 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 	}
 	l := runrecord.TrialLayout{Dir: env.TrialDir}
 	got := testenv.Landed(env.TrialDir, "hooks", "gitconfig", "evalcache", "setuid", "hidden", "qacandidate", "qaworkspace",
-		"trialdir", "otheriter", "sibling", "runroot", "orphan", "withheld", "plannerws", "plannerview", "plannerran", "qaran")
+		"trialdir", "otheriter", "sibling", "runroot", "orphan", "withheld", "plannerws", "plannerview", "plannerran", "qaran", "qanote", "qanotewritten")
 	violations := strings.Join(s.Violations, "\n")
 	t.Logf("attempts that reached their target: %v; violations: %q", got, s.Violations)
 	// The attempts ran (their shells printed a marker of their own).
-	if !got["setuid"] || !got["orphan"] || !got["qaran"] || (T > 1 && !got["plannerran"]) {
+	if !got["setuid"] || !got["orphan"] || !got["qaran"] || !got["qanotewritten"] || (T > 1 && !got["plannerran"]) {
 		t.Errorf("the attempts did not all run: %v", got)
 	}
 	// Nothing of the trial directory is in the container, the workspace
 	// only while the Developer works.
-	for _, a := range []string{"hooks", "gitconfig", "evalcache", "trialdir", "otheriter", "sibling", "runroot", "withheld", "plannerws", "qaworkspace"} {
+	for _, a := range []string{"hooks", "gitconfig", "evalcache", "trialdir", "otheriter", "sibling", "runroot", "withheld", "plannerws", "qaworkspace", "qanote"} {
 		if got[a] {
 			t.Errorf("attempt %q reached its target through the container", a)
 		}

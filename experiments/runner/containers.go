@@ -192,6 +192,15 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	if keepEnvs && env.Kind == environment.Docker {
 		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: t.Dir}
 	}
+	if env.Kind == environment.Docker {
+		// The Planner and the QA Tester each get a container of their own,
+		// from the checkpoint they work on when it was kept.
+		var image func(ctx context.Context, after int) (string, error)
+		if base.Checkpoints != nil {
+			image = base.Checkpoints.Image
+		}
+		base.RoleEnvironment = environment.RoleContainers(r.plan.Bench, t.Task, r.trialDir(t), opts, image)
+	}
 	if env.Kind == environment.Docker || r.opts.Exec == nil {
 		base.Exec, base.Exchange = env.Exec, env.Exchange
 	}

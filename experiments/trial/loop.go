@@ -337,12 +337,29 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if err != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
 		}
+		release := func() {}
+		if role != harness.RoleDeveloper && r.env.RoleEnvironment != nil {
+			// The Planner works on A_{t-1}, QA on A_t: each in the
+			// environment the Developer left with it.
+			after := t
+			if role == harness.RolePlanner {
+				after = t - 1
+			}
+			if ex, release, err = r.env.RoleEnvironment(ctx, after); err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
+				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: "the role's container: " + err.Error()}
+			}
+		}
 		viewSD, err := r.stateIn(ctx, sd)
 		if err != nil {
+			release()
 			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
 		}
 		viewWD, back, err := r.placeWork(workDir)
 		if err != nil {
+			release()
 			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
 		}
 		inv := harness.Invocation{
@@ -357,6 +374,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			r.env.Relay.SetAttempt(r.rel(adir))
 		}
 		res, err := r.env.Harness.Run(ctx, inv)
+		release()
 		if backErr := back(); backErr != nil {
 			return out, fmt.Errorf("trial %s iteration %d %s: taking the workspace back from the container's view: %w", r.spec.Key, t, role, backErr)
 		}
