@@ -39,7 +39,7 @@ func TestRemappedShowsSourcesAtTheirTargets(t *testing.T) {
 		}
 		return out.String(), exit.Code
 	}
-	out, code := run(mounts(true), `cat view/assets/sprite.png && echo main > view/game/main.gd && echo shot > view/frame.png && ls tests | wc -l && ! echo x > view/assets/new 2>/dev/null`)
+	out, code := run(mounts(true), `cat view/assets/sprite.png && echo main > view/game/main.gd && echo shot > view/frame.png && ls tests | wc -l && ! (echo x > view/assets/new) 2>/dev/null`)
 	if code != 0 || !strings.HasPrefix(out, "png0") {
 		t.Fatalf("writable view: exit %d, %q", code, out)
 	}
