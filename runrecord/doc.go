@@ -37,7 +37,7 @@
 //	    ├── served.jsonl           every response the provider served, by attempt (hoh's relay)
 //	    ├── session-state/         CLI state shared by Vanilla Continuation's passes (secrets scrubbed)
 //	    ├── extensions.jsonl       one Extension per raise of the step count
-//	    ├── agent-view/            a task container's only view of the trial besides workspace/, per invocation:
+//	    ├── agent-view/            a task container's only view of the trial, per invocation (removed with the container):
 //	    │   ├── inputs/            the role's inputs (read-only in the container)
 //	    │   ├── scratch/           its CLI state, and the Developer's workspace, while it runs (read-write)
 //	    │   └── link/              current -> the invocation's working directory, else idle/ (read-only)

@@ -174,6 +174,10 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 		}
 		return nil, &trial.InfraError{Stage: "environment", Evidence: err.Error()}
 	}
+	if env.Exchange != nil {
+		// The container's view of the trial is scratch: gone with it.
+		defer os.RemoveAll(runrecord.TrialLayout{Dir: r.trialDir(t)}.AgentView())
+	}
 	defer env.Close(context.WithoutCancel(ctx))
 	for _, n := range env.Notes {
 		base.Logf("environment: %s", n)
