@@ -192,16 +192,17 @@ func (r *runner) placeWork(workDir string) (view string, back func() error, err 
 }
 
 // recoverWorkspace puts back a workspace a killed run left in the
-// exchange.
+// exchange; when the exchange is gone too, the workspace is an empty
+// directory that the restore to the last committed stage fills.
 func (r *runner) recoverWorkspace() error {
 	if r.env.Exchange == nil {
 		return nil
 	}
-	if _, err := os.Stat(r.viewWorkspace()); err != nil {
-		return nil
+	if _, err := os.Stat(r.viewWorkspace()); err == nil {
+		if err := os.RemoveAll(r.ws); err != nil {
+			return err
+		}
+		return os.Rename(r.viewWorkspace(), r.ws)
 	}
-	if err := os.RemoveAll(r.ws); err != nil {
-		return err
-	}
-	return os.Rename(r.viewWorkspace(), r.ws)
+	return os.MkdirAll(r.ws, 0o755)
 }
