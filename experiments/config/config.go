@@ -25,6 +25,7 @@ import (
 	benchmarks "github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/runrecord"
@@ -50,6 +51,7 @@ type Experiment struct {
 	Timeouts    Timeouts       `yaml:"timeouts" json:"timeouts"`
 	Retries     Retries        `yaml:"retries" json:"retries"`
 	Budget      Budget         `yaml:"budget" json:"budget"`
+	Containers  Containers     `yaml:"containers" json:"containers"`
 
 	// File is the config's path; every relative path inside it (output,
 	// benchmark path, scripts) is resolved against its directory.
@@ -156,6 +158,14 @@ type Retries struct {
 // Budget caps the tokens of the whole experiment (0 = unlimited).
 type Budget struct {
 	Tokens int64 `yaml:"tokens" json:"tokens"`
+}
+
+// Containers are limits every agent container gets besides the task's own
+// (CPUs, memory, storage).
+type Containers struct {
+	// PidsLimit caps the processes of an agent container, so a fork bomb
+	// stops there and not at the host's limit; 0 = docker.DefaultPids.
+	PidsLimit int64 `yaml:"pids_limit" json:"pids_limit,omitempty"`
 }
 
 // Problem is one validation finding.
@@ -470,6 +480,9 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 	}
 	if e.Budget.Tokens < 0 {
 		v.add(line(child(doc, "budget"), doc.Line), "budget.tokens must not be negative (0 = unlimited)")
+	}
+	if kn := child(child(doc, "containers"), "pids_limit"); kn != nil && e.Containers.PidsLimit < 1 {
+		v.add(kn.Line, "containers.pids_limit must be positive, got %d (leave the key out for the default: %d)", e.Containers.PidsLimit, docker.DefaultPids)
 	}
 }
 

@@ -201,3 +201,17 @@ func TestAPIsComeFromTheHarnessCatalogue(t *testing.T) {
 		}
 	}
 }
+
+func TestContainersPidsLimit(t *testing.T) {
+	e, err := Load(write(t, good+"containers:\n  pids_limit: 512\n"))
+	if err != nil || e.Containers.PidsLimit != 512 {
+		t.Fatalf("%v %+v", err, e.Containers)
+	}
+	if e, err := Load(write(t, good)); err != nil || e.Containers.PidsLimit != 0 {
+		t.Fatalf("default: %v %+v", err, e)
+	}
+	lines := strings.Count(good, "\n")
+	for _, v := range []string{"0", "-5"} {
+		has(t, problems(t, good+"containers:\n  pids_limit: "+v+"\n"), lines+2, "containers.pids_limit must be positive")
+	}
+}

@@ -86,6 +86,8 @@ type Options struct {
 	// RelayPort is the in-container loopback port of the model relay
 	// (default 18080).
 	RelayPort int
+	// PidsLimit caps the container's processes; 0 keeps docker.DefaultPids.
+	PidsLimit int64
 	// Image, when set, replaces the task's image (a committed checkpoint
 	// of an earlier attempt, to continue from its whole state).
 	Image string
@@ -238,6 +240,9 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	}
 	if opts.Image != "" {
 		spec.Image = opts.Image
+	}
+	if opts.PidsLimit != 0 {
+		spec.Pids = opts.PidsLimit
 	}
 	// hoh's CLIs and node go after the image's own PATH, never instead.
 	icfg, err := opts.Docker.ImageConfig(ctx, spec.Image)

@@ -168,7 +168,7 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 		},
 	}}})
 	trialDir := filepath.Join(t.TempDir(), "trial")
-	env, err := Open(ctx, b, task, trialDir, Options{Provider: prov, Docker: c, RelayBinary: relayBin})
+	env, err := Open(ctx, b, task, trialDir, Options{Provider: prov, Docker: c, RelayBinary: relayBin, PidsLimit: 512})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +180,9 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ins.HostConfig.NetworkMode != "none" || ins.HostConfig.Memory != 1024<<20 || ins.HostConfig.NanoCPUs != 1e9 {
-		t.Fatalf("limits: net %s mem %d cpus %d", ins.HostConfig.NetworkMode, ins.HostConfig.Memory, ins.HostConfig.NanoCPUs)
+	if ins.HostConfig.NetworkMode != "none" || ins.HostConfig.Memory != 1024<<20 || ins.HostConfig.NanoCPUs != 1e9 ||
+		ins.HostConfig.PidsLimit == nil || *ins.HostConfig.PidsLimit != 512 {
+		t.Fatalf("limits: net %s mem %d cpus %d pids %v", ins.HostConfig.NetworkMode, ins.HostConfig.Memory, ins.HostConfig.NanoCPUs, ins.HostConfig.PidsLimit)
 	}
 	// Of the trial directory, the container mounts the exchange only, at
 	// its own paths: inputs and the working-directory link read-only,

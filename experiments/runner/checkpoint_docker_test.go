@@ -29,6 +29,8 @@ type installingHarness struct {
 	// failBefore is the iteration whose first Developer call is lost to an
 	// injected infrastructure failure (the attempt is replaced).
 	failBefore int
+	// pidsMax is the agent container's process cap, as its cgroup says.
+	pidsMax string
 }
 
 func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
@@ -43,6 +45,10 @@ func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (ha
 		ex, err := inv.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
 		if err != nil || ex.Code != 0 {
 			return harness.Result{}, fmt.Errorf("developer command %q: exit %d %v: %s", script, ex.Code, err, out.String())
+		}
+		var pids strings.Builder
+		if _, err := inv.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max"}, Stdout: &pids}); err == nil {
+			h.pidsMax = strings.TrimSpace(pids.String())
 		}
 	}
 	return h.instantHarness.Run(ctx, inv)
@@ -75,6 +81,9 @@ printf '{"reward": %s, "binary_present": %s, "speed": 0.5}\n' $r $r > /logs/veri
 	assertRunRemoved(t, c, res.DockerRun)
 	if len(res.Outcomes) != 1 || res.Outcomes[0].State != runrecord.StateDone {
 		t.Fatalf("outcomes %+v\n%s", res.Outcomes, log)
+	}
+	if h.pidsMax != "321" {
+		t.Errorf("the agent container's pids.max is %q, want the config's containers.pids_limit 321", h.pidsMax)
 	}
 	got := map[string]float64{}
 	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))

@@ -139,7 +139,7 @@ func (r *run) dockerRun() string {
 // answered: on the host directly, from a container through the container's
 // model relay, whose host side forwards to it.
 func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
-	opts := environment.Options{Provider: rt.cfg.Provider}
+	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit}
 	_, keepEnvs := r.plan.Bench.(environment.EnvironmentVerifier)
 	keepEnvs = keepEnvs && r.docker != nil
 	if r.docker != nil {

@@ -96,6 +96,7 @@ configs:
     scripted: {script: ` + script + `}
 conditions: [hoh@2]
 retries: {contract: 1, infrastructure: 1, backoff: 10ms}
+containers: {pids_limit: 321}
 `
 	if err := os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime
 	}
 	closers = append(closers, func() { relay.Close() })
 	tg.Reach, tg.ServedLog = rt.cfg.Provider.BaseURL, log
-	opts := environment.Options{Provider: rt.cfg.Provider}
+	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit}
 	opts.Provider.BaseURL = relay.BaseURL()
 	if r.docker != nil {
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
