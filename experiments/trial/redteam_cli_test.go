@@ -1,6 +1,6 @@
 package trial
 
-// Red-team suite through REAL CLIs (Codex, Pi) on the host. The model is the
+// Red-team suite through REAL CLIs (Codex, Pi, OpenCode) on the host. The model is the
 // scripted provider, a TEST DOUBLE: the attacks below are shell steps this
 // test wrote, replayed by the CLIs' own tools, not a model's behaviour.
 // Every attempt prints LANDED-<name>-2 (computed by the shell, so the
@@ -24,6 +24,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
@@ -121,6 +122,8 @@ func redTeamHarness(t *testing.T, cli string, srv *scripted.Server) harness.Harn
 		h, err = codex.New(codex.Config{Binary: testenv.CLI(t, "codex"), Provider: prov})
 	case "pi":
 		h, err = pi.New(pi.Config{Binary: testenv.CLI(t, "pi"), Provider: prov})
+	case "opencode":
+		h, err = opencode.New(opencode.Config{Binary: testenv.CLI(t, "opencode"), Provider: prov})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -129,13 +132,14 @@ func redTeamHarness(t *testing.T, cli string, srv *scripted.Server) harness.Harn
 }
 
 func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
-	for _, cli := range []string{"codex", "pi"} {
+	for _, cli := range []string{"codex", "pi", "opencode"} {
 		t.Run(cli, func(t *testing.T) {
 			out := t.TempDir()
 			if err := os.WriteFile(filepath.Join(out, "outside.txt"), []byte(outsideSecret+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			// Pi's Planner has read-only tools (no shell): it cannot even try.
+			// Pi's and OpenCode's Planners have read-only tools (no shell):
+			// they cannot even try.
 			srv, err := scripted.Start(redTeamScript(out, cli == "codex"), scripted.Options{LogPath: filepath.Join(t.TempDir(), "provider.jsonl")})
 			if err != nil {
 				t.Fatal(err)
@@ -154,10 +158,10 @@ func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Codex: w/o Evidence Feedback@2, E_1 withheld from the Planner of
-			// iteration 2 (Pi's Planner has no shell to try; one iteration
-			// of Pi keeps the suite's time down).
+			// iteration 2 (the other Planners have no shell to try; one iteration
+			// of the others keeps the suite's time down).
 			arm, T := "wo-evidence-feedback@2", 2
-			if cli == "pi" {
+			if cli != "codex" {
 				arm, T = "hoh@1", 1
 			}
 			spec := runrecord.TrialSpec{Key: "builtin/greet/redteam", Benchmark: "builtin", Task: "greet", Config: cli + "-scripted", Arm: arm, Rep: 1}
