@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -47,10 +48,11 @@ type Executor interface {
 }
 
 // Exchange is how each role invocation in a task container sees exactly its
-// contract: the container mounts these two host directories only, each at
-// its own path. Before an invocation the trial places the role's inputs
-// under Inputs (mounted read-only), its CLI state and, for the Developer,
-// the workspace under Scratch (read-write), and empties both afterwards.
+// contract: of the trial directory the container mounts only Inputs
+// (read-only), Scratch (read-write) and the directory of Current
+// (read-only), each at its own path. Before an invocation the trial places
+// the role's inputs under Inputs, its CLI state and, for the Developer, the
+// workspace under Scratch, and empties both afterwards.
 type Exchange struct {
 	Inputs, Scratch string
 	// Current is the symlink the container's working directory (a task
@@ -61,6 +63,23 @@ type Exchange struct {
 	// Empty removes everything under Scratch, whose files may belong to a
 	// container user the host user cannot remove files of.
 	Empty func(ctx context.Context) error
+}
+
+// EmptyDir removes what dir holds, creating it if missing.
+func EmptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PointLink makes link a symlink to target, replacing what it was in one

@@ -16,8 +16,8 @@
 // (agent-view/inputs read-only, agent-view/scratch read-write), each at its
 // own path; before each role invocation the trial places there that role's
 // inputs, its CLI state and, for the Developer, the workspace, so the paths
-// it hands a harness are valid in there too. Evaluation does not use this environment: benchmarks
-// score in their own fresh containers.
+// it hands a harness are valid in there too. Evaluation does not use this
+// environment: benchmarks score in their own fresh containers.
 package environment
 
 import (
@@ -144,8 +144,9 @@ func (e *Env) Close(ctx context.Context) error {
 // host for benchmarks that are not a ContainerBenchmark, else a task
 // container with the task's limits (CPUs, memory, storage, GPUs, network
 // mode none unless allow_internet), the trial's exchange (never the trial
-// directory) mounted at its own paths, the harness CLIs and node mounted read-only at their own
-// paths, and a model relay from 127.0.0.1:RelayPort inside to the provider.
+// directory) mounted at its own paths, the harness CLIs and node mounted
+// read-only at their own paths, and a model relay from 127.0.0.1:RelayPort
+// inside to the provider.
 func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, trialDir string, opts Options) (*Env, error) {
 	abs, err := filepath.Abs(trialDir)
 	if err != nil {
@@ -297,7 +298,7 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 // directory (the Developer's workspace, the QA Tester's candidate), so
 // instructions naming it (e.g. /app) reach the files the trial snapshots.
 // A_0 came from that directory, so nothing is lost.
-func (e *Env) linkWorkdir(ctx context.Context, workdir, ws string, mounts []docker.Mount) error {
+func (e *Env) linkWorkdir(ctx context.Context, workdir, target string, mounts []docker.Mount) error {
 	wd := path.Clean(workdir)
 	covers := false // removing wd would remove a mount point
 	for _, m := range mounts {
@@ -309,7 +310,7 @@ func (e *Env) linkWorkdir(ctx context.Context, workdir, ws string, mounts []dock
 	}
 	var out strings.Builder
 	ex, err := e.Container.ExecutorAs("0").Run(ctx, sandbox.Command{
-		Args:   []string{"/bin/sh", "-c", `rm -rf "$1" && mkdir -p "$(dirname "$1")" && ln -s "$2" "$1"`, "link", wd, ws},
+		Args:   []string{"/bin/sh", "-c", `rm -rf "$1" && mkdir -p "$(dirname "$1")" && ln -s "$2" "$1"`, "link", wd, target},
 		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
 	})
 	if err != nil {
@@ -340,7 +341,7 @@ func (a *asUser) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, er
 		err = fmt.Errorf("exit %d: %s", ex.Code, strings.TrimSpace(out.String()))
 	}
 	if err != nil {
-		return sandbox.Exit{Code: -1}, &docker.InfraError{Stage: "agent.user", Err: fmt.Errorf("giving the workspace to %s: %w", a.user, err)}
+		return sandbox.Exit{Code: -1}, &docker.InfraError{Stage: "agent.user", Err: fmt.Errorf("giving the exchange's scratch (the workspace, CLI state) to %s: %w", a.user, err)}
 	}
 	return a.env.Container.ExecutorAs(a.user).Run(ctx, cmd)
 }
@@ -350,16 +351,7 @@ func (a *asUser) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, er
 // root.
 func (e *Env) emptyScratch(ctx context.Context) error {
 	dir := e.Exchange.Scratch
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	hostErr := error(nil)
-	for _, x := range es {
-		if err := os.RemoveAll(filepath.Join(dir, x.Name())); err != nil {
-			hostErr = err
-		}
-	}
+	hostErr := sandbox.EmptyDir(dir)
 	if hostErr == nil {
 		return nil
 	}

@@ -29,7 +29,8 @@ type inputs struct {
 }
 
 // placeInputs places the stage's working directory (when it is not the
-// workspace, which the container mounts itself) and the prompt's materials
+// workspace, which placeWork moves in for the invocation alone) and the
+// prompt's materials
 // under the exchange's read-only inputs and returns the paths the prompt
 // and the invocation name. On the host (no exchange) nothing moves. The
 // working directory is moved, not copied (it is a copy made for the stage);
@@ -39,7 +40,7 @@ func (r *runner) placeInputs(workDir string, mats []roles.Material) (*inputs, er
 	if in.x == nil {
 		return in, nil
 	}
-	if err := emptyDir(in.x.Inputs); err != nil {
+	if err := sandbox.EmptyDir(in.x.Inputs); err != nil {
 		return nil, err
 	}
 	used := map[string]bool{}
@@ -108,7 +109,7 @@ func (in *inputs) done() error {
 		}
 	}
 	in.moved = nil
-	if err := emptyDir(in.x.Inputs); err != nil && first == nil {
+	if err := sandbox.EmptyDir(in.x.Inputs); err != nil && first == nil {
 		first = err
 	}
 	return first
@@ -147,7 +148,7 @@ func (r *runner) stateOut(ctx context.Context, view, stateDir string) error {
 	if x == nil {
 		return nil
 	}
-	if err := emptyDir(stateDir); err != nil {
+	if err := sandbox.EmptyDir(stateDir); err != nil {
 		return err
 	}
 	if err := history.CopyTree(view, stateDir); err != nil {

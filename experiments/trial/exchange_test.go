@@ -54,7 +54,7 @@ func TestExchangeHoldsExactlyEachInvocationsInputs(t *testing.T) {
 	l := runrecord.TrialLayout{Dir: dir}
 	x := &sandbox.Exchange{Inputs: l.AgentViewInputs(), Scratch: l.AgentViewScratch(),
 		Current: filepath.Join(l.AgentViewLink(), "current"), Idle: filepath.Join(l.AgentViewLink(), "idle")}
-	x.Empty = func(context.Context) error { return emptyDir(x.Scratch) }
+	x.Empty = func(context.Context) error { return sandbox.EmptyDir(x.Scratch) }
 	for _, d := range []string{x.Inputs, x.Scratch, x.Idle} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)

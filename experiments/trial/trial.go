@@ -61,9 +61,9 @@ type Env struct {
 	RunDir string
 
 	// Exchange, for a trial in a task container, is the container's only
-	// view of the trial directory besides the workspace
-	// (environment.Open): each invocation's inputs and CLI state are placed
-	// there, and removed once it ends.
+	// view of the trial directory (environment.Open): each invocation's
+	// inputs, CLI state and, for the Developer, the workspace are placed
+	// there, and taken out once it ends.
 	Exchange *sandbox.Exchange
 
 	// RoleEnvironment, for a trial in task containers, gives an invocation
@@ -295,13 +295,11 @@ func prepare(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialS
 	} else if !os.IsNotExist(err) {
 		return err
 	}
-	// Emptied in place, not removed: in a container the workspace is a
-	// mount point, and a removed directory would stay mounted there.
 	ws := l.Workspace()
-	if err := emptyDir(ws); err != nil {
+	if err := sandbox.EmptyDir(ws); err != nil {
 		return err
 	}
-	if err := emptyDir(l.GitDir()); err != nil {
+	if err := sandbox.EmptyDir(l.GitDir()); err != nil {
 		return err
 	}
 	if err := env.Bench.InitialWorkspace(ctx, env.Task, ws); err != nil {
@@ -320,21 +318,4 @@ func prepare(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialS
 	}
 	// The spec is written last: its presence means A_0 is committed.
 	return runrecord.WriteJSON(l.Spec(), spec)
-}
-
-// emptyDir removes what dir holds, creating it if missing.
-func emptyDir(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return os.MkdirAll(dir, 0o755)
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
-	return nil
 }
