@@ -63,4 +63,14 @@ func TestOpenKeepsTheImagesPathAndRunsAsAgentUser(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(ws, "whoami.txt")); err != nil || string(b) != "agent\n" {
 		t.Fatalf("workspace/whoami.txt: %q %v", b, err)
 	}
+	// The agent holds no capability and cannot gain one (no-new-privileges).
+	out.Reset()
+	ex, err = env.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", `grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/self/status`},
+		Dir: "/app", Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
+	if err != nil || ex.Code != 0 {
+		t.Fatalf("%v %+v %s", err, ex, out.String())
+	}
+	if got := strings.Join(strings.Fields(out.String()), " "); got != "CapPrm: 0000000000000000 CapEff: 0000000000000000 NoNewPrivs: 1" {
+		t.Fatalf("agent.user's /proc/self/status: %q, want no capabilities and NoNewPrivs 1", got)
+	}
 }

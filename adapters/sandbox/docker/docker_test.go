@@ -398,3 +398,55 @@ func TestCleanupRemovesEverythingLabelled(t *testing.T) {
 	}
 	assertNothingLabelled(t, c)
 }
+
+// TestAgentCapabilitiesAndNoNewPrivileges reads the agent's own
+// /proc/self/status: as root it holds exactly AgentCapabilities, as a task's
+// agent.user none, and no-new-privileges is set for both.
+func TestAgentCapabilitiesAndNoNewPrivileges(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	env, err := c.Start(ctx, Spec{Image: testImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(ctx)
+	status := func(user string) map[string]string {
+		t.Helper()
+		var out bytes.Buffer
+		ex, err := env.ExecutorAs(user).Run(ctx, sandbox.Command{Args: []string{"cat", "/proc/self/status"}, Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
+		if err != nil || ex.Code != 0 {
+			t.Fatalf("as %q: %v %d %s", user, err, ex.Code, out.String())
+		}
+		f := map[string]string{}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				f[k] = strings.TrimSpace(v)
+			}
+		}
+		return f
+	}
+	// Bit numbers from linux/capability.h.
+	bits := map[string]uint{"CHOWN": 0, "DAC_OVERRIDE": 1, "FOWNER": 3, "FSETID": 4, "KILL": 5, "SETGID": 6, "SETUID": 7, "NET_BIND_SERVICE": 10}
+	var want uint64
+	for _, c := range AgentCapabilities {
+		b, ok := bits[c]
+		if !ok {
+			t.Fatalf("no bit known for %s", c)
+		}
+		want |= 1 << b
+	}
+	root := status("0")
+	if got := root["CapEff"]; got != fmt.Sprintf("%016x", want) {
+		t.Errorf("root CapEff %s, want %016x (NET_RAW is bit 13, MKNOD 27)", got, want)
+	}
+	if got := root["CapBnd"]; got != fmt.Sprintf("%016x", want) {
+		t.Errorf("root CapBnd %s, want %016x", got, want)
+	}
+	if root["NoNewPrivs"] != "1" {
+		t.Errorf("root NoNewPrivs %q, want 1", root["NoNewPrivs"])
+	}
+	user := status("1000:1000")
+	if user["CapEff"] != "0000000000000000" || user["NoNewPrivs"] != "1" {
+		t.Errorf("agent.user: CapEff %s NoNewPrivs %s, want none and 1", user["CapEff"], user["NoNewPrivs"])
+	}
+}

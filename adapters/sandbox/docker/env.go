@@ -151,6 +151,23 @@ const keepAlive = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
 // what a build or test suite starts, far below a fork bomb.
 const DefaultPids = 4096
 
+// AgentCapabilities are the only capabilities a task container keeps (all
+// others, Docker's NET_RAW, MKNOD, SETFCAP, SETPCAP, SYS_CHROOT and
+// AUDIT_WRITE among them, are dropped), and no-new-privileges is set, so no
+// setuid binary or file capability raises a process above them. What each
+// is for, as root in the container (a task's agent.user has none):
+//   - CHOWN, DAC_OVERRIDE, FOWNER, FSETID: root owning and changing files of
+//     other users, as package managers, builds and hoh's own helpers (giving
+//     the workspace to agent.user, emptying the exchange) do;
+//   - SETUID, SETGID: package managers and servers dropping to their own
+//     users (apt's _apt, postgres, npm scripts);
+//   - KILL: stopping processes started under those users;
+//   - NET_BIND_SERVICE: task servers listening on ports below 1024.
+//
+// Raw sockets, device nodes, chroot, file capabilities and audit writes are
+// nothing a build or test suite needs and everything an escape uses.
+var AgentCapabilities = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL", "NET_BIND_SERVICE"}
+
 func (env *Environment) create(ctx context.Context, img string, spec Spec, withStorage bool) error {
 	c := env.c
 	cfg := &container.Config{
@@ -176,7 +193,10 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 		cfg.Healthcheck = &hc
 		env.Notes = append(env.Notes, fmt.Sprintf("healthcheck start interval %s not applied: the Docker engine's API %s predates 1.44 (the interval applies during the start period too)", h.StartInterval, c.API.ClientVersion()))
 	}
-	hc := &container.HostConfig{}
+	hc := &container.HostConfig{
+		CapDrop: []string{"ALL"}, CapAdd: AgentCapabilities,
+		SecurityOpt: []string{"no-new-privileges:true"},
+	}
 	if !spec.AllowInternet {
 		hc.NetworkMode = "none"
 	}
