@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner"
@@ -35,7 +36,11 @@ func rescoreCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *output != "" {
-		exp.Output = *output
+		// A flag's path is the working directory's, made absolute now like
+		// the config's paths.
+		if exp.Output, err = filepath.Abs(*output); err != nil {
+			return err
+		}
 	}
 	rep, err := runner.Rescore(context.Background(), exp, nil)
 	if err != nil {

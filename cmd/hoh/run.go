@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -51,7 +52,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *output != "" {
-		exp.Output = *output
+		// A flag's path is the working directory's, made absolute now like
+		// the config's paths.
+		if exp.Output, err = filepath.Abs(*output); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

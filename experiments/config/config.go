@@ -53,9 +53,15 @@ type Experiment struct {
 	Budget      Budget         `yaml:"budget" json:"budget"`
 	Containers  Containers     `yaml:"containers" json:"containers"`
 
-	// File is the config's path; every relative path inside it (output,
-	// benchmark path, scripts) is resolved against its directory.
+	// File is the config's path as given; every relative path inside it
+	// (output, benchmark path and options, binaries, scripts) is made
+	// absolute against its directory once, when the config is loaded.
 	File string `yaml:"-" json:"-"`
+	// dir is the absolute directory of File; written holds the paths as the
+	// config wrote them, which identify the experiment wherever the
+	// checkout lies (Canonical).
+	dir     string
+	written writtenPaths
 	// Lines maps a key path ("output", "configs[1].binary", "tasks.ids[0]")
 	// to its line in File, for problems found after parsing.
 	Lines map[string]int `yaml:"-" json:"-"`
@@ -249,20 +255,84 @@ func parse(file string, data []byte, offline bool) (*Experiment, error) {
 		}
 	}
 	exp.File = file
+	if abs, err := filepath.Abs(filepath.Dir(file)); err == nil {
+		exp.dir = abs
+	} else {
+		v.add(0, "the config's folder: %v", err)
+	}
 	exp.Lines = map[string]int{}
 	recordLines(doc, "", exp.Lines)
+	v.checkPaths(exp)
 	v.check(doc, exp)
 	if len(v.problems) > 0 {
 		return nil, v.problems
 	}
-	exp.Output = exp.Resolve(exp.Output)
-	for i, c := range exp.Configs {
-		// A bare name is looked up on PATH; a path is the config's.
-		if strings.ContainsRune(c.Binary, '/') {
-			exp.Configs[i].Binary = exp.Resolve(c.Binary)
+	exp.absolute()
+	return exp, nil
+}
+
+// writtenPaths are an experiment's paths as its file wrote them.
+type writtenPaths struct {
+	loaded    bool
+	benchmark string
+	scripts   []string
+}
+
+// absolute makes every path of e absolute, once: nothing later depends on
+// the working directory, on where the checkout lies or on a CLI resolving a
+// relative path from its own directory. A bare binary name is a file beside
+// the config, like every other path in it.
+func (e *Experiment) absolute() {
+	e.written = writtenPaths{loaded: true, benchmark: e.Benchmark.Path}
+	e.Output = e.Resolve(e.Output)
+	e.Benchmark.Path = e.Resolve(e.Benchmark.Path)
+	for i, c := range e.Configs {
+		e.Configs[i].Binary = e.Resolve(c.Binary)
+		script := ""
+		if c.Scripted != nil {
+			script = c.Scripted.Script
+			s := *c.Scripted
+			s.Script = e.Resolve(s.Script)
+			e.Configs[i].Scripted = &s
+		}
+		e.written.scripts = append(e.written.scripts, script)
+	}
+}
+
+// checkPaths reports every environment variable a path of e names that is
+// not set, at the path's line: an unset variable would otherwise become an
+// empty string and a path nobody wrote.
+func (v *validator) checkPaths(e *Experiment) {
+	check := func(key, p string) {
+		if missing := unsetVars(p); len(missing) > 0 {
+			v.add(e.Line(key), "%s %q: environment variable %s is not set", key, p, strings.Join(missing, ", "))
 		}
 	}
-	return exp, nil
+	check("output", e.Output)
+	check("benchmark.path", e.Benchmark.Path)
+	for name, o := range e.Benchmark.Options {
+		if s, ok := o.(string); ok {
+			check("benchmark.options."+name, s)
+		}
+	}
+	for i, c := range e.Configs {
+		check(fmt.Sprintf("configs[%d].binary", i), c.Binary)
+		if c.Scripted != nil {
+			check(fmt.Sprintf("configs[%d].scripted.script", i), c.Scripted.Script)
+		}
+	}
+}
+
+// unsetVars are the variables p names ($X or ${X}) that are not set.
+func unsetVars(p string) []string {
+	var missing []string
+	os.Expand(p, func(name string) string {
+		if _, ok := os.LookupEnv(name); !ok && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return ""
+	})
+	return missing
 }
 
 // duplicates reports every key given twice in one mapping.
@@ -377,7 +447,7 @@ func (v *validator) checkBenchmark(doc *yaml.Node, e *Experiment) {
 		return
 	case k.NeedsPath && e.Benchmark.Path == "":
 		v.add(line(bn, doc.Line), "benchmark %s needs a path to its tasks", e.Benchmark.Kind)
-	case e.Benchmark.Path != "":
+	case e.Benchmark.Path != "" && unsetVars(e.Benchmark.Path) == nil:
 		if _, err := os.Stat(e.Resolve(e.Benchmark.Path)); err != nil {
 			v.add(line(child(bn, "path"), line(bn, doc.Line)), "benchmark path %s: %v", e.Benchmark.Path, errors.Unwrap(err))
 		}
@@ -536,7 +606,7 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 		if c.IsScripted() {
 			if c.Scripted == nil || c.Scripted.Script == "" {
 				v.add(at("provider"), "%s: the scripted provider needs scripted: {script: FILE}", name)
-			} else {
+			} else if unsetVars(c.Scripted.Script) == nil {
 				sn := child(child(item, "scripted"), "script")
 				if _, err := scripted.LoadScript(e.Resolve(c.Scripted.Script)); err != nil {
 					v.add(line(sn, at("scripted")), "%s: scripted script: %v", name, err)
@@ -560,13 +630,18 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 	}
 }
 
-// Resolve makes a path in the config relative to the config file's folder.
+// Resolve expands the environment variables of a path of the config and
+// makes it absolute against the config file's folder.
 func (e *Experiment) Resolve(p string) string {
 	p = os.ExpandEnv(p)
-	if p == "" || filepath.IsAbs(p) || e.File == "" {
+	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
-	return filepath.Join(filepath.Dir(e.File), p)
+	dir := e.dir
+	if dir == "" { // an Experiment built in code, not loaded
+		dir, _ = filepath.Abs(filepath.Dir(e.File))
+	}
+	return filepath.Join(dir, p)
 }
 
 // Scripted reports whether any configuration uses the scripted test double.
@@ -595,12 +670,18 @@ func (e *Experiment) Config(label string) (HarnessModel, bool) {
 func (e *Experiment) Canonical() []byte {
 	c := *e
 	c.Output, c.Concurrency, c.Budget = "", 0, Budget{}
+	if e.written.loaded {
+		c.Benchmark.Path = e.written.benchmark
+	}
 	// The conditions are pinned per trial by the plan's keys and the lock's
 	// arms, where raising T is an extension rather than a different config.
 	c.Conditions = nil
 	c.Configs = nil
-	for _, h := range e.Configs {
+	for i, h := range e.Configs {
 		h.Concurrency, h.Binary = 0, ""
+		if h.Scripted != nil && i < len(e.written.scripts) {
+			h.Scripted = &ScriptedSpec{Script: e.written.scripts[i]}
+		}
 		h.Provider.BaseURL = EndpointIdentity(h)
 		c.Configs = append(c.Configs, h)
 	}

@@ -215,3 +215,51 @@ func TestContainersPidsLimit(t *testing.T) {
 		has(t, problems(t, good+"containers:\n  pids_limit: "+v+"\n"), lines+2, "containers.pids_limit must be positive")
 	}
 }
+
+// Every path is absolute once loaded, whatever the working directory; the
+// experiment's identity does not depend on where the checkout lies.
+func TestPathsAreAbsoluteAndRelativeToTheConfig(t *testing.T) {
+	text := strings.Replace(good, "    harness: codex\n", "    harness: codex\n    binary: exit127.sh\n", 1)
+	p := write(t, text)
+	dir := filepath.Dir(p)
+	t.Chdir(filepath.Dir(dir))
+	e, err := Load(filepath.Join(filepath.Base(dir), "exp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Output != filepath.Join(dir, "runs/t") {
+		t.Errorf("output %q, want %q", e.Output, filepath.Join(dir, "runs/t"))
+	}
+	if c := e.Configs[0]; c.Binary != filepath.Join(dir, "exit127.sh") || c.Scripted.Script != filepath.Join(dir, "script.yaml") {
+		t.Errorf("binary %q, script %q: want both beside the config in %s", c.Binary, c.Scripted.Script, dir)
+	}
+	other := write(t, text)
+	e2, err := Load(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Digest() != e2.Digest() {
+		t.Errorf("the same config in two folders has two digests:\n%s\n%s", e.Canonical(), e2.Canonical())
+	}
+}
+
+func TestUnsetVariableInAPathIsNamed(t *testing.T) {
+	t.Setenv("HOH_TEST_SET", "runs")
+	os.Unsetenv("HOH_TEST_UNSET")
+	text := strings.Replace(good, "output: runs/t", "output: ${HOH_TEST_SET}/t", 1)
+	text = strings.Replace(text, "benchmark: {kind: builtin}", "benchmark: {kind: builtin, path: \"${HOH_TEST_UNSET}/tasks\"}", 1)
+	ps := problems(t, text)
+	has(t, ps, 3, "environment variable HOH_TEST_UNSET is not set")
+	for _, p := range ps {
+		if strings.Contains(p.Msg, "no such file") {
+			t.Errorf("an unset variable reported as a missing path: %v", p)
+		}
+	}
+	e, err := Load(write(t, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Resolve("${HOH_TEST_SET}/x"); got != filepath.Join(filepath.Dir(e.File), "runs/x") {
+		t.Errorf("Resolve: %q", got)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -112,7 +113,12 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
-	out := e.Output
+	// Every path a run hands on (CLI state, views, container mounts) is
+	// absolute: a CLI resolves a relative one from its own directory.
+	out, err := filepath.Abs(e.Output)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, trialSpent: map[string]int64{}}
 	dockerRun := ""
 	defer func() {
