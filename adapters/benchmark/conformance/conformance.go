@@ -57,11 +57,17 @@ type Host struct {
 	Internet bool `json:"internet"`
 }
 
-// DetectHost counts NVIDIA GPU device nodes and takes internet access from
+// DetectHost counts NVIDIA GPU device nodes, or takes the count from
+// HOH_HOST_GPUS (to check a checkout for the machine the trials will run on,
+// from one without its GPUs), and takes internet access from
 // HOH_HOST_INTERNET=1; it never probes the network.
 func DetectHost() Host {
 	gpus, _ := filepath.Glob("/dev/nvidia[0-9]*")
-	return Host{GPUs: len(gpus), Internet: os.Getenv("HOH_HOST_INTERNET") == "1"}
+	n := len(gpus)
+	if v, err := strconv.Atoi(os.Getenv("HOH_HOST_GPUS")); err == nil && v >= 0 {
+		n = v
+	}
+	return Host{GPUs: n, Internet: os.Getenv("HOH_HOST_INTERNET") == "1"}
 }
 
 // Report is the result of checking one checkout.
