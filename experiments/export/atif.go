@@ -1,0 +1,367 @@
+// Package export writes a run's records in formats other tools read: ATIF
+// trajectories (Harbor RFC 0001), one document per trial.
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hoh-research/hoh/adapters/harness/atif"
+	"github.com/hoh-research/hoh/adapters/harness/claude"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/adapters/harness/codex"
+	"github.com/hoh-research/hoh/adapters/harness/opencode"
+	"github.com/hoh-research/hoh/adapters/harness/pi"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// stepsByKind turns each CLI's own event stream into ATIF steps.
+// used is the invocation's own usage from the ledger.
+var stepsByKind = map[string]func(raw []json.RawMessage, used runrecord.Usage) []atif.Step{
+	"codex": func(raw []json.RawMessage, used runrecord.Usage) []atif.Step {
+		// A resumed thread's running total includes the earlier runs': the
+		// ledger (what hoh counted for this run) says how much.
+		all := codex.ParseEvents(raw).Usage
+		before := runrecord.Usage{Input: all.Input - used.Input, CachedInput: all.CachedInput - used.CachedInput,
+			Output: all.Output - used.Output, Reasoning: all.Reasoning - used.Reasoning}
+		if before.Input < 0 || before.Output < 0 || before.CachedInput < 0 || before.Reasoning < 0 {
+			before = runrecord.Usage{}
+		}
+		return codex.Steps(raw, before)
+	},
+	"claude":   func(raw []json.RawMessage, _ runrecord.Usage) []atif.Step { return claude.Steps(raw) },
+	"opencode": func(raw []json.RawMessage, _ runrecord.Usage) []atif.Step { return opencode.Steps(raw) },
+	"pi":       func(raw []json.RawMessage, _ runrecord.Usage) []atif.Step { return pi.Steps(raw) },
+}
+
+// Options are what an export needs besides the records.
+type Options struct {
+	// Secrets are replaced in every document written.
+	Secrets []string
+	// Cost, when set, prices an invocation's usage for a configuration:
+	// ok false means the price is unknown (no cost is written).
+	Cost func(config string, u runrecord.Usage) (usd float64, ok bool)
+}
+
+// runMeta is what the run's lock says about a configuration.
+type runMeta struct {
+	hohVersion string
+	harness    map[string]string // label -> kind@version
+	model      map[string]string // label -> model
+	notice     string
+	secrets    []string // values of the provider key variables, as set here
+}
+
+func readRunMeta(runDir string) runMeta {
+	m := runMeta{harness: map[string]string{}, model: map[string]string{}}
+	lock, err := runrecord.ReadLock(runDir)
+	if err != nil {
+		return m
+	}
+	m.hohVersion, m.notice = lock.HohVersion, lock.Notice
+	for k, v := range lock.Harnesses {
+		m.harness[k] = v
+	}
+	var cfg struct {
+		Configs []struct {
+			Label    string `json:"label"`
+			Provider struct {
+				Model  string `json:"model"`
+				KeyEnv string `json:"key_env"`
+			} `json:"provider"`
+		} `json:"configs"`
+	}
+	if json.Unmarshal(lock.Config, &cfg) == nil {
+		for _, c := range cfg.Configs {
+			m.model[c.Label] = c.Provider.Model
+			if v := os.Getenv(c.Provider.KeyEnv); c.Provider.KeyEnv != "" && v != "" {
+				m.secrets = append(m.secrets, v)
+			}
+		}
+	}
+	return m
+}
+
+// TrialDirs lists the trial directories under root (a run, a project, or
+// one trial), in lexical order.
+func TrialDirs(root string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(root, runrecord.TrialSpecFile)); err == nil {
+		return []string{root}, nil
+	}
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "history.git" || d.Name() == "workspace" || strings.HasPrefix(d.Name(), "iter-") || d.Name() == runrecord.ReportDir) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == runrecord.TrialSpecFile {
+			out = append(out, filepath.Dir(p))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// runDirOf finds the run directory of a trial: the nearest ancestor with a
+// lock.json ("" when there is none, as for a project's trial).
+func runDirOf(trialDir string) string {
+	for d := filepath.Dir(trialDir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, runrecord.LockFile)); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// Trial builds the ATIF document of one trial directory: a root trajectory
+// whose steps are hoh's dispatches (one per committed invocation of the
+// token ledger, in order) and whose embedded subagent trajectories are the
+// invocations, each built from its CLI's event stream. Token totals are the
+// ledger's.
+func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
+	l := runrecord.TrialLayout{Dir: trialDir}
+	spec, err := runrecord.ReadTrialSpec(l.Spec())
+	if err != nil {
+		return atif.Trajectory{}, err
+	}
+	meta := runMeta{harness: map[string]string{}, model: map[string]string{}}
+	if rd := runDirOf(trialDir); rd != "" {
+		meta = readRunMeta(rd)
+	}
+	ledger, err := runrecord.ReadLedger(l.Usage())
+	if err != nil {
+		return atif.Trajectory{}, err
+	}
+	kind, version, _ := strings.Cut(meta.harness[spec.Config], "@")
+	model := meta.model[spec.Config]
+	root := atif.Trajectory{
+		SchemaVersion: atif.SchemaVersion, SessionID: spec.Key, TrajectoryID: spec.Key,
+		Agent: atif.Agent{Name: "hoh", Version: orUnknown(meta.hohVersion), ModelName: model,
+			Extra: map[string]any{"harness": meta.harness[spec.Config], "config": spec.Config}},
+		Notes: "Exported by hoh from the trial's records. Each role invocation (Planner, Developer, QA Tester, " +
+			"or a Vanilla pass) is an embedded subagent trajectory built from its CLI's own event stream; " +
+			"the root's steps are hoh's dispatches (no model call), and its final_metrics are the trial's token ledger, subagents included.",
+		Extra: map[string]any{"benchmark": spec.Benchmark, "task": spec.Task, "config": spec.Config,
+			"arm": spec.Arm, "rep": spec.Rep, "trial_key": spec.Key},
+	}
+	if meta.notice != "" {
+		root.Extra["notice"] = meta.notice
+	}
+	root.Steps = append(root.Steps, atif.Step{StepID: 1, Source: "user",
+		Message: fmt.Sprintf("Task %s of %s under %s with %s.", spec.Task, spec.Benchmark, spec.Arm, spec.Config)})
+	var total runrecord.Usage
+	var totalCost float64
+	costKnown := opt.Cost != nil
+	zero := 0
+	for _, inv := range ledger {
+		total = total.Add(inv.Usage)
+		ikind := kind
+		if ikind == "" {
+			ikind = kindFromCommand(filepath.Join(trialDir, inv.Dir))
+		}
+		sub, err := invocationTrajectory(trialDir, inv.Invocation, ikind, version, model)
+		if err != nil {
+			return atif.Trajectory{}, err
+		}
+		if opt.Cost != nil {
+			if usd, ok := opt.Cost(spec.Config, inv.Usage); ok {
+				sub.FinalMetrics.TotalCostUSD = &usd
+				totalCost += usd
+			} else {
+				costKnown = false
+			}
+		}
+		final := finalMessage(filepath.Join(trialDir, inv.Dir))
+		root.Steps = append(root.Steps, atif.Step{
+			StepID: len(root.Steps) + 1, Source: "agent", LLMCallCount: &zero,
+			Message: fmt.Sprintf("%s, iteration %d, attempt %d: %s", roleName(inv.Role), inv.Iteration, inv.Attempt, inv.Outcome),
+			Observation: &atif.Observation{Results: []atif.ObservationResult{{
+				Content:               atif.Text(final),
+				SubagentTrajectoryRef: []atif.SubagentRef{{TrajectoryID: sub.TrajectoryID, SessionID: inv.Session}},
+			}}},
+			Extra: invocationExtra(inv.Invocation),
+		})
+		root.SubagentTrajectories = append(root.SubagentTrajectories, sub)
+	}
+	root.FinalMetrics = atif.UsageFinal(total, len(root.Steps))
+	if costKnown && len(ledger) > 0 {
+		root.FinalMetrics.TotalCostUSD = &totalCost
+	}
+	return root, nil
+}
+
+func invocationExtra(inv runrecord.Invocation) map[string]any {
+	x := map[string]any{"iteration": inv.Iteration, "role": inv.Role, "attempt": inv.Attempt,
+		"outcome": string(inv.Outcome), "duration_ns": int64(inv.Duration), "dir": inv.Dir}
+	if inv.Evidence != "" {
+		x["evidence"] = inv.Evidence
+	}
+	return x
+}
+
+func roleName(role string) string {
+	switch role {
+	case "planner":
+		return "Planner"
+	case "developer":
+		return "Developer"
+	case "qa":
+		return "QA Tester"
+	case "vanilla":
+		return "Vanilla pass"
+	}
+	return role
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// invocationTrajectory is one invocation as an ATIF trajectory: its prompt,
+// then its CLI's steps; its final metrics are the ledger's usage.
+func invocationTrajectory(trialDir string, inv runrecord.Invocation, kind, version, model string) (atif.Trajectory, error) {
+	a := runrecord.AttemptLayout{Dir: filepath.Join(trialDir, inv.Dir)}
+	prompt, _ := os.ReadFile(a.Prompt())
+	steps := []atif.Step{{Source: "user", Message: string(prompt)}}
+	raw, err := readEvents(a)
+	if err != nil {
+		return atif.Trajectory{}, err
+	}
+	conv := stepsByKind[kind]
+	if conv == nil && len(raw) > 0 {
+		steps = append(steps, atif.Step{Source: "system",
+			Message: fmt.Sprintf("hoh cannot read the events of harness %q as ATIF steps; its raw log is %s", kind, filepath.Join(inv.Dir, "logs", runrecord.StdoutLog))})
+	} else if conv != nil {
+		steps = append(steps, conv(raw, inv.Usage)...)
+	}
+	for i := range steps {
+		steps[i].StepID = i + 1
+	}
+	t := atif.Trajectory{
+		SchemaVersion: atif.SchemaVersion, SessionID: inv.Session, TrajectoryID: inv.Dir,
+		Agent:        atif.Agent{Name: orUnknown(kind), Version: orUnknown(version), ModelName: model},
+		Steps:        steps,
+		FinalMetrics: atif.UsageFinal(inv.Usage, len(steps)),
+		Extra:        invocationExtra(inv),
+	}
+	return t, nil
+}
+
+// readEvents reads an attempt's recorded events: events.json (the parsed
+// stream), else stdout.jsonl; none is no events.
+func readEvents(a runrecord.AttemptLayout) ([]json.RawMessage, error) {
+	var raw []json.RawMessage
+	data, err := os.ReadFile(filepath.Join(a.Logs(), runrecord.EventsLog))
+	if err == nil {
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(a.Logs(), runrecord.EventsLog), err)
+		}
+		return raw, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	data, err = os.ReadFile(filepath.Join(a.Logs(), runrecord.StdoutLog))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cliproc.JSONLines(strings.Split(string(data), "\n")), nil
+}
+
+func finalMessage(attemptDir string) string {
+	var r struct {
+		FinalMessage string `json:"final_message"`
+	}
+	_ = runrecord.ReadJSON(filepath.Join(attemptDir, "result.json"), &r)
+	return r.FinalMessage
+}
+
+// kindFromCommand names the CLI of an attempt from its recorded argv.
+func kindFromCommand(attemptDir string) string {
+	var c struct {
+		Argv []string `json:"argv"`
+	}
+	if runrecord.ReadJSON(filepath.Join(attemptDir, "logs", runrecord.CommandLog), &c) != nil {
+		return ""
+	}
+	for _, a := range c.Argv {
+		if k := filepath.Base(a); stepsByKind[k] != nil {
+			return k
+		}
+	}
+	return ""
+}
+
+// Write writes doc as JSON to path with every secret replaced.
+func Write(path string, doc atif.Trajectory, secrets []string) error {
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = []byte(cliproc.Redact(string(data), secrets))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return runrecord.WriteFile(path, append(data, '\n'))
+}
+
+// TrialFile is where a trial's document goes: out/<trial dir relative to
+// base> when out is set, else the trial directory itself.
+func TrialFile(trialDir, base, out string) string {
+	if out == "" {
+		return filepath.Join(trialDir, atif.FileName)
+	}
+	rel, err := filepath.Rel(base, trialDir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = filepath.Base(trialDir)
+	}
+	return filepath.Join(out, rel, atif.FileName)
+}
+
+// Tree exports every trial under root (a run, a project or one trial) and
+// returns the files written. A trial without a committed ledger line is
+// exported with what it has; a trial that cannot be read is an error naming
+// it.
+func Tree(root, out string, opt Options) ([]string, error) {
+	dirs, err := TrialDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s: no trial directories (trial.json) found", root)
+	}
+	var written []string
+	for _, d := range dirs {
+		doc, err := Trial(d, opt)
+		if err != nil {
+			return written, fmt.Errorf("trial %s: %w", d, err)
+		}
+		p := TrialFile(d, root, out)
+		secrets := opt.Secrets
+		if rd := runDirOf(d); rd != "" {
+			secrets = append(append([]string(nil), secrets...), readRunMeta(rd).secrets...)
+		}
+		if err := Write(p, doc, secrets); err != nil {
+			return written, fmt.Errorf("trial %s: %w", d, err)
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
