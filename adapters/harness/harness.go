@@ -119,3 +119,11 @@ type Harness interface {
 	// CLI or the model did wrong is a Result with its Outcome.
 	Run(ctx context.Context, inv Invocation) (Result, error)
 }
+
+// Installed is a Harness that runs an executable on the host: a role's
+// confined view shows that executable's install directory and Node
+// runtime read-only (cliinstall.ViewPaths), wherever they lie.
+type Installed interface {
+	// Binary is the absolute path of the executable the harness starts.
+	Binary() string
+}

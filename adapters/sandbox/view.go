@@ -27,6 +27,10 @@ type View struct {
 	Hide  []string `json:"hide,omitempty"`
 	Show  []string `json:"show,omitempty"`
 	Write []string `json:"write,omitempty"`
+	// Tools are read-only allow entries for what runs the command: the
+	// CLI's install directory and its Node runtime (cliinstall.ViewPaths),
+	// shown like Show wherever they lie, under /tmp or $TMPDIR included.
+	Tools []string `json:"tools,omitempty"`
 }
 
 // Confined runs each command of a host executor (Local) in its own
@@ -224,7 +228,7 @@ func buildView(v View) error {
 		}
 		return nil
 	}
-	if err := errors.Join(add(v.Hide, true, true), add(v.Show, false, false), add(v.Write, false, true)); err != nil {
+	if err := errors.Join(add(v.Hide, true, true), add(v.Show, false, false), add(v.Tools, false, false), add(v.Write, false, true)); err != nil {
 		return err
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return depth(entries[i].path) < depth(entries[j].path) })

@@ -3,6 +3,7 @@ package trial
 import (
 	"context"
 	"fmt"
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,9 @@ func (r *runner) executor(access harness.Access, workDir, stateDir string, shown
 		return r.env.Exec
 	}
 	v := sandbox.View{Hide: r.hidden(), Show: append([]string(nil), shown...), Write: append([]string{stateDir}, writes...)}
+	if h, ok := r.env.Harness.(harness.Installed); ok {
+		v.Tools = cliinstall.ViewPaths(h.Binary()) // a CLI installed under a hidden directory still runs
+	}
 	if access == harness.AccessWrite {
 		v.Write = append(v.Write, workDir)
 	} else {

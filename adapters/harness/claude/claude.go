@@ -79,6 +79,7 @@ func New(cfg Config) (*Harness, error) {
 }
 
 func (h *Harness) Name() string    { return "claude" }
+func (h *Harness) Binary() string  { return h.cfg.Binary }
 func (h *Harness) Version() string { return h.cfg.Version }
 
 // Run performs one invocation; see harness.Harness.

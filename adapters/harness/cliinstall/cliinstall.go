@@ -197,3 +197,54 @@ func isNodeScript(path string) bool {
 	line, _, _ := strings.Cut(string(head[:n]), "\n")
 	return strings.HasPrefix(line, "#!") && strings.Contains(line, "node")
 }
+
+// ViewPaths are what a confined role view must show read-only for bin to
+// run wherever it is installed (under /tmp or $TMPDIR, which the view
+// hides, too): the install directory of an npm package
+// (<dir>/node_modules/.bin/<exe>: <dir>, holding the package and a Node
+// runtime of its own), else bin itself, and the node on PATH that a node
+// script's shebang finds; each also by its real path when that is a
+// symlink. Only existing paths are returned.
+func ViewPaths(bin string) []string {
+	if bin == "" {
+		return nil
+	}
+	var out []string
+	add := func(p string) {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		for _, q := range []string{p, realPath(p)} {
+			if _, err := os.Stat(q); err == nil && q != "" && !contains(out, q) {
+				out = append(out, q)
+			}
+		}
+	}
+	dir := filepath.Dir(bin)
+	if filepath.Base(dir) == ".bin" && filepath.Base(filepath.Dir(dir)) == "node_modules" {
+		add(filepath.Dir(filepath.Dir(dir)))
+	} else {
+		add(bin)
+	}
+	if node, err := exec.LookPath("node"); err == nil {
+		add(node)
+	}
+	return out
+}
+
+func realPath(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -80,6 +80,7 @@ func New(spec *Spec, p harness.Provider) (*Harness, error) {
 }
 
 func (h *Harness) Name() string    { return h.spec.Name }
+func (h *Harness) Binary() string  { return h.binary }
 func (h *Harness) Version() string { return h.spec.Version }
 
 // Run performs one invocation; see harness.Harness.

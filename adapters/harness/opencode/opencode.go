@@ -94,6 +94,7 @@ func New(cfg Config) (*Harness, error) {
 }
 
 func (h *Harness) Name() string    { return "opencode" }
+func (h *Harness) Binary() string  { return h.cfg.Binary }
 func (h *Harness) Version() string { return h.cfg.Version }
 
 // Run performs one invocation; see harness.Harness.

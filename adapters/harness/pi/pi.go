@@ -102,6 +102,7 @@ func New(cfg Config) (*Harness, error) {
 }
 
 func (h *Harness) Name() string    { return "pi" }
+func (h *Harness) Binary() string  { return h.cfg.Binary }
 func (h *Harness) Version() string { return h.cfg.Version }
 
 // Run performs one invocation; see harness.Harness.
