@@ -80,7 +80,8 @@
 // Options.Fault or Server.SetFault) replaces the answer for the next Count
 // requests (0 = always): an HTTP status with the API's error body (Kind
 // "status"), a hang without any answer ("hang"), a stream that stops after
-// its first events and stays open ("stall"), or garbage SSE ("garbage").
+// its first events and stays open ("stall"), or garbage SSE ("garbage");
+// "slow" is no failure: the answer, streamed with Delay before each event.
 // Hangs end when the Server is closed.
 package scripted
 
@@ -88,6 +89,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -141,6 +143,9 @@ const (
 	FaultHang    = "hang"    // accept the request, never answer
 	FaultStall   = "stall"   // send the first stream events, then nothing, connection open
 	FaultGarbage = "garbage" // a malformed SSE stream
+	// FaultSlow is no failure: the scripted answer, streamed with Delay
+	// before each event (a slow but working model).
+	FaultSlow = "slow"
 )
 
 // Fault replaces answers. Count limits it to the next Count requests it
@@ -150,6 +155,16 @@ type Fault struct {
 	Status  int    `yaml:"status,omitempty" json:"status,omitempty"`
 	Message string `yaml:"message,omitempty" json:"message,omitempty"`
 	Count   int    `yaml:"count,omitempty" json:"count,omitempty"`
+	// Delay is the pause between a slow answer's stream events.
+	Delay time.Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
+}
+
+// slowness is the pause of a slow fault (0 for every other kind).
+func (f *Fault) slowness() time.Duration {
+	if f.Kind == FaultSlow {
+		return max(f.Delay, time.Millisecond)
+	}
+	return 0
 }
 
 // Script is the whole replay.
@@ -239,8 +254,12 @@ func (f *Fault) validate() error {
 			return fmt.Errorf("status fault needs a 4xx/5xx status, got %d", f.Status)
 		}
 	case FaultHang, FaultStall, FaultGarbage:
+	case FaultSlow:
+		if f.Delay <= 0 {
+			return fmt.Errorf("slow fault needs a positive delay")
+		}
 	default:
-		return fmt.Errorf("unknown fault kind %q (status, hang, stall, garbage)", f.Kind)
+		return fmt.Errorf("unknown fault kind %q (status, hang, stall, garbage, slow)", f.Kind)
 	}
 	if f.Count < 0 {
 		return fmt.Errorf("negative count %d", f.Count)

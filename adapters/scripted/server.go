@@ -189,14 +189,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.UserText = prefix(req.userText, 200)
 
+	var slow time.Duration // a slow fault: the answer, streamed slowly
 	if f := s.takeFault(s.currentFault()); f != nil {
-		s.serveFault(w, r, req, f, &rec)
-		return
+		if slow = f.slowness(); slow == 0 {
+			s.serveFault(w, r, req, f, &rec)
+			return
+		}
 	}
 	if strings.Contains(req.userText, PreflightMarker) {
 		// hoh's preflight turn: answered without spending a script entry.
 		rec.Answer = "preflight"
-		s.serveReply(w, r, req, reply{text: "OK", usage: DefaultUsage}, &rec)
+		s.serveReply(w, r, req, reply{text: "OK", usage: DefaultUsage, delay: slow}, &rec)
 		return
 	}
 	idx, ok := s.match(req)
@@ -218,14 +221,18 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	rec.Step = k
 	st := e.Steps[k]
 	if f := s.takeFault(e.Fault); f != nil {
-		s.serveFault(w, r, req, f, &rec)
-		return
+		if slow = f.slowness(); slow == 0 {
+			s.serveFault(w, r, req, f, &rec)
+			return
+		}
 	}
 	if f := s.takeFault(st.Fault); f != nil {
-		s.serveFault(w, r, req, f, &rec)
-		return
+		if slow = f.slowness(); slow == 0 {
+			s.serveFault(w, r, req, f, &rec)
+			return
+		}
 	}
-	rep := reply{usage: DefaultUsage}
+	rep := reply{usage: DefaultUsage, delay: slow}
 	if e.Usage != nil {
 		rep.usage = *e.Usage
 	}
@@ -256,7 +263,7 @@ func (s *Server) serveReply(w http.ResponseWriter, r *http.Request, req request,
 	rec.Status = http.StatusOK
 	if !req.stream {
 		writeJSON(w, http.StatusOK, finalObject(req, rep, id))
-	} else if err := streamReply(w, req, rep, id); err != nil {
+	} else if err := streamReply(w, req, rep, id, s.closed); err != nil {
 		rec.Error = err.Error()
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 )
 
 // reply is one model answer in API-neutral form.
@@ -15,6 +16,7 @@ type reply struct {
 	args     string // JSON arguments of the tool call
 	text     string
 	usage    Usage
+	delay    time.Duration // between stream events (a slow fault)
 }
 
 var (

@@ -12,6 +12,20 @@ type sse struct {
 	w   http.ResponseWriter
 	seq int
 	err error
+	// delay is waited before every event after the first (a slow model).
+	delay  time.Duration
+	sent   bool
+	closed <-chan struct{}
+}
+
+func (s *sse) pace() {
+	if s.delay > 0 && s.sent && s.err == nil {
+		select {
+		case <-time.After(s.delay):
+		case <-s.closed:
+		}
+	}
+	s.sent = true
 }
 
 func newSSE(w http.ResponseWriter) *sse {
@@ -23,6 +37,7 @@ func newSSE(w http.ResponseWriter) *sse {
 
 // event writes "event: NAME" (when name is set) and the JSON data.
 func (s *sse) event(name string, data map[string]any) {
+	s.pace()
 	if s.err != nil {
 		return
 	}
@@ -49,6 +64,7 @@ func (s *sse) event(name string, data map[string]any) {
 func (s *sse) withSeq(name string) bool { return len(name) > 9 && name[:9] == "response." }
 
 func (s *sse) raw(line string) {
+	s.pace()
 	if s.err != nil {
 		return
 	}
@@ -58,8 +74,9 @@ func (s *sse) raw(line string) {
 	}
 }
 
-func streamReply(w http.ResponseWriter, req request, rep reply, id string) error {
+func streamReply(w http.ResponseWriter, req request, rep reply, id string, closed <-chan struct{}) error {
 	s := newSSE(w)
+	s.delay, s.closed = rep.delay, closed
 	switch req.api {
 	case APIResponses:
 		streamResponses(s, req, rep, id)

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,8 @@ type ticketKey struct{}
 type ticket struct {
 	relay   *Relay
 	attempt string
+	method  string
+	start   time.Time
 	once    sync.Once
 }
 
@@ -46,12 +49,15 @@ func ticketOf(req *http.Request) *ticket {
 	return tk
 }
 
-func (tk *ticket) log(path string, status int, usage harness.Usage) {
+func (tk *ticket) log(l Line) {
 	if tk == nil {
 		return
 	}
 	tk.once.Do(func() {
-		tk.relay.record(Line{Time: time.Now().UTC(), Path: path, Status: status, Usage: usage, Attempt: tk.attempt})
+		now := time.Now()
+		l.Time, l.Attempt, l.Method = now.UTC(), tk.attempt, tk.method
+		l.DurationMS = now.Sub(tk.start).Milliseconds()
+		tk.relay.record(l)
 		tk.relay.inflight.Done()
 	})
 }
@@ -87,15 +93,28 @@ func Start(upstream, logPath string) (*Relay, error) {
 			pr.Out.Host = u.Host
 			// The request belongs to the attempt current when it arrived,
 			// however long its response takes.
-			tk := &ticket{relay: r, attempt: r.current()}
+			tk := &ticket{relay: r, attempt: r.current(), method: pr.In.Method, start: time.Now()}
 			r.inflight.Add(1)
 			pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), ticketKey{}, tk))
 		},
 		FlushInterval: -1, // stream server-sent events as they come
 		ModifyResponse: func(resp *http.Response) error {
 			tk := ticketOf(resp.Request)
-			resp.Body = &meter{ReadCloser: resp.Body, done: func(usage harness.Usage) {
-				tk.log(resp.Request.URL.Path, resp.StatusCode, usage)
+			start := time.Now()
+			if tk != nil {
+				start = tk.start
+			}
+			stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+			resp.Body = &meter{ReadCloser: resp.Body, start: start, last: start, whole: !stream, done: func(m *meter) {
+				l := Line{Path: resp.Request.URL.Path, Status: resp.StatusCode, Usage: m.usage,
+					FirstByteMS: -1, Bytes: m.bytes, MaxGapMS: m.maxGap.Milliseconds(), Events: m.events, Complete: m.complete}
+				if m.bytes > 0 {
+					l.FirstByteMS = m.first.Sub(start).Milliseconds()
+				}
+				if !m.complete {
+					l.SilentMS = time.Since(m.last).Milliseconds()
+				}
+				tk.log(l)
 			}}
 			return nil
 		},
@@ -109,7 +128,11 @@ func Start(upstream, logPath string) (*Relay, error) {
 			if req.Context().Err() != nil {
 				status = StatusClientGone
 			}
-			ticketOf(req).log(req.URL.Path, status, harness.Usage{})
+			l := Line{Path: req.URL.Path, Status: status, FirstByteMS: -1}
+			if tk := ticketOf(req); tk != nil {
+				l.SilentMS = time.Since(tk.start).Milliseconds()
+			}
+			ticketOf(req).log(l)
 			w.WriteHeader(status)
 		},
 	}
@@ -161,20 +184,53 @@ func (r *Relay) record(l Line) {
 }
 
 // meter passes a response body through and reads the usage out of it: of
-// a JSON body, or of each "data:" line of an event stream.
+// a JSON body, or of each "data:" line of an event stream. It also keeps
+// the byte-level view: when bytes came, the longest silence, whether the
+// body ended, and how many API events parsed.
 type meter struct {
 	io.ReadCloser
 	buf   bytes.Buffer
 	usage harness.Usage
 	once  sync.Once
-	done  func(harness.Usage)
+	done  func(*meter)
+
+	start, first, last time.Time
+	bytes              int64
+	maxGap             time.Duration
+	events             int
+	complete           bool
+	// whole: the body is not an event stream; it is also parsed as one
+	// JSON document at the end (it may span lines), kept up to wholeMax.
+	whole     bool
+	body      bytes.Buffer
+	truncated bool
 }
+
+const wholeMax = 8 << 20
 
 func (m *meter) Read(p []byte) (int, error) {
 	n, err := m.ReadCloser.Read(p)
+	if n > 0 {
+		now := time.Now()
+		if m.bytes == 0 {
+			m.first = now
+		}
+		m.maxGap = max(m.maxGap, now.Sub(m.last))
+		m.last = now
+		m.bytes += int64(n)
+		if m.whole && !m.truncated {
+			if m.body.Len()+n > wholeMax {
+				m.truncated = true
+				m.body.Reset()
+			} else {
+				m.body.Write(p[:n])
+			}
+		}
+	}
 	m.buf.Write(p[:n])
 	m.scan(false)
 	if err == io.EOF {
+		m.complete = true
 		m.finish()
 	}
 	return n, err
@@ -188,7 +244,17 @@ func (m *meter) Close() error {
 func (m *meter) finish() {
 	m.once.Do(func() {
 		m.scan(true)
-		m.done(m.usage)
+		if !m.complete {
+			m.maxGap = max(m.maxGap, time.Since(m.last))
+		}
+		if m.whole && m.events == 0 && m.body.Len() > 0 {
+			var o map[string]any
+			if json.Unmarshal(m.body.Bytes(), &o) == nil {
+				m.events = 1
+				m.usageFrom(o)
+			}
+		}
+		m.done(m)
 	})
 }
 
@@ -219,6 +285,11 @@ func (m *meter) line(b []byte) {
 	if json.Unmarshal(b, &o) != nil {
 		return
 	}
+	m.events++
+	m.usageFrom(o)
+}
+
+func (m *meter) usageFrom(o map[string]any) {
 	for _, u := range []any{o["usage"], dig(o, "response", "usage"), dig(o, "message", "usage")} {
 		if um, ok := u.(map[string]any); ok {
 			m.usage = maxUsage(m.usage, usageOf(um))
@@ -277,20 +348,12 @@ func ByAttempt(lines []Line) map[string]harness.Usage {
 	return out
 }
 
-// Answered reports whether the log at path holds a successful response
-// served to attempt, or (for lines naming no attempt, and attempt "") one
-// logged at or after since.
+// Answered reports whether the log at path holds a successful (complete)
+// model response (Answer) served to attempt, or (for lines naming no attempt, and
+// attempt "") one logged at or after since.
 func Answered(path, attempt string, since time.Time) (bool, error) {
-	lines, _, err := Read(path)
-	if err != nil {
-		return false, err
-	}
-	for _, l := range lines {
-		if ofAttempt(l, attempt, since) && l.Status >= 200 && l.Status < 300 {
-			return true, nil
-		}
-	}
-	return false, nil
+	tr, err := Of(path, attempt, since)
+	return tr.Answered > 0, err
 }
 
 // ofAttempt: a line naming attempt, or naming none and logged at or after
@@ -302,29 +365,6 @@ func ofAttempt(l Line, attempt string, since time.Time) bool {
 // StatusClientGone is the status logged for a request whose client went
 // away before the provider answered (nginx's 499).
 const StatusClientGone = 499
-
-// OnlyProviderFailures reports how many requests the relay logged for
-// attempt (lines naming no attempt: at or after since) when every one of
-// them failed on the provider's side (5xx, 429, 408, or no answer while the
-// client waited, logged as 502); zero when there was none or any other
-// status, a client that gave up (StatusClientGone) included.
-func OnlyProviderFailures(path, attempt string, since time.Time) (int, error) {
-	lines, _, err := Read(path)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, l := range lines {
-		if !ofAttempt(l, attempt, since) {
-			continue
-		}
-		if l.Status < 500 && l.Status != 429 && l.Status != 408 {
-			return 0, nil
-		}
-		n++
-	}
-	return n, nil
-}
 
 // Read sums a served.jsonl; a missing file is no traffic.
 func Read(path string) ([]Line, harness.Usage, error) { return runrecord.ReadServed(path) }

@@ -120,10 +120,10 @@ func TestRelayNamesTheAttemptOfEachResponse(t *testing.T) {
 	}
 }
 
-// A client that gives up while the provider keeps it waiting is logged as
-// StatusClientGone, which OnlyProviderFailures does not count as the
-// provider's failure (a hang is the role's timeout, not infrastructure).
-func TestClientGivingUpIsNotAProviderFailure(t *testing.T) {
+// A provider that keeps the client waiting without a byte until it gives
+// up is logged as StatusClientGone with no byte and its silence: the
+// invocation had no model turn, and the cause is the provider's silence.
+func TestProviderSilentUntilTheClientGivesUp(t *testing.T) {
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -149,10 +149,14 @@ func TestClientGivingUpIsNotAProviderFailure(t *testing.T) {
 	}
 	r.Settle(2 * time.Second)
 	lines, _, err := Read(log)
-	if err != nil || len(lines) != 1 || lines[0].Status != StatusClientGone {
-		t.Fatalf("lines %+v, %v: want one %d", lines, err, StatusClientGone)
+	if err != nil || len(lines) != 1 || lines[0].Status != StatusClientGone || lines[0].Bytes != 0 || lines[0].FirstByteMS != -1 || lines[0].SilentMS < 250 {
+		t.Fatalf("lines %+v, %v: want one %d without a byte, silent ~300ms", lines, err, StatusClientGone)
 	}
-	if n, err := OnlyProviderFailures(log, "iter-01/developer/attempt-1", time.Time{}); n != 0 || err != nil {
-		t.Errorf("OnlyProviderFailures = %d, %v: a client giving up is not the provider failing", n, err)
+	tr, err := Of(log, "iter-01/developer/attempt-1", time.Time{})
+	if err != nil || tr.Requests != 1 || tr.Answered != 0 || tr.Silent != 1 {
+		t.Fatalf("traffic %+v, %v", tr, err)
+	}
+	if cause, ev := tr.NoTurn(time.Minute); cause != CauseSilent || !strings.Contains(ev, "without a byte") {
+		t.Errorf("NoTurn = %q %q", cause, ev)
 	}
 }

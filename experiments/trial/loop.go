@@ -237,13 +237,6 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 	return nil
 }
 
-// modelAnswered reports whether the relay logged a successful response to
-// the attempt (a trial runs one invocation at a time).
-func modelAnswered(log, attempt string, since time.Time) bool {
-	ok, err := served.Answered(log, attempt, since)
-	return ok || err != nil // no verdict without the log
-}
-
 // recordReplaced keeps the tokens of an invocation lost to an
 // infrastructure failure in usage-replaced.jsonl: spent, though no result
 // counts them (Eq. 11 uses usage.jsonl only). Through the relay its usage
@@ -353,18 +346,18 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 				if ctx.Err() != nil {
 					return out, ctx.Err()
 				}
-				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: "the role's container: " + err.Error()}
+				return out, stageInfra(t, role, "the role's container: "+err.Error(), CauseEnvironment)
 			}
 		}
 		viewSD, err := r.stateIn(ctx, sd)
 		if err != nil {
 			release()
-			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
+			return out, stageInfra(t, role, err.Error(), CauseLocal)
 		}
 		viewWD, back, err := r.placeWork(workDir)
 		if err != nil {
 			release()
-			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
+			return out, stageInfra(t, role, err.Error(), CauseLocal)
 		}
 		inv := harness.Invocation{
 			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: viewWD,
@@ -390,7 +383,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
 		}
 		if err := r.stateOut(ctx, viewSD, sd); err != nil {
-			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: err.Error(), Local: true}
+			return out, stageInfra(t, role, err.Error(), CauseLocal)
 		}
 		if ctx.Err() == nil {
 			if why := invocationFault(res.Evidence, inv.LogDir, sd, adir); why != "" {
@@ -402,21 +395,17 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 				}
 				r.recordReplaced(runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
 					Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
-				return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence, Local: true}
+				return out, stageInfra(t, role, res.Evidence, CauseLocal)
 			}
 		}
-		if r.env.ServedLog != "" && res.Outcome == harness.OutcomeCompleted && ctx.Err() == nil && !modelAnswered(r.env.ServedLog, r.rel(adir), started) {
-			res.Outcome = harness.OutcomeInfraFailure
-			res.Evidence = "the CLI reported completion, but hoh's relay saw no model answer during the invocation"
+		// No model turn, no score: the relay's view of the invocation's
+		// traffic outranks the CLI's word (docs/no-model-turn.md).
+		cause, stopsConfig := "", false
+		if r.env.ServedLog != "" && ctx.Err() == nil {
+			cause, stopsConfig = r.relayVerdict(&res, r.rel(adir), started)
 		}
-		// A CLI that retries a failing provider until hoh's timeout (OpenCode
-		// 1.14 on a persistent 500) or gives up with an error of its own
-		// wording ends as a role failure; the relay says it was the provider.
-		if r.env.ServedLog != "" && (res.Outcome == harness.OutcomeTimeout || res.Outcome == harness.OutcomeAgentFailure) && ctx.Err() == nil {
-			if n, err := served.OnlyProviderFailures(r.env.ServedLog, r.rel(adir), started); err == nil && n > 0 {
-				res.Outcome = harness.OutcomeInfraFailure
-				res.Evidence = fmt.Sprintf("hoh's relay saw the provider fail all %d requests of the invocation (5xx, 429 or no answer): %s", n, res.Evidence)
-			}
+		if res.Outcome == harness.OutcomeInfraFailure && cause == "" {
+			cause = CauseTransport
 		}
 		if err := runrecord.WriteJSON(al.Result(), res); err != nil {
 			return out, err
@@ -438,7 +427,9 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 		if res.Outcome == harness.OutcomeInfraFailure {
 			r.recordReplaced(runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
 				Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
-			return out, &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: res.Evidence}
+			ie := stageInfra(t, role, res.Evidence, cause)
+			ie.StopsConfig = stopsConfig
+			return out, ie
 		}
 		if res.Outcome != harness.OutcomeCompleted {
 			return out, nil // agent failure or timeout: a result, not retried

@@ -135,6 +135,43 @@ type InfraError struct {
 	// Local: the fault is the machine's (full disk, read-only or failing
 	// file system), not the provider's.
 	Local bool
+	// Cause is the fault's class (served.Cause*, CauseLocal, ...): trials
+	// that all fail with one cause stop their configuration.
+	Cause string
+	// StopsConfig: every trial of the configuration would meet the fault
+	// (a CLI that cannot run or exits before asking the model), so the
+	// configuration stops at once instead of being replaced.
+	StopsConfig bool
+}
+
+// Causes of infrastructure failures besides the relay's (served.Cause*).
+const (
+	CauseLocal       = "local-fault"           // full disk, failing file system
+	CauseEnvironment = "environment"           // the task or role container
+	CauseTransport   = "provider-or-transport" // the CLI reported it, the relay saw answers
+)
+
+// stageInfra is the infrastructure failure of iteration t's role.
+func stageInfra(t int, role harness.Role, evidence, cause string) *InfraError {
+	return &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: evidence, Cause: cause, Local: cause == CauseLocal}
+}
+
+// CauseOf is err's cause class ("" when it is no infrastructure failure).
+func CauseOf(err error) string {
+	var ie *InfraError
+	if !errors.As(err, &ie) {
+		return ""
+	}
+	if ie.Cause == "" && ie.Local {
+		return CauseLocal
+	}
+	return ie.Cause
+}
+
+// StopsConfig reports whether err stops its configuration at once.
+func StopsConfig(err error) bool {
+	var ie *InfraError
+	return errors.As(err, &ie) && ie.StopsConfig
 }
 
 func (e *InfraError) Error() string {

@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -701,8 +702,8 @@ func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
 	dir := t.TempDir()
 	log := runrecord.TrialLayout{Dir: dir}.Served()
 	_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{}, ServedLog: log})
-	if !IsInfra(err) || !strings.Contains(err.Error(), "relay saw no model answer") {
-		t.Fatalf("want an infrastructure failure, got %v", err)
+	if !IsInfra(err) || !StopsConfig(err) || CauseOf(err) != served.CauseNoRequest || !strings.Contains(err.Error(), "relay saw no model request") {
+		t.Fatalf("want an infrastructure failure that stops the configuration, got %v", err)
 	}
 	if _, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Summary()); err == nil {
 		t.Fatal("a summary was written for an invocation nobody answered")
@@ -714,35 +715,60 @@ func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
 	}
 }
 
-// A CLI that waits out hoh's timeout (or fails) while the relay logged only
-// provider failures for its requests is an infrastructure failure; the same
-// timeout after an answered request stays the role's own failure.
-func TestProviderFailuresUntilTimeoutAreInfrastructure(t *testing.T) {
+// No model turn, no score: an invocation during which the relay saw no
+// successful model response (refused, 5xx only, silent, garbage) is an
+// infrastructure failure whatever the CLI said; after an answer, a role
+// failure stays the role's unless its last request failed on the
+// provider's side or was held silent past half the idle timeout.
+func TestNoModelTurnIsInfrastructure(t *testing.T) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "vanilla", Rep: 1}
+	answer := `"method":"POST","status":200,"events":3,"bytes":300,"complete":true`
 	for _, c := range []struct {
-		status  int
+		name    string
+		lines   []string
 		outcome harness.Outcome
-		infra   bool
-	}{{500, harness.OutcomeTimeout, true}, {503, harness.OutcomeAgentFailure, true}, {200, harness.OutcomeTimeout, false}, {400, harness.OutcomeAgentFailure, false}} {
+		cause   string // "" : the CLI's outcome stands
+	}{
+		{"5xx until the timeout", []string{`"method":"POST","status":500,"bytes":20`}, harness.OutcomeTimeout, served.CauseFailed},
+		{"503, the CLI gave up", []string{`"method":"POST","status":503,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseFailed},
+		{"refused", []string{`"method":"POST","status":401,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseRefused},
+		{"400 without a turn", []string{`"method":"POST","status":400,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseRefused},
+		{"silent", []string{`"method":"POST","status":499,"first_byte_ms":-1,"silent_ms":60000`}, harness.OutcomeTimeout, served.CauseSilent},
+		{"garbage, the CLI completed", []string{`"method":"POST","status":200,"bytes":50,"complete":true`}, harness.OutcomeCompleted, served.CauseGarbage},
+		{"only a probe", []string{`"method":"HEAD","status":200`}, harness.OutcomeCompleted, served.CauseNoRequest},
+		{"answered, then a timeout", []string{answer}, harness.OutcomeTimeout, ""},
+		{"answered, then 400 (context too long)", []string{answer, `"method":"POST","status":400,"bytes":20`}, harness.OutcomeAgentFailure, ""},
+		{"answered, then 500", []string{answer, `"method":"POST","status":500,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseFailed},
+		{"answered, then silent past half the idle timeout", []string{answer, `"method":"POST","status":499,"first_byte_ms":-1,"silent_ms":40000`}, harness.OutcomeTimeout, served.CauseSilent},
+		{"answered, then slow streaming", []string{answer, `"method":"POST","status":200,"events":4,"bytes":900,"silent_ms":2000`}, harness.OutcomeTimeout, ""},
+	} {
 		dir := t.TempDir()
 		log := runrecord.TrialLayout{Dir: dir}.Served()
-		h := &failingProviderHarness{status: c.status, outcome: c.outcome, log: log}
-		_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, ServedLog: log})
-		if IsInfra(err) != c.infra {
-			t.Errorf("status %d, CLI outcome %s: infrastructure %v (%v), want %v", c.status, c.outcome, IsInfra(err), err, c.infra)
+		h := &failingProviderHarness{lines: c.lines, outcome: c.outcome, log: log}
+		_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, ServedLog: log, Timeouts: Timeouts{Idle: time.Minute}})
+		if got := CauseOf(err); got != c.cause {
+			t.Errorf("%s: cause %q (%v), want %q", c.name, got, err, c.cause)
+			continue
 		}
-		if c.infra && (err == nil || !strings.Contains(err.Error(), "relay saw the provider fail all 3 requests")) {
-			t.Errorf("status %d: evidence %v", c.status, err)
+		if c.cause != "" && (!strings.Contains(err.Error(), "hoh's relay") || !strings.Contains(err.Error(), "the CLI's own account")) {
+			t.Errorf("%s: evidence %v", c.name, err)
+		}
+		if StopsConfig(err) != (c.cause == served.CauseNoRequest) {
+			t.Errorf("%s: stops the configuration: %v", c.name, StopsConfig(err))
+		}
+		_, serr := os.Stat(runrecord.TrialLayout{Dir: dir}.Summary())
+		if (serr == nil) != (c.cause == "") {
+			t.Errorf("%s: summary written %v", c.name, serr == nil)
 		}
 	}
 }
 
-// failingProviderHarness ends with outcome after the relay logged three
-// responses with status for its requests.
+// failingProviderHarness ends with outcome after the relay logged lines
+// (the fields of served.Line) for its attempt.
 type failingProviderHarness struct {
-	status  int
+	lines   []string
 	outcome harness.Outcome
 	log     string
 }
@@ -752,11 +778,11 @@ func (h *failingProviderHarness) Version() string { return "0" }
 
 func (h *failingProviderHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
 	f, _ := os.OpenFile(h.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	for i := 0; i < 3; i++ {
-		fmt.Fprintf(f, `{"time":%q,"path":"/v1/responses","status":%d}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), h.status)
+	for _, l := range h.lines {
+		fmt.Fprintf(f, `{"time":%q,"path":"/v1/responses",%s}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), l)
 	}
 	f.Close()
-	return harness.Result{Outcome: h.outcome, Evidence: "the CLI's own account"}, nil
+	return harness.Result{Outcome: h.outcome, Evidence: "the CLI's own account", FinalMessage: "done"}, nil
 }
 
 // relayingHarness logs a served answer the way hoh's relay does.

@@ -1,0 +1,110 @@
+package served
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/scripted"
+)
+
+// The relay's byte-level view tells each way a provider can fail to give a
+// model turn apart, and from a slow model that streams: through the relay,
+// the scripted TEST-DOUBLE provider answers with each injected fault, and
+// the invocation's traffic says whether a turn happened and why not.
+func TestRelayTellsNoTurnFromASlowModel(t *testing.T) {
+	const idle = 2 * time.Second
+	cases := []struct {
+		name   string
+		fault  *scripted.Fault
+		client time.Duration // the client gives up after this
+		cause  string        // "" : a model turn (or a model at work)
+	}{
+		{"answer", nil, 10 * time.Second, ""},
+		{"refused", &scripted.Fault{Kind: scripted.FaultStatus, Status: 401}, 10 * time.Second, CauseRefused},
+		{"5xx", &scripted.Fault{Kind: scripted.FaultStatus, Status: 503}, 10 * time.Second, CauseFailed},
+		{"hang", &scripted.Fault{Kind: scripted.FaultHang}, 1500 * time.Millisecond, CauseSilent},
+		{"stall", &scripted.Fault{Kind: scripted.FaultStall}, 1500 * time.Millisecond, CauseSilent},
+		{"garbage", &scripted.Fault{Kind: scripted.FaultGarbage}, 10 * time.Second, CauseGarbage},
+		// Events every 300ms: slower than the client waits in all, never
+		// silent for half the idle timeout. The cut stream is a model at work.
+		{"slow, cut by the client", &scripted.Fault{Kind: scripted.FaultSlow, Delay: 300 * time.Millisecond}, 1500 * time.Millisecond, ""},
+		{"slow, complete", &scripted.Fault{Kind: scripted.FaultSlow, Delay: 100 * time.Millisecond}, 10 * time.Second, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv, err := scripted.Start(scripted.Script{}, scripted.Options{Fault: c.fault})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			log := filepath.Join(t.TempDir(), File)
+			r, err := Start(srv.URL()+"/v1", log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			r.SetAttempt("a")
+			// A probe is neither an answer nor a failure.
+			if resp, err := http.Head(strings.TrimSuffix(r.BaseURL(), "/v1") + "/"); err == nil {
+				resp.Body.Close()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), c.client)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.BaseURL()+"/responses",
+				strings.NewReader(`{"model":"m","stream":true,"input":"`+scripted.PreflightMarker+`: say OK"}`))
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			r.Settle(3 * time.Second)
+			tr, err := Of(log, "a", time.Time{})
+			if err != nil || tr.Requests != 1 {
+				t.Fatalf("traffic %+v, %v: want one model request (the probe not counted)", tr, err)
+			}
+			cause, ev := tr.NoTurn(idle)
+			if cause != c.cause {
+				lines, _, _ := Read(log)
+				t.Fatalf("NoTurn = %q (%s), want %q; lines %+v", cause, ev, c.cause, lines)
+			}
+			if c.name == "answer" {
+				if ok, _ := Answered(log, "a", time.Time{}); !ok || tr.Answered != 1 || tr.Last.FirstByteMS < 0 || tr.Last.Bytes == 0 || !tr.Last.Complete {
+					t.Errorf("an answer: %+v", tr.Last)
+				}
+			}
+			if c.name == "slow, complete" && (tr.Answered != 1 || tr.Last.MaxGapMS < 80) {
+				t.Errorf("a slow complete answer: %+v", tr.Last)
+			}
+		})
+	}
+}
+
+// An invocation whose model answered earlier ends by the provider's doing
+// only when its last request failed, or the provider held it silent for
+// half the idle timeout; a last request still streaming is the model's.
+func TestEndedByProvider(t *testing.T) {
+	idle := 10 * time.Second
+	for _, c := range []struct {
+		last Line
+		want string
+	}{
+		{Line{Method: "POST", Status: 200, Events: 3, Complete: true}, ""},
+		{Line{Method: "POST", Status: 500}, CauseFailed},
+		{Line{Method: "POST", Status: 401}, CauseRefused},
+		{Line{Method: "POST", Status: 400}, ""}, // a rejected request (context too long) is the agent's
+		{Line{Method: "POST", Status: 200, Bytes: 40, Complete: true}, CauseGarbage},
+		{Line{Method: "POST", Status: StatusClientGone, SilentMS: 6000}, CauseSilent},
+		{Line{Method: "POST", Status: StatusClientGone, SilentMS: 1000}, ""},
+		{Line{Method: "POST", Status: 200, Events: 2, Bytes: 500, SilentMS: 300}, ""},           // slow, streaming
+		{Line{Method: "POST", Status: 200, Events: 2, Bytes: 500, SilentMS: 7000}, CauseSilent}, // stalled
+	} {
+		tr := Traffic{Requests: 2, Answered: 1, Last: &c.last}
+		if got, ev := tr.EndedByProvider(idle); got != c.want {
+			t.Errorf("%+v: %q (%s), want %q", c.last, got, ev, c.want)
+		}
+	}
+}

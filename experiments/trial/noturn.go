@@ -1,0 +1,46 @@
+package trial
+
+import (
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/experiments/served"
+)
+
+// relayVerdict reclassifies an invocation that just ended from what hoh's
+// relay saw of its model traffic (docs/no-model-turn.md): without a
+// successful model response it is an infrastructure failure whatever the
+// CLI said, one without any model request a local fault that stops the
+// configuration; a role failure whose end was the provider's (its last
+// request failed, or it held the request silent past half the idle
+// timeout) is an infrastructure failure too. It returns the cause class
+// ("" when the outcome stands). Without a readable log there is no verdict.
+func (r *runner) relayVerdict(res *harness.Result, attempt string, since time.Time) (cause string, stopsConfig bool) {
+	tr, err := served.Of(r.env.ServedLog, attempt, since)
+	if err != nil {
+		return "", false
+	}
+	cause, evidence := tr.NoTurn(r.idle())
+	if cause == "" && (res.Outcome == harness.OutcomeTimeout || res.Outcome == harness.OutcomeAgentFailure) {
+		cause, evidence = tr.EndedByProvider(r.idle())
+	}
+	if cause == "" {
+		return "", false
+	}
+	cli := string(res.Outcome)
+	if res.Evidence != "" {
+		cli += ": " + res.Evidence
+	}
+	res.Outcome = harness.OutcomeInfraFailure
+	res.Evidence = evidence + " (the CLI's own account: " + cli + ")"
+	return cause, cause == served.CauseNoRequest
+}
+
+// idle is the invocations' idle timeout as the CLI runner applies it.
+func (r *runner) idle() time.Duration {
+	if r.env.Timeouts.Idle > 0 {
+		return r.env.Timeouts.Idle
+	}
+	return cliproc.DefaultIdleTimeout
+}
