@@ -43,7 +43,7 @@ func WriteFile(path string, data []byte) error {
 func WriteJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return WriteFile(path, append(data, '\n'))
 }

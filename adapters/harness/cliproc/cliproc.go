@@ -92,7 +92,7 @@ func Execute(ctx context.Context, inv harness.Invocation, l Launch) (Process, er
 	for k, v := range l.Note {
 		note[k] = v
 	}
-	if err := WriteJSON(filepath.Join(inv.LogDir, runrecord.CommandLog), note); err != nil {
+	if err := runrecord.WriteJSON(filepath.Join(inv.LogDir, runrecord.CommandLog), note); err != nil {
 		stdout.Close()
 		stderr.Close()
 		return Process{}, err
@@ -257,15 +257,6 @@ func EnvNames(env []string) []string {
 	return names
 }
 
-// WriteJSON writes v indented to path.
-func WriteJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
 // Prepare checks the invocation's directories and the provider key: it
 // creates StateDir and LogDir and returns the key value (from inv.Env or the
 // process environment).
@@ -291,10 +282,10 @@ func Finish(ctx context.Context, kind string, inv harness.Invocation, events []j
 	if events == nil {
 		events = []json.RawMessage{}
 	}
-	if err := WriteJSON(filepath.Join(inv.LogDir, runrecord.EventsLog), events); err != nil {
+	if err := runrecord.WriteJSON(filepath.Join(inv.LogDir, runrecord.EventsLog), events); err != nil {
 		return res, fmt.Errorf("%s: %w", kind, err)
 	}
-	if err := WriteJSON(filepath.Join(inv.LogDir, "result.json"), res); err != nil {
+	if err := runrecord.WriteJSON(filepath.Join(inv.LogDir, "result.json"), res); err != nil {
 		return res, fmt.Errorf("%s: %w", kind, err)
 	}
 	if ctx.Err() != nil {
