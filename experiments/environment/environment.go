@@ -377,14 +377,10 @@ func (e *Env) emptyScratch(ctx context.Context) error {
 func harnessMounts(opts Options) ([]docker.Mount, []string, error) {
 	dir := opts.HarnessDir
 	if dir == "" {
-		dir = os.Getenv("HOH_TOOLS")
-	}
-	if dir == "" {
-		root, err := cliinstall.RepoRoot()
-		if err != nil {
+		var err error
+		if dir, err = cliinstall.ToolsDir(); err != nil {
 			return nil, nil, err
 		}
-		dir = filepath.Join(root, ".tools", "harnesses")
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil, fmt.Errorf("harness CLIs: %w: %s", err, cliinstall.InstallHint)

@@ -15,17 +15,34 @@ import (
 // InstallHint says how to get the CLIs.
 const InstallHint = "run scripts/install-harnesses.sh (installs the pinned CLIs into $HOH_TOOLS, default <repo>/.tools/harnesses, one directory per package@version; scripts/install-harnesses.sh CONFIG.yaml adds the versions a config names)"
 
-// ToolsDirs are where scripts/install-harnesses.sh may have installed the
-// CLIs: $HOH_TOOLS when set, then <repo>/.tools/harnesses.
+// ToolsDir is where scripts/install-harnesses.sh installs the CLIs:
+// $HOH_TOOLS when set, else <repo>/.tools/harnesses.
+func ToolsDir() (string, error) {
+	if t := os.Getenv("HOH_TOOLS"); t != "" {
+		return t, nil
+	}
+	return repoTools()
+}
+
+// ToolsDirs are where the CLIs may have been installed: ToolsDir, then
+// <repo>/.tools/harnesses when $HOH_TOOLS names another directory.
 func ToolsDirs() []string {
 	var dirs []string
 	if t := os.Getenv("HOH_TOOLS"); t != "" {
 		dirs = append(dirs, t)
 	}
-	if root, err := RepoRoot(); err == nil {
-		dirs = append(dirs, filepath.Join(root, ".tools", "harnesses"))
+	if d, err := repoTools(); err == nil {
+		dirs = append(dirs, d)
 	}
 	return dirs
+}
+
+func repoTools() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, ".tools", "harnesses"), nil
 }
 
 // VersionDir is the directory holding npm package pkg at version under a
@@ -73,16 +90,13 @@ func isExecutable(p string) bool {
 }
 
 // Find returns the path of an executable by name alone (the command
-// harness's CLIs), looking in $HOH_TOOLS (its node_modules/.bin, then
-// itself), then <repo>/.tools/harnesses/node_modules/.bin, then PATH. The
-// catalogued CLIs are found by package and version (FindVersion).
+// harness's CLIs), looking in each of ToolsDirs (its node_modules/.bin, then
+// itself), then PATH. The catalogued CLIs are found by package and version
+// (FindVersion).
 func Find(name string) (string, error) {
 	var dirs []string
-	if t := os.Getenv("HOH_TOOLS"); t != "" {
+	for _, t := range ToolsDirs() {
 		dirs = append(dirs, filepath.Join(t, "node_modules", ".bin"), t)
-	}
-	if root, err := RepoRoot(); err == nil {
-		dirs = append(dirs, filepath.Join(root, ".tools", "harnesses", "node_modules", ".bin"))
 	}
 	for _, d := range dirs {
 		if p := filepath.Join(d, name); isExecutable(p) {
