@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 )
 
 // Spec is a harness as an experiment config describes it; the catalogue
@@ -94,6 +96,24 @@ func (c Versions) Check(version string) error {
 			c.Package, version, c.Oldest, strings.Join(c.Pins, ", "))
 	}
 	return nil
+}
+
+// Resolve checks version (empty: the default pin) and finds executable exe
+// of the package at that version: binary when the config names one, else
+// the installed pin (cliinstall.Resolve). It returns the executable and the
+// version, so every adapter settles them the same way.
+func (c Versions) Resolve(exe, binary, version string) (string, string, error) {
+	if err := c.Check(version); err != nil {
+		return "", "", err
+	}
+	if version == "" {
+		version = c.Pin()
+	}
+	bin, err := cliinstall.Resolve(c.Package, exe, binary, version)
+	if err != nil {
+		return "", "", err
+	}
+	return bin, version, nil
 }
 
 // CompareVersions orders two release versions x.y.z numerically (-1, 0,

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
@@ -64,17 +63,11 @@ func New(cfg Config) (*Harness, error) {
 	if p.API != "" && p.API != harness.APIAnthropic {
 		return nil, fmt.Errorf("claude: provider %q uses API %q, but Claude Code only speaks the Anthropic Messages API", p.Name, p.API)
 	}
-	if err := Versions.Check(cfg.Version); err != nil {
-		return nil, err
-	}
-	if cfg.Version == "" {
-		cfg.Version = PinnedVersion
-	}
-	bin, err := cliinstall.Resolve(Versions.Package, "claude", cfg.Binary, cfg.Version)
+	bin, version, err := Versions.Resolve("claude", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Binary = bin
+	cfg.Binary, cfg.Version = bin, version
 	return &Harness{cfg: cfg}, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
@@ -97,17 +96,11 @@ func New(cfg Config) (*Harness, error) {
 	if strings.ContainsAny(p.Name, ". \"'") {
 		return nil, fmt.Errorf("codex: provider name %q must be a bare TOML key", p.Name)
 	}
-	if err := Versions.Check(cfg.Version); err != nil {
-		return nil, err
-	}
-	if cfg.Version == "" {
-		cfg.Version = PinnedVersion
-	}
-	bin, err := cliinstall.Resolve(Versions.Package, "codex", cfg.Binary, cfg.Version)
+	bin, version, err := Versions.Resolve("codex", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Binary = bin
+	cfg.Binary, cfg.Version = bin, version
 	return &Harness{cfg: cfg}, nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
@@ -79,17 +78,11 @@ func New(cfg Config) (*Harness, error) {
 	} else if _, ok := npmPackages[p.API]; !ok {
 		return nil, fmt.Errorf("opencode: provider %q uses API %q; OpenCode speaks chat, responses or anthropic", p.Name, p.API)
 	}
-	if err := Versions.Check(cfg.Version); err != nil {
-		return nil, err
-	}
-	if cfg.Version == "" {
-		cfg.Version = PinnedVersion
-	}
-	bin, err := cliinstall.Resolve(Versions.Package, "opencode", cfg.Binary, cfg.Version)
+	bin, version, err := Versions.Resolve("opencode", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Binary = bin
+	cfg.Binary, cfg.Version = bin, version
 	return &Harness{cfg: cfg}, nil
 }
 

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 )
 
@@ -81,23 +80,17 @@ func New(cfg Config) (*Harness, error) {
 	} else if _, ok := apis[p.API]; !ok {
 		return nil, fmt.Errorf("pi: provider %q uses API %q; Pi speaks chat, responses or anthropic", p.Name, p.API)
 	}
-	if err := Versions.Check(cfg.Version); err != nil {
-		return nil, err
-	}
-	if cfg.Version == "" {
-		cfg.Version = PinnedVersion
-	}
 	if cfg.ContextWindow == 0 {
 		cfg.ContextWindow = 200000
 	}
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = 32000
 	}
-	bin, err := cliinstall.Resolve(Versions.Package, "pi", cfg.Binary, cfg.Version)
+	bin, version, err := Versions.Resolve("pi", cfg.Binary, cfg.Version)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Binary = bin
+	cfg.Binary, cfg.Version = bin, version
 	return &Harness{cfg: cfg}, nil
 }
 
