@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"slices"
 	"strconv"
@@ -18,6 +19,11 @@ import (
 // scores.csv (the record format; see the package comment).
 var ScoreColumns = []string{"benchmark", "config", "condition", "checkpoint", "task",
 	"family", "group", "category", "metric", "value", "tokens", "rep", "source"}
+
+// OptionalScoreColumns may appear in a score file; EncodeScores writes
+// cost_usd only when some row has a cost, so files without prices keep
+// their columns.
+var OptionalScoreColumns = []string{"cost_usd"}
 
 // RequiredScoreColumns must appear in the header of every score file.
 var RequiredScoreColumns = []string{"benchmark", "config", "condition", "checkpoint", "task", "metric", "value"}
@@ -37,6 +43,9 @@ type Row struct {
 	Tokens     float64 // NaN when unknown
 	Rep        int
 	Source     string
+	// CostUSD is the exact dollar cost of Tokens (cost_usd), nil when no
+	// price is known: unknown, never 0.
+	CostUSD *big.Rat
 }
 
 // HasTokens reports whether the row carries a token count.
@@ -154,7 +163,7 @@ func decodeScores(r io.Reader, in *Interner, check func(Row) error, add func(Row
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		if !knownColumn(h) {
-			return fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(ScoreColumns, ", "))
+			return fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(append(slices.Clone(ScoreColumns), OptionalScoreColumns...), ", "))
 		}
 		if _, dup := col[h]; dup {
 			return fmt.Errorf("line 1: column %q appears twice", h)
@@ -197,7 +206,7 @@ func decodeScores(r io.Reader, in *Interner, check func(Row) error, add func(Row
 }
 
 func knownColumn(h string) bool {
-	for _, c := range ScoreColumns {
+	for _, c := range append(ScoreColumns, OptionalScoreColumns...) {
 		if c == h {
 			return true
 		}
@@ -231,6 +240,11 @@ func parseRow(get func(string) string, in *Interner) (Row, error) {
 		}
 		if r.Tokens < 0 {
 			return r, fmt.Errorf("tokens %q is negative", t)
+		}
+	}
+	if s := get("cost_usd"); s != "" {
+		if r.CostUSD, err = ParseUSD(s); err != nil {
+			return r, fmt.Errorf("cost_usd: %w", err)
 		}
 	}
 	if s := get("rep"); s != "" {
@@ -343,7 +357,12 @@ func ScoreHeaderProblem(path string) string {
 // EncodeScores emits rows as CSV with the standard header.
 func EncodeScores(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(ScoreColumns); err != nil {
+	withCost := slices.ContainsFunc(rows, func(r Row) bool { return r.CostUSD != nil })
+	header := ScoreColumns
+	if withCost {
+		header = append(slices.Clone(ScoreColumns), "cost_usd")
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -358,6 +377,9 @@ func EncodeScores(w io.Writer, rows []Row) error {
 		rec := []string{r.Benchmark, r.Config, r.Condition, strconv.Itoa(r.Checkpoint), r.Task,
 			r.Family, r.Group, r.Category, r.Metric, strconv.FormatFloat(r.Value, 'f', -1, 64),
 			tokens, strconv.Itoa(rep), r.Source}
+		if withCost {
+			rec = append(rec, FormatUSD(r.CostUSD))
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

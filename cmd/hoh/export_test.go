@@ -38,3 +38,39 @@ func runMain(t *testing.T, args []string, stdout, stderr *bytes.Buffer) int {
 	stderr.Reset()
 	return run(args, stdout, stderr)
 }
+
+// An imported Harbor baseline (Vanilla) is compared with a scripted HoH run
+// of the same task, paired over tasks; a baseline with a task the HoH run
+// lacks is refused as not comparable.
+func TestImportHarborThenTable1(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	jobDir := filepath.Join("..", "..", "adapters", "benchmark", "harbor", "jobs", "testdata", "jobs", "2026-11-30__12-00-00")
+	hohRun := filepath.Join("testdata", "harbor-import", "hoh-run")
+	baseline := filepath.Join(t.TempDir(), "baseline.csv")
+	if code := runMain(t, []string{"import", "harbor", jobDir, "-o", baseline, "--config", "codex-scripted"}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "answer__Tm55Rq0") || !strings.Contains(stderr.String(), "nothing written") {
+		t.Fatalf("a job with an unscored trial: exit %d, %s", code, stderr.String())
+	}
+	if _, err := os.Stat(baseline); err == nil {
+		t.Fatal("a refused import wrote records")
+	}
+	if code := runMain(t, []string{"import", "harbor", filepath.Join(jobDir, "answer__Qw3rTy7"), "-o", baseline, "--config", "codex-scripted"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if code := runMain(t, []string{"report", "table1", "--results", baseline, "--results", hohRun}, &stdout, &stderr); code != 0 {
+		t.Fatalf("table1: exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"harbor-smoke codex-scripted reward HoH@1 vs Vanilla", "n=1", "Vanilla", "scripted test double"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table1 lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	all := filepath.Join(t.TempDir(), "all.csv")
+	if code := runMain(t, []string{"import", "harbor", jobDir, "-o", all, "--config", "codex-scripted", "--partial"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--partial: exit %d: %s", code, stderr.String())
+	}
+	if code := runMain(t, []string{"report", "table1", "--results", all, "--results", hohRun}, &stdout, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "cover different tasks") || !strings.Contains(stderr.String(), "hello-world") {
+		t.Errorf("a baseline with a task HoH lacks: exit %d, %s", code, stderr.String())
+	}
+}
