@@ -36,4 +36,3 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d ATIF document(s) written\n", len(written))
 	return nil
 }
-
