@@ -23,8 +23,11 @@ func Nearest(s string, names []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance of a and b (bytes).
+// editDistance is the edit distance of a and b (bytes) counting a swap of
+// two neighbouring letters as one edit ("rnu" is one edit from "run"), the
+// commonest typing slip (optimal string alignment distance).
 func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -38,8 +41,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

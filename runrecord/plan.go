@@ -42,6 +42,7 @@ type PlannedTrial struct {
 	Dir        string      `json:"dir"` // relative to the run directory
 	Config     string      `json:"config"`
 	Arm        string      `json:"arm"`
+	Arms       []string    `json:"arms,omitempty"` // see ServedArms
 	Task       PlannedTask `json:"task"`
 	TaskDigest string      `json:"task_digest"`
 	Rep        int         `json:"rep"`
@@ -66,6 +67,27 @@ func (t PlannedTrial) Spec() TrialSpec {
 func ReadPlan(runDir string) ([]PlannedTrial, error) {
 	var ts []PlannedTrial
 	return ts, ReadPlanInto(runDir, &ts)
+}
+
+// ServedArms is every arm the config named that a trial run as arm serves,
+// in the config's order: a vanilla-continuation@3 trial serves vanilla
+// (its pass 1) and vanilla-continuation@3, a hoh@3 trial hoh@2 and hoh@3
+// when both are named. arms is the plan's record of them; a plan written
+// before it was kept serves its own arm only.
+func ServedArms(arm string, arms []string) []string {
+	if len(arms) == 0 {
+		return []string{arm}
+	}
+	return arms
+}
+
+// ArmCheckpoint is the checkpoint an arm reports ("hoh@2": 2, "vanilla": 1).
+func ArmCheckpoint(arm string) int {
+	a, err := ParseArm(arm)
+	if err != nil {
+		return 0
+	}
+	return a.Checkpoint
 }
 
 // ReadPlanInto decodes a run directory's plan.json into v (the runner reads

@@ -232,14 +232,25 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 		value  float64
 		tokens float64
 	}
-	finals := map[string]final{}
+	// Every evaluated checkpoint of each trial: an arm served by a longer
+	// trial of its series (vanilla by vanilla-continuation@3) shows its own
+	// checkpoint, the trial's own arm its last.
+	evaluated := map[string][]final{}
 	for _, r := range rr.Scores {
 		if r.Metric != metric[r.Benchmark] {
 			continue
 		}
-		if f, ok := finals[r.Source]; !ok || r.Checkpoint > f.cp {
-			finals[r.Source] = final{r.Checkpoint, r.Value, r.Tokens}
+		evaluated[r.Source] = append(evaluated[r.Source], final{r.Checkpoint, r.Value, r.Tokens})
+	}
+	// finalAt is the trial's latest evaluated checkpoint up to cp.
+	finalAt := func(key string, cp int) (final, bool) {
+		best, ok := final{}, false
+		for _, f := range evaluated[key] {
+			if f.cp <= cp && (!ok || f.cp > best.cp) {
+				best, ok = f, true
+			}
 		}
+		return best, ok
 	}
 	for b, m := range metric {
 		p.Metrics = append(p.Metrics, b+": "+m)
@@ -255,7 +266,17 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 	counts := map[string]int{}
 	groups := map[gridColumn]*groupView{}
 	unfinished := false
+	var cells []servedCell
 	for _, t := range rr.Trials {
+		served := runrecord.ServedArms(t.Arm, t.Arms)
+		for i, arm := range served {
+			tc := t
+			tc.Arm = arm
+			cells = append(cells, servedCell{tc, runrecord.ArmCheckpoint(arm), i == len(served)-1})
+		}
+	}
+	for _, sc := range cells {
+		t := sc.trialEntry
 		col := gridColumn{t.Config, t.Arm}
 		if _, ok := colIdx[col]; !ok {
 			colIdx[col] = len(p.Columns)
@@ -284,12 +305,11 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 		c := gridCell{Present: true, Key: t.Key, State: t.State, Status: t.Status, Tokens: t.Tokens,
 			Replaced: t.Replacements, Metric: metric[t.Benchmark]}
 		g := groups[col]
-		g.Tokens += t.Tokens
 		switch runrecord.State(t.State) {
 		case runrecord.StateDone:
 			g.Done++
 			c.Href = "trials/" + t.Key + ".html"
-			if f, ok := finals[t.Key]; ok {
+			if f, ok := finalAt(t.Key, sc.cp); ok {
 				c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
 			}
 			switch t.Status {
@@ -310,7 +330,7 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			if _, err := os.Stat(runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir).Spec()); err == nil {
 				c.Href = "trials/" + t.Key + ".html"
 			}
-			if f, ok := finals[t.Key]; ok {
+			if f, ok := finalAt(t.Key, sc.cp); ok {
 				c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
 			}
 		case runrecord.StateRunning:
@@ -325,12 +345,19 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			unfinished = true
 			c.StatusCategory, c.Class = catMissing, "missing"
 		}
+		if c.HasValue && !sc.own {
+			g.Tokens += c.Tokens // up to the arm's checkpoint
+		} else {
+			g.Tokens += t.Tokens
+		}
 		if t.Replacements > 0 {
 			c.Class += " replaced"
 		}
-		counts[c.StatusCategory]++
-		if t.Replacements > 0 {
-			counts["replaced"]++
+		if sc.own { // the counts are of trials, once each
+			counts[c.StatusCategory]++
+			if t.Replacements > 0 {
+				counts["replaced"]++
+			}
 		}
 		if c.Class != "ok" { // a completed cell says all in its text and headers
 			c.Title = cellTitle(t, c)
@@ -360,6 +387,14 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 		}
 	}
 	return unfinished
+}
+
+// servedCell is one trial in the column of one arm it serves (cp: that
+// arm's checkpoint; own: the arm the trial runs, whose counts it makes).
+type servedCell struct {
+	trialEntry
+	cp  int
+	own bool
 }
 
 func cellTitle(t trialEntry, c gridCell) string {

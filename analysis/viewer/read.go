@@ -32,6 +32,7 @@ type runRecords struct {
 // trialEntry is one planned trial with its state.
 type trialEntry struct {
 	Key, Dir, Benchmark, Task, Config, Arm string
+	Arms                                   []string // runrecord.ServedArms
 	Rep                                    int
 	State, Status, Reason                  string
 	Tokens                                 int64
@@ -63,7 +64,7 @@ func readRun(dir string) (*runRecords, error) {
 	for _, ts := range in.Trials {
 		t := ts.Trial
 		rr.Trials = append(rr.Trials, trialEntry{Key: t.Key, Dir: t.Dir, Benchmark: t.Task.Benchmark, Task: t.Task.ID,
-			Config: t.Config, Arm: t.Arm, Rep: max(t.Rep, 1), State: string(ts.State), Status: string(ts.Status),
+			Config: t.Config, Arm: t.Arm, Arms: t.Arms, Rep: max(t.Rep, 1), State: string(ts.State), Status: string(ts.Status),
 			Reason: ts.Reason, Tokens: ts.Usage.Total, Replacements: reps[t.Key]})
 	}
 	// scores.csv of the run holds every finished trial's rows; a trial that

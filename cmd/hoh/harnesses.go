@@ -17,6 +17,18 @@ func init() {
 }
 
 func harnessesCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("harnesses", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `Usage: hoh harnesses              the catalogue: kinds, executables, npm packages, pinned and oldest versions, wire APIs
+       hoh harnesses pins [CONFIG.yaml...]
+                                    the npm package@version lines scripts/install-harnesses.sh installs,
+                                    plus the versions the configs name`)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	args = fs.Args()
 	switch {
 	case len(args) >= 1 && args[0] == "pins":
 		pins, err := installPins(args[1:])
@@ -28,7 +40,7 @@ func harnessesCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	case len(args) > 0:
-		fmt.Fprintln(stderr, "Usage: hoh harnesses [pins [CONFIG.yaml...]]")
+		fs.Usage()
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, args[0])
 	}
 	const row = "%-9s %-16s %-11s %-32s %-17s %-8s %s\n"

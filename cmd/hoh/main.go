@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand name.
@@ -42,9 +44,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(stdout, versionLine())
+		return 0
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "hoh: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "hoh: unknown command %q", args[0])
+		if near := runrecord.Nearest(args[0], commandNames()); near != "" {
+			fmt.Fprintf(stderr, " (did you mean %q?)", near)
+		}
+		fmt.Fprint(stderr, "\n\n")
 		usage(stderr)
 		return 2
 	}
@@ -53,7 +63,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "hoh %s: %v\n", args[0], err)
-		if errors.Is(err, errUsage) {
+		switch {
+		case errors.Is(err, errInterrupted):
+			return exitInterrupted
+		case errors.Is(err, errUsage):
 			return 2
 		}
 		return 1
@@ -61,15 +74,64 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "hoh: Harness-of-Harness, an outer plan-develop-test loop over coding-agent CLIs.")
-	fmt.Fprintln(w, "\nUsage: hoh COMMAND [flags]\n\nCommands:")
+// errInterrupted marks a command stopped by Ctrl-C or SIGTERM; exit code
+// 130, the shell's code for a process ended by SIGINT, from every command.
+var errInterrupted = errors.New("interrupted")
+
+const exitInterrupted = 130
+
+// versionLine is the module version and the VCS revision of this binary
+// (debug.ReadBuildInfo). A binary built without VCS stamping (go run, go
+// test) takes the revision of the checkout it runs in, as the lock does.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "hoh: no build information in this binary"
+	}
+	rev, modified := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	line := fmt.Sprintf("hoh %s %s", bi.Main.Path, bi.Main.Version)
+	switch {
+	case rev != "":
+		line += " commit " + rev
+		if modified {
+			line += " (modified)"
+		}
+	default:
+		// plan.HohVersion reads the checkout: "(devel)+checkout+REV[+dirty]".
+		if _, after, ok := strings.Cut(plan.HohVersion(), "+checkout+"); ok {
+			r, dirty := strings.CutSuffix(after, "+dirty")
+			line += " commit " + r + " (from the checkout; not stamped in the binary)"
+			if dirty {
+				line += " (modified)"
+			}
+		} else {
+			line += " commit unknown (built without VCS information)"
+		}
+	}
+	return line + " " + bi.GoVersion
+}
+
+func commandNames() []string {
 	var names []string
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
+	return names
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "hoh: Harness-of-Harness, an outer plan-develop-test loop over coding-agent CLIs.")
+	fmt.Fprintln(w, "\nUsage: hoh COMMAND [flags]    (hoh --version: the version and commit)\n\nCommands:")
+	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'hoh COMMAND -h' for a command's flags.")
@@ -125,7 +187,20 @@ func parseNamed(fs *flag.FlagSet, args []string) (string, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return "", err
 	}
+	if err := noExtra(fs, 1); err != nil {
+		return "", err
+	}
 	return fs.Arg(0), nil
+}
+
+// noExtra refuses positional arguments beyond the first max: a stray word
+// is a mistake to name, never one to ignore.
+func noExtra(fs *flag.FlagSet, max int) error {
+	if fs.NArg() <= max {
+		return nil
+	}
+	extra := fs.Args()[max:]
+	return fmt.Errorf("%w: unexpected argument(s) %q (see %s -h)", errUsage, strings.Join(extra, " "), fs.Name())
 }
 
 // warnScripted prints the scripted-provider notice of every run directory

@@ -23,10 +23,12 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	root := fs.String("paper", "", "repository checkout whose results/paper and configs/paper/figures.yaml to draw (default: the copy embedded in the binary; used without --results)")
 	proj := fs.String("project", "", "a project directory (hoh plot dynamics --project DIR)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: hoh plot %s|all [flags]\n\n", strings.Join(figures.Names(), "|"))
+		fmt.Fprintf(stderr, "Usage: hoh plot %s|all [--results PATH...] [--out DIR]\n       hoh plot dynamics --project DIR [--out DIR]\n\n", strings.Join(figures.Names(), "|"))
 		for _, n := range figures.Names() {
-			fmt.Fprintf(stderr, "  %-7s %s\n", n, figures.About(n))
+			fmt.Fprintf(stderr, "  %-8s %s\n", n, figures.About(n))
 		}
+		fmt.Fprintf(stderr, "  %-8s %s\n", "all", "every figure above")
+		fmt.Fprintf(stderr, "  %-8s %s\n\n", "dynamics", "a project's issues per loop: new, closed, reopened, unresolved (hoh project)")
 		fs.PrintDefaults()
 	}
 	name, err := parseNamed(fs, args)

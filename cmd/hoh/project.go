@@ -15,6 +15,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/figures"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/project"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func init() {
@@ -29,6 +30,8 @@ const projectUsage = `Usage:
   hoh project report DIR
   hoh project rollback DIR --to-loop N
   hoh plot dynamics --project DIR [--out DIR]`
+
+var projectCommands = []string{"init", "run", "status", "issues", "report", "rollback"}
 
 func projectCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -54,6 +57,9 @@ func projectCmd(args []string, stdout, stderr io.Writer) error {
 		return projectRollback(rest, stdout, stderr)
 	}
 	fmt.Fprintln(stderr, projectUsage)
+	if near := runrecord.Nearest(sub, projectCommands); near != "" {
+		return fmt.Errorf("%w: unknown project command %q (did you mean %q?)", errUsage, sub, near)
+	}
 	return fmt.Errorf("%w: unknown project command %q", errUsage, sub)
 }
 
@@ -163,12 +169,19 @@ func projectRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d loops completed (%d in this run); stopped: %s\n", res.Loops, res.Ran, res.Reason)
+	fmt.Fprintf(stdout, "%s completed (%d in this run); stopped: %s\n", plural(res.Loops, "loop"), res.Ran, res.Reason)
+	if res.Reason == project.StopInterrupt {
+		// As hoh run: say what is kept and how to go on; exit 130.
+		resume := shellCommand(append([]string{"project", "run"}, args...))
+		fmt.Fprintf(stdout, "every committed stage is kept; the unfinished loop resumes at its next stage\nresume with: %s\n", resume)
+		return fmt.Errorf("%w; resume with: %s", errInterrupted, resume)
+	}
 	return nil
 }
 
 func projectStatus(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("project status", stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, projectUsage); fs.PrintDefaults() }
 	asJSON := fs.Bool("json", false, "print JSON")
 	dir, err := parseNamed(fs, args)
 	if err != nil {
@@ -202,6 +215,14 @@ func projectStatus(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// plural is "1 loop", "2 loops".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -211,6 +232,7 @@ func dash(s string) string {
 
 func projectIssues(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("project issues", stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, projectUsage); fs.PrintDefaults() }
 	format := fs.String("format", "table", "table, csv, jsonl or markdown")
 	push := fs.Bool("push-github", false, "mirror the table to GitHub issues with the gh CLI (optional)")
 	ghRepo := fs.String("github-repo", "", "OWNER/NAME for --push-github (default: gh's repository of the project)")
@@ -263,6 +285,7 @@ func ints(ls []int) string {
 
 func projectReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("project report", stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, projectUsage); fs.PrintDefaults() }
 	dir, err := parseNamed(fs, args)
 	if err != nil {
 		return err
@@ -280,6 +303,7 @@ func projectReport(args []string, stdout, stderr io.Writer) error {
 
 func projectRollback(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("project rollback", stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, projectUsage); fs.PrintDefaults() }
 	to := fs.Int("to-loop", -1, "restore the artifact and state to the end of this loop")
 	dir, err := parseNamed(fs, args)
 	if err != nil {

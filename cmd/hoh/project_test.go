@@ -5,6 +5,7 @@ package main
 // (configs/examples/project/script.yaml): the commands of the README.
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,10 +44,13 @@ func TestProjectCommands(t *testing.T) {
 	stages := filepath.Join(project.Layout{Project: dir}.Trial(), "stages.jsonl")
 	// startUntil starts `hoh project run DIR --loops N` and returns once
 	// stages.jsonl has at least lines lines.
+	var runOut bytes.Buffer
 	startUntil := func(loops string, lines int) *exec.Cmd {
 		t.Helper()
 		cmd := exec.Command(bin, "project", "run", dir, "--loops", loops)
 		cmd.Dir = root
+		runOut.Reset()
+		cmd.Stdout = &runOut
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +66,12 @@ func TestProjectCommands(t *testing.T) {
 	}
 	run := startUntil("5", 1)
 	run.Process.Signal(syscall.SIGINT)
-	if err := run.Wait(); err != nil {
-		t.Fatalf("interrupted run must exit cleanly: %v", err)
+	// As hoh run: exit 130 and the command that resumes.
+	if err := run.Wait(); run.ProcessState.ExitCode() != exitInterrupted {
+		t.Fatalf("interrupted run: %v (want exit %d)", err, exitInterrupted)
+	}
+	if want := "resume with: " + bin + " project run " + dir + " --loops 5"; !strings.Contains(runOut.String(), want) {
+		t.Errorf("interrupted run does not say %q:\n%s", want, runOut.String())
 	}
 	evs, err := project.ReadEvents(dir)
 	if err != nil || evs[len(evs)-1].Reason != project.StopInterrupt {

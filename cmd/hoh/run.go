@@ -39,9 +39,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() == 0 {
 		fs.Usage()
 		return fmt.Errorf("%w: want exactly one config file", errUsage)
+	}
+	if err := noExtra(fs, 1); err != nil {
+		return err
 	}
 	shard, err := plan.ParseShard(*shardText)
 	if err != nil {
@@ -79,7 +82,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		for _, l := range lines {
 			fmt.Fprintln(stdout, l)
 		}
-		return nil
+		return checkResume(stdout, p, shard, *allowChanged)
 	}
 	terminal := false
 	if f, ok := stdout.(*os.File); ok {
@@ -87,7 +90,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := runner.Run(ctx, exp, runner.Options{Shard: shard, AllowChangedConfig: *allowChanged, Out: stdout, Terminal: terminal, Preflight: *preflightMode == "on"})
 	if res != nil {
-		if serr := status.Summary(stdout, res.Outcomes, exp.Scripted()); serr != nil && err == nil {
+		if serr := status.Summary(stdout, exp.Output, res.Outcomes, exp.Scripted()); serr != nil && err == nil {
 			err = serr
 		}
 	}
@@ -100,7 +103,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				len(res.Outcomes)-res.Count(runrecord.StateDone)-res.Count(runrecord.StateFailed))
 		}
 		fmt.Fprintf(stdout, "resume with: %s\n", resume)
-		return fmt.Errorf("interrupted; resume with: %s", resume)
+		return fmt.Errorf("%w; resume with: %s", errInterrupted, resume)
 	}
 	if err != nil {
 		return err
@@ -112,10 +115,47 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// checkResume says, for hoh run --check, whether the output directory's
+// existing run would be resumed, extended or refused, as hoh run decides
+// before its preflight. Harness versions the config leaves to the default
+// pin are known only once the CLIs start, so the lock's are taken for them.
+func checkResume(w io.Writer, p *plan.Plan, shard plan.Shard, allowChanged bool) error {
+	old, err := plan.ReadLock(p.Experiment.Output)
+	if err != nil {
+		if os.IsNotExist(err) {
+			fmt.Fprintf(w, "output %s: a new run\n", p.Experiment.Output)
+			return nil
+		}
+		return err
+	}
+	cur := p.Lock
+	cur.Shard = shard.String()
+	cur.Harnesses = map[string]string{}
+	for label, v := range p.Lock.Harnesses {
+		if prev, ok := old.Harnesses[label]; ok && strings.HasSuffix(v, "@") {
+			v = prev
+		}
+		cur.Harnesses[label] = v
+	}
+	notes, err := runner.ResumeCheck(p.Experiment.Output, cur, allowChanged)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "output %s: resumes the existing run (finished trials are kept)\n", p.Experiment.Output)
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}
+
 // resumeCommand is the command line that resumes this run: the same
 // command, quoted for a POSIX shell.
-func resumeCommand(args []string) string {
-	words := []string{os.Args[0], "run"}
+func resumeCommand(args []string) string { return shellCommand(append([]string{"run"}, args...)) }
+
+// shellCommand is this binary's command line with args, quoted for a POSIX
+// shell.
+func shellCommand(args []string) string {
+	words := []string{os.Args[0]}
 	for _, a := range args {
 		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]#~!{}") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"

@@ -356,8 +356,8 @@ func TestInterruptPrintsSummaryAndTheResumeCommand(t *testing.T) {
 		}
 	}
 	cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err == nil {
-		t.Fatalf("an interrupted run exited 0:\n%s", buf.String())
+	if cmd.Wait(); cmd.ProcessState.ExitCode() != exitInterrupted {
+		t.Fatalf("an interrupted run exited %d, want %d:\n%s", cmd.ProcessState.ExitCode(), exitInterrupted, buf.String())
 	}
 	want := "resume with: " + bin + " run --preflight=off " + cfg
 	if !strings.Contains(buf.String(), want) || !strings.Contains(buf.String(), "interrupted: ") {

@@ -5,9 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/runrecord"
@@ -19,13 +23,32 @@ func init() {
 
 func showCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("show", stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh show RUN_DIR|TRIAL_DIR"); fs.PrintDefaults() }
+	var configs, arms, tasks, states multiFlag
+	fs.Var(&configs, "config", "only trials of this configuration label (repeatable, or comma-separated)")
+	fs.Var(&arms, "condition", "only trials of this condition, e.g. vanilla, hoh@3 (repeatable, or comma-separated)")
+	fs.Var(&tasks, "task", "only trials of this task id (repeatable, or comma-separated)")
+	fs.Var(&states, "state", "only trials in this state: done, failed, running, remaining, budget (repeatable)")
+	summaryOnly := fs.Bool("summary", false, "print only the summary table, no trial details")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `Usage: hoh show [--config L] [--condition ARM] [--task ID] [--state S] [--summary] RUN_DIR
+       hoh show TRIAL_DIR
+
+For a run directory: a summary (trials per configuration and condition by state, tokens), then
+each selected trial: its status, every stage (iteration, role, commit, tokens, attempts,
+violations), its token use by role, the workspace history with each commit's diff summary,
+and the checkpoint scores (evaluated after the loop; never shown to a role).
+For a trial directory: that trial alone. hoh view writes the same as HTML.`)
+		fs.PrintDefaults()
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() == 0 {
 		fs.Usage()
 		return fmt.Errorf("%w: want one directory", errUsage)
+	}
+	if err := noExtra(fs, 1); err != nil {
+		return err
 	}
 	dir := fs.Arg(0)
 	if _, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Spec()); err == nil {
@@ -38,7 +61,39 @@ func showCmd(args []string, stdout, stderr io.Writer) error {
 	if in.Lock.Notice != "" {
 		fmt.Fprintf(stdout, "NOTE: %s\n\n", in.Lock.Notice)
 	}
+	keep := func(ts status.TrialState) bool {
+		served := runrecord.ServedArms(ts.Trial.Arm, ts.Trial.Arms)
+		return matches(configs, ts.Trial.Config) && matches(tasks, ts.Trial.Task.ID) &&
+			matches(states, string(ts.State)) && slices.ContainsFunc(served, func(a string) bool { return matches(arms, a) })
+	}
+	var selected []status.TrialState
 	for _, ts := range in.Trials {
+		if keep(ts) {
+			selected = append(selected, ts)
+		}
+	}
+	fmt.Fprintf(stdout, "run %s: experiment %s, %d trial(s)", dir, in.Lock.Experiment, len(in.Trials))
+	if len(selected) != len(in.Trials) {
+		fmt.Fprintf(stdout, ", %d selected", len(selected))
+	}
+	fmt.Fprintln(stdout)
+	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header("Config", "Condition", "Done", "Running", "Failed", "Remaining", "Not run (budget)", "Tokens")
+	for _, g := range in.Groups() {
+		if matches(configs, g.Config) && matches(arms, g.Arm) {
+			t.Append(g.Config, g.Arm, g.Done, g.Running, g.Failed, g.Remaining, g.NotRun, g.Tokens)
+		}
+	}
+	tot := in.Total()
+	t.Footer("Total (trials)", "", tot.Done, tot.Running, tot.Failed, tot.Remaining, tot.NotRun, tot.Tokens)
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if *summaryOnly {
+		return nil
+	}
+	fmt.Fprintln(stdout)
+	for _, ts := range selected {
 		switch ts.State {
 		case runrecord.StateRemaining, runrecord.StateBudget:
 			fmt.Fprintf(stdout, "== %s (%s): %s\n\n", ts.Trial.Dir, ts.Trial.Key, ts.State)
@@ -135,3 +190,6 @@ func showTrial(w io.Writer, dir string) error {
 	fmt.Fprintln(w)
 	return nil
 }
+
+// matches reports whether v is among want (an empty want matches all).
+func matches(want []string, v string) bool { return len(want) == 0 || slices.Contains(want, v) }

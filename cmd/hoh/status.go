@@ -52,19 +52,16 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("Config", "Condition", "Done", running, "Failed", "Remaining", "Not run (budget)", "Tokens")
-	var tot status.Group
 	for _, g := range in.Groups() {
 		t.Append(g.Config, g.Arm, g.Done, g.Running, g.Failed, g.Remaining, g.NotRun, g.Tokens)
-		tot.Done += g.Done
-		tot.Running += g.Running
-		tot.Failed += g.Failed
-		tot.Remaining += g.Remaining
-		tot.NotRun += g.NotRun
-		tot.Tokens += g.Tokens
 	}
-	t.Footer("Total", "", tot.Done, tot.Running, tot.Failed, tot.Remaining, tot.NotRun, tot.Tokens)
+	tot := in.Total()
+	t.Footer("Total (trials)", "", tot.Done, tot.Running, tot.Failed, tot.Remaining, tot.NotRun, tot.Tokens)
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if servedNote(in) {
+		fmt.Fprintln(stdout, "An arm served by a longer trial of its series (vanilla by vanilla-continuation@k, hoh@2 by hoh@3) shares its trial's state; its tokens are those up to its checkpoint.")
 	}
 	for _, ts := range in.Trials {
 		if ts.State == runrecord.StateFailed || (*verbose && ts.State == runrecord.StateRunning) {
@@ -72,4 +69,14 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// servedNote reports whether some trial serves more than one arm.
+func servedNote(in *status.Inspection) bool {
+	for _, t := range in.Trials {
+		if len(t.Trial.Arms) > 1 {
+			return true
+		}
+	}
+	return false
 }

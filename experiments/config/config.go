@@ -14,10 +14,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -408,12 +410,44 @@ func friendly(msg string) string {
 		return strings.Replace(msg, "cannot unmarshal !!str", "bad duration", 1) + " (use e.g. 30s, 10m, 2h)"
 	}
 	if strings.HasPrefix(msg, "field ") && strings.Contains(msg, " not found in type ") {
-		name := strings.TrimPrefix(msg, "field ")
-		name = name[:strings.Index(name, " not found")]
+		name, typ, _ := strings.Cut(strings.TrimPrefix(msg, "field "), " not found in type ")
+		if near := runrecord.Nearest(name, knownKeys()[typ]); near != "" {
+			return fmt.Sprintf("unknown key %q (did you mean %q?)", name, near)
+		}
 		return fmt.Sprintf("unknown key %q", name)
 	}
 	return msg
 }
+
+// knownKeys maps each struct type an experiment config decodes into, by
+// the name yaml.v3's errors give it ("config.Experiment"), to its YAML keys.
+var knownKeys = sync.OnceValue(func() map[string][]string {
+	out := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || out[t.String()] != nil {
+			return
+		}
+		out[t.String()] = []string{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag == "-" || !f.IsExported() {
+				continue
+			}
+			if tag == "" {
+				tag = strings.ToLower(f.Name)
+			}
+			out[t.String()] = append(out[t.String()], tag)
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[Experiment]())
+	return out
+})
 
 // child returns the value node of key in mapping n, or nil.
 func child(n *yaml.Node, key string) *yaml.Node {
@@ -517,7 +551,9 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 			ln = cn.Content[i].Line
 		}
 		if arm, err := conditions.ParseArm(c); err != nil {
-			v.add(ln, "condition %q: %v", c, err)
+			// ParseArm's messages may already name the condition.
+			msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("condition %q: ", c))
+			v.add(ln, "condition %q: %s", c, msg)
 		} else if arm.Steps > MaxSteps {
 			v.add(ln, "condition %q: at most %d steps per trial (each step is a full Planner/Developer/QA iteration)", c, MaxSteps)
 		}

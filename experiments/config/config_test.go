@@ -262,4 +262,17 @@ func TestUnsetVariableInAPathIsNamed(t *testing.T) {
 	if got := e.Resolve("${HOH_TEST_SET}/x"); got != filepath.Join(filepath.Dir(e.File), "runs/x") {
 		t.Errorf("Resolve: %q", got)
 	}
+
+func TestMistypedKeysGetANearMissAndConditionErrorsNameTheConditionOnce(t *testing.T) {
+	text := strings.NewReplacer("conditions: [vanilla, hoh@3]", "conditon: [vanilla]",
+		"    scripted:", "    scriptd:").Replace(good) + "conditions: [hoh@0]\n"
+	ps := problems(t, text)
+	has(t, ps, 10, `unknown key "conditon" (did you mean "conditions"?)`)
+	has(t, ps, 9, `unknown key "scriptd" (did you mean "scripted"?)`)
+	has(t, ps, 12, `condition "hoh@0": checkpoint "0" is not an integer >= 1`)
+	for _, p := range ps {
+		if strings.Count(p.Msg, `condition "hoh@0"`) > 1 {
+			t.Errorf("condition named twice: %s", p.Msg)
+		}
+	}
 }

@@ -17,9 +17,14 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
@@ -35,10 +40,12 @@ import (
 
 // Trial is one planned trial.
 type Trial struct {
-	Key        string         `json:"key"`
-	Dir        string         `json:"dir"` // relative to the run directory
-	Config     string         `json:"config"`
-	Arm        string         `json:"arm"`
+	Key    string `json:"key"`
+	Dir    string `json:"dir"` // relative to the run directory
+	Config string `json:"config"`
+	Arm    string `json:"arm"`
+	// Arms are the configured arms this trial serves (runrecord.ServedArms).
+	Arms       []string       `json:"arms,omitempty"`
 	Task       benchmark.Task `json:"task"`
 	TaskDigest string         `json:"task_digest"`
 	Rep        int            `json:"rep"`
@@ -152,6 +159,17 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 	if err != nil {
 		return nil, err
 	}
+	served := map[string][]string{} // series -> the configured arms it serves
+	for _, text := range e.Conditions {
+		a, err := conditions.ParseArm(text)
+		if err != nil {
+			return nil, err
+		}
+		served[a.Condition.Series()] = append(served[a.Condition.Series()], a.String())
+	}
+	for _, arms := range served {
+		sort.SliceStable(arms, func(i, j int) bool { return runrecord.ArmCheckpoint(arms[i]) < runrecord.ArmCheckpoint(arms[j]) })
+	}
 	for _, c := range e.Configs {
 		hs, _ := json.Marshal(harnessIdentity(c))
 		for _, arm := range series {
@@ -164,7 +182,7 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 					p.Trials = append(p.Trials, Trial{
 						Key:    Key(c.Label, string(hs), name, t.ID, digests[t.ID], rep),
 						Dir:    filepath.Join(c.Label, name, t.ID, fmt.Sprintf("rep-%d", rep)),
-						Config: c.Label, Arm: arm.String(), Task: t, TaskDigest: digests[t.ID], Rep: rep,
+						Config: c.Label, Arm: arm.String(), Arms: served[name], Task: t, TaskDigest: digests[t.ID], Rep: rep,
 					})
 				}
 			}
@@ -504,6 +522,9 @@ func configChanges(a, b json.RawMessage) []string {
 	for k := range keys {
 		x, okx := fa[k]
 		y, oky := fb[k]
+		if isDurationPath(k) {
+			x, y = durationText(x), durationText(y)
+		}
 		switch {
 		case !okx:
 			out = append(out, fmt.Sprintf("%s: added %s", k, y))
@@ -515,6 +536,55 @@ func configChanges(a, b json.RawMessage) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
+
+// isDurationPath reports whether a canonical-config leaf ("timeouts.qa",
+// "retries.backoff") is a time.Duration, which JSON holds in nanoseconds.
+func isDurationPath(p string) bool { return durationPaths()[indexRE.ReplaceAllString(p, "[]")] }
+
+var durationPaths = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	durType := reflect.TypeFor[time.Duration]()
+	var walk func(path string, t reflect.Type, depth int)
+	walk = func(path string, t reflect.Type, depth int) {
+		switch {
+		case t == durType:
+			out[path] = true
+		case depth > 8:
+		case t.Kind() == reflect.Pointer:
+			walk(path, t.Elem(), depth+1)
+		case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+			walk(path+"[]", t.Elem(), depth+1)
+		case t.Kind() == reflect.Struct:
+			for i := range t.NumField() {
+				f := t.Field(i)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if name == "-" || !f.IsExported() {
+					continue
+				}
+				if name == "" {
+					name = f.Name
+				}
+				if path != "" {
+					name = path + "." + name
+				}
+				walk(name, f.Type, depth+1)
+			}
+		}
+	}
+	walk("", reflect.TypeFor[config.Experiment](), 0)
+	return out
+})
+
+// durationText renders a JSON nanosecond count as a duration ("10m0s").
+func durationText(v string) string {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return v
+	}
+	return time.Duration(n).String()
 }
 
 func flatten(path string, v any, out map[string]string) {

@@ -28,9 +28,7 @@ func buildFrom(t *testing.T, text string) (*Plan, string, error) {
 	return pl, p, err
 }
 
-func load(t *testing.T, conds string) *Plan {
-	t.Helper()
-	pl, _, err := buildFrom(t, `name: p
+const loadText = `name: p
 output: out
 benchmark: {kind: builtin}
 configs:
@@ -38,9 +36,13 @@ configs:
     harness: codex
     provider: {name: scripted, api: responses, key_env: K, model: m}
     scripted: {script: s.yaml}
-conditions: `+conds+`
+conditions: CONDS
 repetitions: 2
-`)
+`
+
+func load(t *testing.T, conds string) *Plan {
+	t.Helper()
+	pl, _, err := buildFrom(t, strings.Replace(loadText, "CONDS", conds, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,5 +229,20 @@ func TestPlanFilesReadBackThroughRunrecord(t *testing.T) {
 	lock, err := runrecord.ReadLock(run.Dir)
 	if err != nil || lock.ConfigDigest != p.Lock.ConfigDigest || strings.Join(lock.Keys, ",") != strings.Join(p.Lock.Keys, ",") {
 		t.Errorf("lock.json: %+v %v, wrote %+v", lock, err, p.Lock)
+	}
+}
+
+func TestLockDiffPrintsDurationsAsDurations(t *testing.T) {
+	a, _, err := buildFrom(t, strings.Replace(loadText, "CONDS", "[vanilla]", 1)+"timeouts: {planner: 5m, developer: 5m, qa: 5m, idle: 1m}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := buildFrom(t, strings.Replace(loadText, "CONDS", "[vanilla]", 1)+"timeouts: {planner: 5m, developer: 10m, qa: 5m, idle: 1m}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := strings.Join(Diff(a.Lock, b.Lock), "\n")
+	if !strings.Contains(d, "timeouts.developer: 5m0s -> 10m0s") || strings.Contains(d, "300000000000") {
+		t.Errorf("want timeouts.developer: 5m0s -> 10m0s, got:\n%s", d)
 	}
 }

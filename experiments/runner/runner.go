@@ -163,15 +163,25 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err := r.startContainers(ctx); err != nil {
 		return nil, err
 	}
+	for label, rt := range r.configs {
+		p.Lock.Harnesses[label] = rt.harness.Name() + "@" + rt.harness.Version()
+	}
+	p.Lock.Shard = opts.Shard.String()
+	// A resume that will be refused is refused before the preflight spends
+	// a token; what it will extend is said once it is accepted.
+	notes, err := ResumeCheck(out, p.Lock, opts.AllowChangedConfig)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Preflight {
 		if err := r.preflight(ctx); err != nil {
 			return nil, err
 		}
 	}
-	for label, rt := range r.configs {
-		p.Lock.Harnesses[label] = rt.harness.Name() + "@" + rt.harness.Version()
+	for _, n := range notes {
+		fmt.Fprintln(opts.Out, n)
 	}
-	if err := writeLock(out, p, opts); err != nil {
+	if err := writeLock(out, p); err != nil {
 		return nil, err
 	}
 	if err := keepInputs(out, e); err != nil {
@@ -184,36 +194,44 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	return r.execute(ctx)
 }
 
-// writeLock writes lock.json and plan.json, or refuses a resume whose lock
-// differs.
-func writeLock(out string, p *plan.Plan, opts Options) error {
-	cur := p.Lock
-	cur.Shard = opts.Shard.String()
+// ResumeCheck compares the lock of an existing run directory out with the
+// lock cur a run would write: it refuses a resume with a different
+// configuration (unless allowChanged) or fewer steps, and otherwise returns
+// what the run will say about the resume (extensions, warnings, moved
+// endpoints). A directory without a lock is a new run: no notes.
+func ResumeCheck(out string, cur plan.Lock, allowChanged bool) ([]string, error) {
 	old, err := plan.ReadLock(out)
 	switch {
-	case err == nil:
-		raised, lowered := plan.ArmChanges(old, cur)
-		if len(lowered) > 0 {
-			return fmt.Errorf("%s: lowering the number of iterations or passes is refused (the run's checkpoints are never discarded; use a new output directory):\n  %s",
-				out, strings.Join(lowered, "\n  "))
-		}
-		if len(raised) > 0 {
-			fmt.Fprintf(opts.Out, "extending %s: finished trials continue from their last checkpoint:\n  %s\n", out, strings.Join(raised, "\n  "))
-		}
-		if diff := plan.Diff(old, cur); len(diff) > 0 {
-			if !opts.AllowChangedConfig {
-				return fmt.Errorf("%s was started with a different configuration; refusing to resume (use --allow-changed-config to override):\n  %s",
-					out, strings.Join(diff, "\n  "))
-			}
-			fmt.Fprintf(opts.Out, "warning: resuming %s with a changed configuration:\n  %s\n", out, strings.Join(diff, "\n  "))
-		}
-		for _, c := range plan.EndpointChanges(old, cur) {
-			fmt.Fprintf(opts.Out, "note: resuming with a moved endpoint (same provider, API and model): %s\n", c)
-		}
-	case !os.IsNotExist(err):
-		return err
+	case os.IsNotExist(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
 	}
-	if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Lock(), cur); err != nil {
+	var notes []string
+	raised, lowered := plan.ArmChanges(old, cur)
+	if len(lowered) > 0 {
+		return nil, fmt.Errorf("%s: lowering the number of iterations or passes is refused (the run's checkpoints are never discarded; use a new output directory):\n  %s",
+			out, strings.Join(lowered, "\n  "))
+	}
+	if diff := plan.Diff(old, cur); len(diff) > 0 {
+		if !allowChanged {
+			return nil, fmt.Errorf("%s was started with a different configuration; refusing to resume (use --allow-changed-config to override, or another --output):\n  %s",
+				out, strings.Join(diff, "\n  "))
+		}
+		notes = append(notes, fmt.Sprintf("warning: resuming %s with a changed configuration:\n  %s", out, strings.Join(diff, "\n  ")))
+	}
+	if len(raised) > 0 {
+		notes = append(notes, fmt.Sprintf("extending %s: finished trials continue from their last checkpoint:\n  %s", out, strings.Join(raised, "\n  ")))
+	}
+	for _, c := range plan.EndpointChanges(old, cur) {
+		notes = append(notes, fmt.Sprintf("note: resuming with a moved endpoint (same provider, API and model): %s", c))
+	}
+	return notes, nil
+}
+
+// writeLock writes lock.json and plan.json (after ResumeCheck).
+func writeLock(out string, p *plan.Plan) error {
+	if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Lock(), p.Lock); err != nil {
 		return err
 	}
 	return runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Plan(), p.Trials)

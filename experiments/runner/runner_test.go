@@ -274,7 +274,7 @@ func TestTokenBudgetStopsNewTrials(t *testing.T) {
 		t.Errorf("status groups %+v", g)
 	}
 	var buf bytes.Buffer
-	status.Summary(&buf, res.Outcomes, res.Plan.Experiment.Scripted())
+	status.Summary(&buf, out, res.Outcomes, res.Plan.Experiment.Scripted())
 	if !strings.Contains(buf.String(), "Not run (budget)") {
 		t.Errorf("summary:\n%s", buf.String())
 	}
@@ -437,4 +437,41 @@ func TestRaisingTExtendsAFinishedRunAndLoweringIsRefused(t *testing.T) {
 	if _, err := Run(context.Background(), lowered, o2); err == nil || !strings.Contains(err.Error(), "lowering") {
 		t.Fatalf("lowering T must be refused even with --allow-changed-config, got %v", err)
 	}
+}
+
+// A resume that will be refused is refused before the preflight spends a
+// turn, and before anything says the run is being extended.
+func TestAChangedConfigIsRefusedBeforeThePreflight(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	mustRun(t, experiment(t, out, ""), opts(&instantHarness{}))
+	h := &instantHarness{}
+	o := opts(h)
+	o.Preflight = true
+	var log bytes.Buffer
+	o.Out = &log
+	changed := experiment(t, out, "repetitions: 2\ntimeouts: {planner: 5m, developer: 10m, qa: 5m, idle: 2m}\n")
+	changed.Conditions = []string{"vanilla", "hoh@3"} // raised T as well
+	_, err := Run(context.Background(), changed, o)
+	if err == nil || !strings.Contains(err.Error(), "refusing to resume") || !strings.Contains(err.Error(), "timeouts.developer: ") || !strings.Contains(err.Error(), " -> 10m0s") {
+		t.Fatalf("err %v", err)
+	}
+	if h.calls != 0 || strings.Contains(log.String(), "extending") {
+		t.Errorf("the refused resume made %d harness call(s) (preflight) or said it extends:\n%s", h.calls, log.String())
+	}
+	notes, err := ResumeCheck(out, mustPlan(t, changed).Lock, true)
+	if err != nil || len(notes) != 2 || !strings.HasPrefix(notes[0], "warning: resuming") || !strings.HasPrefix(notes[1], "extending") {
+		t.Errorf("allowed: notes %q, err %v", notes, err)
+	}
+}
+
+func mustPlan(t *testing.T, e *config.Experiment) *plan.Plan {
+	t.Helper()
+	p, err := Prepare(context.Background(), e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for label := range p.Lock.Harnesses {
+		p.Lock.Harnesses[label] = "instant@1"
+	}
+	return p
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 )
@@ -119,7 +120,8 @@ func (r Report) WriteText(w io.Writer) error {
 // WriteTaskTable writes tasks as a table (id, name, family, group/category,
 // limits) for `hoh tasks list`.
 func WriteTaskTable(w io.Writer, tasks []benchmark.Task) error {
-	t := tablewriter.NewWriter(w)
+	// Headers as written: auto-format would split "CPUs" into "CP US".
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("ID", "Name", "Family", "Group", "CPUs", "Memory MB", "GPUs", "Internet", "Agent timeout")
 	for _, x := range tasks {
 		group := x.Group

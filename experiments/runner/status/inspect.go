@@ -48,40 +48,86 @@ func inspectTrial(out string, t plan.Trial, budget map[string]string) TrialState
 	return TrialState{Trial: t, State: p.State, Status: p.Status, Reason: p.Reason, Usage: p.Usage}
 }
 
-// Group is one configuration x condition row of a status report.
+// Group is one configuration x condition row of a status report: every
+// arm the config names is a row, also one served by a longer trial of its
+// series (vanilla by the vanilla-continuation@3 trial), which shares that
+// trial's state.
 type Group struct {
 	Config, Arm                              string
 	Done, Running, Failed, Remaining, NotRun int
-	Tokens                                   int64
+	// Tokens: up to the arm's checkpoint where the trial's scores say so,
+	// else the trial's tokens so far.
+	Tokens int64
 }
 
-// Groups tallies the inspection per configuration and condition, in plan
-// order.
+// Groups tallies the inspection per configuration and configured arm, in
+// plan order.
 func (in *Inspection) Groups() []Group {
 	idx := map[[2]string]int{}
 	var gs []Group
 	for _, t := range in.Trials {
-		k := [2]string{t.Trial.Config, t.Trial.Arm}
-		i, ok := idx[k]
-		if !ok {
-			i = len(gs)
-			idx[k] = i
-			gs = append(gs, Group{Config: k[0], Arm: k[1]})
+		arms := runrecord.ServedArms(t.Trial.Arm, t.Trial.Arms)
+		var at map[int]int64
+		if len(arms) > 1 && t.State != runrecord.StateRemaining {
+			at = TokensAtCheckpoints(runrecord.RunLayout{Dir: in.Dir}.Trial(t.Trial.Dir))
 		}
-		g := &gs[i]
-		switch t.State {
-		case runrecord.StateDone:
-			g.Done++
-		case runrecord.StateRunning:
-			g.Running++
-		case runrecord.StateFailed:
-			g.Failed++
-		case runrecord.StateBudget:
-			g.NotRun++
-		default:
-			g.Remaining++
+		for _, arm := range arms {
+			k := [2]string{t.Trial.Config, arm}
+			i, ok := idx[k]
+			if !ok {
+				i = len(gs)
+				idx[k] = i
+				gs = append(gs, Group{Config: k[0], Arm: k[1]})
+			}
+			g := &gs[i]
+			countState(g, t.State)
+			if n, ok := at[runrecord.ArmCheckpoint(arm)]; ok {
+				g.Tokens += n
+			} else {
+				g.Tokens += t.Usage.Total
+			}
 		}
-		g.Tokens += t.Usage.Total
 	}
 	return gs
+}
+
+// Total sums the trials (not the rows: one trial may serve several arms).
+func (in *Inspection) Total() Group {
+	g := Group{Config: "Total"}
+	for _, t := range in.Trials {
+		countState(&g, t.State)
+		g.Tokens += t.Usage.Total
+	}
+	return g
+}
+
+func countState(g *Group, s runrecord.State) {
+	switch s {
+	case runrecord.StateDone:
+		g.Done++
+	case runrecord.StateRunning:
+		g.Running++
+	case runrecord.StateFailed:
+		g.Failed++
+	case runrecord.StateBudget:
+		g.NotRun++
+	default:
+		g.Remaining++
+	}
+}
+
+// TokensAtCheckpoints reads a trial's scores.csv: the cumulative tokens at
+// each evaluated checkpoint (nil when it has none).
+func TokensAtCheckpoints(trial runrecord.TrialLayout) map[int]int64 {
+	rows, err := runrecord.ReadScores(trial.Scores())
+	if err != nil {
+		return nil
+	}
+	out := map[int]int64{}
+	for _, r := range rows {
+		if r.HasTokens() {
+			out[r.Checkpoint] = max(out[r.Checkpoint], int64(r.Tokens))
+		}
+	}
+	return out
 }
