@@ -262,6 +262,7 @@ func TestUnsetVariableInAPathIsNamed(t *testing.T) {
 	if got := e.Resolve("${HOH_TEST_SET}/x"); got != filepath.Join(filepath.Dir(e.File), "runs/x") {
 		t.Errorf("Resolve: %q", got)
 	}
+}
 
 func TestMistypedKeysGetANearMissAndConditionErrorsNameTheConditionOnce(t *testing.T) {
 	text := strings.NewReplacer("conditions: [vanilla, hoh@3]", "conditon: [vanilla]",
