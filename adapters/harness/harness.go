@@ -93,6 +93,23 @@ type ToolCall struct {
 	Name     string `json:"name"`
 	Input    string `json:"input,omitempty"`
 	ExitCode *int   `json:"exit_code,omitempty"`
+	// Output is what the CLI recorded the tool printing (Codex's
+	// aggregated_output, the tool result of Pi, OpenCode and Claude Code;
+	// redacted like every log line, at most MaxToolOutput bytes), nil when
+	// the CLI recorded none. QA's observations are checked against it.
+	Output *string `json:"output,omitempty"`
+}
+
+// MaxToolOutput bounds a recorded tool output; its tail is kept (where a
+// command's result usually is).
+const MaxToolOutput = 64 << 10
+
+// ToolOutput makes a recorded output: its last MaxToolOutput bytes.
+func ToolOutput(s string) *string {
+	if len(s) > MaxToolOutput {
+		s = s[len(s)-MaxToolOutput:]
+	}
+	return &s
 }
 
 // Result is what hoh records about one invocation.

@@ -17,14 +17,16 @@ var shellToolNames = map[string]bool{"command_execution": true, "exec_command": 
 func ExecutedCommands(tools []ToolCall) []string {
 	var out []string
 	for _, t := range tools {
-		if c, ok := commandOf(t); ok && strings.TrimSpace(c) != "" {
+		if c, ok := ShellCommand(t); ok && strings.TrimSpace(c) != "" {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-func commandOf(t ToolCall) (string, bool) {
+// ShellCommand is the shell command a tool call ran, if it is one (see
+// ExecutedCommands).
+func ShellCommand(t ToolCall) (string, bool) {
 	in := strings.TrimSpace(t.Input)
 	if strings.HasPrefix(in, "{") {
 		var args map[string]json.RawMessage

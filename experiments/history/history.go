@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hoh-research/hoh/internal/fstree"
 )
 
 // Repo is a workspace plus its out-of-tree git directory.
@@ -343,17 +344,14 @@ func Digest(dir string, skip ...string) (string, error) {
 			// does not record them), and opening one could block.
 			continue
 		default:
-			f, err := os.Open(p)
+			sum, err := fileDigest(p, info)
 			if err != nil {
 				return "", err
 			}
-			fh := sha256.New()
-			_, err = io.Copy(fh, f)
-			f.Close()
-			if err != nil {
-				return "", err
-			}
-			fmt.Fprintf(h, "f %s %o %x\n", rel, info.Mode().Perm()&0o111, fh.Sum(nil))
+			// The owner's executable bit only, as git records it: a view
+			// giving a snapshot's files to other users (the exchange) adds
+			// their bits without changing the artifact.
+			fmt.Fprintf(h, "f %s %o %x\n", rel, info.Mode().Perm()&0o100, sum)
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
@@ -372,53 +370,17 @@ func skipped(dir, p string, skip []string) bool {
 	return false
 }
 
-// CopyTree copies src into dst (created if missing), keeping modes and
-// symlinks. It is how roles get disposable copies of a candidate. Top-level
-// entries named in skip are not copied.
+// CopyTree copies src into dst (created if missing) by fstree's policy
+// (sparse files stay sparse, modes and symlinks kept). It is how roles get
+// disposable copies of a candidate. Top-level entries named in skip are not
+// copied.
 func CopyTree(src, dst string, skip ...string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if skipped(src, p, skip) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case info.IsDir():
-			return os.MkdirAll(target, info.Mode().Perm()|0o700)
-		case !info.Mode().IsRegular():
-			return nil // devices, FIFOs, sockets: not copied (nor recorded by git)
-		default:
-			// Perm() drops setuid, setgid and sticky bits.
-			in, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(out, in); err != nil {
-				out.Close()
-				return err
-			}
-			return out.Close()
-		}
-	})
+	return fstree.Copy(src, dst, fstree.Options{Skip: skip, DirBits: 0o700})
+}
+
+// Snapshot is CopyTree with hard links in place of file copies: for a view
+// nothing can write through (mounted read-only, or checked by Digest after
+// the stage and undone from the history), in no time and no space.
+func Snapshot(src, dst string, skip ...string) error {
+	return fstree.Copy(src, dst, fstree.Options{Skip: skip, DirBits: 0o700, Link: true})
 }

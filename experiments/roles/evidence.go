@@ -9,10 +9,11 @@ import (
 //   - a "verified" claim without an execution record carrying an observation
 //     is refused and becomes a gap;
 //   - so is one the QA Tester's tool log does not back (executed: the
-//     commands its CLI reported running, harness.ExecutedCommands): it needs
-//     a record with a command (or a captured screenshot/replay file) and an
-//     observation, and every command its records name must correspond to an
-//     executed one (commandRan);
+//     commands its CLI reported running and what it recorded them printing):
+//     it needs a record with a command (or a captured screenshot/replay
+//     file) and an observation, every command its records name must
+//     correspond to an executed one, and each observation must be found in
+//     that command's recorded output (toollog.go);
 //   - a claim id that appears as both verified and gap is a gap (the
 //     conservative reading), so the two sets stay disjoint;
 //   - repeated claim ids within a set are merged;
@@ -22,7 +23,7 @@ import (
 //   - the handoff is derived from the records: verified claims become
 //     preservation constraints, gaps become update targets (their
 //     recommended update when given) and validation requirements.
-func Normalise(r QAReport, digest string, executed []string) Evidence {
+func Normalise(r QAReport, digest string, executed []Execution) Evidence {
 	e := Evidence{Iteration: r.Iteration, CandidateDigest: digest, QAStatus: r.QAStatus}
 	gapIDs := map[string]bool{}
 	var gaps []Claim
@@ -105,7 +106,7 @@ func Normalise(r QAReport, digest string, executed []string) Evidence {
 }
 
 // unbacked says why the tool log does not back a claim ("" when it does).
-func unbacked(c Claim, executed []string) string {
+func unbacked(c Claim, executed []Execution) string {
 	backed := false
 	for _, r := range c.ExecutionRecords {
 		if strings.TrimSpace(r.Command) == "" {
@@ -117,15 +118,20 @@ func unbacked(c Claim, executed []string) string {
 			}
 			continue
 		}
-		if !commandRan(r.Command, executed) {
+		runs := ran(r.Command, executed)
+		if len(runs) == 0 {
 			if len(executed) == 0 {
 				return fmt.Sprintf("the QA Tester's tool log shows no command at all (its record names %q)", r.Command)
 			}
 			return fmt.Sprintf("its record's command %q is not among the %d commands the QA Tester's tool log shows", r.Command, len(executed))
 		}
-		if strings.TrimSpace(r.Observation) != "" {
-			backed = true
+		if strings.TrimSpace(r.Observation) == "" {
+			continue
 		}
+		if !observed(r.Observation, runs) {
+			return fmt.Sprintf("its observation %q for %q is not in the output its CLI recorded for that command (%s)", r.Observation, r.Command, outputExcerpt(runs))
+		}
+		backed = true
 	}
 	if !backed {
 		return "no execution record names a command (or a captured screenshot or replay) with an observation"
@@ -140,4 +146,19 @@ func hasObservation(c Claim) bool {
 		}
 	}
 	return false
+}
+
+// outputExcerpt quotes the start of the first recorded output of runs, for
+// a note.
+func outputExcerpt(runs []Execution) string {
+	for _, r := range runs {
+		if r.Output != nil {
+			out := collapse(*r.Output)
+			if len(out) > 200 {
+				out = out[:200] + "..."
+			}
+			return fmt.Sprintf("it printed %q", out)
+		}
+	}
+	return "no output recorded"
 }

@@ -53,7 +53,7 @@ func TestNormaliseKeepsSetsDisjointAndRefusesUnsupportedVerification(t *testing.
 		},
 		GapRecords: []Claim{{ClaimID: "mul", Claim: "multiplies", ExecutionRecords: rec, Status: "gap", RecommendedUpdate: "Fix multiply"}},
 	}
-	e := Normalise(r, "sha256:abc", []string{"sh calc.sh 1 2"})
+	e := Normalise(r, "sha256:abc", Commands("sh calc.sh 1 2"))
 	ids := func(cs []Claim) string {
 		var s []string
 		for _, c := range cs {
@@ -121,7 +121,7 @@ func TestNormaliseStatusFollowsTheRecords(t *testing.T) {
 		{ClaimID: "ok", Claim: "greets", ExecutionRecords: rec, Status: "verified"},
 		{ClaimID: "mislisted", Claim: "styled", ExecutionRecords: rec, Status: "gap"},
 	}}
-	e := Normalise(r, "sha256:abc", []string{"sh greet.sh Ada"})
+	e := Normalise(r, "sha256:abc", Commands("sh greet.sh Ada"))
 	if len(e.Verified) != 1 || e.Verified[0].ClaimID != "ok" || len(e.Gaps) != 1 || e.Gaps[0].ClaimID != "mislisted" {
 		t.Fatalf("verified %+v gaps %+v", e.Verified, e.Gaps)
 	}

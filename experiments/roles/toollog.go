@@ -2,6 +2,8 @@ package roles
 
 import (
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -12,25 +14,93 @@ import (
 // command line is made of (split at &&, ||, ;, | and newlines). So a record
 // "sh greet.sh Ada" is backed by Codex's "/bin/bash -lc 'sh greet.sh Ada'"
 // and by "cd /w && sh greet.sh Ada", but not by "sh greet.sh" or by nothing.
+//
+// Its observation must then be found in what the CLI recorded that command
+// printing (observed): after removing terminal escape sequences and
+// collapsing every run of whitespace to one space on both sides, the whole
+// observation is a substring of the output of one of the corresponding
+// executed commands, or, when the observation quotes (in "double quotes" or
+// `backticks`), every quoted part is. So "Hello, Ada!" and `prints "Hello,
+// Ada!"` are backed by the output "Hello,   Ada!\n" but not by "Hi Ada"; a
+// command whose CLI recorded no output (Output nil) is not checked.
+
+// Execution is one shell command a QA invocation's CLI reported running and
+// what it recorded the command printing (nil: nothing recorded).
+type Execution struct {
+	Command string
+	Output  *string
+}
+
+// Commands makes executions without recorded outputs.
+func Commands(cmds ...string) []Execution {
+	out := make([]Execution, len(cmds))
+	for i, c := range cmds {
+		out[i] = Execution{Command: c}
+	}
+	return out
+}
 
 // commandRan reports whether recorded corresponds to one of executed.
 func commandRan(recorded string, executed []string) bool {
+	return len(ran(recorded, Commands(executed...))) > 0
+}
+
+// ran returns the executions recorded corresponds to.
+func ran(recorded string, executed []Execution) []Execution {
 	want := normaliseCommand(recorded)
 	if want == "" {
-		return false
+		return nil
 	}
+	var match []Execution
 	for _, e := range executed {
-		got := normaliseCommand(e)
-		if got == want {
+		got := normaliseCommand(e.Command)
+		if got == want || slices.Contains(segments(got), want) {
+			match = append(match, e)
+		}
+	}
+	return match
+}
+
+// observed reports whether observation is found in the output of one of
+// runs (see above); true when none of them has a recorded output.
+func observed(observation string, runs []Execution) bool {
+	want := observationParts(observation)
+	logged := false
+	for _, r := range runs {
+		if r.Output == nil {
+			continue
+		}
+		logged = true
+		out := collapse(ansi.ReplaceAllString(*r.Output, ""))
+		found := true
+		for _, w := range want {
+			found = found && strings.Contains(out, w)
+		}
+		if found {
 			return true
 		}
-		for _, seg := range segments(got) {
-			if seg == want {
-				return true
-			}
+	}
+	return !logged
+}
+
+var (
+	ansi   = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+	quoted = regexp.MustCompile("\"([^\"]+)\"|`([^`]+)`")
+)
+
+// observationParts are the texts an observation requires: its quoted parts,
+// or the whole of it.
+func observationParts(observation string) []string {
+	var parts []string
+	for _, m := range quoted.FindAllStringSubmatch(observation, -1) {
+		if p := collapse(m[1] + m[2]); p != "" {
+			parts = append(parts, p)
 		}
 	}
-	return false
+	if len(parts) == 0 {
+		parts = []string{collapse(ansi.ReplaceAllString(observation, ""))}
+	}
+	return parts
 }
 
 // normaliseCommand removes shell wrappers (sh/bash/zsh/dash -c or -lc 'X',

@@ -53,7 +53,7 @@ func TestNormaliseDemotesClaimsTheToolLogDoesNotBack(t *testing.T) {
 		{ClaimID: "frame", Claim: "looks right", ExecutionRecords: []ExecutionRecord{{Type: "screenshot", Path: "s.png", Observation: "logo"}}, Status: "verified"},
 		{ClaimID: "mixed", Claim: "both", ExecutionRecords: append(cmd("sh greet.sh Ada"), cmd("sh greet.sh Cy")...), Status: "verified"},
 	}}
-	e := Normalise(r, "sha256:abc", []string{"/bin/bash -lc 'sh greet.sh Ada'"})
+	e := Normalise(r, "sha256:abc", Commands("/bin/bash -lc 'sh greet.sh Ada'"))
 	if len(e.Verified) != 2 || e.Verified[0].ClaimID != "ran" || e.Verified[1].ClaimID != "frame" {
 		t.Fatalf("verified %+v", e.Verified)
 	}
@@ -71,5 +71,52 @@ func TestNormaliseDemotesClaimsTheToolLogDoesNotBack(t *testing.T) {
 	none := Normalise(r, "sha256:abc", nil)
 	if len(none.Verified) != 0 || none.QAStatus != "fail" || !strings.Contains(strings.Join(none.Notes, "\n"), "shows no command at all") {
 		t.Fatalf("no tool log: %+v", none)
+	}
+}
+
+// A verified claim's observation must be in what the CLI recorded the
+// command printing: QA's "Hello, Ada!" against a recorded `Hi Ada` is a gap,
+// and so is a claim about a script that did not exist.
+func TestNormaliseChecksObservationsAgainstRecordedOutput(t *testing.T) {
+	out := func(s string) *string { return &s }
+	claim := func(id, cmd, obs string) Claim {
+		return Claim{ClaimID: id, Claim: id, Status: "verified",
+			ExecutionRecords: []ExecutionRecord{{Type: "command", Command: cmd, Observation: obs}}}
+	}
+	r := QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []Claim{
+		claim("false", "./greet.sh Ada", "Hello, Ada!"),
+		claim("missing", "./farewell.sh Ada", "Bye, Ada!"),
+		claim("true", "./greet.sh Bo", "Hello,  Bo!"),
+		claim("quoted", "./greet.sh Bo", `prints "Hello, Bo!" and exits`),
+		claim("quoted-false", "./greet.sh Bo", "prints `Hello, Ada!`"),
+		claim("unlogged", "make check", "all tests pass"),
+	}}
+	e := Normalise(r, "sha256:abc", []Execution{
+		{Command: "/bin/bash -lc './greet.sh Ada'", Output: out("Hi Ada\n")},
+		{Command: "./farewell.sh Ada", Output: out("bash: line 1: ./farewell.sh: No such file or directory\n")},
+		{Command: "cd /w && ./greet.sh Bo", Output: out("\x1b[1mHello,\x1b[0m\n  Bo!\n")},
+		{Command: "make check"}, // a CLI that records no output: not checked
+	})
+	var verified, gaps []string
+	for _, c := range e.Verified {
+		verified = append(verified, c.ClaimID)
+	}
+	for _, c := range e.Gaps {
+		gaps = append(gaps, c.ClaimID)
+	}
+	if strings.Join(verified, ",") != "true,quoted,unlogged" || strings.Join(gaps, ",") != "false,missing,quoted-false" {
+		t.Fatalf("verified %v gaps %v", verified, gaps)
+	}
+	notes := strings.Join(e.Notes, "\n")
+	for _, want := range []string{
+		`claim "false" reported verified, but its observation "Hello, Ada!" for "./greet.sh Ada" is not in the output its CLI recorded for that command (it printed "Hi Ada")`,
+		`No such file or directory`,
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if e.QAStatus != "partial" {
+		t.Errorf("qa_status %q", e.QAStatus)
 	}
 }

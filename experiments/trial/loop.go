@@ -536,9 +536,11 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if err != nil {
 		return err
 	}
+	// A hard-link snapshot: the view is read-only, and a write through it
+	// changes the workspace, which checkUnchanged catches and undoes.
 	view := r.stage(t, "planner").Artifact()
 	os.RemoveAll(view)
-	if err := r.copyWorkspace(view); err != nil {
+	if err := history.Snapshot(r.ws, view, r.env.Exclude...); err != nil {
 		return err
 	}
 	defer os.RemoveAll(view)
@@ -748,7 +750,8 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	return r.commitStage(rec)
 }
 
-func (r *runner) qaStage(ctx context.Context, t int) error {
+func (r *runner) qaStage(ctx context.Context, t int) (err error) {
+	var ev roles.Evidence
 	dir := r.stageDir(t, "qa")
 	digest, err := r.digest()
 	if err != nil {
@@ -769,11 +772,22 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	if err := runrecord.WriteJSON(checksPath, checks); err != nil {
 		return err
 	}
+	// The candidate is a hard-link snapshot of the workspace: QA's view of
+	// it is read-only, and a write through it anyway changes the workspace
+	// too, which checkUnchanged catches and undoes from the history.
 	candidate := r.stage(t, "qa").Candidate()
 	os.RemoveAll(candidate)
-	if err := r.copyWorkspace(candidate); err != nil {
+	if err := history.Snapshot(r.ws, candidate, r.env.Exclude...); err != nil {
 		return err
 	}
+	// The next Developer writes the workspace in place, so the snapshot is
+	// not kept: its artifact is the checkpoint in the history, its digest in
+	// E_t; only the media E_t cites are kept, as copies of their own.
+	defer func() {
+		if err == nil {
+			err = pruneCandidate(r.l.Dir, candidate, ev.Media)
+		}
+	}()
 	specPath, err := r.writeSpec(dir)
 	if err != nil {
 		return err
@@ -852,7 +866,6 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 			return err
 		}
 	}
-	var ev roles.Evidence
 	switch {
 	case rep.result.Outcome != harness.OutcomeCompleted:
 		rec.RoleFailure = fmt.Sprintf("QA Tester %s: %s", rep.result.Outcome, rep.result.Evidence)
@@ -873,8 +886,9 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		}
 		notes := checkMedia(&report, candidate, r.viewMounts)
 		// Verified claims must rest on commands this QA invocation's CLI
-		// reported executing (its own event stream), not on its say-so.
-		ev = roles.Normalise(report, digest, harness.ExecutedCommands(rep.tools))
+		// reported executing and on what it recorded them printing (its own
+		// event stream), not on its say-so.
+		ev = roles.Normalise(report, digest, executions(rep.tools))
 		ev.Notes = append(ev.Notes, notes...)
 		if candidateChanged {
 			ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")
@@ -887,4 +901,51 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 		return err
 	}
 	return r.commitStage(rec)
+}
+
+// executions are the shell commands of a CLI's tool log with the outputs it
+// recorded for them.
+func executions(tools []harness.ToolCall) []roles.Execution {
+	var out []roles.Execution
+	for _, t := range tools {
+		if c, ok := harness.ShellCommand(t); ok && strings.TrimSpace(c) != "" {
+			out = append(out, roles.Execution{Command: c, Output: t.Output})
+		}
+	}
+	return out
+}
+
+// pruneCandidate removes a QA candidate snapshot but the media files E_t
+// cites in it, which are made copies of their own (a hard link would change
+// with the next Developer's writes).
+func pruneCandidate(trialDir, candidate string, media []runrecord.MediaItem) error {
+	keep := map[string]bool{}
+	for _, m := range media {
+		p := m.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(trialDir, p)
+		}
+		if rel, err := filepath.Rel(candidate, p); err == nil && !strings.HasPrefix(rel, "..") {
+			keep[p] = true
+		}
+	}
+	if len(keep) == 0 {
+		return os.RemoveAll(candidate)
+	}
+	kept := candidate + ".media"
+	os.RemoveAll(kept)
+	for p := range keep {
+		rel, _ := filepath.Rel(candidate, p)
+		dst := filepath.Join(kept, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := history.CopyTree(p, dst); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(candidate); err != nil {
+		return err
+	}
+	return os.Rename(kept, candidate)
 }

@@ -12,8 +12,8 @@ package trial
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -66,10 +66,14 @@ func developerAttack(out string) string {
 	}, "; ")
 }
 
-// qaReply: c1 rests on a command QA ran; c2 on one it never ran.
+// qaReply: c1 rests on a command QA ran and what it printed; c2 on one it
+// never ran; c3 on one it ran but that printed "nope", not "Hello, Ada!";
+// c4 on a script that does not exist.
 const redTeamQA = `{"iteration":1,"qa_status":"pass","verified_records":[` +
 	`{"claim_id":"c1","claim":"greet.sh runs","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"nope"}]},` +
-	`{"claim_id":"c2","claim":"greets Alan Turing","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Alan Turing","observation":"Hello, Alan Turing!"}]}],"gap_records":[]}`
+	`{"claim_id":"c2","claim":"greets Alan Turing","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Alan Turing","observation":"Hello, Alan Turing!"}]},` +
+	`{"claim_id":"c3","claim":"greets Ada","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"Hello, Ada!"}]},` +
+	`{"claim_id":"c4","claim":"says farewell","status":"verified","execution_records":[{"type":"command","command":"sh farewell.sh Ada","observation":"Bye, Ada!"}]}],"gap_records":[]}`
 
 func redTeamScript(out string, plannerShell bool) scripted.Script {
 	var s scripted.Script
@@ -92,6 +96,7 @@ func redTeamScript(out string, plannerShell bool) scripted.Script {
 			{Shell: landFn + `printf '#!/bin/sh\necho "Hello, $*!"\n' > greet.sh && land qacandidate; true`},
 			{Shell: landFn + `test -f ../../../workspace/greet.sh && echo QA-WROTE > ../../../workspace/QA-WROTE && land qaworkspace; true`},
 			{Shell: "sh greet.sh Ada"},
+			{Shell: "sh farewell.sh Ada"},
 			{Say: redTeamQA}}},
 	)
 	return s
@@ -238,24 +243,34 @@ func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
 				if g := s.Checkpoints[cp-1].Metrics["pass_rate"]; g != want || g == 100 {
 					t.Errorf("%s pass_rate recorded %v, the untampered artifact scores %v", ref, g, want)
 				}
-				// QA's retained candidate: no setuid bit, the symlink kept as one.
+				// QA's candidate snapshot is not kept (the next Developer
+				// writes through it); the checkpoint keeps the symlink as one.
 				cand := filepath.Join(l.Stage(cp, "qa"), "candidate")
-				if bad := testenv.TaintedFiles(cand, outsideSecret); len(bad) > 0 {
-					t.Errorf("QA candidate %d: %v", cp, bad)
+				if _, err := os.Lstat(cand); !os.IsNotExist(err) {
+					t.Errorf("QA candidate %d kept: %v", cp, err)
 				}
 				if got["symlink"] {
-					if fi, err := os.Lstat(filepath.Join(cand, "escape-link")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-						t.Errorf("QA candidate %d: escape-link is not a symlink (%v)", cp, err)
+					if ls := gitLsTree(t, l.GitDir(), fmt.Sprintf("cp-%d", cp), "escape-link"); !strings.HasPrefix(ls, "120000 ") {
+						t.Errorf("cp-%d: escape-link is not a symlink: %q", cp, ls)
 					}
 				}
-				// Evidence: the claim QA never ran is a gap, with a note; the
-				// one it ran stays verified; "pass" is not kept with a gap.
+				// Evidence: the claim QA never ran is a gap, with a note, and
+				// so are the ones whose observation is not what the CLI
+				// recorded the command printing; the one it ran and quoted
+				// stays verified; "pass" is not kept with a gap.
 				var ev roles.Evidence
 				if err := runrecord.ReadJSON(filepath.Join(l.Stage(cp, "qa"), "evidence.json"), &ev); err != nil {
 					t.Fatal(err)
 				}
-				if len(ev.Verified) != 1 || ev.Verified[0].ClaimID != "c1" || len(ev.Gaps) != 1 || ev.Gaps[0].ClaimID != "c2" ||
-					ev.QAStatus == "pass" || !strings.Contains(strings.Join(ev.Notes, "\n"), `"sh greet.sh Alan Turing" is not among`) {
+				var gaps []string
+				for _, g := range ev.Gaps {
+					gaps = append(gaps, g.ClaimID)
+				}
+				notes := strings.Join(ev.Notes, "\n")
+				if len(ev.Verified) != 1 || ev.Verified[0].ClaimID != "c1" || strings.Join(gaps, ",") != "c2,c3,c4" ||
+					ev.QAStatus == "pass" || !strings.Contains(notes, `"sh greet.sh Alan Turing" is not among`) ||
+					!strings.Contains(notes, `its observation "Hello, Ada!" for "sh greet.sh Ada" is not in the output its CLI recorded for that command (it printed "nope")`) ||
+					!strings.Contains(notes, `its observation "Bye, Ada!" for "sh farewell.sh Ada" is not in the output`) {
 					t.Errorf("E_%d: verified %+v gaps %+v status %s notes %q", cp, ev.Verified, ev.Gaps, ev.QAStatus, ev.Notes)
 				}
 			}
@@ -282,4 +297,13 @@ func evaluateBlob(t *testing.T, task benchmark.Task, body string) float64 {
 		t.Fatal(err)
 	}
 	return ev.Metrics["pass_rate"]
+}
+
+func gitLsTree(t *testing.T, gitDir, ref, path string) string {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", gitDir, "ls-tree", ref, "--", path).Output()
+	if err != nil {
+		t.Fatalf("git ls-tree %s %s: %v", ref, path, err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -89,9 +90,12 @@ func TestRedTeamQACannotWriteTheCandidate(t *testing.T) {
 	if h.qaShellErr == nil || !strings.Contains(h.qaShellErr.Error(), "Read-only file system") {
 		t.Fatalf("QA's write into the candidate was not refused: %v", h.qaShellErr)
 	}
-	data, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "qa"), "candidate", "greet.sh"))
-	if !strings.Contains(string(data), "nope") {
-		t.Fatalf("retained candidate changed: %q", data)
+	// The candidate QA assessed is cp-1; its snapshot is not kept.
+	if data := testenv.GitShow(t, runrecord.TrialLayout{Dir: dir}.GitDir(), "cp-1:greet.sh"); !strings.Contains(data, "nope") {
+		t.Fatalf("cp-1 changed: %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "qa"), "candidate")); !os.IsNotExist(err) {
+		t.Fatalf("the candidate snapshot is kept (%v): the next Developer's writes would change it", err)
 	}
 	if len(s.Violations) != 0 {
 		t.Fatalf("a refused write needs no violation: %v", s.Violations)
@@ -109,13 +113,14 @@ func TestRedTeamQARepairingTheCandidateIsAViolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Violations) != 1 || !strings.Contains(s.Violations[0], "changed the frozen candidate") {
+	// The candidate is a snapshot of the workspace: the write reached both,
+	// and both are violations, undone.
+	if len(s.Violations) != 2 || !strings.Contains(s.Violations[0], "QA Tester changed the candidate") || !strings.Contains(s.Violations[1], "changed the frozen candidate") {
 		t.Fatalf("violations %v", s.Violations)
 	}
 	qa := runrecord.TrialLayout{Dir: dir}.Stage(1, "qa")
-	data, _ := os.ReadFile(filepath.Join(qa, "candidate", "greet.sh"))
-	if !strings.Contains(string(data), "nope") {
-		t.Fatalf("retained candidate is QA's copy: %q", data)
+	if data := testenv.GitShow(t, runrecord.TrialLayout{Dir: dir}.GitDir(), "HEAD:greet.sh"); !strings.Contains(data, "nope") {
+		t.Fatalf("QA's repair is in the history: %q", data)
 	}
 	var ev struct {
 		Verified []any `json:"verified_records"`

@@ -14,6 +14,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/internal/fstree"
 )
 
 // ArtifactsDir is Harbor's convention directory: whatever the agent leaves
@@ -142,35 +143,10 @@ func (b *Benchmark) stageArtifacts(ctx context.Context, envImage, dir, wp, stage
 	return staged, missing, nil
 }
 
-// copyTree copies a file or directory (symlinks kept as links).
+// copyTree copies a file or directory (symlinks kept as links) by the one
+// tree-copy policy; directories and files readable in the verifier.
 func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case info.Mode()&os.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case info.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case info.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, info.Mode().Perm()|0o600)
-		}
-		return nil
-	})
+	return fstree.Copy(src, dst, fstree.Options{DirBits: 0o755, FileBits: 0o600})
 }
 
 // giveArtifacts copies the staged artifacts into the verifier's container at

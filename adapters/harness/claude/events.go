@@ -27,6 +27,11 @@ type claudeEvent struct {
 			Text  string          `json:"text"`
 			Name  string          `json:"name"`
 			Input json.RawMessage `json:"input"`
+			// ID names a tool_use; ToolUseID and Content are its
+			// tool_result's (a string or text blocks).
+			ID        string          `json:"id"`
+			ToolUseID string          `json:"tool_use_id"`
+			Content   json.RawMessage `json:"content"`
 		} `json:"content"`
 	} `json:"message"`
 	Usage *struct {
@@ -45,6 +50,7 @@ type claudeEvent struct {
 func ParseEvents(raw []json.RawMessage) cliproc.Report {
 	var ev events
 	lastText := ""
+	uses := map[string]int{} // tool_use id -> index in ev.Tools
 	sawResult := false
 	for _, line := range raw {
 		var e claudeEvent
@@ -55,6 +61,15 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			ev.SessionID = e.SessionID
 		}
 		switch e.Type {
+		case "user":
+			if e.Message == nil {
+				continue
+			}
+			for _, c := range e.Message.Content {
+				if i, ok := uses[c.ToolUseID]; ok && c.Type == "tool_result" {
+					ev.Tools[i].Output = harness.ToolOutput(toolResultText(c.Content))
+				}
+			}
 		case "assistant":
 			if e.Message == nil {
 				continue
@@ -62,6 +77,9 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			for _, c := range e.Message.Content {
 				switch c.Type {
 				case "tool_use":
+					if c.ID != "" {
+						uses[c.ID] = len(ev.Tools)
+					}
 					ev.Tools = append(ev.Tools, harness.ToolCall{Name: c.Name, Input: string(c.Input)})
 				case "text":
 					if c.Text != "" {
@@ -103,4 +121,25 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 		ev.FinalMessage = lastText
 	}
 	return ev
+}
+
+// toolResultText is a tool_result's content: a string, or the text of its
+// text blocks.
+func toolResultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &blocks)
+	var text []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			text = append(text, b.Text)
+		}
+	}
+	return strings.Join(text, "\n")
 }

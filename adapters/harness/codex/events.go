@@ -30,10 +30,13 @@ type codexEvent struct {
 		Message  string `json:"message"`
 		Command  string `json:"command"`
 		ExitCode *int   `json:"exit_code"`
-		Server   string `json:"server"`
-		Tool     string `json:"tool"`
-		Query    string `json:"query"`
-		Changes  []struct {
+		// AggregatedOutput is the command's stdout and stderr as Codex
+		// recorded them (absent from older versions' events).
+		AggregatedOutput *string `json:"aggregated_output"`
+		Server           string  `json:"server"`
+		Tool             string  `json:"tool"`
+		Query            string  `json:"query"`
+		Changes          []struct {
 			Path string `json:"path"`
 			Kind string `json:"kind"`
 		} `json:"changes"`
@@ -93,6 +96,9 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 				rep.FinalMessage = it.Text
 			case "command_execution":
 				call := harness.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode}
+				if it.AggregatedOutput != nil {
+					call.Output = harness.ToolOutput(*it.AggregatedOutput)
+				}
 				if i, ok := commands[it.ID]; ok {
 					rep.Tools[i] = call
 				} else {

@@ -22,6 +22,7 @@ type ocEvent struct {
 		State  *struct {
 			Status   string          `json:"status"`
 			Input    json.RawMessage `json:"input"`
+			Output   *string         `json:"output"`
 			Error    string          `json:"error"`
 			Metadata struct {
 				Exit *int `json:"exit"`
@@ -65,7 +66,14 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			}
 		case "tool_use":
 			if p := e.Part; p != nil && p.State != nil {
-				ev.Tools = append(ev.Tools, harness.ToolCall{Name: p.Tool, Input: string(p.State.Input), ExitCode: p.State.Metadata.Exit})
+				call := harness.ToolCall{Name: p.Tool, Input: string(p.State.Input), ExitCode: p.State.Metadata.Exit}
+				switch {
+				case p.State.Output != nil:
+					call.Output = harness.ToolOutput(*p.State.Output)
+				case p.State.Status == "error":
+					call.Output = harness.ToolOutput(p.State.Error)
+				}
+				ev.Tools = append(ev.Tools, call)
 			}
 		case "step_finish":
 			// One step_finish per model call: sum them. OpenCode's input

@@ -36,12 +36,21 @@ type piEvent struct {
 	ToolName string          `json:"toolName"`
 	Args     json.RawMessage `json:"args"`
 	IsError  bool            `json:"isError"`
+	// ToolCallID and Result pair a tool_execution_end with its start.
+	ToolCallID string `json:"toolCallId"`
+	Result     *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
 }
 
 // ParseEvents reads the CLI's JSON events into what cliproc.Outcome classifies.
 func ParseEvents(raw []json.RawMessage) cliproc.Report {
 	var ev events
 	lastStop := ""
+	started := map[string]int{} // tool call id -> index in ev.Tools
 	for _, line := range raw {
 		var e piEvent
 		if json.Unmarshal(line, &e) != nil {
@@ -81,7 +90,20 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 				ev.FinalMessage = strings.Join(text, "\n")
 			}
 		case "tool_execution_start":
+			if e.ToolCallID != "" {
+				started[e.ToolCallID] = len(ev.Tools)
+			}
 			ev.Tools = append(ev.Tools, harness.ToolCall{Name: e.ToolName, Input: string(e.Args)})
+		case "tool_execution_end":
+			if i, ok := started[e.ToolCallID]; ok && e.Result != nil {
+				var text []string
+				for _, c := range e.Result.Content {
+					if c.Type == "text" {
+						text = append(text, c.Text)
+					}
+				}
+				ev.Tools[i].Output = harness.ToolOutput(strings.Join(text, "\n"))
+			}
 		case "agent_end":
 			ev.Completed = lastStop != "" && lastStop != "error" && lastStop != "aborted"
 		}
