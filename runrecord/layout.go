@@ -14,6 +14,7 @@ const (
 	TrialsFile        = "trials.jsonl"
 	ScoresFile        = "scores.csv"
 	ReplacementsFile  = "replacements.jsonl"
+	StopsFile         = "stops.jsonl"
 	RunnerLockFile    = ".lock"
 	TrialSpecFile     = "trial.json"
 	StagesFile        = "stages.jsonl"
@@ -54,6 +55,9 @@ func (l RunLayout) Scores() string { return filepath.Join(l.Dir, ScoresFile) }
 func (l RunLayout) Replacements() string { return filepath.Join(l.Dir, ReplacementsFile) }
 
 // RunnerLock is .lock, flocked by the runner using the directory.
+// Stops is the log of configurations the runner stopped (ConfigStop).
+func (l RunLayout) Stops() string { return filepath.Join(l.Dir, StopsFile) }
+
 func (l RunLayout) RunnerLock() string { return filepath.Join(l.Dir, RunnerLockFile) }
 
 // ProviderLog is the request log of the scripted test-double provider of

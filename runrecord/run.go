@@ -2,6 +2,7 @@ package runrecord
 
 import (
 	"encoding/json"
+	"os"
 	"time"
 )
 
@@ -48,6 +49,33 @@ func ReadTrialLines(path string) ([]TrialLine, error) {
 		}
 		return nil
 	})
+	return out, err
+}
+
+// ConfigStop is one line of stops.jsonl: a configuration the runner stopped
+// because its trials could not produce a model turn (a CLI that cannot run,
+// or its first attempts all failing with one cause); its remaining trials
+// were not run. It is no result.
+type ConfigStop struct {
+	Config string    `json:"config"`
+	Cause  string    `json:"cause"`
+	Reason string    `json:"reason"`
+	Time   time.Time `json:"time"`
+}
+
+// ReadStops reads a stops.jsonl (a missing file: none).
+func ReadStops(path string) ([]ConfigStop, error) {
+	var out []ConfigStop
+	_, err := ReadLines(path, func(b []byte) error {
+		var s ConfigStop
+		if json.Unmarshal(b, &s) == nil {
+			out = append(out, s)
+		}
+		return nil
+	})
+	if os.IsNotExist(err) {
+		err = nil
+	}
 	return out, err
 }
 

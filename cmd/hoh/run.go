@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -93,6 +94,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if serr := status.Summary(stdout, exp.Output, res.Outcomes, exp.Scripted()); serr != nil && err == nil {
 			err = serr
 		}
+		printStops(stdout, res.Stopped)
 	}
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: say what is kept and how to go on.
@@ -185,5 +187,18 @@ func printPlan(w io.Writer, p *plan.Plan, shard plan.Shard) {
 	fmt.Fprintf(w, "\noutput %s, concurrency %d, token budget %d (0 = unlimited)\n", e.Output, e.Concurrency, e.Budget.Tokens)
 	for _, t := range trials {
 		fmt.Fprintf(w, "  %s  %s\n", t.Key, t.Dir)
+	}
+}
+
+// printStops says which configurations the run stopped and why (their
+// trials have no score; stops.jsonl keeps the same).
+func printStops(w io.Writer, stopped map[string]string) {
+	labels := make([]string, 0, len(stopped))
+	for l := range stopped {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	for _, l := range labels {
+		fmt.Fprintf(w, "STOPPED %s: %s\n", l, stopped[l])
 	}
 }

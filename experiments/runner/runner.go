@@ -65,6 +65,9 @@ type Options struct {
 type Result struct {
 	Plan     *plan.Plan
 	Outcomes []status.Outcome
+	// Stopped are the configurations stopped in this run (no model turn
+	// possible, or the circuit breaker), with why; stops.jsonl keeps them.
+	Stopped map[string]string
 	// DockerRun is the hoh.run label of the run's containers and images
 	// (empty when its benchmark needs none); all are removed when Run returns.
 	DockerRun string
@@ -119,7 +122,7 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err != nil {
 		return nil, err
 	}
-	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, trialSpent: map[string]int64{}}
+	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, trialSpent: map[string]int64{}, breaker: newBreaker(out)}
 	dockerRun := ""
 	defer func() {
 		if cerr := r.closeContainers(); cerr != nil {
@@ -254,7 +257,8 @@ type run struct {
 	configs map[string]*configRuntime
 	docker  *containers // nil unless the benchmark runs tasks in containers
 
-	stop func(reason string)
+	stop    func(reason string)
+	breaker *breaker
 	// trialSpent caches the tokens spent on finished trials (spent).
 	trialSpent map[string]int64
 	mu         sync.Mutex

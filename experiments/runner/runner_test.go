@@ -186,7 +186,9 @@ func TestPersistentInfrastructureFailureStopsAtTheLimit(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	e := experiment(t, out, "")
 	e.Retries.Infrastructure = 2
-	h := &alwaysInfra{}
+	// Two causes, alternating: the circuit breaker (breaker_test.go) does
+	// not stop the configuration, each trial meets its own limit.
+	h := &brokenHarness{alternate: true}
 	res := mustRun(t, e, opts(h))
 	if res.Count(runrecord.StateFailed) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
@@ -202,14 +204,6 @@ func TestPersistentInfrastructureFailureStopsAtTheLimit(t *testing.T) {
 	if err != nil || in.Trials[0].State != runrecord.StateFailed {
 		t.Fatalf("status after giving up: %+v %v", in, err)
 	}
-}
-
-type alwaysInfra struct{}
-
-func (alwaysInfra) Name() string    { return "infra" }
-func (alwaysInfra) Version() string { return "1" }
-func (alwaysInfra) Run(context.Context, harness.Invocation) (harness.Result, error) {
-	return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "connection refused"}, nil
 }
 
 func TestCorruptRecordFailsOnlyItsTrial(t *testing.T) {

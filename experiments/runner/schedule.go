@@ -74,6 +74,10 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 			mu.Unlock()
 			break
 		}
+		if r.sweepStopped(&pending, outcomes, trials) {
+			mu.Unlock()
+			continue
+		}
 		if b := r.exp.Budget.Tokens; b > 0 {
 			if spent := r.spent(runningSet); spent >= b {
 				r.mu.Lock()
@@ -110,13 +114,43 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}()
 	}
 	wg.Wait()
+	r.sweepStopped(&pending, outcomes, trials)
 	res.Outcomes = outcomes
+	res.Stopped = r.breaker.stops()
 	r.progress.End()
 	werr := r.writeOutputs(trials)
 	if ctx.Err() != nil {
 		return res, errors.Join(context.Cause(ctx), werr) // why the run stopped comes first
 	}
 	return res, werr
+}
+
+// sweepStopped takes the pending trials of stopped configurations off the
+// list, each a failed outcome saying why it was not run; it reports
+// whether it took any.
+func (r *run) sweepStopped(pending *[]int, outcomes []status.Outcome, trials []plan.Trial) bool {
+	var keep []int
+	took := false
+	for _, i := range *pending {
+		why := r.breaker.stopped(trials[i].Config)
+		if why == "" {
+			keep = append(keep, i)
+			continue
+		}
+		took = true
+		outcomes[i].State, outcomes[i].Reason = runrecord.StateFailed, notRun(why)
+		r.mu.Lock()
+		r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
+		r.mu.Unlock()
+		r.progress.Finished(outcomes[i])
+	}
+	*pending = keep
+	if took {
+		if err := r.writeOutputs(trials); err != nil {
+			r.progress.Logf("warning: %v", err)
+		}
+	}
+	return took
 }
 
 // previous reports a trial an earlier run finished (or whose records are
@@ -194,9 +228,16 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	if env.ContractRetries == 0 {
 		env.ContractRetries = -1 // explicit zero: no contract retries
 	}
-	pol := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff, Stop: r.stop}
+	pol := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff, Stop: r.stop,
+		Halt: func() string { return r.breaker.stopped(t.Config) }}
 	v := pol.Run(ctx, r.out, attempt.Trial{Key: t.Key, Dir: t.Dir, Path: dir},
-		func(ctx context.Context) (*runrecord.Summary, error) { return r.attempt(ctx, t, rt, env) }, r.progress.Logf)
+		func(ctx context.Context) (*runrecord.Summary, error) {
+			s, err := r.attempt(ctx, t, rt, env)
+			if ctx.Err() == nil {
+				r.breaker.observe(t.Config, err)
+			}
+			return s, err
+		}, r.progress.Logf)
 	o := status.Outcome{Trial: t, State: runrecord.StateFailed, Reason: v.Failed, Replacements: v.Replacements}
 	switch {
 	case v.Summary != nil:

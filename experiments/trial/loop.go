@@ -405,7 +405,7 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			cause, stopsConfig = r.relayVerdict(&res, r.rel(adir), started)
 		}
 		if res.Outcome == harness.OutcomeInfraFailure && cause == "" {
-			cause = CauseTransport
+			cause = causeFromWords(res.Evidence)
 		}
 		if err := runrecord.WriteJSON(al.Result(), res); err != nil {
 			return out, err

@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
@@ -43,4 +44,26 @@ func (r *runner) idle() time.Duration {
 		return r.env.Timeouts.Idle
 	}
 	return cliproc.DefaultIdleTimeout
+}
+
+var (
+	refusedWords     = regexp.MustCompile(`(?i)\b(401|403)\b|unauthori[sz]ed|invalid.?api.?key|authentication|forbidden`)
+	failedWords      = regexp.MustCompile(`(?i)\b(5\d\d|429)\b|internal server error|bad gateway|service unavailable|overloaded|rate.?limit|too many requests`)
+	unreachableWords = regexp.MustCompile(`(?i)connection refused|econnrefused|unable to connect|could not resolve|no such host|enotfound|unreachable`)
+)
+
+// causeFromWords is the cause class of an infrastructure failure the CLI
+// reported while the relay saw answers (or saw nothing to judge by): from
+// its words, so that a refusal, a failing provider and an unreachable one
+// are told apart by the circuit breaker.
+func causeFromWords(evidence string) string {
+	switch {
+	case refusedWords.MatchString(evidence):
+		return served.CauseRefused
+	case failedWords.MatchString(evidence):
+		return served.CauseFailed
+	case unreachableWords.MatchString(evidence):
+		return CauseUnreachable
+	}
+	return CauseTransport
 }

@@ -149,6 +149,7 @@ const (
 	CauseLocal       = "local-fault"           // full disk, failing file system
 	CauseEnvironment = "environment"           // the task or role container
 	CauseTransport   = "provider-or-transport" // the CLI reported it, the relay saw answers
+	CauseUnreachable = "provider-unreachable"  // the CLI could not connect
 )
 
 // stageInfra is the infrastructure failure of iteration t's role.

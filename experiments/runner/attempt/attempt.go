@@ -24,6 +24,10 @@ type Policy struct {
 	// local fault (full disk) still holds after the back-off, since every
 	// other trial would hit it too.
 	Stop func(reason string)
+	// Halt, when set, is asked after each infrastructure failure: a
+	// non-empty answer (its configuration was stopped) gives the trial up
+	// at once with that reason instead of replacing the attempt.
+	Halt func() string
 }
 
 // Verdict is how a trial's attempts ended: with a result (Summary), or
@@ -58,6 +62,13 @@ func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(conte
 		if ctx.Err() != nil {
 			return Verdict{Interrupted: "interrupted: " + ctx.Err().Error()}
 		}
+		if trial.IsInfra(err) && replaced < p.Replacements && p.Halt != nil {
+			if why := p.Halt(); why != "" {
+				v = Verdict{Failed: fmt.Sprintf("%s (last attempt: %v)", why, err), Replacements: replaced}
+				runrecord.WriteJSON(runrecord.TrialLayout{Dir: t.Path}.RunnerFailure(), runrecord.Failure{Key: t.Key, Reason: v.Failed, Time: time.Now().UTC()})
+				return v
+			}
+		}
 		if trial.IsInfra(err) && replaced < p.Replacements {
 			rep := runrecord.Replacement{Key: t.Key, Dir: t.Dir, Attempt: CountReplacements(out, t.Key) + 1, Reason: err.Error(), Time: time.Now().UTC()}
 			if werr := runrecord.AppendReplacement(runrecord.RunLayout{Dir: out}.Replacements(), rep); werr != nil {
@@ -87,6 +98,11 @@ func (p Policy) Run(ctx context.Context, out string, t Trial, attempt func(conte
 		v = Verdict{Failed: err.Error(), Replacements: replaced}
 		if trial.IsInfra(err) {
 			v.Failed = fmt.Sprintf("infrastructure failure persisted after %d replacement(s): %v", replaced, err)
+			if p.Halt != nil {
+				if why := p.Halt(); why != "" {
+					v.Failed += "; " + why
+				}
+			}
 		}
 		runrecord.WriteJSON(runrecord.TrialLayout{Dir: t.Path}.RunnerFailure(), runrecord.Failure{Key: t.Key, Reason: v.Failed, Time: time.Now().UTC()})
 		return v
