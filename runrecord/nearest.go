@@ -11,6 +11,9 @@ func Nearest(s string, names []string) string {
 		if strings.EqualFold(s, n) {
 			return n
 		}
+		if len(s) > len(n)+8 || len(n) > len(s)+8 { // far beyond any limit: skip the distance (and a copy of a huge field)
+			continue
+		}
 		d := editDistance(strings.ToLower(s), strings.ToLower(n))
 		limit := 1
 		if len(n) > 4 {

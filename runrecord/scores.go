@@ -39,8 +39,9 @@ type Row struct {
 	Group      string
 	Category   string
 	Metric     string
-	Value      float64
-	Tokens     float64 // NaN when unknown
+	Value      float64  // nearest float64 of the decimal written
+	Exact      *big.Rat // the decimal written, when Value is not exactly it (see parseDecimal); else nil
+	Tokens     float64  // NaN when unknown
 	Rep        int
 	Source     string
 	// CostUSD is the exact dollar cost of Tokens (cost_usd), nil when no
@@ -163,10 +164,10 @@ func decodeScores(r io.Reader, in *Interner, check func(Row) error, add func(Row
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		if !knownColumn(h) {
-			return fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(append(slices.Clone(ScoreColumns), OptionalScoreColumns...), ", "))
+			return fmt.Errorf("line 1: unknown column %s (known: %s)", Quote(h), strings.Join(append(slices.Clone(ScoreColumns), OptionalScoreColumns...), ", "))
 		}
 		if _, dup := col[h]; dup {
-			return fmt.Errorf("line 1: column %q appears twice", h)
+			return fmt.Errorf("line 1: column %s appears twice", Quote(h))
 		}
 		col[h] = i
 	}
@@ -226,12 +227,17 @@ func parseRow(get func(string) string, in *Interner) (Row, error) {
 			return r, fmt.Errorf("empty %s", name)
 		}
 	}
+	for _, name := range nameColumns {
+		if c, at := formatChar(get(name)); at >= 0 {
+			return r, fmt.Errorf("%s %s contains the invisible format character %U at byte %d: it would print like another name", name, Quote(get(name)), c, at)
+		}
+	}
 	cp, err := strconv.Atoi(get("checkpoint"))
 	if err != nil || cp < 1 {
-		return r, fmt.Errorf("checkpoint %q is not an integer >= 1", get("checkpoint"))
+		return r, fmt.Errorf("checkpoint %s is not an integer >= 1", Quote(get("checkpoint")))
 	}
 	r.Checkpoint = cp
-	if r.Value, err = parseFinite("value", get("value")); err != nil {
+	if r.Value, r.Exact, err = parseDecimal("value", get("value")); err != nil {
 		return r, err
 	}
 	if t := get("tokens"); t != "" {
@@ -239,7 +245,7 @@ func parseRow(get func(string) string, in *Interner) (Row, error) {
 			return r, err
 		}
 		if r.Tokens < 0 {
-			return r, fmt.Errorf("tokens %q is negative", t)
+			return r, fmt.Errorf("tokens %s is negative", Quote(t))
 		}
 	}
 	if s := get("cost_usd"); s != "" {
@@ -249,52 +255,21 @@ func parseRow(get func(string) string, in *Interner) (Row, error) {
 	}
 	if s := get("rep"); s != "" {
 		if r.Rep, err = strconv.Atoi(s); err != nil || r.Rep < 1 {
-			return r, fmt.Errorf("rep %q is not an integer >= 1", s)
+			return r, fmt.Errorf("rep %s is not an integer >= 1", Quote(s))
 		}
 	}
 	return r, nil
 }
 
-// decimalNumber is the only number notation of the record format: no hex
-// (0x1p4), digit separators (1_5), Inf or NaN, which ParseFloat accepts.
-// A byte scan, not a regexp: it runs for millions of rows.
-func isDecimal(s string) bool {
-	i, digits := 0, 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			digits++
-		}
-	}
-	if digits == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		}
-		if i == start {
-			return false
-		}
-	}
-	return i == len(s)
-}
+// nameColumns are the fields that name things; none may hold an invisible
+// format character.
+var nameColumns = []string{"benchmark", "config", "condition", "task", "family", "group", "category", "metric"}
 
+// parseFinite reads a finite decimal as the nearest float64 (tokens: counts,
+// which a float holds exactly up to 2^53).
 func parseFinite(name, s string) (float64, error) {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !isDecimal(s) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%s %q is not a finite decimal number", name, s)
-	}
-	return v, nil
+	f, _, err := parseDecimal(name, s)
+	return f, err
 }
 
 // HasScoreHeader tells score files from other CSVs in a folder (figure
@@ -368,14 +343,14 @@ func EncodeScores(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		tokens := ""
 		if r.HasTokens() {
-			tokens = strconv.FormatFloat(r.Tokens, 'f', -1, 64)
+			tokens = strconv.FormatFloat(math.Abs(r.Tokens), 'f', -1, 64) // never negative; Abs: never "-0"
 		}
 		rep := r.Rep
 		if rep == 0 {
 			rep = 1
 		}
 		rec := []string{r.Benchmark, r.Config, r.Condition, strconv.Itoa(r.Checkpoint), r.Task,
-			r.Family, r.Group, r.Category, r.Metric, strconv.FormatFloat(r.Value, 'f', -1, 64),
+			r.Family, r.Group, r.Category, r.Metric, r.FormatValue(),
 			tokens, strconv.Itoa(rep), r.Source}
 		if withCost {
 			rec = append(rec, FormatUSD(r.CostUSD))

@@ -17,6 +17,7 @@ package dominance
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 )
 
@@ -148,4 +149,38 @@ func sortedKeys(m map[string]float64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ComputeExact is Compute over exact rewards. Dominance depends on each
+// task's rewards only through their order, so each task's rewards are
+// replaced by their ranks (equal rewards, equal rank) and compared as
+// floats: 1000000.000000000001 beats 1000000, which as float64s would tie.
+func ComputeExact(pool map[string]map[string]*big.Rat, domainOf map[string]string, agg Aggregation) (*Result, error) {
+	ranked := make(map[string]map[string]float64, len(pool))
+	byTask := map[string][]*big.Rat{}
+	for l, vals := range pool {
+		ranked[l] = make(map[string]float64, len(vals))
+		for t, v := range vals {
+			byTask[t] = append(byTask[t], v)
+		}
+	}
+	for t, vs := range byTask {
+		sort.Slice(vs, func(i, j int) bool { return vs[i].Cmp(vs[j]) < 0 })
+		for l, vals := range pool {
+			v, ok := vals[t]
+			if !ok {
+				continue
+			}
+			// rank: the number of distinct smaller rewards
+			k := sort.Search(len(vs), func(i int) bool { return vs[i].Cmp(v) >= 0 })
+			rank := 0
+			for i := 1; i <= k && i < len(vs); i++ {
+				if vs[i].Cmp(vs[i-1]) != 0 {
+					rank++
+				}
+			}
+			ranked[l][t] = float64(rank)
+		}
+	}
+	return Compute(ranked, domainOf, agg)
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strings"
 
@@ -11,9 +12,10 @@ import (
 
 // Summary is an unweighted mean over tasks (Eq. 10).
 type Summary struct {
-	Mean float64 // unweighted mean over tasks
-	N    int     // number of tasks
-	SE   float64 // sample sd over tasks / sqrt(N); NaN when N < 2
+	Mean  float64  // unweighted mean over tasks
+	Exact *big.Rat // the mean in rationals (SummarizeExact); nil from Summarize
+	N     int      // number of tasks
+	SE    float64  // sample sd over tasks / sqrt(N); NaN when N < 2
 }
 
 // Summarize averages per-task values with equal weight per task. An empty

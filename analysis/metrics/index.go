@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bytes"
-	"fmt"
 	"math/big"
 	"strconv"
 
@@ -22,8 +21,25 @@ type Index struct {
 	order  []Selector // series in first-appearance order
 
 	values map[Selector]map[string]float64
+	exact  map[Selector]map[string]*big.Rat
 	labels map[labelKey]labelled
 	tasks  map[string][]int32 // benchmark -> first row of each task
+	where  func(i int) string // file and line of row i; nil: its source
+}
+
+// NewSetIndex indexes a loaded set: errors name a row's file and line.
+func NewSetIndex(set *results.Set) *Index {
+	x := NewIndex(set.Rows)
+	x.where = set.Where
+	return x
+}
+
+// at names where row i was read.
+func (x *Index) at(i int32) string {
+	if x.where != nil {
+		return x.where(int(i))
+	}
+	return x.rows[i].Source
 }
 
 type armKey struct {
@@ -49,6 +65,7 @@ func NewIndex(rows []results.Row) *Index {
 		arms:   map[armKey][]int32{},
 		bench:  map[string][]int32{},
 		values: map[Selector]map[string]float64{},
+		exact:  map[Selector]map[string]*big.Rat{},
 		labels: map[labelKey]labelled{},
 		tasks:  map[string][]int32{},
 	}
@@ -144,36 +161,18 @@ func (x *Index) TaskNames(sel Selector) []string {
 	return out
 }
 
-// TaskValues returns task -> value for the selector, the exact mean of the
-// task's repetitions (see ExactMean). It is an error if no row matches. The
-// map is shared: do not modify it.
+// TaskValues returns task -> value for the selector: the exact mean of the
+// task's repetitions (TaskExact), rounded once to the nearest float64. It is
+// an error if no row matches. The map is shared: do not modify it.
 func (x *Index) TaskValues(sel Selector) (map[string]float64, error) {
 	if v, ok := x.values[sel]; ok {
 		return v, nil
 	}
-	idx := x.series[sel]
-	if len(idx) == 0 {
-		return nil, fmt.Errorf("metrics: no rows for %s", sel)
+	ex, err := x.TaskExact(sel)
+	if err != nil {
+		return nil, err
 	}
-	out := make(map[string]float64, len(idx))
-	var reps map[string][]float64 // only tasks with more than one repetition
-	for _, i := range idx {
-		r := &x.rows[i]
-		if prev, dup := out[r.Task]; dup {
-			if reps == nil {
-				reps = map[string][]float64{}
-			}
-			if reps[r.Task] == nil {
-				reps[r.Task] = []float64{prev}
-			}
-			reps[r.Task] = append(reps[r.Task], r.Value)
-			continue
-		}
-		out[r.Task] = r.Value
-	}
-	for t, vs := range reps {
-		out[t] = ExactMean(vs)
-	}
+	out := Floats(ex)
 	x.values[sel] = out
 	return out, nil
 }
@@ -269,3 +268,6 @@ func smallDecimalMean(values []float64) (mean float64, ok bool) {
 	}
 	return float64(sum) / float64(den), true
 }
+
+// SeriesRows is the number of rows of a series.
+func (x *Index) SeriesRows(sel Selector) int { return len(x.series[sel]) }

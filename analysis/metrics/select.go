@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Selector names one series of per-task values: a metric of one arm of one
@@ -133,11 +134,11 @@ func (x *Index) readLabels(benchmark string, g Grouping) (map[string]string, err
 			continue
 		}
 		if prev, ok := out[r.Task]; ok && prev != l {
-			return nil, fmt.Errorf("metrics: %s task %s has %s %q (%s) and %q (%s)",
-				benchmark, r.Task, g, prev, from[r.Task], l, r.Source)
+			return nil, fmt.Errorf("metrics: %s task %s has %s %s (%s) and %s (%s)",
+				benchmark, r.Task, g, runrecord.Quote(prev), from[r.Task], runrecord.Quote(l), x.at(i))
 		}
 		out[r.Task] = l
-		from[r.Task] = r.Source
+		from[r.Task] = x.at(i)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("metrics: no %s labels for benchmark %s: %w", g, benchmark, ErrNoLabels)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strings"
 )
@@ -17,6 +18,15 @@ var ErrNoTokens = errors.New("no token counts")
 // without tokens are absent; a task whose repetitions disagree on having
 // tokens, or a trial whose rows disagree on the count, is an error.
 func (x *Index) TaskTokens(sel Selector) (map[string]float64, error) {
+	ex, err := x.TaskTokensExact(sel)
+	if err != nil {
+		return nil, err
+	}
+	return Floats(ex), nil
+}
+
+// TaskTokensExact is TaskTokens with each task's mean over repetitions exact.
+func (x *Index) TaskTokensExact(sel Selector) (map[string]*big.Rat, error) {
 	type trial struct {
 		task string
 		rep  int
@@ -39,12 +49,15 @@ func (x *Index) TaskTokens(sel Selector) (map[string]float64, error) {
 	if len(seen) == 0 {
 		return nil, fmt.Errorf("metrics: no rows for %s/%s/%s", sel.Benchmark, sel.Config, sel.Arm)
 	}
-	sum := map[string]float64{}
+	sum := map[string]*big.Rat{}
 	with := map[string]int{}
 	without := map[string]int{}
 	for k := range seen {
 		if v, ok := tok[k]; ok {
-			sum[k.task] += v
+			if sum[k.task] == nil {
+				sum[k.task] = new(big.Rat)
+			}
+			sum[k.task].Add(sum[k.task], FloatExact(v))
 			with[k.task]++
 		} else {
 			without[k.task]++
@@ -55,7 +68,7 @@ func (x *Index) TaskTokens(sel Selector) (map[string]float64, error) {
 			return nil, fmt.Errorf("metrics: %s/%s/%s task %s: %d repetitions have tokens and %d do not",
 				sel.Benchmark, sel.Config, sel.Arm, t, with[t], without[t])
 		}
-		sum[t] /= float64(with[t])
+		sum[t].Quo(sum[t], new(big.Rat).SetInt64(int64(with[t])))
 	}
 	var lacking []string
 	for t := range without {
@@ -76,17 +89,19 @@ func (x *Index) TaskTokens(sel Selector) (map[string]float64, error) {
 // ErrNoTokens; an arm where only some tasks have tokens is an error naming
 // the tasks that lack them.
 func (x *Index) MeanTokensMillions(sel Selector) (Summary, error) {
-	tok, err := x.TaskTokens(sel)
+	tok, err := x.TaskTokensExact(sel)
 	if err != nil {
 		return Summary{}, err
 	}
 	if len(tok) == 0 {
 		return Summary{}, fmt.Errorf("metrics: %s/%s/%s: %w", sel.Benchmark, sel.Config, sel.Arm, ErrNoTokens)
 	}
-	for t := range tok {
-		tok[t] *= 1e-6
+	million := big.NewRat(1, 1_000_000)
+	m := make(map[string]*big.Rat, len(tok))
+	for t, v := range tok {
+		m[t] = new(big.Rat).Mul(v, million)
 	}
-	return Summarize(tok)
+	return SummarizeExact(m)
 }
 
 // UndefinedError says why eta (Eq. 12) has no value.
@@ -117,6 +132,10 @@ type Efficiency struct {
 	ScoreDelta  float64 // mean score(c) - mean score(Vanilla)
 	TokensDelta float64 // mean tokens(c) - mean tokens(Vanilla), millions
 	Eta         float64 // ScoreDelta / TokensDelta
+	// EtaExact is eta in rationals, from the exact means (Eta is its
+	// nearest float): with scores of 1e-12 and ±1e6 a float sum loses the
+	// small mean and can flip eta's sign.
+	EtaExact *big.Rat
 }
 
 // Efficiency computes Eq. 12 for the treated arm against the vanilla arm:
@@ -125,20 +144,20 @@ type Efficiency struct {
 // *UndefinedError; partially missing tokens or missing rows give plain errors.
 func (x *Index) Efficiency(treated, vanilla Selector) (Efficiency, error) {
 	var e Efficiency
-	mean := func(sel Selector) (float64, error) {
-		v, err := x.TaskValues(sel)
+	mean := func(sel Selector) (*big.Rat, error) {
+		v, err := x.TaskExact(sel)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		s, err := Summarize(v)
-		return s.Mean, err
+		s, err := SummarizeExact(v)
+		return s.Exact, err
 	}
-	tokens := func(sel Selector) (float64, error) {
+	tokens := func(sel Selector) (*big.Rat, error) {
 		s, err := x.MeanTokensMillions(sel)
 		if errors.Is(err, ErrNoTokens) {
-			return math.NaN(), nil
+			return nil, nil
 		}
-		return s.Mean, err
+		return s.Exact, err
 	}
 	sc, err := mean(treated)
 	if err != nil {
@@ -156,7 +175,26 @@ func (x *Index) Efficiency(treated, vanilla Selector) (Efficiency, error) {
 	if err != nil {
 		return e, err
 	}
-	e.ScoreDelta, e.TokensDelta = sc-sv, tc-tv
-	e.Eta, err = Eta(sc, sv, tc, tv)
+	ds := new(big.Rat).Sub(sc, sv)
+	e.ScoreDelta, e.TokensDelta = Float(ds), math.NaN()
+	nan := func(r *big.Rat) float64 {
+		if r == nil {
+			return math.NaN()
+		}
+		return Float(r)
+	}
+	if tc != nil && tv != nil {
+		dt := new(big.Rat).Sub(tc, tv)
+		e.TokensDelta = Float(dt)
+		if dt.Sign() != 0 {
+			e.EtaExact = new(big.Rat).Quo(ds, dt)
+			e.Eta = Float(e.EtaExact)
+			return e, nil
+		}
+	}
+	e.Eta, err = Eta(Float(sc), Float(sv), nan(tc), nan(tv))
+	if err == nil { // equal in floats, unequal exactly: cannot happen above; keep Eta's reasons
+		err = &UndefinedError{"token difference is zero"}
+	}
 	return e, err
 }

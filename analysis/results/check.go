@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -25,7 +26,7 @@ func CheckRow(r Row) error {
 	if _, ok := benchmark.ReportingOf(r.Benchmark); !ok {
 		for _, b := range known {
 			if strings.EqualFold(b, r.Benchmark) {
-				return fmt.Errorf("benchmark %q: did you mean %q? (names are case-sensitive)", r.Benchmark, b)
+				return fmt.Errorf("benchmark %s: did you mean %q? (names are case-sensitive)", runrecord.Quote(r.Benchmark), b)
 			}
 		}
 	}
@@ -33,8 +34,12 @@ func CheckRow(r Row) error {
 	var names []string
 	for _, m := range metrics {
 		if m.Name == r.Metric {
-			if r.Value < m.Min || r.Value > m.Max {
-				return fmt.Errorf("%s %s value %v is outside %g-%g", r.Benchmark, m.Name, r.Value, m.Min, m.Max)
+			if outside(r, m.Min, m.Max) {
+				v := r.FormatValue()
+				if len(v) > 100 {
+					v = runrecord.Quote(v)
+				}
+				return fmt.Errorf("%s %s value %s is outside %g-%g", r.Benchmark, m.Name, v, m.Min, m.Max)
 			}
 			return nil
 		}
@@ -46,14 +51,14 @@ func CheckRow(r Row) error {
 	// key of a Harbor reward.json) is held to the case rule only.
 	if !open {
 		if near := runrecord.Nearest(r.Metric, names); near != "" {
-			return fmt.Errorf("unknown %s metric %q: did you mean %q?", r.Benchmark, r.Metric, near)
+			return fmt.Errorf("unknown %s metric %s: did you mean %q?", r.Benchmark, runrecord.Quote(r.Metric), near)
 		}
 	}
 	for _, b := range known {
 		ms, _ := benchmark.MetricsOf(b)
 		for _, m := range ms {
 			if m.Name != r.Metric && strings.EqualFold(m.Name, r.Metric) {
-				return fmt.Errorf("metric %q: did you mean %q? (names are case-sensitive)", r.Metric, m.Name)
+				return fmt.Errorf("metric %s: did you mean %q? (names are case-sensitive)", runrecord.Quote(r.Metric), m.Name)
 			}
 		}
 	}
@@ -62,7 +67,16 @@ func CheckRow(r Row) error {
 
 func unknownName(what, name string, valid []string) error {
 	if near := runrecord.Nearest(name, valid); near != "" {
-		return fmt.Errorf("unknown %s %q: did you mean %q?", what, name, near)
+		return fmt.Errorf("unknown %s %s: did you mean %q?", what, runrecord.Quote(name), near)
 	}
-	return fmt.Errorf("unknown %s %q (known: %s)", what, name, strings.Join(valid, ", "))
+	return fmt.Errorf("unknown %s %s (known: %s)", what, runrecord.Quote(name), strings.Join(valid, ", "))
+}
+
+// outside compares the value as written with a metric's range: a float
+// would let 100.000000000000000001 pass as 100.
+func outside(r Row, lo, hi float64) bool {
+	if r.Exact == nil {
+		return r.Value < lo || r.Value > hi
+	}
+	return r.Exact.Cmp(new(big.Rat).SetFloat64(lo)) < 0 || r.Exact.Cmp(new(big.Rat).SetFloat64(hi)) > 0
 }

@@ -51,6 +51,17 @@ var (
 // Set is a validated collection of rows.
 type Set struct {
 	Rows []Row
+	// where names the file and line of Rows[i] (Load); nil: its source.
+	where func(i int) string
+}
+
+// Where names the place row i was read: file and line when the set was
+// loaded from files, else the row's source.
+func (s *Set) Where(i int) string {
+	if s.where != nil {
+		return s.where(i)
+	}
+	return s.Rows[i].Source
 }
 
 // Options says what Load does with CSV files of a folder that are not
@@ -131,7 +142,7 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 	}
 	return newSet(all, func(i int32) string {
 		return fmt.Sprintf("%s line %d", files[at[i].file], at[i].line)
-	})
+	}, func(i int32) bool { return all[i].Source == files[at[i].file] })
 }
 
 // location is where a row was read: its file (an index into Load's list)
@@ -170,11 +181,13 @@ func countLines(files []string) int {
 // only at its group (linear in the number of rows); the error reported is
 // the one at the earliest row, as a row-by-row scan would find it.
 func NewSet(rows []Row) (*Set, error) {
-	return newSet(rows, func(i int32) string { return rows[i].Source })
+	return newSet(rows, func(i int32) string { return rows[i].Source }, nil)
 }
 
-// newSet is NewSet with where(i) naming the place of row i in errors.
-func newSet(rows []Row, where func(int32) string) (*Set, error) {
+// newSet is NewSet with where(i) naming the place of row i in errors, and
+// unsourced(i) (nil: never) telling a row whose source is only the file it
+// was read from.
+func newSet(rows []Row, where func(int32) string, unsourced func(int32) bool) (*Set, error) {
 	type series struct {
 		Benchmark, Config string
 		Arm               Arm
@@ -218,6 +231,17 @@ func newSet(rows []Row, where func(int32) string) (*Set, error) {
 				drop[i] = true
 				continue
 			}
+			if sameFields(rows[j], *r) {
+				// Without a source, one record read twice and two trials that
+				// scored alike look the same: refuse, but say what was found.
+				why := fmt.Sprintf("the same fields but sources %s and %s", runrecord.Quote(rows[j].Source), runrecord.Quote(r.Source))
+				if unsourced != nil && unsourced(i) && unsourced(j) {
+					why = "the same fields and no source column to tell one record read twice from two"
+				}
+				fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice with %s (%s and %s); remove the copy, or give the rows a source",
+					r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, why, where(j), where(i)))
+				continue
+			}
 			fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice with different records (%s and %s)",
 				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, where(j), where(i)))
 		}
@@ -241,21 +265,29 @@ func newSet(rows []Row, where func(int32) string) (*Set, error) {
 		return nil, firstErr
 	}
 	if len(drop) == 0 {
-		return &Set{Rows: rows}, nil
+		return &Set{Rows: rows, where: func(i int) string { return where(int32(i)) }}, nil
 	}
 	kept := make([]Row, 0, len(rows)-len(drop))
+	from := make([]int32, 0, len(rows)-len(drop))
 	for i, r := range rows {
 		if !drop[int32(i)] {
 			kept = append(kept, r)
+			from = append(from, int32(i))
 		}
 	}
-	return &Set{Rows: kept}, nil
+	return &Set{Rows: kept, where: func(i int) string { return where(from[i]) }}, nil
 }
 
+// sameRecord: the same record read twice under its own source.
 func sameRecord(a, b Row) bool {
+	return a.Source != "" && a.Source == b.Source && sameFields(a, b)
+}
+
+// sameFields: equal in every field but the source.
+func sameFields(a, b Row) bool {
 	sameTokens := a.Tokens == b.Tokens || !a.HasTokens() && !b.HasTokens()
-	return a.Source != "" && a.Source == b.Source && a.Value == b.Value && sameTokens &&
-		a.Family == b.Family && a.Group == b.Group && a.Category == b.Category
+	sameValue := a.Value == b.Value && (a.Exact == nil) == (b.Exact == nil) && (a.Exact == nil || a.Exact.Cmp(b.Exact) == 0)
+	return sameValue && sameTokens && a.Family == b.Family && a.Group == b.Group && a.Category == b.Category
 }
 
 // Filter returns the rows for which keep is true.

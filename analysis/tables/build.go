@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,7 +32,11 @@ const (
 type Cell struct {
 	Benchmark, Config, Arm, Scope, Metric, Baseline string
 
-	Computed    float64
+	Computed float64
+	// Exact is the recomputed value in rationals when it was computed
+	// exactly (means, deltas, tokens, eta); Computed is its nearest float.
+	// Displays round Exact once, half to even; nil: Computed is the value.
+	Exact       *big.Rat
 	HasComputed bool
 	// RoundingBound is how far the recomputed value can move if its per-task
 	// inputs were the unrounded values behind their printed digits.
@@ -104,7 +109,7 @@ func (t *Table) Notes() []string {
 	for _, c := range t.Cells() {
 		if c.Status == Differs {
 			out = append(out, fmt.Sprintf("%s: recomputed %s, printed %s: %s", c.ID(),
-				strconv.FormatFloat(c.Computed, 'f', c.Decimals+2, 64), strconv.FormatFloat(c.Reported, 'f', c.Decimals, 64), c.Note))
+				c.computed(c.Decimals+2), fmtNum(c.Reported, c.Decimals), c.Note))
 		}
 	}
 	return out
@@ -154,18 +159,22 @@ func newBuilder(s Spec, boot Bootstrap, ix *metrics.Index, reported []paper.Repo
 	return b
 }
 
-// computeFn returns the value, its per-task rounding bound, and ok=false
-// when the data needed are absent (not an error: the cell is reported-only).
-type computeFn func() (v, bound float64, ok bool, err error)
+// computeFn returns the value (exact, or nil with a float computed),
+// its per-task rounding bound, and ok=false when the data needed are absent
+// (not an error: the cell is reported-only).
+type computeFn func() (v float64, exact *big.Rat, bound float64, ok bool, err error)
 
 func (b *builder) cell(bench, config, arm, scope, metric, baseline string, f computeFn) (*Cell, error) {
 	c := &Cell{Benchmark: bench, Config: config, Arm: arm, Scope: scope, Metric: metric, Baseline: baseline, Decimals: 2}
 	if f != nil {
-		v, bound, ok, err := f()
+		v, exact, bound, ok, err := f()
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %s: %w", b.spec.Name, c.ID(), err)
 		}
-		c.Computed, c.RoundingBound, c.HasComputed = v, bound, ok
+		if exact != nil {
+			v = metrics.Float(exact)
+		}
+		c.Computed, c.Exact, c.RoundingBound, c.HasComputed = v+0, exact, bound, ok
 	}
 	if r, ok := b.printed[lookup{bench, config, arm, scope, metric, baseline}]; ok {
 		c.Reported, c.HasReported, c.Decimals, c.ReportedTable = r.Value, true, r.Decimals, r.Table
@@ -173,6 +182,9 @@ func (b *builder) cell(bench, config, arm, scope, metric, baseline string, f com
 	switch {
 	case c.HasComputed && c.HasReported:
 		c.Difference = c.Computed - c.Reported
+		if c.Exact != nil {
+			c.Difference = metrics.Float(new(big.Rat).Sub(c.Exact, metrics.FloatExact(c.Reported)))
+		}
 		c.Status = Match
 		if !paper.Matches(c.Computed, c.Reported, c.Decimals) {
 			c.Status = Differs
@@ -271,12 +283,22 @@ func halfUnit(values []float64) float64 {
 	return 0.5 * math.Pow(10, -float64(d))
 }
 
-// scoped returns the per-task values of a series restricted to scope.
+// scoped returns the per-task values of a series restricted to scope,
+// each rounded once from its exact value.
 func (b *builder) scoped(bench, config, arm, metric, scope string) (map[string]float64, bool, error) {
+	ex, ok, err := b.scopedExact(bench, config, arm, metric, scope)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return metrics.Floats(ex), true, nil
+}
+
+// scopedExact returns the exact per-task values of a series restricted to scope.
+func (b *builder) scopedExact(bench, config, arm, metric, scope string) (map[string]*big.Rat, bool, error) {
 	if !b.has(bench, config, arm, metric) {
 		return nil, false, nil
 	}
-	vals, err := b.ix.TaskValues(metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm), Metric: metric})
+	vals, err := b.ix.TaskExact(metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm), Metric: metric})
 	if err != nil {
 		return nil, false, err
 	}
@@ -289,7 +311,7 @@ func (b *builder) scoped(bench, config, arm, metric, scope string) (map[string]f
 		if !ok {
 			return nil, false, nil
 		}
-		return map[string]float64{label: v}, true, nil
+		return map[string]*big.Rat{label: v}, true, nil
 	case "group", "category":
 		g := metrics.Group
 		if kind == "category" {
@@ -303,7 +325,7 @@ func (b *builder) scoped(bench, config, arm, metric, scope string) (map[string]f
 		if err != nil {
 			return nil, false, err
 		}
-		out := map[string]float64{}
+		out := map[string]*big.Rat{}
 		for t, v := range vals {
 			if labels[t] == label {
 				out[t] = v
@@ -323,95 +345,98 @@ func values(m map[string]float64) []float64 {
 }
 
 func (b *builder) mean(bench, config, arm, metric, scope string) computeFn {
-	return func() (float64, float64, bool, error) {
-		vals, ok, err := b.scoped(bench, config, arm, metric, scope)
+	return func() (float64, *big.Rat, float64, bool, error) {
+		vals, ok, err := b.scopedExact(bench, config, arm, metric, scope)
 		if !ok || err != nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
-		s, err := metrics.Summarize(vals)
-		return s.Mean, halfUnit(values(vals)), err == nil, err
+		s, err := metrics.SummarizeExact(vals)
+		return s.Mean, s.Exact, halfUnit(exactValues(vals)), err == nil, err
 	}
 }
 
 func (b *builder) delta(bench, config, arm, baseline, metric, scope string) computeFn {
-	return func() (float64, float64, bool, error) {
-		t, ok, err := b.scoped(bench, config, arm, metric, scope)
+	return func() (float64, *big.Rat, float64, bool, error) {
+		t, ok, err := b.scopedExact(bench, config, arm, metric, scope)
 		if !ok || err != nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
-		base, ok, err := b.scoped(bench, config, baseline, metric, scope)
+		base, ok, err := b.scopedExact(bench, config, baseline, metric, scope)
 		if !ok || err != nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
 		if b.allowUnequal {
 			t, base = common(t, base)
 		}
-		d, err := metrics.MeanDelta(t, base)
-		return d, halfUnit(values(t)) + halfUnit(values(base)), err == nil, err
+		d, err := metrics.MeanDeltaExact(t, base)
+		if err != nil {
+			return 0, nil, 0, false, err
+		}
+		return metrics.Float(d), d, halfUnit(exactValues(t)) + halfUnit(exactValues(base)), true, nil
 	}
 }
 
 func (b *builder) tokens(bench, config, arm string) computeFn {
-	return func() (float64, float64, bool, error) {
+	return func() (float64, *big.Rat, float64, bool, error) {
 		sel := metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm)}
 		tok, err := b.tokensByTask(bench, config, arm)
 		if err != nil || tok == nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
 		s, err := b.ix.MeanTokensMillions(sel)
 		if err != nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
 		ms := values(tok)
 		for i := range ms {
 			ms[i] *= 1e-6
 		}
-		return s.Mean, halfUnit(ms), true, nil
+		return s.Mean, s.Exact, halfUnit(ms), true, nil
 	}
 }
 
 func (b *builder) eta(bench, config, arm, vanilla, metric string) computeFn {
-	return func() (float64, float64, bool, error) {
+	return func() (float64, *big.Rat, float64, bool, error) {
 		sel := func(a string) metrics.Selector {
 			return metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(a), Metric: metric}
 		}
 		if !b.has(bench, config, arm, metric) || !b.has(bench, config, vanilla, metric) {
-			return 0, 0, false, nil
+			return 0, nil, 0, false, nil
 		}
 		e, err := b.ix.Efficiency(sel(arm), sel(vanilla))
 		var undef *metrics.UndefinedError
 		if errors.As(err, &undef) {
-			return 0, 0, false, nil
+			return 0, nil, 0, false, nil
 		}
 		if err != nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
-		return e.Eta, 0, true, nil
+		return e.Eta, e.EtaExact, 0, true, nil
 	}
 }
 
 // dominancePct is FrontierSWE Dominance (Eq. 13-16, macro over categories)
 // of config/arm within the configured pool, in percent.
 func (b *builder) dominancePct(bench, config, arm, baseline string) computeFn {
-	return func() (float64, float64, bool, error) {
+	return func() (float64, *big.Rat, float64, bool, error) {
 		res, ok, err := b.pool(bench)
 		if !ok || err != nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
 		v, ok := res.Overall[config+"|"+arm]
 		if !ok {
-			return 0, 0, false, nil
+			return 0, nil, 0, false, nil
 		}
 		bound := b.tieBound(bench, config+"|"+arm)
 		if baseline != "" {
 			base, ok := res.Overall[config+"|"+baseline]
 			if !ok {
-				return 0, 0, false, nil
+				return 0, nil, 0, false, nil
 			}
 			v -= base
 			bound += b.tieBound(bench, config+"|"+baseline)
 		}
-		return 100 * v, 100 * bound, true, nil
+		return 100 * v, nil, 100 * bound, true, nil
 	}
 }
 
@@ -420,7 +445,7 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 		return r, r != nil, nil
 	}
 	b.dominance[bench] = nil
-	pool := map[string]map[string]float64{}
+	pool := map[string]map[string]*big.Rat{}
 	for _, c := range b.spec.Pool.Configs {
 		for _, a := range b.spec.Pool.Arms {
 			if !b.has(bench, c, a, "reward") {
@@ -429,7 +454,7 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 				}
 				return nil, false, nil // an incomplete pool changes every value: do not compute
 			}
-			v, err := b.ix.TaskValues(metrics.Selector{Benchmark: bench, Config: c, Arm: parseArm(a), Metric: "reward"})
+			v, err := b.ix.TaskExact(metrics.Selector{Benchmark: bench, Config: c, Arm: parseArm(a), Metric: "reward"})
 			if err != nil {
 				return nil, false, err
 			}
@@ -460,9 +485,42 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 		b.warn("%s tasks without a category: %s; Dominance (a macro average over categories) is not computed", bench, strings.Join(unlabelled, ", "))
 		return nil, false, nil
 	}
-	b.poolValues = pool
-	b.poolDomains = domains
-	res, err := dominance.Compute(pool, domains, dominance.Macro)
+	// Dominance compares members task by task: it is taken over the tasks
+	// every member has (with --allow-unequal-tasks; else the table was
+	// refused), and the table says which it left out.
+	compared := map[string]string{}
+	var left []string
+	for t, d := range domains {
+		inAll, inAny := true, false
+		for _, vals := range pool {
+			_, ok := vals[t]
+			inAll, inAny = inAll && ok, inAny || ok
+		}
+		switch {
+		case inAll:
+			compared[t] = d
+		case inAny:
+			left = append(left, t)
+		}
+	}
+	if len(left) > 0 {
+		sort.Strings(left)
+		b.warn("%s Dominance is computed over the %d task(s) every pool member has; left out, missing from some member: %s",
+			bench, len(compared), strings.Join(left, ", "))
+		for m, vals := range pool {
+			kept := make(map[string]*big.Rat, len(compared))
+			for t := range compared {
+				kept[t] = vals[t]
+			}
+			pool[m] = kept // a copy: the index's series are shared
+		}
+	}
+	b.poolValues = map[string]map[string]float64{}
+	for m, vals := range pool {
+		b.poolValues[m] = metrics.Floats(vals)
+	}
+	b.poolDomains = compared
+	res, err := dominance.ComputeExact(pool, compared, dominance.Macro)
 	if err != nil {
 		return nil, false, err
 	}
@@ -478,31 +536,49 @@ func (b *builder) compare(bench, config, arm, baseline, metric string) (*Compari
 	sel := func(a string) metrics.Selector {
 		return metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(a), Metric: metric}
 	}
-	x, err := b.ix.TaskValues(sel(arm))
+	x, err := b.ix.TaskExact(sel(arm))
 	if err != nil {
 		return nil, err
 	}
-	y, err := b.ix.TaskValues(sel(baseline))
+	y, err := b.ix.TaskExact(sel(baseline))
 	if err != nil {
 		return nil, err
 	}
 	if b.allowUnequal {
 		x, y = common(x, y)
 	}
-	_, xv, yv, err := metrics.Align(x, y)
+	tasks, xv, yv, err := metrics.Align(metrics.Floats(x), metrics.Floats(y))
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %s %s vs %s: %w", b.spec.Name, config, arm, baseline, err)
+		hint := ""
+		if b.ix != nil && b.fromRecords || b.spec.Name == "tasks" {
+			hint = "; run the missing trials, or pass --allow-unequal-tasks to compare over the tasks both have"
+		}
+		return nil, fmt.Errorf("table %s: %s %s vs %s: %w%s", b.spec.Name, config, arm, baseline, err, hint)
 	}
+	// The interval resamples floats; the mean difference and win/tie/loss
+	// are exact (1000000.000000000001 beats 1000000).
 	ci, err := bootstrap.PairedDifference(xv, yv, bootstrap.Options{Resamples: b.boot.Resamples, Seed: b.boot.Seed})
 	if err != nil {
 		return nil, err
 	}
-	wtl, err := bootstrap.WinTieLoss(xv, yv, 0)
+	cmp := &Comparison{Benchmark: bench, Config: config, Arm: arm, Baseline: baseline, Metric: metric,
+		N: len(xv), Lo: ci.Lo, Hi: ci.Hi}
+	d, err := metrics.MeanDeltaExact(x, y)
 	if err != nil {
 		return nil, err
 	}
-	return &Comparison{Benchmark: bench, Config: config, Arm: arm, Baseline: baseline, Metric: metric,
-		N: len(xv), MeanDiff: ci.Mean, Lo: ci.Lo, Hi: ci.Hi, Wins: wtl.Wins, Ties: wtl.Ties, Losses: wtl.Losses}, nil
+	cmp.MeanDiff = metrics.Float(d)
+	for _, t := range tasks {
+		switch x[t].Cmp(y[t]) {
+		case 1:
+			cmp.Wins++
+		case 0:
+			cmp.Ties++
+		default:
+			cmp.Losses++
+		}
+	}
+	return cmp, nil
 }
 
 func (b *builder) comparisons(t *Table, bench string, configs []string, metric string) error {
@@ -617,9 +693,12 @@ func (b *builder) tokensByTask(bench, config, arm string) (map[string]float64, e
 	return tok, nil
 }
 
+// exactValues is values of an exact series, each rounded once.
+func exactValues(m map[string]*big.Rat) []float64 { return values(metrics.Floats(m)) }
+
 // common restricts two per-task series to the tasks both have.
-func common(a, b map[string]float64) (map[string]float64, map[string]float64) {
-	x, y := map[string]float64{}, map[string]float64{}
+func common[V any](a, b map[string]V) (map[string]V, map[string]V) {
+	x, y := map[string]V{}, map[string]V{}
 	for t, v := range a {
 		if w, ok := b[t]; ok {
 			x[t], y[t] = v, w

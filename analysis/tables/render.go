@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -27,7 +28,33 @@ func Renderer(format string) (func(io.Writer, []*Table) error, error) {
 	return nil, fmt.Errorf("tables: unknown format %q (want text, markdown, latex or csv)", format)
 }
 
-func fmtNum(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+func fmtNum(v float64, decimals int) string {
+	if v == 0 {
+		v = 0 // never "-0"
+	}
+	return strconv.FormatFloat(v, 'f', decimals, 64)
+}
+
+// computed is a cell's recomputed value with the given decimals: its exact
+// value rounded once, half to even (metrics.FormatFixed), else its float.
+func (c *Cell) computed(decimals int) string {
+	if c.Exact != nil {
+		return metrics.FormatFixed(c.Exact, decimals)
+	}
+	return fmtNum(c.Computed, decimals)
+}
+
+// ComputedText is the recomputed value in full: the exact decimal when it
+// has one (44.06), else the float's shortest decimal; never "-0".
+func (c *Cell) ComputedText() string {
+	if c.Exact != nil {
+		return metrics.FormatShortest(c.Exact)
+	}
+	if c.Computed == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(c.Computed, 'g', -1, 64)
+}
 
 // Display is a cell as shown in a grid: "71.52" when recomputed and matching
 // (or nothing to compare), "52.69 ≠ 52.68*" when it differs, "[60.41]" when
@@ -39,11 +66,11 @@ func (c *Cell) Display() string {
 	switch c.Status {
 	case Match, ComputedOnly:
 		if c.N > 0 {
-			return fmt.Sprintf("%s (n=%d)", fmtNum(c.Computed, c.Decimals), c.N)
+			return fmt.Sprintf("%s (n=%d)", c.computed(c.Decimals), c.N)
 		}
-		return fmtNum(c.Computed, c.Decimals)
+		return c.computed(c.Decimals)
 	case Differs:
-		return fmtNum(c.Computed, c.Decimals+2) + " ≠ " + fmtNum(c.Reported, c.Decimals) + "*"
+		return c.computed(c.Decimals+2) + " ≠ " + fmtNum(c.Reported, c.Decimals) + "*"
 	case ReportedOnly:
 		return "[" + fmtNum(c.Reported, c.Decimals) + "]"
 	}
@@ -234,13 +261,16 @@ func renderCSV(w io.Writer, ts []*Table) error {
 		for _, c := range t.Cells() {
 			rec, rep, diff := "", "", ""
 			if c.HasComputed {
-				rec = strconv.FormatFloat(c.Computed, 'g', -1, 64)
+				rec = c.ComputedText()
 			}
 			if c.HasReported {
 				rep = fmtNum(c.Reported, c.Decimals)
 			}
 			if c.HasComputed && c.HasReported {
 				diff = strconv.FormatFloat(c.Difference, 'g', 6, 64)
+				if c.Difference == 0 {
+					diff = "0"
+				}
 			}
 			if err := cw.Write([]string{t.Name, c.Benchmark, c.Config, c.Arm, c.Scope, c.Metric, c.Baseline,
 				rec, rep, diff, string(c.Status), c.Note}); err != nil {

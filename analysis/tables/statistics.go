@@ -3,6 +3,7 @@ package tables
 import (
 	"github.com/hoh-research/hoh/analysis/statistic"
 	"github.com/hoh-research/hoh/analysis/statistic/registry"
+	"math/big"
 )
 
 // statisticColumns are the columns of the spec's statistics for one
@@ -30,18 +31,18 @@ func (b *builder) statisticColumns(bm benchMetric) []column {
 // statistic computes st over the scored tasks; the cell has no rounding
 // bound (nothing printed to compare with).
 func (b *builder) statistic(st statistic.Statistic, bm benchMetric, config, arm, baseline string) computeFn {
-	return func() (float64, float64, bool, error) {
+	return func() (float64, *big.Rat, float64, bool, error) {
 		vals, ok, err := b.scoped(bm.bench, config, arm, bm.metric, "all")
 		if !ok || err != nil {
-			return 0, 0, false, err
+			return 0, nil, 0, false, err
 		}
 		in := statistic.Input{Values: vals}
 		if baseline != "" {
 			if in.Baseline, ok, err = b.scoped(bm.bench, config, baseline, bm.metric, "all"); !ok || err != nil {
-				return 0, 0, false, err
+				return 0, nil, 0, false, err
 			}
 		}
 		v, ok, err := st.Compute(in)
-		return v, 0, ok, err
+		return v, nil, 0, ok, err
 	}
 }

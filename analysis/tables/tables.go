@@ -3,6 +3,10 @@ package tables
 import (
 	"fmt"
 	"io"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hoh-research/hoh/analysis/metrics"
@@ -23,7 +27,7 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 	specs := cfg.specs()
 	var given *metrics.Index
 	if set != nil {
-		given = metrics.NewIndex(set.Rows)
+		given = metrics.NewSetIndex(set)
 	}
 	if set != nil && name == "tasks" {
 		var err error
@@ -50,9 +54,12 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 		}
 		b := newBuilder(s, cfg.Bootstrap, ix, reported)
 		b.fromRecords, b.lay = fromRecords, lay
-		b.allowUnequal = fromRecords && cfg.AllowUnequalTasks
+		b.allowUnequal = set != nil && cfg.AllowUnequalTasks // "tasks" too: its Mean row and comparisons pair tasks
 		var unequal []string
-		if fromRecords {
+		if set != nil && name == "tasks" && s.Metric != "tokens_m" {
+			b.lay.benches = []benchMetric{{bench: s.Benchmark, metric: s.Metric}}
+		}
+		if fromRecords || set != nil && name == "tasks" {
 			if unequal = b.unequalTasks(); len(unequal) > 0 && !cfg.AllowUnequalTasks {
 				return nil, fmt.Errorf("tables: %s: the arms cover different tasks, so their means are not comparable:\n  %s\n"+
 					"run the missing trials, or pass --allow-unequal-tasks to compare them anyway", name, strings.Join(unequal, "\n  "))
@@ -74,6 +81,9 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 		}
 		if err != nil {
 			return nil, err
+		}
+		if fromRecords {
+			b.unusedRows(t)
 		}
 		t.Warnings = b.warnings
 		t.Unequal = unequal
@@ -431,12 +441,76 @@ func (b *builder) tasks() (*Table, error) {
 }
 
 func (b *builder) taskTokens(bench, config, arm, scope string) computeFn {
-	return func() (float64, float64, bool, error) {
-		tok, err := b.tokensByTask(bench, config, arm)
-		if err != nil || tok == nil {
-			return 0, 0, false, err
+	return func() (float64, *big.Rat, float64, bool, error) {
+		sel := metrics.Selector{Benchmark: bench, Config: config, Arm: parseArm(arm)}
+		if !b.ix.HasArm(sel) {
+			return 0, nil, 0, false, nil
+		}
+		tok, err := b.ix.TaskTokensExact(sel)
+		if err != nil || len(tok) == 0 {
+			return 0, nil, 0, false, err
 		}
 		v, ok := tok[scope[len("task:"):]]
-		return v * 1e-6, 0, ok, nil
+		if !ok {
+			return 0, nil, 0, false, nil
+		}
+		m := new(big.Rat).Mul(v, big.NewRat(1, 1_000_000))
+		return metrics.Float(m), m, 0, true, nil
+	}
+}
+
+// unusedRows says under a table from records which rows of its benchmarks
+// and configurations it leaves out because their arm is not shown though
+// their condition is (Vanilla at a checkpoint other than 1, an ablation at
+// a checkpoint other than its final one): counted, with the reason, so no
+// row vanishes in silence. Rows of conditions the table is not about (Table
+// 1 has no continuations) are other tables' rows, not left out.
+func (b *builder) unusedRows(t *Table) {
+	benches, configs, arms := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	conds := map[string][]int{}
+	for _, c := range t.Cells() {
+		benches[c.Benchmark], configs[c.Config] = true, true
+		for _, a := range []string{c.Arm, c.Baseline} {
+			if a == "" || arms[a] {
+				continue
+			}
+			arms[a] = true
+			p := parseArm(a)
+			conds[p.Condition] = append(conds[p.Condition], p.Checkpoint)
+		}
+	}
+	type key struct{ bench, arm string }
+	count := map[key]int{}
+	var order []key
+	for _, s := range b.ix.Selectors() {
+		a := s.Arm.String()
+		if !benches[s.Benchmark] || !configs[s.Config] || arms[a] || conds[s.Arm.Condition] == nil {
+			continue
+		}
+		k := key{s.Benchmark, a}
+		if _, ok := count[k]; !ok {
+			order = append(order, k)
+		}
+		count[k] += b.ix.SeriesRows(s)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if order[i].bench != order[j].bench {
+			return order[i].bench < order[j].bench
+		}
+		return order[i].arm < order[j].arm
+	})
+	for _, k := range order {
+		p := parseArm(k.arm)
+		cps := slices.Clone(conds[p.Condition])
+		slices.Sort(cps)
+		var at []string
+		for _, c := range slices.Compact(cps) {
+			at = append(at, strconv.Itoa(c))
+		}
+		why := fmt.Sprintf("the table shows %s at checkpoint %s only", p.Condition, strings.Join(at, ", "))
+		if p.Condition == results.Vanilla {
+			why = "Vanilla is one run, reported at checkpoint 1 (later checkpoints of a plain CLI are vanilla-continuation@k)"
+		}
+		b.warn("%s: %d row(s) of %s not used: %s", k.bench, count[k], k.arm, why)
 	}
 }
