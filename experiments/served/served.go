@@ -14,10 +14,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -136,10 +138,26 @@ func Start(upstream, logPath string) (*Relay, error) {
 			w.WriteHeader(status)
 		},
 	}
-	r.srv = &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	// The proxy's own complaints (a body copy cut short) go beside the log,
+	// not to the terminal where they would break the progress display; the
+	// log's line for that response already says it was incomplete.
+	proxy.ErrorLog = log.New(appender(logPath+".errors"), "", log.LstdFlags|log.LUTC)
+	r.srv = &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second, ErrorLog: proxy.ErrorLog}
 	go r.srv.Serve(ln)
 	r.base = (&url.URL{Scheme: "http", Host: ln.Addr().String(), Path: u.Path}).String()
 	return r, nil
+}
+
+// appender appends each write to a file, created on the first write.
+type appender string
+
+func (a appender) Write(p []byte) (int, error) {
+	f, err := os.OpenFile(string(a), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return f.Write(p)
 }
 
 // BaseURL is upstream's base URL as served through the relay.
