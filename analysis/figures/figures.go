@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/analysis/bootstrap"
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
@@ -251,7 +250,7 @@ func defaultMetric(bench string, opts Options) string {
 	if opts.Metric != "" {
 		return opts.Metric
 	}
-	if r, ok := benchmark.ReportingOf(bench); ok {
+	if r, ok := runrecord.ReportingOf(bench); ok {
 		return r.PrimaryMetric
 	}
 	return "overall"
@@ -265,7 +264,7 @@ func benchmarkOf(def string, opts Options) string {
 }
 
 func benchmarkName(b string) string {
-	r, _ := benchmark.ReportingOf(b)
+	r, _ := runrecord.ReportingOf(b)
 	return r.Label
 }
 

@@ -5,7 +5,6 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -22,15 +21,15 @@ func CheckRow(r Row) error {
 		}
 		return unknownName("condition", r.Condition, names)
 	}
-	known := benchmark.Benchmarks()
-	if _, ok := benchmark.ReportingOf(r.Benchmark); !ok {
+	known := runrecord.KnownBenchmarks()
+	if _, ok := runrecord.ReportingOf(r.Benchmark); !ok {
 		for _, b := range known {
 			if strings.EqualFold(b, r.Benchmark) {
 				return fmt.Errorf("benchmark %s: did you mean %q? (names are case-sensitive)", runrecord.Quote(r.Benchmark), b)
 			}
 		}
 	}
-	metrics, open := benchmark.MetricsOf(r.Benchmark)
+	metrics, open := runrecord.MetricsOf(r.Benchmark)
 	var names []string
 	for _, m := range metrics {
 		if m.Name == r.Metric {
@@ -55,7 +54,7 @@ func CheckRow(r Row) error {
 		}
 	}
 	for _, b := range known {
-		ms, _ := benchmark.MetricsOf(b)
+		ms, _ := runrecord.MetricsOf(b)
 		for _, m := range ms {
 			if m.Name != r.Metric && strings.EqualFold(m.Name, r.Metric) {
 				return fmt.Errorf("metric %s: did you mean %q? (names are case-sensitive)", runrecord.Quote(r.Metric), m.Name)

@@ -5,10 +5,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Tables built from the user's own records (--results) take their shape from
@@ -172,7 +172,7 @@ func primary(ix *metrics.Index, bench string, arms map[string]bool) (benchMetric
 		}
 	}
 	// The benchmark's registered primary metric first, then the generic order.
-	r, _ := benchmark.ReportingOf(bench)
+	r, _ := runrecord.ReportingOf(bench)
 	for _, m := range append([]string{r.PrimaryMetric}, primaryMetrics...) {
 		if tasks, ok := metrics[m]; ok {
 			return benchMetric{bench, m, len(tasks)}, nil

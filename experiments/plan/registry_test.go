@@ -15,6 +15,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark/registry"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/environment"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // folderBench is a test-only benchmark: one task per *.task file of Root.
@@ -173,7 +174,7 @@ func TestRegisteredKindsAgreeWithTheirBenchmarks(t *testing.T) {
 		if _, isContainer := b.(environment.ContainerBenchmark); isContainer && !k.NeedsDocker {
 			t.Errorf("%s: its benchmark runs agents in task containers, but the kind does not set NeedsDocker", k.Name)
 		}
-		if r, ok := benchmark.ReportingOf(k.Name); !ok || r != k.Reporting || r.PrimaryMetric == "" {
+		if r, ok := runrecord.ReportingOf(k.Name); !ok || r != k.Reporting || r.PrimaryMetric == "" {
 			t.Errorf("%s: reporting %+v, table %+v", k.Name, k.Reporting, r)
 		}
 		if k.NeedsPath != (path != "") {

@@ -3,6 +3,7 @@ package builtin
 import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Kind registers the built-in tasks: no path, no options, nothing to check.
@@ -12,4 +13,4 @@ var Kind = kind.Kind{
 	Reporting: reporting(),
 }
 
-func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf(Name); return r }
+func reporting() runrecord.Reporting { r, _ := runrecord.ReportingOf(Name); return r }

@@ -9,6 +9,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Kind registers GameCraft-Bench checkouts. Each checkpoint is scored by
@@ -61,7 +62,7 @@ func list(path string) ([]benchmark.Task, error) {
 	return b.Tasks(context.Background())
 }
 
-func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf(Name); return r }
+func reporting() runrecord.Reporting { r, _ := runrecord.ReportingOf(Name); return r }
 
 // checkConformance reports files that do not load, tasks the host cannot
 // run, build commands hoh does not run, and rubric weights that differ from

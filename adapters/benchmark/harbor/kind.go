@@ -3,6 +3,7 @@ package harbor
 import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Kind registers Harbor-format datasets (FrontierSWE, Terminal-Bench, ...):
@@ -24,7 +25,7 @@ var Kind = kind.Kind{
 	Reporting: reporting(),
 }
 
-func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf("harbor"); return r }
+func reporting() runrecord.Reporting { r, _ := runrecord.ReportingOf("harbor"); return r }
 
 func open(o kind.Opening) (benchmark.Benchmark, error) {
 	b := &Benchmark{Dataset: "harbor", Root: o.Path, WorkspacePath: o.Options.Str("workspace_path"), RewardKey: o.Options.Str("reward_key"), Docker: o.Docker}

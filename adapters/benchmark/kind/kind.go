@@ -15,6 +15,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Kind is everything hoh needs to know about one benchmark kind.
@@ -40,8 +41,8 @@ type Kind struct {
 	// Nil: the kind has no checkout.
 	Check func(r *conformance.Report)
 	// Reporting names the kind's records in reports and gives their
-	// primary metric (see benchmark.ReportingOf for why it is a table there).
-	Reporting benchmark.Reporting
+	// primary metric (see runrecord.ReportingOf for why it is a table there).
+	Reporting runrecord.Reporting
 }
 
 // ListOf is a List for kinds whose loader reads the whole checkout.

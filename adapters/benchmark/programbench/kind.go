@@ -8,6 +8,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Kind registers ProgramBench checkouts. Agents work in a container of
@@ -34,7 +35,7 @@ var Kind = kind.Kind{
 	Reporting: reporting(),
 }
 
-func reporting() benchmark.Reporting { r, _ := benchmark.ReportingOf(Name); return r }
+func reporting() runrecord.Reporting { r, _ := runrecord.ReportingOf(Name); return r }
 
 // open loads the checkout; with the run's Docker client it also requires
 // what running needs, so a run fails before any agent spends tokens.

@@ -1,4 +1,4 @@
-package benchmark
+package runrecord
 
 // Reporting is how reports name a benchmark's records (the benchmark column
 // of scores.csv) and which metric they show when none is asked for.
@@ -12,9 +12,9 @@ type Reporting struct {
 // a kind (FrontierSWE is a Harbor dataset). They are a table here, not only
 // in each kind's registration, because the analysis reads records without
 // linking the adapters (no Docker client in `hoh report`'s dependencies):
-// this package is the one both layers already share, and it imports
-// nothing. Each kind's Reporting (adapters/benchmark/kind) is its entry of
-// this table; the registry's test checks that they agree.
+// the record package is the one both layers share. Each kind's Reporting
+// (adapters/benchmark/kind) is its entry of this table; the plan's registry
+// test checks that they agree.
 var reportings = []Reporting{
 	{Benchmark: "builtin", Label: "builtin", PrimaryMetric: "pass_rate"},
 	{Benchmark: "gamecraft", Label: "GameCraft-Bench", PrimaryMetric: "overall"},
@@ -67,8 +67,8 @@ func MetricsOf(name string) (metrics []Metric, open bool) {
 	return ms, !known || openMetrics[name]
 }
 
-// Benchmarks lists the record names hoh knows.
-func Benchmarks() []string {
+// KnownBenchmarks lists the record names hoh knows.
+func KnownBenchmarks() []string {
 	names := make([]string, len(reportings))
 	for i, r := range reportings {
 		names[i] = r.Benchmark
