@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
@@ -111,8 +112,7 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 	sums := make([]float64, cols)
 	inv := 1 / float64(n)
 	draws := newDraws(opt.Seed, n, R)
-	for r := range R {
-		idx := draws.resample(r)
+	resample := func(r int, idx []int32, sums []float64) {
 		clear(sums)
 		if cols == 1 { // paired differences: a call per draw would cost more than the add
 			for _, i := range idx {
@@ -125,6 +125,27 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 		}
 		for j, s := range sums {
 			means[j*R+r] = s * inv
+		}
+	}
+	if workers := min(runtime.GOMAXPROCS(0), R); draws.cached != nil && workers > 1 && n*R*cols >= parallelWork {
+		// Every core takes a share of the resamples; resample r's draws
+		// and sum are the same whichever core computes it, so the interval
+		// is identical for any GOMAXPROCS.
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sums := make([]float64, cols)
+				for r := w * R / workers; r < (w+1)*R/workers; r++ {
+					resample(r, draws.cached[r*n:(r+1)*n], sums)
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		for r := range R {
+			resample(r, draws.resample(r), sums)
 		}
 	}
 
@@ -144,6 +165,10 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 	}
 	return out, nil
 }
+
+// parallelWork is the number of additions above which resampling is
+// spread over every core (below it, starting goroutines costs more).
+const parallelWork = 1 << 18
 
 // drawKey identifies a sequence of draws: they depend on nothing else.
 type drawKey struct {
