@@ -18,7 +18,7 @@ const InstallHint = "run scripts/install-harnesses.sh (installs the pinned CLIs 
 // ToolsDir is where scripts/install-harnesses.sh installs the CLIs:
 // $HOH_TOOLS when set, else <repo>/.tools/harnesses.
 func ToolsDir() (string, error) {
-	if t := os.Getenv("HOH_TOOLS"); t != "" {
+	if t := toolsEnv(); t != "" {
 		return t, nil
 	}
 	return repoTools()
@@ -28,7 +28,7 @@ func ToolsDir() (string, error) {
 // <repo>/.tools/harnesses when $HOH_TOOLS names another directory.
 func ToolsDirs() []string {
 	var dirs []string
-	if t := os.Getenv("HOH_TOOLS"); t != "" {
+	if t := toolsEnv(); t != "" {
 		dirs = append(dirs, t)
 	}
 	if d, err := repoTools(); err == nil {
@@ -43,6 +43,19 @@ func repoTools() (string, error) {
 		return "", err
 	}
 	return filepath.Join(root, ".tools", "harnesses"), nil
+}
+
+// toolsEnv is $HOH_TOOLS made absolute against the working directory, so
+// a relative one names the same CLIs wherever they are started from.
+func toolsEnv() string {
+	t := os.Getenv("HOH_TOOLS")
+	if t == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(t); err == nil {
+		return abs
+	}
+	return t
 }
 
 // VersionDir is the directory holding npm package pkg at version under a
