@@ -67,6 +67,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if *preflightMode != "on" && *preflightMode != "off" {
 		return fmt.Errorf("%w: --preflight must be on or off, got %q", errUsage, *preflightMode)
 	}
+	if err := evaluatorReady(ctx, exp); err != nil {
+		return err
+	}
 	if *check {
 		p, err := runner.Prepare(ctx, exp, nil)
 		if err != nil {
@@ -95,6 +98,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			err = serr
 		}
 		printStops(stdout, res.Stopped)
+		if exp.NoEvaluator() {
+			fmt.Fprintf(stdout, "NOTE: %s\n", config.NoEvaluatorNotice)
+		}
 	}
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: say what is kept and how to go on.
@@ -170,8 +176,8 @@ func shellCommand(args []string) string {
 func printPlan(w io.Writer, p *plan.Plan, shard plan.Shard) {
 	e := p.Experiment
 	fmt.Fprintf(w, "experiment %s: config OK (%s)\n", e.Name, e.File)
-	if e.Scripted() {
-		fmt.Fprintf(w, "NOTE: %s\n", config.ScriptedNotice)
+	for _, n := range e.Notices() {
+		fmt.Fprintf(w, "NOTE: %s\n", n)
 	}
 	if ln, ok := p.Bench.(benchmark.LoadNotes); ok {
 		for _, n := range ln.LoadNotes() {

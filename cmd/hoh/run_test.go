@@ -260,6 +260,11 @@ func TestRunCheckValidatesShippedConfigs(t *testing.T) {
 			if i := strings.Index(l, `unknown harness "`); i >= 0 {
 				kind = strings.SplitN(l[i+len(`unknown harness "`):], `"`, 2)[0]
 			}
+			// A GameCraft config is refused on a machine without its
+			// evaluator (TestRunCheckRefusesGameCraftWithoutItsEvaluator).
+			if strings.Contains(l, "GameCraft-Bench's evaluator cannot run here") || strings.Contains(l, "godot_bin: none") {
+				continue
+			}
 			if kind == "" || catalogue.Known(kind) {
 				t.Errorf("%s: %s", p, l)
 			}

@@ -680,6 +680,32 @@ func (e *Experiment) Resolve(p string) string {
 	return filepath.Join(dir, p)
 }
 
+// NoEvaluatorNotice marks a GameCraft-Bench run asked for without its
+// evaluator (godot_bin: none) in its records and reports.
+const NoEvaluatorNotice = "GameCraft-Bench without its evaluator (godot_bin: none): no game is built and every checkpoint scores 0: a plumbing check, not results"
+
+// NoEvaluator reports whether the config asks for a GameCraft-Bench
+// plumbing run without Godot (benchmark option godot_bin: none).
+func (e *Experiment) NoEvaluator() bool {
+	return e.Benchmark.Kind == "gamecraft" && e.Benchmark.Options["godot_bin"] == "none"
+}
+
+// Notices are what every record and report of a run of e must say about
+// its scores: the scripted test double, a benchmark without its evaluator.
+func (e *Experiment) Notices() []string {
+	var out []string
+	if e.Scripted() {
+		out = append(out, ScriptedNotice)
+	}
+	if e.NoEvaluator() {
+		out = append(out, NoEvaluatorNotice)
+	}
+	return out
+}
+
+// Notice is Notices as one line ("" when there is none).
+func (e *Experiment) Notice() string { return strings.Join(e.Notices(), "; ") }
+
 // Scripted reports whether any configuration uses the scripted test double.
 func (e *Experiment) Scripted() bool {
 	for _, c := range e.Configs {

@@ -343,9 +343,7 @@ func newLock(e *config.Experiment, p *Plan) (Lock, error) {
 			l.Scripts[c.Label] = "sha256:" + hex.EncodeToString(sum[:])
 		}
 	}
-	if e.Scripted() {
-		l.Notice = config.ScriptedNotice
-	}
+	l.Notice = e.Notice()
 	return l, nil
 }
 

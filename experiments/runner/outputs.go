@@ -64,11 +64,7 @@ func isLocked(err error) bool { return errors.Is(err, errLocked) }
 func (r *run) writeOutputs(trials []plan.Trial) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	notice := ""
-	if r.exp.Scripted() {
-		notice = config.ScriptedNotice
-	}
-	return writeRecords(r.out, trials, r.finished, notice)
+	return writeRecords(r.out, trials, r.finished, r.exp.Notice())
 }
 
 // writeRecords writes scores.csv and trials.jsonl of out for the finished

@@ -143,3 +143,10 @@ func judgeKeyCheck(env Env, g GameCraft, req bool) Check {
 	// Say it is there, never what it is.
 	return Check{Name: name, OK: true, Required: req, Detail: "$" + g.JudgeKeyEnv + " is set"}
 }
+
+// GameCraftChecks are the checks of GameCraft-Bench's verifier (Godot 4,
+// the replay tools, namespaces, python3, the judge's client and key), for
+// hoh run --check and hoh run to refuse a run that could score nothing.
+func GameCraftChecks(ctx context.Context, env Env, g GameCraft) []Check {
+	return checkGameCraft(ctx, env, g)
+}
