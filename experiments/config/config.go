@@ -137,6 +137,17 @@ type HarnessModel struct {
 // ScriptedSpec is the replay script of the scripted test-double provider.
 type ScriptedSpec struct {
 	Script string `yaml:"script" json:"script"`
+	// written is Script as the config wrote it (Script is made absolute).
+	written string
+}
+
+// AsWritten is the script's path as the config wrote it: what identifies
+// the configuration wherever the checkout lies (trial keys, Canonical).
+func (s *ScriptedSpec) AsWritten() string {
+	if s.written != "" {
+		return s.written
+	}
+	return s.Script
 }
 
 // IsScripted reports whether the configuration talks to the test double.
@@ -277,7 +288,6 @@ func parse(file string, data []byte, offline bool) (*Experiment, error) {
 type writtenPaths struct {
 	loaded    bool
 	benchmark string
-	scripts   []string
 }
 
 // absolute makes every path of e absolute, once: nothing later depends on
@@ -290,14 +300,11 @@ func (e *Experiment) absolute() {
 	e.Benchmark.Path = e.Resolve(e.Benchmark.Path)
 	for i, c := range e.Configs {
 		e.Configs[i].Binary = e.Resolve(c.Binary)
-		script := ""
 		if c.Scripted != nil {
-			script = c.Scripted.Script
 			s := *c.Scripted
-			s.Script = e.Resolve(s.Script)
+			s.written, s.Script = s.Script, e.Resolve(s.Script)
 			e.Configs[i].Scripted = &s
 		}
-		e.written.scripts = append(e.written.scripts, script)
 	}
 }
 
@@ -739,10 +746,10 @@ func (e *Experiment) Canonical() []byte {
 	// arms, where raising T is an extension rather than a different config.
 	c.Conditions = nil
 	c.Configs = nil
-	for i, h := range e.Configs {
+	for _, h := range e.Configs {
 		h.Concurrency, h.Binary = 0, ""
-		if h.Scripted != nil && i < len(e.written.scripts) {
-			h.Scripted = &ScriptedSpec{Script: e.written.scripts[i]}
+		if h.Scripted != nil {
+			h.Scripted = &ScriptedSpec{Script: h.Scripted.AsWritten()}
 		}
 		h.Provider.BaseURL = EndpointIdentity(h)
 		c.Configs = append(c.Configs, h)

@@ -238,7 +238,7 @@ func scriptOf(c config.HarnessModel) string {
 	if c.Scripted == nil {
 		return ""
 	}
-	return c.Scripted.Script
+	return c.Scripted.AsWritten() // as written: the key does not depend on where the checkout lies
 }
 
 // Key is the short content-derived key of a trial.
