@@ -54,6 +54,11 @@ type Experiment struct {
 	Retries     Retries        `yaml:"retries" json:"retries"`
 	Budget      Budget         `yaml:"budget" json:"budget"`
 	Containers  Containers     `yaml:"containers" json:"containers"`
+	// Prices are USD per million tokens by provider/model (prices.go);
+	// they price what ran and change nothing about how it runs.
+	Prices PriceTable `yaml:"prices" json:"-"`
+	// Export names formats each finished trial is also written in: atif.
+	Export []string `yaml:"export" json:"export,omitempty"`
 
 	// File is the config's path as given; every relative path inside it
 	// (output, benchmark path and options, binaries, scripts) is made
@@ -177,6 +182,9 @@ type Retries struct {
 // Budget caps the tokens of the whole experiment (0 = unlimited).
 type Budget struct {
 	Tokens int64 `yaml:"tokens" json:"tokens"`
+	// USD caps the dollars (an exact decimal, "" = unlimited), priced with
+	// the config's prices from what hoh's relay saw served, as Tokens is.
+	USD string `yaml:"usd" json:"usd,omitempty"`
 }
 
 // Containers are limits every agent container gets besides the task's own
@@ -594,6 +602,7 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 	if e.Budget.Tokens < 0 {
 		v.add(line(child(doc, "budget"), doc.Line), "budget.tokens must not be negative (0 = unlimited)")
 	}
+	v.checkPrices(doc, e)
 	if kn := child(child(doc, "containers"), "pids_limit"); kn != nil && e.Containers.PidsLimit < 1 {
 		v.add(kn.Line, "containers.pids_limit must be positive, got %d (leave the key out for the default: %d)", e.Containers.PidsLimit, docker.DefaultPids)
 	}
@@ -738,7 +747,7 @@ func (e *Experiment) Config(label string) (HarnessModel, bool) {
 // and port of an endpoint (a provider that moved is the same provider).
 func (e *Experiment) Canonical() []byte {
 	c := *e
-	c.Output, c.Concurrency, c.Budget = "", 0, Budget{}
+	c.Output, c.Concurrency, c.Budget, c.Export = "", 0, Budget{}, nil
 	if e.written.loaded {
 		c.Benchmark.Path = e.written.benchmark
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,9 +45,9 @@ var stepsByKind = map[string]func(raw []json.RawMessage, used runrecord.Usage) [
 type Options struct {
 	// Secrets are replaced in every document written.
 	Secrets []string
-	// Cost, when set, prices an invocation's usage for a configuration:
-	// ok false means the price is unknown (no cost is written).
-	Cost func(config string, u runrecord.Usage) (usd float64, ok bool)
+	// Cost, when set, prices an invocation's usage for a configuration
+	// exactly: nil means the price is unknown (no cost is written).
+	Cost func(config string, u runrecord.Usage) *big.Rat
 }
 
 // runMeta is what the run's lock says about a configuration.
@@ -161,7 +162,7 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 	root.Steps = append(root.Steps, atif.Step{StepID: 1, Source: "user",
 		Message: fmt.Sprintf("Task %s of %s under %s with %s.", spec.Task, spec.Benchmark, spec.Arm, spec.Config)})
 	var total runrecord.Usage
-	var totalCost float64
+	totalCost := new(big.Rat)
 	costKnown := opt.Cost != nil
 	zero := 0
 	for _, inv := range ledger {
@@ -175,9 +176,11 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 			return atif.Trajectory{}, err
 		}
 		if opt.Cost != nil {
-			if usd, ok := opt.Cost(spec.Config, inv.Usage); ok {
-				sub.FinalMetrics.TotalCostUSD = &usd
-				totalCost += usd
+			if usd := opt.Cost(spec.Config, inv.Usage); usd != nil {
+				f, _ := usd.Float64()
+				sub.FinalMetrics.TotalCostUSD = &f
+				sub.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(usd)
+				totalCost.Add(totalCost, usd)
 			} else {
 				costKnown = false
 			}
@@ -196,7 +199,9 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 	}
 	root.FinalMetrics = atif.UsageFinal(total, len(root.Steps))
 	if costKnown && len(ledger) > 0 {
-		root.FinalMetrics.TotalCostUSD = &totalCost
+		f, _ := totalCost.Float64()
+		root.FinalMetrics.TotalCostUSD = &f
+		root.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(totalCost)
 	}
 	return root, nil
 }

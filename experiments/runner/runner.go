@@ -122,7 +122,7 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err != nil {
 		return nil, err
 	}
-	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, trialSpent: map[string]int64{}, breaker: newBreaker(out)}
+	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, trialSpent: map[string]runrecord.Usage{}, breaker: newBreaker(out)}
 	dockerRun := ""
 	defer func() {
 		if cerr := r.closeContainers(); cerr != nil {
@@ -259,8 +259,8 @@ type run struct {
 
 	stop    func(reason string)
 	breaker *breaker
-	// trialSpent caches the tokens spent on finished trials (spent).
-	trialSpent map[string]int64
+	// trialSpent caches the usage spent on finished trials (spent).
+	trialSpent map[string]runrecord.Usage
 	mu         sync.Mutex
 	finished   map[string]status.Outcome // by key, for records
 	progress   *status.Progress

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
+	"slices"
 	"sync"
 
+	"github.com/hoh-research/hoh/experiments/export"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
@@ -84,6 +87,21 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 				for _, i := range pending {
 					outcomes[i].State = runrecord.StateBudget
 					outcomes[i].Reason = fmt.Sprintf("token budget %d reached (%d spent)", b, spent)
+					r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
+					r.progress.Finished(outcomes[i])
+				}
+				r.mu.Unlock()
+				pending = nil
+				mu.Unlock()
+				break
+			}
+		}
+		if b := r.exp.BudgetUSD(); b != nil {
+			if spent := r.spentUSD(runningSet); spent.Cmp(b) >= 0 {
+				r.mu.Lock()
+				for _, i := range pending {
+					outcomes[i].State = runrecord.StateBudget
+					outcomes[i].Reason = fmt.Sprintf("dollar budget $%s reached ($%s spent)", runrecord.FormatUSD(b), runrecord.FormatUSD(spent))
 					r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
 					r.progress.Finished(outcomes[i])
 				}
@@ -180,6 +198,25 @@ func (r *run) previous(t plan.Trial) (status.Outcome, bool) {
 // a CLI reporting more), its ledger plus its replaced and killed attempts.
 // A finished trial's is read once.
 func (r *run) spent(running map[string]plan.Trial) int64 {
+	var n int64
+	r.eachSpent(running, func(_ plan.Trial, u runrecord.Usage) { n += u.Total })
+	return n
+}
+
+// spentUSD prices what spent counts with each trial's configuration's
+// price, exactly; a configuration without a price is refused when the
+// config is loaded (budget.usd needs every price).
+func (r *run) spentUSD(running map[string]plan.Trial) *big.Rat {
+	sum := new(big.Rat)
+	r.eachSpent(running, func(t plan.Trial, u runrecord.Usage) {
+		if p, ok := r.exp.PriceOf(t.Config); ok {
+			sum.Add(sum, p.Cost(u))
+		}
+	})
+	return sum
+}
+
+func (r *run) eachSpent(running map[string]plan.Trial, f func(plan.Trial, runrecord.Usage)) {
 	r.mu.Lock()
 	keys := map[string]plan.Trial{}
 	for k, o := range r.finished {
@@ -189,26 +226,27 @@ func (r *run) spent(running map[string]plan.Trial) int64 {
 	for k, t := range running {
 		keys[k] = t
 	}
-	var n int64
 	for k, t := range keys {
 		if v, ok := r.trialSpent[k]; ok {
-			n += v
+			f(t, v)
 			continue
 		}
 		v := trialSpent(runrecord.TrialLayout{Dir: r.trialDir(t)})
-		n += v
+		f(t, v)
 		if _, isRunning := running[k]; !isRunning {
 			r.trialSpent[k] = v
 		}
 	}
-	return n
 }
 
-func trialSpent(l runrecord.TrialLayout) int64 {
+func trialSpent(l runrecord.TrialLayout) runrecord.Usage {
 	ledger, _ := runrecord.LedgerUsage(l.Usage())
 	replaced, _ := runrecord.LedgerUsage(l.ReplacedUsage())
 	_, relayed, _ := served.Read(l.Served())
-	return max(relayed.Total, ledger.Total+replaced.Total)
+	if own := ledger.Add(replaced); own.Total > relayed.Total {
+		return own
+	}
+	return relayed
 }
 
 // runTrial runs one trial under the replacement policy (package attempt).
@@ -224,6 +262,9 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 		ContractRetries: r.exp.Retries.Contract,
 		Timeouts:        trial.Timeouts(r.exp.Timeouts),
 		Env:             rt.env, Secrets: rt.secrets, Logf: logf,
+	}
+	if p, ok := r.exp.PriceOf(t.Config); ok {
+		env.Price = &p
 	}
 	if env.ContractRetries == 0 {
 		env.ContractRetries = -1 // explicit zero: no contract retries
@@ -246,6 +287,9 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	case v.Interrupted != "":
 		return status.Outcome{Trial: t, State: runrecord.StateRunning, Reason: v.Interrupted}
 	}
+	if v.Summary != nil && slices.Contains(r.exp.Export, "atif") {
+		r.exportATIF(dir, t.Config, rt.secrets)
+	}
 	r.mu.Lock()
 	r.finished[t.Key] = o
 	r.mu.Unlock()
@@ -254,4 +298,20 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 		r.progress.Logf("warning: %v", err)
 	}
 	return o
+}
+
+// exportATIF writes a finished trial's ATIF trajectory.json into its
+// directory (export: [atif]); a failure is a warning, not a lost trial.
+func (r *run) exportATIF(dir, config string, secrets []string) {
+	opt := export.Options{Secrets: secrets}
+	if p, ok := r.exp.PriceOf(config); ok {
+		opt.Cost = func(_ string, u runrecord.Usage) *big.Rat { return p.Cost(u) }
+	}
+	doc, err := export.Trial(dir, opt)
+	if err == nil {
+		err = export.Write(export.TrialFile(dir, "", ""), doc, secrets)
+	}
+	if err != nil {
+		r.progress.Logf("warning: ATIF export of %s: %v", dir, err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
@@ -90,6 +91,18 @@ func evaluationStatus(cps []runrecord.Checkpoint) (runrecord.Status, string) {
 		}
 	}
 	return runrecord.StatusCompleted, ""
+}
+
+// cumulativeUsage is the usage of every invocation up to and including
+// iteration t, the tokens cumulativeTokens counts.
+func (r *runner) cumulativeUsage(t int) runrecord.Usage {
+	var u runrecord.Usage
+	for _, inv := range r.st.invocations() {
+		if inv.Iteration <= t {
+			u = u.Add(inv.Usage)
+		}
+	}
+	return u
 }
 
 // cumulativeTokens counts input + output tokens of every invocation up to and
@@ -223,12 +236,16 @@ func (r *runner) scoreRows(t int, cp runrecord.Checkpoint) []runrecord.Row {
 	}
 	sort.Strings(names)
 	var rows []runrecord.Row
+	var cost *big.Rat
+	if r.env.Price != nil {
+		cost = r.env.Price.Cost(r.cumulativeUsage(t))
+	}
 	for _, m := range names {
 		rows = append(rows, runrecord.Row{
 			Benchmark: r.spec.Benchmark, Config: r.spec.Config, Condition: r.arm.Condition.ReportedAs(t),
 			Checkpoint: t, Task: r.spec.Task, Family: r.env.Task.Family, Group: r.env.Task.Group,
 			Category: r.env.Task.Category, Metric: m, Value: cp.Metrics[m],
-			Tokens: float64(cp.Tokens), Rep: max(r.spec.Rep, 1), Source: r.spec.Key,
+			Tokens: float64(cp.Tokens), Rep: max(r.spec.Rep, 1), Source: r.spec.Key, CostUSD: cost,
 		})
 	}
 	return rows

@@ -46,6 +46,9 @@ type Env struct {
 	Secrets []string
 	// Logf receives progress lines; may be nil.
 	Logf func(format string, args ...any)
+	// Price, when the config prices the model, gives each score row the
+	// exact cost_usd of its tokens; nil leaves the cost unknown.
+	Price *runrecord.Price
 	// ServedLog is the relay's log of this attempt's model traffic
 	// (experiments/served), when the CLIs talk through it: an invocation
 	// the CLI calls completed while the relay saw no answer is an

@@ -1,0 +1,163 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"math/big"
+	"os"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// PriceTable is the prices: section as written: USD per million tokens by
+// "provider/model" or "model", each amount a decimal kept as its literal so
+// that costs are exact.
+type PriceTable map[string]PriceEntry
+
+// PriceEntry is one model's prices; cached_input defaults to input and
+// reasoning to output.
+type PriceEntry struct {
+	Input       string `yaml:"input"`
+	CachedInput string `yaml:"cached_input"`
+	Output      string `yaml:"output"`
+	Reasoning   string `yaml:"reasoning"`
+}
+
+// ExportFormats are the names export: accepts.
+var ExportFormats = []string{"atif"}
+
+// Prices is the table as exact prices; entries that do not parse were
+// reported when the config was loaded.
+func (t PriceTable) Prices() (runrecord.Prices, error) {
+	out := runrecord.Prices{}
+	names := make([]string, 0, len(t))
+	for k := range t {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		p, err := t[k].price()
+		if err != nil {
+			return nil, fmt.Errorf("prices.%s: %w", k, err)
+		}
+		out[k] = p
+	}
+	return out, nil
+}
+
+func (e PriceEntry) price() (runrecord.Price, error) {
+	var p runrecord.Price
+	for _, f := range []struct {
+		name, s  string
+		dst      **big.Rat
+		required bool
+	}{{"input", e.Input, &p.Input, true}, {"cached_input", e.CachedInput, &p.CachedInput, false},
+		{"output", e.Output, &p.Output, true}, {"reasoning", e.Reasoning, &p.Reasoning, false}} {
+		if f.s == "" {
+			if f.required {
+				return p, fmt.Errorf("%s (USD per million tokens) is missing", f.name)
+			}
+			continue
+		}
+		r, err := runrecord.ParseUSD(f.s)
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.dst = r
+	}
+	return p, nil
+}
+
+// PriceOf is the price of a configuration's model (ok false: unknown).
+func (e *Experiment) PriceOf(label string) (runrecord.Price, bool) {
+	h, found := e.Config(label)
+	if !found {
+		return runrecord.Price{}, false
+	}
+	ps, err := e.Prices.Prices()
+	if err != nil {
+		return runrecord.Price{}, false
+	}
+	return ps.Lookup(h.Provider.Name, h.Provider.Model)
+}
+
+// BudgetUSD is the dollar budget, nil when there is none.
+func (e *Experiment) BudgetUSD() *big.Rat {
+	if e.Budget.USD == "" {
+		return nil
+	}
+	r, err := runrecord.ParseUSD(e.Budget.USD)
+	if err != nil || r.Sign() == 0 {
+		return nil
+	}
+	return r
+}
+
+func (v *validator) checkPrices(doc *yaml.Node, e *Experiment) {
+	pn := child(doc, "prices")
+	for _, k := range sortedKeys(e.Prices) {
+		if _, err := e.Prices[k].price(); err != nil {
+			v.add(line(child(pn, k), line(pn, doc.Line)), "prices.%s: %v", k, err)
+		}
+	}
+	bn := child(child(doc, "budget"), "usd")
+	if e.Budget.USD != "" {
+		if _, err := runrecord.ParseUSD(e.Budget.USD); err != nil {
+			v.add(line(bn, doc.Line), "budget.usd: %v (dollars, e.g. 250 or 12.5; leave it out for no dollar budget)", err)
+		} else {
+			for _, c := range e.Configs {
+				if _, ok := e.PriceOf(c.Label); !ok {
+					v.add(line(bn, doc.Line), "budget.usd needs a price for every configuration: prices has none for %s (%s/%s)",
+						c.Label, c.Provider.Name, c.Provider.Model)
+				}
+			}
+		}
+	}
+	en := child(doc, "export")
+	for _, f := range e.Export {
+		known := false
+		for _, k := range ExportFormats {
+			known = known || f == k
+		}
+		if !known {
+			v.add(line(en, doc.Line), "export: unknown format %q (known: %v)", f, ExportFormats)
+		}
+	}
+}
+
+func sortedKeys(t PriceTable) []string {
+	out := make([]string, 0, len(t))
+	for k := range t {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LoadPrices reads a price file (--prices): a YAML file whose prices:
+// section is written as in an experiment config.
+func LoadPrices(path string) (runrecord.Prices, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Prices PriceTable `yaml:"prices"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(f.Prices) == 0 {
+		return nil, fmt.Errorf("%s: no prices: section (prices: {provider/model: {input: USD, cached_input: USD, output: USD}})", path)
+	}
+	ps, err := f.Prices.Prices()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ps, nil
+}

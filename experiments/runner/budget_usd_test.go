@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness/atif"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// A dollar budget stops new trials like the token budget, and every score
+// row carries the exact cost of its tokens at the config's prices.
+func TestDollarBudgetStopsNewTrials(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	// The instant harness's Developer reads 300 and writes 30 tokens: a
+	// Vanilla trial costs 300*1 + 30*2 micro-dollars = $0.00036.
+	e := experiment(t, out, "prices:\n  scripted/m: {input: 1, output: 2}\nbudget: {usd: 0.0001}\nexport: [atif]\n")
+	e.Concurrency = 1
+	res := mustRun(t, e, opts(&instantHarness{}))
+	if res.Count(runrecord.StateDone) != 1 || res.Count(runrecord.StateBudget) != 3 {
+		t.Fatalf("outcomes %+v", res.Outcomes)
+	}
+	for _, o := range res.Outcomes {
+		if o.State == runrecord.StateDone {
+			// export: [atif] wrote the trial's document, priced exactly.
+			dir := filepath.Join(out, o.Trial.Dir)
+			var doc atif.Trajectory
+			if err := runrecord.ReadJSON(filepath.Join(dir, atif.FileName), &doc); err != nil {
+				t.Fatal(err)
+			}
+			u, _ := runrecord.LedgerUsage(filepath.Join(dir, runrecord.UsageFile))
+			p, _ := e.PriceOf("instant")
+			if doc.FinalMetrics.Extra["total_cost_usd_exact"] != runrecord.FormatUSD(p.Cost(u)) || atif.FinalUsage(doc.FinalMetrics) != u {
+				t.Errorf("trajectory final metrics %+v, ledger %+v", doc.FinalMetrics, u)
+			}
+		}
+		if o.State == runrecord.StateBudget && !strings.Contains(o.Reason, "dollar budget $0.0001 reached") {
+			t.Errorf("reason %q", o.Reason)
+		}
+	}
+	rows, err := runrecord.ReadScores(filepath.Join(out, runrecord.ScoresFile))
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("scores: %v %v", rows, err)
+	}
+	p, _ := e.PriceOf("instant")
+	for _, r := range rows {
+		ledger, err := runrecord.ReadLedger(filepath.Join(out, r.Config, runrecord.Arm{Condition: r.Condition, Checkpoint: r.Checkpoint}.String(), r.Task, "rep-1", runrecord.UsageFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var u runrecord.Usage
+		for _, l := range ledger {
+			if l.Iteration <= r.Checkpoint {
+				u = u.Add(l.Usage)
+			}
+		}
+		if r.CostUSD == nil || r.CostUSD.Cmp(p.Cost(u)) != 0 || (r.Condition == runrecord.Vanilla && runrecord.FormatUSD(r.CostUSD) != "0.00036") {
+			t.Errorf("%s %s: cost %s, tokens x prices %s", r.Condition, r.Task, runrecord.FormatUSD(r.CostUSD), runrecord.FormatUSD(p.Cost(u)))
+		}
+	}
+}
