@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/export"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
@@ -34,11 +35,16 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		outcomes[i] = status.Outcome{Trial: t, State: runrecord.StateRemaining}
 		pending = append(pending, i)
 	}
-	r.progress = status.NewProgress(r.opts.Out, r.opts.Terminal, len(trials), r.exp.Scripted())
+	r.progress = status.NewProgress(r.opts.Out, r.opts.Terminal, trials, r.exp.Concurrency, r.exp.Scripted())
+	earlier := 0
 	for _, o := range outcomes {
 		if o.Skipped {
 			r.progress.Finished(o)
+			earlier++
 		}
+	}
+	if earlier > 0 {
+		r.progress.Logf("%d of %d trial(s) finished in an earlier run; %d to run", earlier, len(trials), len(pending))
 	}
 	if err := r.writeOutputs(trials); err != nil {
 		return nil, err
@@ -257,8 +263,10 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	if !r.opts.Terminal {
 		logf = func(format string, args ...any) { r.progress.Logf(t.Dir+": "+format, args...) }
 	}
+	r.progress.Started(t)
 	env := trial.Env{
-		Bench: r.plan.Bench, Task: t.Task, Exec: r.opts.Exec, RunDir: r.out,
+		OnRole: func(it int, role harness.Role, attempt int) { r.progress.Role(t, it, string(role), attempt) },
+		Bench:  r.plan.Bench, Task: t.Task, Exec: r.opts.Exec, RunDir: r.out,
 		ContractRetries: r.exp.Retries.Contract,
 		Timeouts:        trial.Timeouts(r.exp.Timeouts),
 		Env:             rt.env, Secrets: rt.secrets, Logf: logf,

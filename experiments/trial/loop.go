@@ -365,7 +365,11 @@ func (r *runner) call(ctx context.Context, t int, role harness.Role, access harn
 			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
 			Env: r.env.Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
 		}
-		r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
+		if r.env.OnRole != nil {
+			r.env.OnRole(t, role, attempt)
+		} else {
+			r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
+		}
 		started := time.Now().UTC()
 		if r.env.Relay != nil {
 			r.env.Relay.SetAttempt(r.rel(adir))

@@ -49,6 +49,9 @@ type Env struct {
 	// Price, when the config prices the model, gives each score row the
 	// exact cost_usd of its tokens; nil leaves the cost unknown.
 	Price *runrecord.Price
+	// OnRole, when set, is told each role invocation as it starts (the
+	// progress display names the running roles).
+	OnRole func(iteration int, role harness.Role, attempt int)
 	// ServedLog is the relay's log of this attempt's model traffic
 	// (experiments/served), when the CLIs talk through it: an invocation
 	// the CLI calls completed while the relay saw no answer is an

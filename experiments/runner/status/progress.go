@@ -3,49 +3,123 @@ package status
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-// Progress shows a bar on a terminal and plain log lines otherwise.
+// Progress shows what a run is doing: on a terminal a bar whose text names
+// the running trials with their current iteration and role, the tokens of
+// finished trials, replacements and an ETA; otherwise one concise line per
+// event. A scripted run's notice is printed once, at the top.
+//
+// The ETA is the remaining work over the concurrency: each unfinished trial
+// costs the mean duration of the trials of its arm that finished in this
+// run (or, before one has, the mean duration per role invocation of all
+// finished trials times its invocations, see units); a running one has its elapsed time taken off.
 type Progress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	bar      *progressbar.ProgressBar
+	now      func() time.Time
 	total    int
+	limit    int
 	done     int
 	failed   int
 	budget   int
+	replaced int
 	tokens   int64
-	prefix   string
-	started  time.Time
-	finishes int
+	running  map[string]*runningTrial
+	pending  map[string]plan.Trial // not finished, not running
+	// durations of the trials this run finished, per arm.
+	durations map[string][]time.Duration
+	stop      chan struct{}
+	ended     sync.Once
 }
 
-// NewProgress starts the progress of total trials; scripted runs say on
-// every line that the model is the test double.
-func NewProgress(w io.Writer, terminal bool, total int, scripted bool) *Progress {
-	p := &Progress{w: w, total: total, started: time.Now()}
+type runningTrial struct {
+	trial     plan.Trial
+	started   time.Time
+	iteration int
+	role      string
+	attempt   int
+}
+
+// NewProgress starts the progress of the given trials (those an earlier run
+// finished are reported through Finished with Skipped set).
+func NewProgress(w io.Writer, terminal bool, trials []plan.Trial, limit int, scripted bool) *Progress {
+	p := &Progress{w: w, now: time.Now, total: len(trials), limit: max(limit, 1), running: map[string]*runningTrial{},
+		pending: map[string]plan.Trial{}, durations: map[string][]time.Duration{}, stop: make(chan struct{})}
+	for _, t := range trials {
+		p.pending[t.Key] = t
+	}
 	if scripted {
-		p.prefix = "[scripted test double: plumbing check, not results] "
 		fmt.Fprintf(w, "NOTE: %s\n", config.ScriptedNotice)
 	}
 	if terminal {
-		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionSetDescription(p.prefix+p.describe()), progressbar.OptionFullWidth())
+		p.bar = progressbar.NewOptions(p.total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(20), progressbar.OptionSetPredictTime(false), progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetDescription(p.describe()), progressbar.OptionClearOnFinish())
+		go p.refresh()
 	}
 	return p
 }
 
-func (p *Progress) describe() string {
-	return fmt.Sprintf("done %d failed %d remaining %d tokens %d", p.done, p.failed,
-		p.total-p.done-p.failed-p.budget, p.tokens)
+// refresh redraws the bar every second: the running roles and the ETA
+// change between events.
+func (p *Progress) refresh() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+			p.mu.Lock()
+			p.bar.Describe(p.describe())
+			p.mu.Unlock()
+		}
+	}
+}
+
+// Started marks a trial as running.
+func (p *Progress) Started(t plan.Trial) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.pending, t.Key)
+	p.running[t.Key] = &runningTrial{trial: t, started: p.now()}
+	if p.bar != nil {
+		p.bar.Describe(p.describe())
+		return
+	}
+	fmt.Fprintf(p.w, "start %s (%s %s): %d running, ETA %s\n", t.Dir, t.Arm, t.Task.ID, len(p.running), p.eta())
+}
+
+// Role notes the role a running trial has started.
+func (p *Progress) Role(t plan.Trial, iteration int, role string, attempt int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rt, ok := p.running[t.Key]
+	if !ok {
+		return
+	}
+	rt.iteration, rt.role, rt.attempt = iteration, role, attempt
+	if p.bar != nil {
+		p.bar.Describe(p.describe())
+		return
+	}
+	again := ""
+	if attempt > 1 {
+		again = fmt.Sprintf(" (attempt %d)", attempt)
+	}
+	fmt.Fprintf(p.w, "  %s: iteration %d %s%s\n", t.Dir, iteration, role, again)
 }
 
 // Finished counts a trial that reached a final state (an interrupted one
@@ -53,6 +127,8 @@ func (p *Progress) describe() string {
 func (p *Progress) Finished(o Outcome) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	rt := p.running[o.Trial.Key]
+	delete(p.running, o.Trial.Key)
 	switch o.State {
 	case runrecord.StateDone:
 		p.done++
@@ -61,13 +137,24 @@ func (p *Progress) Finished(o Outcome) {
 	case runrecord.StateBudget:
 		p.budget++
 	default:
-		return // interrupted: still remaining
-	}
-	p.tokens += o.Usage.Total
-	if p.bar != nil {
-		p.bar.Describe(p.prefix + p.describe())
-		p.bar.Add(1)
+		if rt != nil {
+			p.pending[o.Trial.Key] = o.Trial // interrupted: still remaining
+		}
 		return
+	}
+	delete(p.pending, o.Trial.Key)
+	p.tokens += o.Usage.Total
+	p.replaced += o.Replacements
+	if rt != nil && !o.Skipped && o.State != runrecord.StateBudget {
+		p.durations[o.Trial.Arm] = append(p.durations[o.Trial.Arm], p.now().Sub(rt.started))
+	}
+	if p.bar != nil {
+		_ = p.bar.Set(p.finished()) // the count first, so the text never runs ahead of the bar
+		p.bar.Describe(p.describe())
+		return
+	}
+	if o.Skipped {
+		return // counted; the first event line says how many
 	}
 	what := string(o.State)
 	if o.Status != "" {
@@ -76,17 +163,103 @@ func (p *Progress) Finished(o Outcome) {
 	if o.Reason != "" {
 		what += ": " + o.Reason
 	}
-	if o.Skipped {
-		what += " [finished earlier]"
+	took := ""
+	if rt != nil {
+		took = ", " + p.now().Sub(rt.started).Round(time.Second).String()
 	}
-	n := p.done + p.failed + p.budget
-	eta := ""
-	if p.finishes++; !o.Skipped && n < p.total {
-		per := time.Since(p.started) / time.Duration(p.finishes)
-		eta = fmt.Sprintf(", ETA %s", (per * time.Duration(p.total-n)).Round(time.Second))
+	rep := ""
+	if o.Replacements > 0 {
+		rep = fmt.Sprintf(", %d replaced attempt(s)", o.Replacements)
 	}
-	fmt.Fprintf(p.w, "%s[%d/%d] %s %s: %s (tokens %d; %s%s)\n", p.prefix, n, p.total, o.Trial.Dir, o.Trial.Key, what,
-		o.Usage.Total, p.describe(), eta)
+	fmt.Fprintf(p.w, "[%d/%d] %s %s: %s (%d tokens%s%s); %s\n", p.finished(), p.total, o.Trial.Dir, o.Trial.Arm, what,
+		o.Usage.Total, took, rep, p.counts())
+}
+
+func (p *Progress) finished() int { return p.done + p.failed + p.budget }
+
+func (p *Progress) counts() string {
+	s := fmt.Sprintf("done %d, failed %d, running %d, remaining %d, tokens %d", p.done, p.failed, len(p.running), len(p.pending), p.tokens)
+	if p.replaced > 0 {
+		s += fmt.Sprintf(", replaced %d", p.replaced)
+	}
+	return s + ", ETA " + p.eta()
+}
+
+// describe is the bar's text: the counts, then each running trial.
+func (p *Progress) describe() string {
+	var parts []string
+	keys := make([]string, 0, len(p.running))
+	for k := range p.running {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return p.running[keys[i]].trial.Dir < p.running[keys[j]].trial.Dir })
+	for _, k := range keys {
+		rt := p.running[k]
+		s := rt.trial.Task.ID + " " + rt.trial.Arm
+		if rt.role != "" {
+			s += fmt.Sprintf(" it%d %s", rt.iteration, rt.role)
+		}
+		parts = append(parts, s)
+	}
+	running := ""
+	if len(parts) > 0 {
+		running = " | running: " + strings.Join(parts, "; ")
+	}
+	return p.counts() + running
+}
+
+// eta is the estimated time left, "?" before any trial finished here.
+func (p *Progress) eta() string {
+	if len(p.pending) == 0 && len(p.running) == 0 {
+		return "0s"
+	}
+	var perStep time.Duration
+	steps := 0
+	for arm, ds := range p.durations {
+		for _, d := range ds {
+			perStep += d
+			steps += units(arm)
+		}
+	}
+	if steps == 0 {
+		return "?"
+	}
+	perStep /= time.Duration(steps)
+	estimate := func(t plan.Trial) time.Duration {
+		if ds := p.durations[t.Arm]; len(ds) > 0 {
+			var sum time.Duration
+			for _, d := range ds {
+				sum += d
+			}
+			return sum / time.Duration(len(ds))
+		}
+		return perStep * time.Duration(units(t.Arm))
+	}
+	var work time.Duration
+	for _, t := range p.pending {
+		work += estimate(t)
+	}
+	now := p.now()
+	for _, rt := range p.running {
+		e := estimate(rt.trial)
+		work += max(e-now.Sub(rt.started), e/10)
+	}
+	lanes := min(p.limit, len(p.pending)+len(p.running))
+	return (work / time.Duration(max(lanes, 1))).Round(time.Second).String()
+}
+
+// units is an arm's role invocations when every one succeeds: a Vanilla
+// pass is one Developer turn, an HoH iteration (and an ablation's) three.
+func units(arm string) int {
+	a, err := runrecord.ParseArm(arm)
+	if err != nil {
+		return 1
+	}
+	switch a.Condition {
+	case runrecord.Vanilla, runrecord.VanillaContinuation:
+		return max(a.Checkpoint, 1)
+	}
+	return 3 * max(a.Checkpoint, 1)
 }
 
 // Logf prints a line unless a bar is shown.
@@ -96,13 +269,18 @@ func (p *Progress) Logf(format string, args ...any) {
 	if p.bar != nil {
 		return
 	}
-	fmt.Fprintf(p.w, p.prefix+format+"\n", args...)
+	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
 // End finishes the bar.
 func (p *Progress) End() {
-	if p.bar != nil {
-		p.bar.Finish()
-		fmt.Fprintln(p.w)
-	}
+	p.ended.Do(func() {
+		close(p.stop)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.bar != nil {
+			_ = p.bar.Finish()
+			fmt.Fprintf(p.w, "%d/%d trial(s) finished: %s\n", p.finished(), p.total, strings.TrimSuffix(p.counts(), ", ETA 0s"))
+		}
+	})
 }
