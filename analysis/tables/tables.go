@@ -327,7 +327,11 @@ func (b *builder) scoreTokenTable(extra func(bm benchMetric) []column) (*Table, 
 		cols = append(cols, extra(bm)...)
 		cols = append(cols, column{b.header(bm, "Tokens (M)"), func(config, arm string) (*Cell, error) {
 			return b.cell(bm.bench, config, arm, "all", "tokens_m", "", b.tokens(bm.bench, config, arm))
-		}}, column{b.header(bm, "eta vs Vanilla"), func(config, arm string) (*Cell, error) {
+		}})
+		if b.fromRecords && b.ix.HasCosts() {
+			cols = append(cols, b.costColumn(bm))
+		}
+		cols = append(cols, column{b.header(bm, "eta vs Vanilla"), func(config, arm string) (*Cell, error) {
 			if arm == van {
 				return nil, nil
 			}

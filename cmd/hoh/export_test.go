@@ -74,3 +74,28 @@ func TestImportHarborThenTable1(t *testing.T) {
 		t.Errorf("a baseline with a task HoH lacks: exit %d, %s", code, stderr.String())
 	}
 }
+
+// Table 2 shows each arm's mean cost per task beside its tokens, exactly
+// the records' cost_usd; an arm with a trial of unknown price is unknown,
+// not a mean of the others.
+func TestTable2CostColumn(t *testing.T) {
+	dir := t.TempDir()
+	head := "benchmark,config,condition,checkpoint,task,metric,value,tokens,rep,cost_usd\n"
+	rows := "b,c,vanilla,1,t1,reward,1,1000,1,0.0128\nb,c,vanilla,1,t2,reward,0,2000,1,0.00512\n" +
+		"b,c,hoh,2,t1,reward,1,3000,1,0.01\nb,c,hoh,2,t2,reward,1,4000,1,0.03\n"
+	p := filepath.Join(dir, "scores.csv")
+	os.WriteFile(p, []byte(head+rows), 0o644)
+	var stdout, stderr bytes.Buffer
+	if code := runMain(t, []string{"report", "table2", "--results", p, "--format", "csv"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "vanilla,all,cost_usd,,0.00896,") || !strings.Contains(out, "hoh@2,all,cost_usd,,0.02,") {
+		t.Errorf("table2 without exact costs:\n%s", out)
+	}
+	os.WriteFile(p, []byte(head+strings.Replace(rows, "4000,1,0.03", "4000,1,", 1)), 0o644)
+	runMain(t, []string{"report", "table2", "--results", p}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "Cost (USD) of c HoH@2 on b is unknown") {
+		t.Errorf("an unknown cost is not said to be unknown:\n%s", stdout.String())
+	}
+}
