@@ -127,8 +127,15 @@ type Target struct {
 	// Provider.BaseURL (which, in a container, is the in-container relay).
 	Reach string
 	// Exec runs the CLI where the trials run it (a task container); nil:
-	// the host.
+	// the host, through Confine when set.
 	Exec sandbox.Executor
+	// Confine, for a host benchmark, is the executor a role invocation
+	// with this working and state directory gets (trial.RoleExecutor: the
+	// confined view): the turn runs exactly as a role's would.
+	Confine func(workDir, stateDir string) sandbox.Executor
+	// Idle is the trials' idle timeout (0: Timeout): a provider silent
+	// that long fails the turn as it would fail a role.
+	Idle time.Duration
 	// Dir holds the turn's working and state directories; it must be at
 	// the same path for Exec (default: beside the logs).
 	Dir string
@@ -202,17 +209,38 @@ func check(ctx context.Context, dir string, t Target) string {
 	}
 	logDir := filepath.Join(dir, t.Label)
 	os.RemoveAll(logDir) // a previous run's preflight
+	idle := Timeout
+	if t.Idle > 0 && t.Idle < idle {
+		idle = t.Idle
+	}
+	state := filepath.Join(tmp, "state")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err.Error()
+	}
 	inv := harness.Invocation{Role: harness.RolePlanner, Access: harness.AccessReadOnly, Prompt: Prompt,
-		WorkDir: work, StateDir: filepath.Join(tmp, "state"), LogDir: logDir,
-		WallTimeout: Timeout, IdleTimeout: Timeout, Env: t.Env, Secrets: t.Secrets, Exec: t.Exec}
+		WorkDir: work, StateDir: state, LogDir: logDir,
+		WallTimeout: Timeout, IdleTimeout: idle, Env: t.Env, Secrets: t.Secrets, Exec: t.Exec}
+	where := fmt.Sprintf(" (%s %s at %s; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
+	switch {
+	case t.Exec != nil:
+		where = fmt.Sprintf(" (%s %s at %s inside the task container; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
+	case t.Confine != nil:
+		inv.Exec = t.Confine(work, state)
+		where = fmt.Sprintf(" (%s %s at %s in a role's confined view; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
+	}
 	started := time.Now().UTC()
 	res, err := t.Harness.Run(ctx, inv)
 	if err != nil {
 		return fmt.Sprintf("%s could not be started: %v", t.Harness.Name(), err)
 	}
-	where := fmt.Sprintf(" (%s %s at %s; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
-	if t.Exec != nil {
-		where = fmt.Sprintf(" (%s %s at %s inside the task container; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)
+	// The relay's view first: a turn without a model response is the
+	// provider's or the CLI's start-up's, whatever the CLI says.
+	if t.ServedLog != "" {
+		if tr, err := served.Of(t.ServedLog, "", started); err == nil {
+			if cause, ev := tr.NoTurn(idle); cause != "" {
+				return fmt.Sprintf("%s [%s]; the CLI's own account: %s: %s%s", ev, cause, res.Outcome, firstLine(res.Evidence), where)
+			}
+		}
 	}
 	switch {
 	case res.Outcome != harness.OutcomeCompleted:

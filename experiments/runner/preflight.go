@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -23,7 +26,7 @@ func (r *run) preflight(ctx context.Context) error {
 	var fails preflight.Error
 	for _, c := range r.exp.Configs {
 		rt := r.configs[c.Label]
-		tg := preflight.Target{Label: c.Label, Harness: rt.harness, Provider: rt.cfg.Provider, Env: rt.env, Secrets: rt.secrets}
+		tg := preflight.Target{Label: c.Label, Harness: rt.harness, Provider: rt.cfg.Provider, Env: rt.env, Secrets: rt.secrets, Idle: r.exp.Timeouts.Idle}
 		closeTarget, err := r.preflightTarget(ctx, dir, rt, &tg)
 		defer closeTarget()
 		if err != nil {
@@ -54,6 +57,7 @@ func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime
 		}
 	}
 	if rt.cfg.Provider.BaseURL == "" || r.opts.NewHarness != nil { // a test double from the hook talks to no provider
+		r.confinePreflight(tg)
 		return release, nil
 	}
 	work := filepath.Join(dir, ".env-"+rt.cfg.Label)
@@ -98,5 +102,20 @@ func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime
 		return release, err
 	}
 	tg.Harness, tg.Provider = h, opts.Provider
+	r.confinePreflight(tg)
 	return release, nil
+}
+
+// confinePreflight makes a host benchmark's preflight turn run in the view
+// a role invocation gets (trial.RoleExecutor), with the run directory as
+// the trials', so that a CLI the view hides fails the preflight, not 45
+// trials.
+func (r *run) confinePreflight(tg *preflight.Target) {
+	if r.docker != nil || tg.Exec != nil {
+		return
+	}
+	h, exec, out := tg.Harness, r.opts.Exec, r.out
+	tg.Confine = func(workDir, stateDir string) sandbox.Executor {
+		return trial.RoleExecutor(exec, h, out, trial.RoleView{Access: harness.AccessReadOnly, WorkDir: workDir, StateDir: stateDir}, nil)
+	}
 }

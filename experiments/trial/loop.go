@@ -3,7 +3,6 @@ package trial
 import (
 	"context"
 	"fmt"
-	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,44 +75,13 @@ type runner struct {
 // evaluation outputs and hoh's private directory are not in the view.
 // Containers get the view of their mounts (environment package).
 func (r *runner) executor(access harness.Access, workDir, stateDir string, shown, writes []string) sandbox.Executor {
-	var inner sandbox.Executor
-	switch e := r.env.Exec.(type) {
-	case nil:
-		inner = sandbox.Local{}
-	case sandbox.Local:
-		inner = e
-	default:
-		return r.env.Exec
-	}
-	v := sandbox.View{Hide: r.hidden(), Show: append([]string(nil), shown...), Write: append([]string{stateDir}, writes...)}
-	if h, ok := r.env.Harness.(harness.Installed); ok {
-		v.Tools = cliinstall.ViewPaths(h.Binary()) // a CLI installed under a hidden directory still runs
-	}
-	if access == harness.AccessWrite {
-		v.Write = append(v.Write, workDir)
-	} else {
-		v.Show = append(v.Show, workDir)
-	}
-	leftovers := sandbox.Leftovers{Path: r.l.Processes()}
-	return sandbox.Confined{Inner: inner, View: v, Started: func(pid int) { _ = leftovers.Record(pid) }}
-}
-
-// hidden are the directories no role sees beyond its contract: the run
-// directory (the trial's own when the caller names none) and the shared
-// temporary directory.
-func (r *runner) hidden() []string {
 	root := r.env.RunDir
 	if root == "" {
 		root = r.l.Dir
 	}
-	if abs, err := filepath.Abs(root); err == nil {
-		root = abs
-	}
-	out := []string{root, "/tmp"}
-	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" {
-		out = append(out, tmp)
-	}
-	return out
+	leftovers := sandbox.Leftovers{Path: r.l.Processes()}
+	return RoleExecutor(r.env.Exec, r.env.Harness, root, RoleView{Access: access, WorkDir: workDir, StateDir: stateDir, Shown: shown, Writes: writes},
+		func(pid int) { _ = leftovers.Record(pid) })
 }
 
 // ViewScratch is the folder of a stage that a benchmark with fixed task
