@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -18,7 +21,8 @@ func init() {
 func statusCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("status", stderr)
 	verbose := fs.Bool("v", false, "also list every failed and running trial")
-	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh status [-v] RUN_DIR"); fs.PrintDefaults() }
+	pricesFile := fs.String("prices", "", "a YAML price table (prices: {provider/model: {input, cached_input, output}} in USD per million tokens) for trials whose records carry no cost_usd")
+	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh status [-v] [--prices FILE] RUN_DIR"); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -50,13 +54,31 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	if in.Lock.Notice != "" {
 		fmt.Fprintf(stdout, "NOTE: %s\n", in.Lock.Notice)
 	}
+	price, err := statusPricer(in, *pricesFile)
+	if err != nil {
+		return err
+	}
+	costs, totalCost := in.Costs(price)
+	withCost := price != nil || totalCost.USD != nil
 	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header("Config", "Condition", "Done", running, "Failed", "Remaining", "Not run (budget)", "Tokens")
-	for _, g := range in.Groups() {
-		t.Append(g.Config, g.Arm, g.Done, g.Running, g.Failed, g.Remaining, g.NotRun, g.Tokens)
+	header := []any{"Config", "Condition", "Done", running, "Failed", "Remaining", "Not run (budget)", "Tokens"}
+	if withCost {
+		header = append(header, "Cost (USD)")
+	}
+	t.Header(header...)
+	for i, g := range in.Groups() {
+		row := []any{g.Config, g.Arm, g.Done, g.Running, g.Failed, g.Remaining, g.NotRun, g.Tokens}
+		if withCost {
+			row = append(row, costs[i].String())
+		}
+		t.Append(row...)
 	}
 	tot := in.Total()
-	t.Footer("Total (trials)", "", tot.Done, tot.Running, tot.Failed, tot.Remaining, tot.NotRun, tot.Tokens)
+	footer := []any{"Total (trials)", "", tot.Done, tot.Running, tot.Failed, tot.Remaining, tot.NotRun, tot.Tokens}
+	if withCost {
+		footer = append(footer, totalCost.String())
+	}
+	t.Footer(footer...)
 	if err := t.Render(); err != nil {
 		return err
 	}
@@ -79,4 +101,39 @@ func servedNote(in *status.Inspection) bool {
 		}
 	}
 	return false
+}
+
+// statusPricer prices usage with a --prices file, looked up by each
+// configuration's provider and model as the lock records them; nil without
+// a file.
+func statusPricer(in *status.Inspection, file string) (status.Pricer, error) {
+	if file == "" {
+		return nil, nil
+	}
+	ps, err := config.LoadPrices(file)
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Configs []struct {
+			Label    string `json:"label"`
+			Provider struct {
+				Name  string `json:"name"`
+				Model string `json:"model"`
+			} `json:"provider"`
+		} `json:"configs"`
+	}
+	_ = json.Unmarshal(in.Lock.Config, &cfg)
+	byLabel := map[string]runrecord.Price{}
+	for _, c := range cfg.Configs {
+		if p, ok := ps.Lookup(c.Provider.Name, c.Provider.Model); ok {
+			byLabel[c.Label] = p
+		}
+	}
+	return func(label string, u runrecord.Usage) *big.Rat {
+		if p, ok := byLabel[label]; ok {
+			return p.Cost(u)
+		}
+		return nil
+	}, nil
 }

@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"math/big"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness/atif"
+	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -38,6 +40,33 @@ func TestDollarBudgetStopsNewTrials(t *testing.T) {
 		if o.State == runrecord.StateBudget && !strings.Contains(o.Reason, "dollar budget $0.0001 reached") {
 			t.Errorf("reason %q", o.Reason)
 		}
+	}
+	// hoh status shows the same dollars: the done trial's, the trials the
+	// budget stopped cost nothing.
+	in, err := status.Inspect(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, total := in.Costs(nil)
+	want := new(big.Rat)
+	for _, o := range res.Outcomes {
+		if o.State == runrecord.StateDone {
+			u, _ := runrecord.LedgerUsage(filepath.Join(out, o.Trial.Dir, runrecord.UsageFile))
+			p, _ := e.PriceOf("instant")
+			want.Add(want, p.Cost(u))
+		}
+	}
+	if total.USD == nil || total.USD.Cmp(want) != 0 || want.Sign() == 0 {
+		t.Errorf("run cost %s, tokens x prices %s", total, runrecord.FormatUSD(want))
+	}
+	known := 0
+	for _, g := range groups {
+		if g.String() != "unknown" {
+			known++
+		}
+	}
+	if known != len(groups) {
+		t.Errorf("group costs %v", groups)
 	}
 	rows, err := runrecord.ReadScores(filepath.Join(out, runrecord.ScoresFile))
 	if err != nil || len(rows) == 0 {
