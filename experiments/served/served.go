@@ -123,8 +123,8 @@ func Start(upstream, logPath string) (*Relay, error) {
 		// No response: logged without usage, so the log shows the attempt
 		// got no answer; as a 502 when the provider failed (unreachable,
 		// reset), as 499 when the client gave up first (a CLI hoh killed
-		// while the provider kept it waiting), which is not the provider's
-		// failure.
+		// while the provider kept it waiting); silent_ms says for how long
+		// (Traffic judges it).
 		ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
 			status := http.StatusBadGateway
 			if req.Context().Err() != nil {

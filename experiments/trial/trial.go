@@ -54,8 +54,8 @@ type Env struct {
 	OnRole func(iteration int, role harness.Role, attempt int)
 	// ServedLog is the relay's log of this attempt's model traffic
 	// (experiments/served), when the CLIs talk through it: an invocation
-	// the CLI calls completed while the relay saw no answer is an
-	// infrastructure failure, not a result.
+	// in which the relay saw no successful model response is an
+	// infrastructure failure, not a result (docs/no-model-turn.md).
 	ServedLog string
 	// Relay, when the CLIs talk through hoh's relay, is told each
 	// invocation's attempt so its log names who was served what; replaced
