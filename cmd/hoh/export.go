@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/export"
 )
 
@@ -14,8 +15,9 @@ func init() {
 func exportCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", stderr)
 	out := fs.String("out", "", "directory for the documents, mirroring the trial directories (default: trajectory.json in each trial directory)")
+	pricesFile := fs.String("prices", "", "a YAML price table (prices: {provider/model: {input, cached_input, output}} in USD per million tokens): each invocation's and the trial's total_cost_usd")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hoh export atif RUN|TRIAL|PROJECT [--out DIR]")
+		fmt.Fprintln(stderr, "Usage: hoh export atif RUN|TRIAL|PROJECT [--out DIR] [--prices FILE]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -25,7 +27,15 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("%w: hoh export atif PATH", errUsage)
 	}
-	written, err := export.Tree(fs.Arg(1), *out, export.Options{})
+	opt := export.Options{}
+	if *pricesFile != "" {
+		ps, err := config.LoadPrices(*pricesFile)
+		if err != nil {
+			return err
+		}
+		opt = export.PriceByConfig(ps)
+	}
+	written, err := export.Tree(fs.Arg(1), *out, opt)
 	for _, p := range written {
 		fmt.Fprintln(stdout, p)
 	}

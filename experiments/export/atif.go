@@ -48,19 +48,26 @@ type Options struct {
 	// Cost, when set, prices an invocation's usage for a configuration
 	// exactly: nil means the price is unknown (no cost is written).
 	Cost func(config string, u runrecord.Usage) *big.Rat
+	// prices (PriceByConfig) look each trial's model up in a table.
+	prices runrecord.Prices
 }
+
+// PriceByConfig is the Options pricing with a table, each trial's model
+// looked up by the provider and model its run's lock names.
+func PriceByConfig(ps runrecord.Prices) Options { return Options{prices: ps} }
 
 // runMeta is what the run's lock says about a configuration.
 type runMeta struct {
 	hohVersion string
 	harness    map[string]string // label -> kind@version
 	model      map[string]string // label -> model
+	provider   map[string]string // label -> provider name
 	notice     string
 	secrets    []string // values of the provider key variables, as set here
 }
 
 func readRunMeta(runDir string) runMeta {
-	m := runMeta{harness: map[string]string{}, model: map[string]string{}}
+	m := runMeta{harness: map[string]string{}, model: map[string]string{}, provider: map[string]string{}}
 	lock, err := runrecord.ReadLock(runDir)
 	if err != nil {
 		return m
@@ -73,6 +80,7 @@ func readRunMeta(runDir string) runMeta {
 		Configs []struct {
 			Label    string `json:"label"`
 			Provider struct {
+				Name   string `json:"name"`
 				Model  string `json:"model"`
 				KeyEnv string `json:"key_env"`
 			} `json:"provider"`
@@ -81,6 +89,7 @@ func readRunMeta(runDir string) runMeta {
 	if json.Unmarshal(lock.Config, &cfg) == nil {
 		for _, c := range cfg.Configs {
 			m.model[c.Label] = c.Provider.Model
+			m.provider[c.Label] = c.Provider.Name
 			if v := os.Getenv(c.Provider.KeyEnv); c.Provider.KeyEnv != "" && v != "" {
 				m.secrets = append(m.secrets, v)
 			}
@@ -136,9 +145,17 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 	if err != nil {
 		return atif.Trajectory{}, err
 	}
-	meta := runMeta{harness: map[string]string{}, model: map[string]string{}}
+	meta := runMeta{harness: map[string]string{}, model: map[string]string{}, provider: map[string]string{}}
 	if rd := runDirOf(trialDir); rd != "" {
 		meta = readRunMeta(rd)
+	}
+	cost := opt.Cost
+	if opt.prices != nil {
+		p, ok := opt.prices.Lookup(meta.provider[spec.Config], meta.model[spec.Config])
+		cost = func(string, runrecord.Usage) *big.Rat { return nil }
+		if ok {
+			cost = func(_ string, u runrecord.Usage) *big.Rat { return p.Cost(u) }
+		}
 	}
 	ledger, err := runrecord.ReadLedger(l.Usage())
 	if err != nil {
@@ -163,7 +180,7 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 		Message: fmt.Sprintf("Task %s of %s under %s with %s.", spec.Task, spec.Benchmark, spec.Arm, spec.Config)})
 	var total runrecord.Usage
 	totalCost := new(big.Rat)
-	costKnown := opt.Cost != nil
+	costKnown := cost != nil
 	zero := 0
 	for _, inv := range ledger {
 		total = total.Add(inv.Usage)
@@ -175,8 +192,8 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 		if err != nil {
 			return atif.Trajectory{}, err
 		}
-		if opt.Cost != nil {
-			if usd := opt.Cost(spec.Config, inv.Usage); usd != nil {
+		if cost != nil {
+			if usd := cost(spec.Config, inv.Usage); usd != nil {
 				f, _ := usd.Float64()
 				sub.FinalMetrics.TotalCostUSD = &f
 				sub.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(usd)

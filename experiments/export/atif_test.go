@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -463,4 +464,37 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return data
+}
+
+// With a price table each invocation and the trial carry their dollars:
+// tokens x prices exactly; a model without a price has no cost at all.
+func TestExportCosts(t *testing.T) {
+	in, _ := new(big.Rat).SetString("1.25")
+	cached, _ := new(big.Rat).SetString("0.125")
+	out := big.NewRat(10, 1)
+	p := runrecord.Price{Input: in, CachedInput: cached, Output: out}
+	d := filepath.Join(fixture, "claude-scripted/hoh/greet/rep-1")
+	doc, err := Trial(d, PriceByConfig(runrecord.Prices{"scripted/scripted-model": p}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, _ := runrecord.ReadLedger(runrecord.TrialLayout{Dir: d}.Usage())
+	total := new(big.Rat)
+	for i, sub := range doc.SubagentTrajectories {
+		want := p.Cost(ledger[i].Usage)
+		total.Add(total, want)
+		if sub.FinalMetrics.Extra["total_cost_usd_exact"] != runrecord.FormatUSD(want) || sub.FinalMetrics.TotalCostUSD == nil {
+			t.Errorf("%s: cost %v, want %s", sub.TrajectoryID, sub.FinalMetrics.Extra["total_cost_usd_exact"], runrecord.FormatUSD(want))
+		}
+	}
+	if doc.FinalMetrics.Extra["total_cost_usd_exact"] != runrecord.FormatUSD(total) {
+		t.Errorf("trial cost %v, want %s", doc.FinalMetrics.Extra["total_cost_usd_exact"], runrecord.FormatUSD(total))
+	}
+	if errs := validateATIF(mustJSON(&doc)); len(errs) > 0 {
+		t.Error(errs)
+	}
+	doc, _ = Trial(d, PriceByConfig(runrecord.Prices{"other-model": p}))
+	if doc.FinalMetrics.TotalCostUSD != nil || doc.SubagentTrajectories[0].FinalMetrics.TotalCostUSD != nil {
+		t.Error("an unpriced model got a cost")
+	}
 }
