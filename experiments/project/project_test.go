@@ -1,11 +1,13 @@
 package project
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -325,5 +327,26 @@ func TestKilledRunsResumeToTheSameTable(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "progress.log"))
 	if n := strings.Count(string(b), "\n"); n != loops {
 		t.Errorf("progress.log has %d lines after %d loops", n, loops)
+	}
+}
+
+// hoh project run says, per loop and role, the issues open and closed, the
+// tokens so far and the time left in the budget.
+func TestRunSaysLoopRoleIssuesTokensAndTimeLeft(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "app")
+	if err := newTestProject(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 2, Deadline: time.Now().Add(time.Hour)},
+		Harness: &fakeHarness{sched: schedule(2)}, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{`loop 1 of 2: issues 0 open, 0 closed; tokens 0; time left \d+[hm]`,
+		`loop 2 planner: issues \d+ open, \d+ closed; tokens [1-9]\d*; time left `, `loop 2 qa: `} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("output lacks %s:\n%s", re, out.String())
+		}
 	}
 }

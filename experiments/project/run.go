@@ -147,8 +147,19 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		if err := runrecord.WriteJSON(l.TrialFiles().Spec(), trialSpec(c, t)); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(o.Out, "loop %d\n", t)
-		tenv := trial.Env{Bench: bench, Task: task, Harness: h, Exec: o.Exec,
+		fmt.Fprintf(o.Out, "loop %d of %d: %s\n", t, limits.Loops, progressText(l, limits, st))
+		loop := t
+		tenv := trial.Env{
+			OnRole: func(_ int, role harness.Role, attempt int) {
+				if o.Out == io.Discard {
+					return // nobody watches: no issue table to rebuild per role
+				}
+				again := ""
+				if attempt > 1 {
+					again = fmt.Sprintf(" (attempt %d)", attempt)
+				}
+				fmt.Fprintf(o.Out, "loop %d %s%s: %s\n", loop, role, again, progressText(l, limits, nil))
+			}, Bench: bench, Task: task, Harness: h, Exec: o.Exec,
 			ContractRetries: c.ContractRetries, Timeouts: trial.Timeouts(c.Timeouts),
 			Env: env, Secrets: secrets,
 			Workspace: project, GitDir: l.GitDir(), Exclude: exclude, NoEvaluation: true,
@@ -206,6 +217,40 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 			}
 		}
 	}
+}
+
+// progressText is the state a watcher wants between roles: issues open
+// and closed, tokens so far, and the budget left (st nil: read afresh).
+func progressText(l Layout, lim RunLimits, st []runrecord.StageRecord) string {
+	if st == nil {
+		var err error
+		if st, err = stages(l); err != nil {
+			return ""
+		}
+	}
+	var parts []string
+	if issues, err := ReadIssues(l.Project); err == nil {
+		open, closed := 0, 0
+		for _, is := range issues {
+			if is.State == Closed {
+				closed++
+			} else {
+				open++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("issues %d open, %d closed", open, closed))
+	}
+	if spent, err := spentTokens(l, st); err == nil {
+		tok := fmt.Sprintf("tokens %d", spent)
+		if lim.Tokens > 0 {
+			tok += fmt.Sprintf(" of %d", lim.Tokens)
+		}
+		parts = append(parts, tok)
+	}
+	if !lim.Deadline.IsZero() {
+		parts = append(parts, "time left "+max(time.Until(lim.Deadline), 0).Round(time.Second).String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // endLoop writes the derived files, tags the loop's last commit and drops
