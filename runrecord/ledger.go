@@ -57,6 +57,9 @@ type Invocation struct {
 	Duration  time.Duration `json:"duration_ns"`
 	Session   string        `json:"session,omitempty"`
 	Dir       string        `json:"dir"` // attempt directory, relative to the trial
+	// CostUSD is the exact dollar cost of Usage (FormatUSD) when the
+	// configuration's model has a price; "" is unknown, never 0.
+	CostUSD string `json:"cost_usd,omitempty"`
 }
 
 // WriteLedger rewrites a usage.jsonl atomically with one line per

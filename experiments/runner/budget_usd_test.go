@@ -36,6 +36,13 @@ func TestDollarBudgetStopsNewTrials(t *testing.T) {
 			if doc.FinalMetrics.Extra["total_cost_usd_exact"] != runrecord.FormatUSD(p.Cost(u)) || atif.FinalUsage(doc.FinalMetrics) != u {
 				t.Errorf("trajectory final metrics %+v, ledger %+v", doc.FinalMetrics, u)
 			}
+			// Each invocation of the ledger carries its own exact cost.
+			ledger, _ := runrecord.ReadLedger(filepath.Join(dir, runrecord.UsageFile))
+			for _, l := range ledger {
+				if l.CostUSD == "" || l.CostUSD != runrecord.FormatUSD(p.Cost(l.Usage)) {
+					t.Errorf("%s: ledger cost %q, tokens x prices %s", l.Dir, l.CostUSD, runrecord.FormatUSD(p.Cost(l.Usage)))
+				}
+			}
 		}
 		if o.State == runrecord.StateBudget && !strings.Contains(o.Reason, "dollar budget $0.0001 reached") {
 			t.Errorf("reason %q", o.Reason)

@@ -84,7 +84,11 @@ func Rescore(_ context.Context, e *config.Experiment, bench benchmark.Benchmark)
 			rep.Notes = append(rep.Notes, fmt.Sprintf("task %s changed since the run (digest %s, now %s): scored with its current rubric", task.ID, pt.TaskDigest, d))
 		}
 		l := run.Trial(line.Dir)
-		res, err := trial.Rescore(l.Dir, bench, task)
+		var price *runrecord.Price
+		if p, ok := e.PriceOf(pt.Config); ok {
+			price = &p
+		}
+		res, err := trial.RescorePriced(l.Dir, bench, task, price)
 		if err != nil {
 			return nil, err
 		}

@@ -93,16 +93,22 @@ func evaluationStatus(cps []runrecord.Checkpoint) (runrecord.Status, string) {
 	return runrecord.StatusCompleted, ""
 }
 
-// cumulativeUsage is the usage of every invocation up to and including
-// iteration t, the tokens cumulativeTokens counts.
-func (r *runner) cumulativeUsage(t int) runrecord.Usage {
+// ledgerUsage is the usage of every invocation of the ledger on disk
+// (usage.jsonl, rewritten after each committed stage) up to and including
+// iteration t: the tokens cumulativeTokens counts, read the same way when
+// a trial is rescored. ok false: the ledger cannot be read (cost unknown).
+func (r *runner) ledgerUsage(t int) (runrecord.Usage, bool) {
 	var u runrecord.Usage
-	for _, inv := range r.st.invocations() {
+	lines, err := runrecord.ReadLedger(r.l.Usage())
+	if err != nil {
+		return u, false
+	}
+	for _, inv := range lines {
 		if inv.Iteration <= t {
 			u = u.Add(inv.Usage)
 		}
 	}
-	return u
+	return u, true
 }
 
 // cumulativeTokens counts input + output tokens of every invocation up to and
@@ -238,7 +244,9 @@ func (r *runner) scoreRows(t int, cp runrecord.Checkpoint) []runrecord.Row {
 	var rows []runrecord.Row
 	var cost *big.Rat
 	if r.env.Price != nil {
-		cost = r.env.Price.Cost(r.cumulativeUsage(t))
+		if u, ok := r.ledgerUsage(t); ok {
+			cost = r.env.Price.Cost(u)
+		}
 	}
 	for _, m := range names {
 		rows = append(rows, runrecord.Row{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -216,13 +217,23 @@ func (r *runner) recordReplaced(inv runrecord.Invocation) {
 			inv.Usage = served.ByAttempt(lines)[inv.Dir]
 		}
 	}
+	if r.env.Price != nil {
+		inv.CostUSD = runrecord.FormatUSD(r.env.Price.Cost(inv.Usage))
+	}
 	_ = runrecord.Append(r.l.ReplacedUsage(), inv) // best effort: the disk may be the fault
 }
 
 // writeLedger rewrites usage.jsonl from the committed stages, so the ledger
 // never counts an interrupted stage twice.
 func (r *runner) writeLedger() error {
-	return runrecord.WriteLedger(r.l.Usage(), r.st.invocations())
+	invs := r.st.invocations()
+	if r.env.Price != nil {
+		invs = slices.Clone(invs)
+		for i := range invs {
+			invs[i].CostUSD = runrecord.FormatUSD(r.env.Price.Cost(invs[i].Usage))
+		}
+	}
+	return runrecord.WriteLedger(r.l.Usage(), invs)
 }
 
 func (r *runner) loop(ctx context.Context) error {

@@ -32,6 +32,12 @@ type Rescored struct {
 // rewritten, so rescoring unchanged outputs leaves every record byte for
 // byte as it was. An unfinished trial (no summary.json) is an error.
 func Rescore(dir string, bench benchmark.Benchmark, task benchmark.Task) (Rescored, error) {
+	return RescorePriced(dir, bench, task, nil)
+}
+
+// RescorePriced is Rescore with the configuration's price (nil: none), so
+// the rescored rows keep their cost_usd.
+func RescorePriced(dir string, bench benchmark.Benchmark, task benchmark.Task, price *runrecord.Price) (Rescored, error) {
 	var res Rescored
 	rs, ok := bench.(benchmark.Rescorer)
 	if !ok {
@@ -50,7 +56,7 @@ func Rescore(dir string, bench benchmark.Benchmark, task benchmark.Task) (Rescor
 	if err := runrecord.ReadJSON(l.Summary(), &s); err != nil {
 		return res, fmt.Errorf("trial %s is not finished: %w", spec.Key, err)
 	}
-	r := &runner{l: l, spec: spec, arm: arm, env: Env{Bench: bench, Task: task}}
+	r := &runner{l: l, spec: spec, arm: arm, env: Env{Bench: bench, Task: task, Price: price}}
 	key, err := os.ReadFile(evalKeyPath(l))
 	if err != nil {
 		return res, fmt.Errorf("trial %s: its evaluation key: %w", spec.Key, err)
