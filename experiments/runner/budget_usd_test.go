@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"math/big"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,10 @@ func TestDollarBudgetStopsNewTrials(t *testing.T) {
 	// Vanilla trial costs 300*1 + 30*2 micro-dollars = $0.00036.
 	e := experiment(t, out, "prices:\n  scripted/m: {input: 1, output: 2}\nbudget: {usd: 0.0001}\nexport: [atif]\n")
 	e.Concurrency = 1
-	res := mustRun(t, e, opts(&instantHarness{}))
+	o := opts(&instantHarness{})
+	var progress bytes.Buffer
+	o.Out = &progress
+	res := mustRun(t, e, o)
 	if res.Count(runrecord.StateDone) != 1 || res.Count(runrecord.StateBudget) != 3 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
@@ -47,6 +51,10 @@ func TestDollarBudgetStopsNewTrials(t *testing.T) {
 		if o.State == runrecord.StateBudget && !strings.Contains(o.Reason, "dollar budget $0.0001 reached") {
 			t.Errorf("reason %q", o.Reason)
 		}
+	}
+	// The progress lines count the dollars of the finished trials.
+	if !strings.Contains(progress.String(), ", $0.00036") && !strings.Contains(progress.String(), ", $0.00144") {
+		t.Errorf("progress without dollars:\n%s", progress.String())
 	}
 	// hoh status shows the same dollars: the done trial's, the trials the
 	// budget stopped cost nothing.

@@ -36,6 +36,14 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		pending = append(pending, i)
 	}
 	r.progress = status.NewProgress(r.opts.Out, r.opts.Terminal, trials, r.exp.Concurrency, r.exp.Scripted())
+	if len(r.exp.Prices) > 0 {
+		r.progress.SetPrice(func(config string, u runrecord.Usage) *big.Rat {
+			if p, ok := r.exp.PriceOf(config); ok {
+				return p.Cost(u)
+			}
+			return nil
+		})
+	}
 	earlier := 0
 	for _, o := range outcomes {
 		if o.Skipped {

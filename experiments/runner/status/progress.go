@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"io"
+	"math/big"
 	"sort"
 	"strings"
 	"sync"
@@ -36,8 +37,12 @@ type Progress struct {
 	budget   int
 	replaced int
 	tokens   int64
-	running  map[string]*runningTrial
-	pending  map[string]plan.Trial // not finished, not running
+	// price, when set (SetPrice), adds the finished trials' dollars to
+	// the counts.
+	price   Pricer
+	dollars Cost
+	running map[string]*runningTrial
+	pending map[string]plan.Trial // not finished, not running
 	// durations of the trials this run finished, per arm.
 	durations map[string][]time.Duration
 	stop      chan struct{}
@@ -144,6 +149,9 @@ func (p *Progress) Finished(o Outcome) {
 	}
 	delete(p.pending, o.Trial.Key)
 	p.tokens += o.Usage.Total
+	if p.price != nil {
+		p.dollars.add(p.price(o.Trial.Config, o.Usage))
+	}
 	p.replaced += o.Replacements
 	if rt != nil && !o.Skipped && o.State != runrecord.StateBudget {
 		p.durations[o.Trial.Arm] = append(p.durations[o.Trial.Arm], p.now().Sub(rt.started))
@@ -179,6 +187,9 @@ func (p *Progress) finished() int { return p.done + p.failed + p.budget }
 
 func (p *Progress) counts() string {
 	s := fmt.Sprintf("done %d, failed %d, running %d, remaining %d, tokens %d", p.done, p.failed, len(p.running), len(p.pending), p.tokens)
+	if p.price != nil {
+		s += ", $" + p.dollars.String()
+	}
 	if p.replaced > 0 {
 		s += fmt.Sprintf(", replaced %d", p.replaced)
 	}
@@ -283,4 +294,12 @@ func (p *Progress) End() {
 			fmt.Fprintf(p.w, "%d/%d trial(s) finished: %s\n", p.finished(), p.total, strings.TrimSuffix(p.counts(), ", ETA 0s"))
 		}
 	})
+}
+
+// SetPrice makes the counts show the finished trials' dollars, priced
+// exactly; a trial of an unpriced configuration makes them unknown.
+func (p *Progress) SetPrice(price Pricer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.price, p.dollars = price, Cost{USD: new(big.Rat)}
 }
