@@ -136,6 +136,9 @@ type Target struct {
 	// Idle is the trials' idle timeout (0: Timeout): a provider silent
 	// that long fails the turn as it would fail a role.
 	Idle time.Duration
+	// Settle, when set, waits until the relay has logged every response
+	// it forwarded (a CLI may exit before the relay reads a stream's end).
+	Settle func()
 	// Dir holds the turn's working and state directories; it must be at
 	// the same path for Exec (default: beside the logs).
 	Dir string
@@ -235,6 +238,9 @@ func check(ctx context.Context, dir string, t Target) string {
 	}
 	// The relay's view first: a turn without a model response is the
 	// provider's or the CLI's start-up's, whatever the CLI says.
+	if t.Settle != nil {
+		t.Settle()
+	}
 	if t.ServedLog != "" {
 		if tr, err := served.Of(t.ServedLog, "", started); err == nil {
 			if cause, ev := tr.NoTurn(idle); cause != "" {

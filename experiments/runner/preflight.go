@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
@@ -71,6 +72,7 @@ func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime
 	}
 	closers = append(closers, func() { relay.Close() })
 	tg.Reach, tg.ServedLog = rt.cfg.Provider.BaseURL, log
+	tg.Settle = func() { relay.Settle(5 * time.Second) }
 	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit}
 	opts.Provider.BaseURL = relay.BaseURL()
 	if r.docker != nil {

@@ -217,6 +217,7 @@ type meter struct {
 	maxGap             time.Duration
 	events             int
 	complete           bool
+	ended              bool // the API's terminal event came
 	// whole: the body is not an event stream; it is also parsed as one
 	// JSON document at the end (it may span lines), kept up to wholeMax.
 	whole     bool
@@ -262,6 +263,7 @@ func (m *meter) Close() error {
 func (m *meter) finish() {
 	m.once.Do(func() {
 		m.scan(true)
+		m.complete = m.complete || m.ended
 		if !m.complete {
 			m.maxGap = max(m.maxGap, time.Since(m.last))
 		}
@@ -296,6 +298,10 @@ func (m *meter) scan(all bool) {
 func (m *meter) line(b []byte) {
 	b = bytes.TrimSpace(b)
 	b = bytes.TrimSpace(bytes.TrimPrefix(b, []byte("data:")))
+	if string(b) == "[DONE]" { // Chat Completions' end of stream
+		m.ended = true
+		return
+	}
 	if len(b) == 0 || b[0] != '{' {
 		return
 	}
@@ -305,7 +311,14 @@ func (m *meter) line(b []byte) {
 	}
 	m.events++
 	m.usageFrom(o)
+	if t, _ := o["type"].(string); terminalEvents[t] {
+		m.ended = true
+	}
 }
+
+// terminalEvents end a Responses or Anthropic stream: a client may close
+// the connection after one, before the relay reads the body's end.
+var terminalEvents = map[string]bool{"response.completed": true, "response.incomplete": true, "response.failed": true, "message_stop": true}
 
 func (m *meter) usageFrom(o map[string]any) {
 	for _, u := range []any{o["usage"], dig(o, "response", "usage"), dig(o, "message", "usage")} {

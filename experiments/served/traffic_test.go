@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +107,45 @@ func TestEndedByProvider(t *testing.T) {
 		if got, ev := tr.EndedByProvider(idle); got != c.want {
 			t.Errorf("%+v: %q (%s), want %q", c.last, got, ev, c.want)
 		}
+	}
+}
+
+// A CLI may close the connection right after the stream's terminal event,
+// before the relay reads the body's end: the terminal event makes it a
+// complete answer all the same.
+func TestClientClosingAfterTheTerminalEventIsAnAnswer(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n")
+		w.(http.Flusher).Flush()
+		select { // the body never ends on its own
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer up.Close()
+	defer close(release)
+	log := filepath.Join(t.TempDir(), File)
+	r, err := Start(up.URL+"/v1", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	resp, err := http.Post(r.BaseURL()+"/responses", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, _ := resp.Body.Read(buf)
+	if !strings.Contains(string(buf[:n]), "response.completed") {
+		t.Fatalf("read %q", buf[:n])
+	}
+	resp.Body.Close()
+	r.Settle(3 * time.Second)
+	tr, err := Of(log, "", time.Time{})
+	if err != nil || tr.Answered != 1 {
+		lines, _, _ := Read(log)
+		t.Fatalf("traffic %+v %v; lines %+v", tr, err, lines)
 	}
 }
