@@ -99,6 +99,9 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 			if err != nil {
 				return err
 			}
+			if d.IsDir() && d.Name() == runrecord.ReportDir && isRunDir(filepath.Dir(path)) {
+				return filepath.SkipDir // hoh view's pages and figure data, not records
+			}
 			if d.IsDir() || !strings.EqualFold(filepath.Ext(path), ".csv") {
 				return nil
 			}
@@ -143,6 +146,12 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 	return newSet(all, func(i int32) string {
 		return fmt.Sprintf("%s line %d", files[at[i].file], at[i].line)
 	}, func(i int32) bool { return all[i].Source == files[at[i].file] })
+}
+
+// isRunDir reports whether dir is a run directory (it has a lock).
+func isRunDir(dir string) bool {
+	_, err := os.Stat(runrecord.RunLayout{Dir: dir}.Lock())
+	return err == nil
 }
 
 // location is where a row was read: its file (an index into Load's list)

@@ -148,6 +148,13 @@ func TestReportListsSkippedCSVAndStrictRefusesThem(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, fig) {
 		t.Fatalf("--strict accepted a skipped file: code %d\n%s", code, errs)
 	}
+	// In a run directory, report/ is what hoh view wrote: not a record,
+	// not worth a warning, even with --strict.
+	os.WriteFile(filepath.Join(dir, "lock.json"), []byte(`{"experiment":"x"}`), 0o644)
+	code, _, errs = runCLI(t, append(args, "--strict")...)
+	if code != 0 || strings.Contains(errs, "curve.csv") {
+		t.Fatalf("a run directory's report/ was read: code %d\n%s", code, errs)
+	}
 }
 
 // Without unprivileged user namespaces (simulated), host role invocations

@@ -395,7 +395,7 @@ func IssuesMarkdown(issues []Issue) []byte {
 			reopened++
 		}
 	}
-	fmt.Fprintf(&b, "# Issue table\n\n%d issues: %d open, %d reopened, %d closed.\n\n", len(issues), open, reopened, len(issues)-open-reopened)
+	fmt.Fprintf(&b, "# Issue table\n\n%s: %d open, %d reopened, %d closed.\n\n", count(len(issues), "issue"), open, reopened, len(issues)-open-reopened)
 	b.WriteString("| id | state | opened | closed in | reopened in | claim |\n|:--|:--|--:|:--|:--|:--|\n")
 	for _, is := range issues {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", is.ID, is.State, is.Opened, joinInts(is.ClosedLoops), joinInts(is.ReopenedLoops), mdCell(is.Claim))

@@ -277,13 +277,17 @@ func Report(project string) (string, error) {
 	if len(dyn) > 0 {
 		unresolved = dyn[len(dyn)-1].Unresolved
 	}
-	fmt.Fprintf(&b, "## Whole project\n\n%d loops over %d days; %d issues recorded, %d closings, %d reopenings, %d unresolved now; %d tokens; %d file changes (+%d/-%d lines).\n",
-		len(dyn), len(days), n, cl, re, unresolved, tok, files, add, del)
+	fmt.Fprintf(&b, "## Whole project\n\n%s over %s; %s recorded, %s, %s, %d unresolved now; %d tokens; %s (+%d/-%d lines).\n",
+		count(len(dyn), "loop"), count(len(days), "day"), count(n, "issue"), count(cl, "closing"), count(re, "reopening"), unresolved, tok, count(files, "file change"), add, del)
 	for _, d := range days {
 		first, last := d.loops[0].Loop, d.loops[len(d.loops)-1].Loop
 		n, cl, re, tok, files, add, del := total(d.loops)
-		fmt.Fprintf(&b, "\n## %s: loops %d-%d\n\n%d new issues, %d closed, %d reopened, %d unresolved at the end of the day; %d tokens; %d file changes (+%d/-%d lines).\n",
-			d.date, first, last, n, cl, re, d.loops[len(d.loops)-1].Unresolved, tok, files, add, del)
+		span := fmt.Sprintf("loops %d-%d", first, last)
+		if first == last {
+			span = fmt.Sprintf("loop %d", first)
+		}
+		fmt.Fprintf(&b, "\n## %s: %s\n\n%d new, %d closed, %d reopened, %d unresolved at the end of the day; %d tokens; %s (+%d/-%d lines).\n",
+			d.date, span, n, cl, re, d.loops[len(d.loops)-1].Unresolved, tok, count(files, "file change"), add, del)
 		b.WriteString("\n### Added (the loops' objectives)\n")
 		for _, ld := range d.loops {
 			fmt.Fprintf(&b, "- loop %d (QA %s, build %s): %s\n", ld.Loop, ld.QAStatus, ld.BuildStatus, objective(ld.Loop))
@@ -381,4 +385,12 @@ func PushGitHub(project, repo string) ([]string, error) {
 		}
 	}
 	return log, save()
+}
+
+// count is "1 issue", "2 issues".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
