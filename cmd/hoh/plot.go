@@ -1,14 +1,17 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hoh-research/hoh"
 	"github.com/hoh-research/hoh/analysis/figures"
+	"github.com/hoh-research/hoh/experiments/project"
 )
 
 func init() {
@@ -19,7 +22,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("plot", stderr)
 	var resultPaths multiFlag
 	fs.Var(&resultPaths, "results", "run records or result files/folders (repeatable); default: the paper's per-task data")
-	out := fs.String("out", "figures", "output directory (PNG, SVG and the CSV of every plotted mark)")
+	out := fs.String("out", "figures", "output directory (PNG, SVG and the CSV of every plotted mark); for dynamics the default is the project's reports/figures")
 	root := fs.String("paper", "", "repository checkout whose results/paper and configs/paper/figures.yaml to draw (default: the copy embedded in the binary; used without --results)")
 	proj := fs.String("project", "", "a project directory (hoh plot dynamics --project DIR)")
 	fs.Usage = func() {
@@ -43,7 +46,14 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		if *proj == "" {
 			return fmt.Errorf("%w: hoh plot dynamics needs --project DIR", errUsage)
 		}
-		return plotDynamics(*proj, *out, stdout)
+		dir := *out
+		outSet := false
+		fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+		if !outSet {
+			// Not ./figures, beside the paper's figures: the project's reports.
+			dir = filepath.Join(project.Layout{Project: *proj}.Reports(), "figures")
+		}
+		return plotDynamics(*proj, dir, stdout)
 	}
 	warnScripted(stdout, resultPaths)
 	opts := figures.Options{OutDir: *out}

@@ -106,6 +106,14 @@ func TestProjectCommands(t *testing.T) {
 			t.Fatalf("plot dynamics: %s missing\n%s", f, out)
 		}
 	}
+	// Without --out, not ./figures beside the paper's: the project's reports.
+	hoh("plot", "dynamics", "--project", dir)
+	if _, err := os.Stat(filepath.Join(project.Layout{Project: dir}.Reports(), "figures", "dynamics.png")); err != nil {
+		t.Errorf("plot dynamics without --out: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "figures", "dynamics.png")); err == nil {
+		t.Errorf("plot dynamics wrote into the checkout's figures/")
+	}
 	hoh("project", "report", dir)
 	rep, err := os.ReadFile(filepath.Join(project.Layout{Project: dir}.Reports(), "report.md"))
 	if err != nil || !strings.Contains(string(rep), "greet by name") || !strings.Contains(string(rep), "scripted test double") {
