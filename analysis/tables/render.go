@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/olekukonko/tablewriter"
@@ -122,25 +123,52 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 		} else {
 			fmt.Fprintf(w, "%s: %s\n", t.Name, t.Title)
 		}
-		opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+		rows := gridRows(t)
+		// A terminal is TextWidth columns wide: the text format splits a
+		// wider table into parts, each with the row labels (benchstat-style);
+		// markdown keeps one table, its reader wraps.
+		chunks := [][]int{nil}
 		if markdown {
-			opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+			for j := range t.Columns {
+				chunks[0] = append(chunks[0], j)
+			}
+		} else {
+			chunks = columnChunks(t.Columns, rows, TextWidth)
 		}
-		tb := tablewriter.NewTable(w, opts...)
-		head := append([]string{""}, t.Columns...)
-		tb.Header(toAny(head)...)
-		for _, r := range gridRows(t) {
+		for ci, cols := range chunks {
+			if len(chunks) > 1 {
+				if ci > 0 {
+					fmt.Fprintln(w)
+				}
+				fmt.Fprintf(w, "(part %d of %d)\n", ci+1, len(chunks))
+			}
+			opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
 			if markdown {
-				for j := range r {
-					r[j] = strings.ReplaceAll(r[j], "|", "\\|")
+				opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+			}
+			tb := tablewriter.NewTable(w, opts...)
+			head := []string{""}
+			for _, j := range cols {
+				head = append(head, t.Columns[j])
+			}
+			tb.Header(toAny(head)...)
+			for _, full := range rows {
+				r := []string{full[0]}
+				for _, j := range cols {
+					r = append(r, full[j+1])
+				}
+				if markdown {
+					for j := range r {
+						r[j] = strings.ReplaceAll(r[j], "|", "\\|")
+					}
+				}
+				if err := tb.Append(r); err != nil {
+					return err
 				}
 			}
-			if err := tb.Append(r); err != nil {
+			if err := tb.Render(); err != nil {
 				return err
 			}
-		}
-		if err := tb.Render(); err != nil {
-			return err
 		}
 		bullet := ""
 		if markdown {
@@ -168,6 +196,47 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 		writeComparisons(w, t, bullet)
 	}
 	return nil
+}
+
+// TextWidth is the terminal width the text format fits its tables into.
+const TextWidth = 120
+
+// columnChunks splits the value columns (indexes into cols) into runs
+// whose table, with the label column, fits width; a column wider than that
+// alone is a run of its own. rows hold the label first.
+func columnChunks(cols []string, rows [][]string, width int) [][]int {
+	colWidth := func(j int) int { // cell text plus "│ " and " "
+		n := utf8.RuneCountInString(cols[j])
+		for _, r := range rows {
+			if j+1 < len(r) {
+				n = max(n, utf8.RuneCountInString(r[j+1]))
+			}
+		}
+		return n + 3
+	}
+	label := 0
+	for _, r := range rows {
+		if len(r) > 0 {
+			label = max(label, utf8.RuneCountInString(r[0]))
+		}
+	}
+	base := label + 3 + 1 // the label column and the closing border
+	var out [][]int
+	var cur []int
+	used := base
+	for j := range cols {
+		cw := colWidth(j)
+		if len(cur) > 0 && used+cw > width {
+			out = append(out, cur)
+			cur, used = nil, base
+		}
+		cur = append(cur, j)
+		used += cw
+	}
+	if len(cur) > 0 || len(out) == 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 func writeUnequal(w io.Writer, t *Table, bullet string) {

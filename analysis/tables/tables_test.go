@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
@@ -302,6 +303,37 @@ func TestTable3ComparesAblationsWithFullHoH(t *testing.T) {
 	for arm, w := range want {
 		if got[arm] != w {
 			t.Errorf("%s vs hoh@3: W/T/L %v, want %v", arm, got[arm], w)
+		}
+	}
+}
+
+// The text format fits every table into TextWidth columns, split into parts
+// that each repeat the row labels, and loses no column; markdown keeps one
+// table.
+func TestTextTablesFitTheTerminalWidth(t *testing.T) {
+	for _, name := range Names {
+		ts := paperTables(t, name)
+		var text, md strings.Builder
+		if err := renderGrid(&text, ts, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := renderGrid(&md, ts, true); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(text.String(), "\n") {
+			if strings.ContainsAny(l[:min(len(l), 3)], "┌│├└") && utf8.RuneCountInString(l) > TextWidth {
+				t.Errorf("%s: a %d-column line: %s", name, utf8.RuneCountInString(l), l)
+			}
+		}
+		for _, tb := range ts {
+			for _, c := range tb.Columns {
+				if !strings.Contains(text.String(), c) {
+					t.Errorf("%s: column %q lost", name, c)
+				}
+			}
+		}
+		if strings.Contains(md.String(), "(part ") {
+			t.Errorf("%s: markdown was split", name)
 		}
 	}
 }
