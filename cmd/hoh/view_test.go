@@ -76,7 +76,11 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	final := map[string]runrecord.Row{}
+	at := map[string]runrecord.Row{} // by source and checkpoint
 	for _, r := range rows {
+		if r.Metric == "pass_rate" {
+			at[r.Source+"@"+strconv.Itoa(r.Checkpoint)] = r
+		}
 		if f, ok := final[r.Source]; r.Metric == "pass_rate" && (!ok || r.Checkpoint > f.Checkpoint) {
 			final[r.Source] = r
 		}
@@ -94,19 +98,25 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	type cell struct {
-		Key, V, Text, Class, Href string
+		Key, V, CP, Text, Class, Href string
 	}
 	cells, err := chromedp.Run(ctx, chromedp.Evaluate[[]cell](`Array.from(document.querySelectorAll("#results-grid td[data-key]")).map(td => ({
-		Key: td.dataset.key, V: td.dataset.v || "", Text: td.querySelector("a") ? td.querySelector("a").textContent : "",
+		Key: td.dataset.key, V: td.dataset.v || "", CP: td.dataset.cp || "", Text: td.querySelector("a") ? td.querySelector("a").textContent : "",
 		Class: td.className, Href: td.querySelector("a") ? td.querySelector("a").getAttribute("href") : ""}))`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cells) != 4 {
-		t.Fatalf("%d grid cells, want 4", len(cells))
+	// Every arm the config names is a column: vanilla beside
+	// vanilla-continuation@2 (the same trial's pass 1) and hoh@2.
+	if len(cells) != 6 {
+		t.Fatalf("%d grid cells, want 6 (2 tasks x vanilla, VC@2, HoH@2)", len(cells))
 	}
+	vanillaCells := 0
 	for _, c := range cells {
-		r, ok := final[c.Key]
+		r, ok := at[c.Key+"@"+c.CP]
+		if c.CP == "1" && r.Condition == "vanilla" {
+			vanillaCells++
+		}
 		if !ok {
 			t.Errorf("grid cell %s has no row in scores.csv", c.Key)
 			continue
@@ -117,6 +127,9 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 		if !strings.Contains(c.Class, "ok") || c.Href != "trials/"+c.Key+".html" {
 			t.Errorf("cell %s: class %q href %q", c.Key, c.Class, c.Href)
 		}
+	}
+	if vanillaCells != 2 {
+		t.Errorf("%d cells show the Vanilla pass, want 2", vanillaCells)
 	}
 	shots := screenshotDir(t)
 	screenshot(t, ctx, filepath.Join(shots, "view-experiment.png"))
