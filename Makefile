@@ -41,8 +41,11 @@ vet:
 	$(GO) vet ./...
 
 # Everything, including the integration tests with the real CLIs and Docker.
+# The docs' commands run last, verbosely, so the log lists each command run
+# from a fresh clone under /tmp (internal/doctest).
 test: test-deps fmt-check vet
-	$(GO) test $(GOTEST_FLAGS) ./...
+	$(GO) test $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v '/internal/doctest$$')
+	$(GO) test $(GOTEST_FLAGS) -v ./internal/doctest
 
 # Only the tests that need nothing but Go and the shared data.
 unit: fmt-check vet
