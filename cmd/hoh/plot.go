@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("plot", "draw a figure: plot fig4|fig5|fig7|fig8|fig9|fig10|fig11|deltas|all [--results PATH...] [--out DIR], or plot dynamics --project DIR", runPlot)
+	register("plot", "draw a figure: plot "+strings.Join(figures.Names(), "|")+"|all [--results PATH...] [--out DIR], or plot dynamics --project DIR", runPlot)
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/analysis/figures"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/project"
@@ -68,7 +69,7 @@ func projectInit(args []string, stdout, stderr io.Writer) error {
 	spec := fs.String("spec", "", "the specification (Markdown); copied into the project as SPEC.md when outside it")
 	repo := fs.String("repo", "", "the project directory (created if missing; its git repository too)")
 	var c project.Config
-	fs.StringVar(&c.Harness.Harness, "harness", "codex", "harness CLI: codex, claude, opencode, pi, command")
+	fs.StringVar(&c.Harness.Harness, "harness", "codex", "harness CLI: "+strings.Join(catalogue.Kinds(), ", "))
 	fs.StringVar(&c.Harness.Provider.Model, "model", "", "model name")
 	fs.StringVar(&c.Harness.Provider.Name, "provider", "", `provider name ("scripted" for the test double)`)
 	fs.StringVar(&c.Harness.Provider.API, "api", "", "wire API: responses, chat, anthropic (default: the harness's)")

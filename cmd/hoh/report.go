@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("report", "print a table: report table1|table2|table3|tasks [--results PATH...] [--format text|markdown|latex|csv]", runReport)
+	register("report", "print a table: report "+strings.Join(tables.Names, "|")+" [--results PATH...] [--format text|markdown|latex|csv]", runReport)
 }
 
 func runReport(args []string, stdout, stderr io.Writer) error {

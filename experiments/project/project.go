@@ -52,6 +52,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/runrecord"
@@ -186,7 +187,7 @@ func LoadConfig(project string) (*Config, error) {
 		probs = append(probs, "spec: required")
 	}
 	if c.Harness.Harness == "" {
-		probs = append(probs, "harness.harness: required (codex, claude, opencode, pi, command)")
+		probs = append(probs, "harness.harness: required ("+strings.Join(catalogue.Kinds(), ", ")+")")
 	}
 	if c.Harness.IsScripted() && (c.Harness.Scripted == nil || c.Harness.Scripted.Script == "") {
 		probs = append(probs, "harness.scripted.script: required with the scripted provider")
