@@ -81,7 +81,7 @@ func hashFile(p string) ([32]byte, error) {
 			run = 0
 		}
 	}
-	buf := make([]byte, 256*block)
+	buf := make([]byte, min(256*block, max(size, 1))) // small files: small buffers
 	for off := int64(0); off < size; {
 		// Skip the whole blocks of a hole.
 		data, err := unix.Seek(int(f.Fd()), off, unix.SEEK_DATA)

@@ -3,10 +3,12 @@ package trial
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -172,6 +174,16 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 	}
 	if rec.RoleFailure != "" {
 		msg += " (failed: " + rec.RoleFailure + ")"
+	}
+	refused, err := refuseOversized(r.ws, r.env.Exclude, r.env.MaxFileBytes)
+	if err != nil {
+		return err
+	}
+	for _, v := range refused {
+		v = fmt.Sprintf("iteration %d: the %s left %s; it was removed and is not part of the artifact", rec.Iteration, rec.Role, v)
+		r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+		rec.Violations = append(rec.Violations, v)
+		rec.Digest = "" // the removal changed the workspace
 	}
 	c, err := r.repo.Commit(msg)
 	if err != nil {
@@ -931,4 +943,43 @@ func pruneCandidate(trialDir, candidate string, media []runrecord.MediaItem) err
 		return err
 	}
 	return os.Rename(kept, candidate)
+}
+
+// DefaultMaxFileBytes is the default Env.MaxFileBytes.
+const DefaultMaxFileBytes = 1 << 30
+
+// refuseOversized removes the regular files under ws (outside the excluded
+// top-level entries) whose apparent size exceeds limit, and says what each
+// was.
+func refuseOversized(ws string, exclude []string, limit int64) ([]string, error) {
+	if limit <= 0 {
+		limit = DefaultMaxFileBytes
+	}
+	var refused []string
+	err := filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if filepath.Dir(p) == ws && slices.Contains(exclude, d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() <= limit {
+			return err
+		}
+		var blocks int64
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			blocks = st.Blocks * 512
+		}
+		rel, _ := filepath.Rel(ws, p)
+		refused = append(refused, fmt.Sprintf("%s of %d bytes (%d allocated), above the artifact's limit of %d bytes per file", rel, info.Size(), blocks, limit))
+		return os.Remove(p)
+	})
+	return refused, err
 }

@@ -33,10 +33,16 @@ type Timeouts struct {
 
 // Env is what a trial runs with.
 type Env struct {
-	Bench   benchmark.Benchmark
-	Task    benchmark.Task
-	Harness harness.Harness
-	Exec    sandbox.Executor
+	// MaxFileBytes bounds the apparent size of one artifact file (default
+	// DefaultMaxFileBytes): a larger file a role leaves (a `truncate -s
+	// 100G`) is removed before the stage is committed, with a recorded
+	// violation, since git and every checkpoint export would write it in
+	// full.
+	MaxFileBytes int64
+	Bench        benchmark.Benchmark
+	Task         benchmark.Task
+	Harness      harness.Harness
+	Exec         sandbox.Executor
 	// ContractRetries is how often a reply that violates its role's output
 	// contract is retried with the validation errors (default 2).
 	ContractRetries int

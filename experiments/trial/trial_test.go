@@ -67,8 +67,9 @@ type fakeHarness struct {
 	qaClaimsUnrun bool
 	// shells: a shell step each role runs in its working directory through
 	// the invocation's executor (its view); output and exit in shellOut.
-	shells   map[harness.Role]string
-	shellOut map[harness.Role][]string
+	shells    map[harness.Role]string
+	shellOut  map[harness.Role][]string
+	shellTime time.Duration // spent in shells (a CLI's work, not hoh's)
 }
 
 // shell runs script in the invocation's working directory through its
@@ -130,7 +131,9 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 	}
 	if script := f.shells[inv.Role]; script != "" {
 		var out bytes.Buffer
+		began := time.Now()
 		exit, err := inv.Exec.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
+		f.shellTime += time.Since(began)
 		if f.shellOut == nil {
 			f.shellOut = map[harness.Role][]string{}
 		}

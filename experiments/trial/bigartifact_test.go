@@ -1,0 +1,93 @@
+package trial
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// bigArtifact is a Developer that leaves a 100 GiB sparse file (0 blocks)
+// and dirs*100 small files in the workspace, and changes one of them each
+// iteration.
+func bigArtifact(dirs int) string {
+	return `truncate -s 100G sparse.bin && mkdir -p many && cd many && ` +
+		`i=0; while [ $i -lt ` + strconv.Itoa(dirs) + ` ]; do mkdir -p d$i; j=0; while [ $j -lt 100 ]; do echo "file $i $j" > d$i/f$j.txt; j=$((j+1)); done; i=$((i+1)); done; ` +
+		`date +%s%N > d0/changed.txt`
+}
+
+// allocated is the disk space the files under dir take (hard links once).
+func allocated(t testing.TB, dir string) int64 {
+	t.Helper()
+	seen := map[uint64]bool{}
+	var n int64
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && !seen[st.Ino] {
+			seen[st.Ino] = true
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n
+}
+
+// Red-team: the sparse file is refused above the per-file limit with a
+// recorded violation (git and every checkpoint export would write 100 GiB),
+// the 20,000 files are the artifact, and the trial's disk use stays within
+// twice the workspace's allocated size (no full copy per view).
+func TestRedTeamSparseFileAndManyFiles(t *testing.T) {
+	dir := t.TempDir()
+	h := &fakeHarness{shells: map[harness.Role]string{harness.RoleDeveloper: bigArtifact(20)}} // 2,000 files; the benchmark has 20,000
+	s, err := runIn(dir, "hoh@2", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := runrecord.TrialLayout{Dir: dir}
+	if len(s.Violations) != 2 || !strings.Contains(s.Violations[0], "the developer left sparse.bin of 107374182400 bytes (0 allocated), above the artifact's limit") {
+		t.Fatalf("violations %q", s.Violations)
+	}
+	if _, err := os.Stat(filepath.Join(l.Workspace(), "sparse.bin")); !os.IsNotExist(err) {
+		t.Fatalf("sparse.bin is in the workspace: %v", err)
+	}
+	if ls := testenv.GitShow(t, l.GitDir(), "cp-2:many/d19"); !strings.Contains(ls, "f99.txt") {
+		t.Fatalf("cp-2 lacks the many files: %q", ls)
+	}
+	ws := allocated(t, l.Workspace())
+	total := allocated(t, dir)
+	t.Logf("workspace allocates %d KiB, the whole trial directory %d KiB (%.2fx)", ws>>10, total>>10, float64(total)/float64(ws))
+	if total > 3*ws { // the workspace itself, plus at most twice it
+		t.Errorf("the trial directory allocates %d bytes, over 3x the workspace's %d", total, ws)
+	}
+}
+
+// BenchmarkHoH2BigArtifact: HoH@2 over the 100 GiB sparse file and 20,000
+// files, with a fake CLI (no model): what remains is hoh's own work —
+// copies, digests, commits, evaluation exports. Reported: seconds per
+// stage, and the trial directory's disk use over the workspace's.
+func BenchmarkHoH2BigArtifact(b *testing.B) {
+	for range b.N {
+		dir := b.TempDir()
+		h := &fakeHarness{shells: map[harness.Role]string{harness.RoleDeveloper: bigArtifact(200)}}
+		start := time.Now()
+		if _, err := runIn(dir, "hoh@2", h); err != nil {
+			b.Fatal(err)
+		}
+		wall := time.Since(start)
+		// The Developer's shell (the CLI's work) is timed apart.
+		shell := h.shellTime
+		l := runrecord.TrialLayout{Dir: dir}
+		ws := allocated(b, l.Workspace())
+		b.ReportMetric((wall-shell).Seconds()/6, "hoh-s/stage")
+		b.ReportMetric(float64(allocated(b, dir)-ws)/float64(ws), "extra-disk/workspace")
+	}
+}
