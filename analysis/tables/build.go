@@ -74,7 +74,8 @@ type Line struct {
 type Comparison struct {
 	Benchmark, Config, Arm, Baseline, Metric string
 	N                                        int
-	MeanDiff, Lo, Hi                         float64 // 95% paired percentile bootstrap CI
+	MeanDiff, Lo, Hi                         float64  // 95% paired percentile bootstrap CI
+	MeanDiffExact                            *big.Rat // MeanDiff in rationals
 	Wins, Ties, Losses                       int
 }
 
@@ -567,7 +568,7 @@ func (b *builder) compare(bench, config, arm, baseline, metric string) (*Compari
 	if err != nil {
 		return nil, err
 	}
-	cmp.MeanDiff = metrics.Float(d)
+	cmp.MeanDiff, cmp.MeanDiffExact = metrics.Float(d), d
 	for _, t := range tasks {
 		switch x[t].Cmp(y[t]) {
 		case 1:

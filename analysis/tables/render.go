@@ -256,13 +256,31 @@ func writeComparisons(w io.Writer, t *Table, bullet string) {
 	fmt.Fprintln(w, "Paired comparisons over tasks (95% percentile bootstrap CI of the mean difference; wins/ties/losses):")
 	for _, c := range t.Comparisons {
 		fmt.Fprintf(w, "%s%s %s %s %s vs %s: %s [%s, %s], n=%d, W/T/L %d/%d/%d\n", bullet, c.Benchmark,
-			configLabel(c.Config), c.Metric, armLabel(c.Arm), armLabel(c.Baseline), Signed(c.MeanDiff), Signed(c.Lo), Signed(c.Hi),
+			configLabel(c.Config), c.Metric, armLabel(c.Arm), armLabel(c.Baseline), c.SignedDiff(), Signed(c.Lo), Signed(c.Hi),
 			c.N, c.Wins, c.Ties, c.Losses)
 	}
 }
 
 // Signed prints a difference with its sign to 2 decimals; exactly zero has
 // no sign, so "no difference" reads apart from a small gain or loss.
+// SignedDiff is Signed of the exact mean difference, rounded once half to
+// even (0 exactly: "0.00").
+func (c Comparison) SignedDiff() string {
+	if c.MeanDiffExact == nil {
+		return Signed(c.MeanDiff)
+	}
+	s := metrics.FormatFixed(c.MeanDiffExact, 2)
+	switch {
+	case c.MeanDiffExact.Sign() == 0:
+		return "0.00"
+	case c.MeanDiffExact.Sign() > 0:
+		return "+" + s
+	case !strings.HasPrefix(s, "-"):
+		return "-" + s // a negative difference that rounds to zero keeps its sign, as Signed does
+	}
+	return s
+}
+
 func Signed(v float64) string {
 	if v == 0 {
 		return "0.00"

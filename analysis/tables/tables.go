@@ -12,6 +12,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Names lists the tables Report knows.
@@ -465,10 +466,11 @@ func (b *builder) taskTokens(bench, config, arm, scope string) computeFn {
 
 // unusedRows says under a table from records which rows of its benchmarks
 // and configurations it leaves out because their arm is not shown though
-// their condition is (Vanilla at a checkpoint other than 1, an ablation at
-// a checkpoint other than its final one): counted, with the reason, so no
-// row vanishes in silence. Rows of conditions the table is not about (Table
-// 1 has no continuations) are other tables' rows, not left out.
+// their condition is, for the conditions reported at one checkpoint
+// (Vanilla at a checkpoint other than 1, an ablation at another than its
+// final one): counted, with the reason, so no row vanishes in silence. Rows
+// of conditions or checkpoints other tables report (Table 1 has no
+// continuations, Table 3 no HoH@1) are not left out.
 func (b *builder) unusedRows(t *Table) {
 	benches, configs, arms := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	conds := map[string][]int{}
@@ -489,6 +491,11 @@ func (b *builder) unusedRows(t *Table) {
 	for _, s := range b.ix.Selectors() {
 		a := s.Arm.String()
 		if !benches[s.Benchmark] || !configs[s.Config] || arms[a] || conds[s.Arm.Condition] == nil {
+			continue
+		}
+		// Vanilla and the ablations have one checkpoint a table reports;
+		// hoh's other checkpoints are other tables' (Table 3 shows HoH@T).
+		if c, _ := runrecord.LookupCondition(s.Arm.Condition); s.Arm.Condition != results.Vanilla && !c.Ablation {
 			continue
 		}
 		k := key{s.Benchmark, a}

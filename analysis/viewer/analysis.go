@@ -92,7 +92,7 @@ func viewTable(t *tables.Table) tableView {
 	for _, c := range t.Comparisons {
 		tv.Comparisons = append(tv.Comparisons, comparisonView{Benchmark: c.Benchmark, Config: c.Config, Metric: c.Metric,
 			Arm: c.Arm, Baseline: c.Baseline, N: c.N, Wins: c.Wins, Ties: c.Ties, Losses: c.Losses,
-			Diff: tables.Signed(c.MeanDiff), Lo: tables.Signed(c.Lo), Hi: tables.Signed(c.Hi)})
+			Diff: c.SignedDiff(), Lo: tables.Signed(c.Lo), Hi: tables.Signed(c.Hi)})
 	}
 	return tv
 }

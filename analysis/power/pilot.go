@@ -1,0 +1,68 @@
+package power
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hoh-research/hoh/analysis/metrics"
+)
+
+// FromRecords builds a pilot from the records of two arms of one
+// configuration: per-task differences over the tasks both have (each the
+// exact mean of its repetitions, rounded once), and the within-task
+// variance of one repetition's difference, Var_treated + Var_baseline
+// pooled over the tasks with two or more repetitions (the arms' runs are
+// independent).
+func FromRecords(ix *metrics.Index, treated, baseline metrics.Selector) (Pilot, error) {
+	x, err := ix.TaskValues(treated)
+	if err != nil {
+		return Pilot{}, err
+	}
+	y, err := ix.TaskValues(baseline)
+	if err != nil {
+		return Pilot{}, err
+	}
+	p := Pilot{Within: math.NaN()}
+	reps := map[metrics.Selector]map[string][]float64{treated: {}, baseline: {}}
+	for _, r := range ix.Rows() {
+		s := metrics.Selector{Benchmark: r.Benchmark, Config: r.Config, Arm: r.Arm(), Metric: r.Metric}
+		if m, ok := reps[s]; ok {
+			m[r.Task] = append(m[r.Task], r.Value)
+		}
+	}
+	p.Reps = math.MaxInt
+	for _, t := range metrics.Tasks(x) {
+		if _, ok := y[t]; !ok {
+			continue
+		}
+		p.Diffs = append(p.Diffs, x[t]-y[t])
+		p.Reps = min(p.Reps, len(reps[treated][t]), len(reps[baseline][t]))
+	}
+	if len(p.Diffs) < 2 {
+		return Pilot{}, fmt.Errorf("power: %s and %s share %d task(s); a pilot needs at least 2", treated, baseline, len(p.Diffs))
+	}
+	w := 0.0
+	for _, s := range []metrics.Selector{treated, baseline} {
+		ss, df := 0.0, 0
+		for _, vs := range reps[s] {
+			if len(vs) < 2 {
+				continue
+			}
+			m := 0.0
+			for _, v := range vs {
+				m += v
+			}
+			m /= float64(len(vs))
+			for _, v := range vs {
+				ss += (v - m) * (v - m)
+			}
+			df += len(vs) - 1
+		}
+		if df == 0 {
+			return p, nil // no repetitions: Within stays unknown
+		}
+		w += ss / float64(df)
+	}
+	p.Within = w
+	return p, nil
+}

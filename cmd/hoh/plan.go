@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hoh-research/hoh/analysis/metrics"
+	"github.com/hoh-research/hoh/analysis/power"
+	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/analysis/tables"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+func init() {
+	register("plan", "plan an experiment: plan power --effect D [--pilot RECORDS] (tasks and repetitions to detect D)", runPlan)
+}
+
+func runPlan(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "power" {
+		fmt.Fprintln(stderr, "Usage: hoh plan power --effect D [--pilot RECORDS...] [--alpha 0.05] [--power 0.8] [flags]")
+		return fmt.Errorf("%w: plan what? (power)", errUsage)
+	}
+	fs := newFlags("plan power", stderr)
+	var pilots multiFlag
+	fs.Var(&pilots, "pilot", "pilot result files or folders in the record format (repeatable); default: the paper's per-task data as a prior")
+	effect := fs.Float64("effect", 0, "mean difference to detect, in the metric's units (required)")
+	alpha := fs.Float64("alpha", 0.05, "1 - the confidence level of the paired bootstrap CI")
+	target := fs.Float64("power", 0.8, "probability that the CI excludes 0")
+	bench := fs.String("benchmark", "", "benchmark (default: the only one in the pilot; gamecraft for the paper data)")
+	config := fs.String("config", "", "configuration (default: the only one in the pilot; the first paper config for the paper data)")
+	arm := fs.String("arm", "", "treated arm (default: hoh at its last checkpoint)")
+	baseline := fs.String("baseline", "vanilla", "baseline arm")
+	metric := fs.String("metric", "", "metric (default: the benchmark's primary metric)")
+	repsFlag := fs.String("reps", "", "comma-separated repetition counts to plan for (default: 1,2,3 when the pilot has repetitions, else the pilot's)")
+	sims := fs.Int("sims", 400, "simulated studies per design")
+	resamples := fs.Int("resamples", 1000, "bootstrap resamples per simulated study")
+	seed := fs.Uint64("seed", 1, "seed of the simulation")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if err := noExtra(fs, 0); err != nil {
+		return err
+	}
+	if *effect == 0 || math.IsNaN(*effect) {
+		return fmt.Errorf("%w: --effect D is required (nonzero)", errUsage)
+	}
+	if *alpha <= 0 || *alpha >= 1 || *target <= 0 || *target >= 1 {
+		return fmt.Errorf("%w: --alpha and --power must lie in (0, 1)", errUsage)
+	}
+	var set *results.Set
+	from := "the paper's per-task data (a prior)"
+	var err error
+	if len(pilots) > 0 {
+		set, err = results.Load(pilots...)
+		from = "pilot " + strings.Join(pilots, ", ")
+	} else {
+		var cfg tables.Config
+		if cfg, err = tables.PaperConfig("table1"); err == nil {
+			set, err = cfg.LoadResults(cfg.Spec)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	ix := metrics.NewSetIndex(set)
+	sel, err := choosePilot(ix, len(pilots) == 0, *bench, *config, *arm, *metric)
+	if err != nil {
+		return err
+	}
+	base := sel
+	if base.Arm, err = runrecord.ParseArm(*baseline); err != nil {
+		return fmt.Errorf("%w: --baseline: %v", errUsage, err)
+	}
+	pilot, err := power.FromRecords(ix, sel, base)
+	if err != nil {
+		return err
+	}
+	opt := power.Options{Effect: *effect, Alpha: *alpha, Power: *target, Sims: *sims, Resamples: *resamples, Seed: *seed}
+	if *repsFlag != "" {
+		for _, s := range strings.Split(*repsFlag, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || k < 1 {
+				return fmt.Errorf("%w: --reps %q: want positive integers", errUsage, s)
+			}
+			opt.Reps = append(opt.Reps, k)
+		}
+		if math.IsNaN(pilot.Within) && (len(opt.Reps) > 1 || opt.Reps[0] != max(1, pilot.Reps)) {
+			return fmt.Errorf("the pilot has one repetition per task, so its within-task variance is unknown: repetitions cannot be planned (run a pilot with 2 or more repetitions)")
+		}
+	}
+	plan, err := power.Solve(pilot, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Power plan: %s %s %s vs %s, metric %s; from %s: %d tasks, %d repetition(s) each\n",
+		sel.Benchmark, sel.Config, sel.Arm, base.Arm, sel.Metric, from, len(pilot.Diffs), pilot.Reps)
+	fmt.Fprintf(stdout, "Effect %g, %g%% paired percentile bootstrap CI (%d resamples) excluding 0 with power %g; %d simulated studies per design\n",
+		*effect, 100*(1-*alpha), *resamples, *target, *sims)
+	within := "unknown (one repetition per task: the plan keeps the pilot's repetitions)"
+	if !math.IsNaN(plan.Within) {
+		within = strconv.FormatFloat(plan.Within, 'g', 4, 64)
+	}
+	fmt.Fprintf(stdout, "Between-task variance %s, within-task variance of one repetition %s\n", strconv.FormatFloat(plan.Between, 'g', 4, 64), within)
+	fmt.Fprintf(stdout, "%-5s %-7s %s\n", "reps", "tasks", "power")
+	for _, p := range plan.Points {
+		if p.Tasks == 0 {
+			fmt.Fprintf(stdout, "%-5d %-7s not reached within 1000 tasks\n", p.Reps, "-")
+			continue
+		}
+		fmt.Fprintf(stdout, "%-5d %-7d %.3f ± %.3f (Monte Carlo SE)\n", p.Reps, p.Tasks, p.Power, p.SE)
+	}
+	fmt.Fprintln(stdout, "Method and assumptions: docs/planning.md")
+	return nil
+}
+
+// choosePilot picks the treated series: the named or only benchmark and
+// configuration, hoh at its last checkpoint, the primary metric.
+func choosePilot(ix *metrics.Index, paperData bool, bench, config, arm, metric string) (metrics.Selector, error) {
+	var benches, configs []string
+	seenB, seenC := map[string]bool{}, map[string]bool{}
+	last := map[string]int{} // bench|config -> last hoh checkpoint
+	for _, s := range ix.Selectors() {
+		if !seenB[s.Benchmark] {
+			seenB[s.Benchmark] = true
+			benches = append(benches, s.Benchmark)
+		}
+		if (bench == "" || s.Benchmark == bench) && !seenC[s.Config] {
+			seenC[s.Config] = true
+			configs = append(configs, s.Config)
+		}
+		if s.Arm.Condition == results.HoH {
+			k := s.Benchmark + "|" + s.Config
+			last[k] = max(last[k], s.Arm.Checkpoint)
+		}
+	}
+	sort.Strings(benches)
+	pick := func(what, given string, have []string, paperDefault string) (string, error) {
+		switch {
+		case given != "":
+			for _, h := range have {
+				if h == given {
+					return given, nil
+				}
+			}
+			return "", fmt.Errorf("%w: --%s %s: the pilot has %s", errUsage, what, given, strings.Join(have, ", "))
+		case len(have) == 1:
+			return have[0], nil
+		case paperData && paperDefault != "":
+			return paperDefault, nil
+		}
+		return "", fmt.Errorf("%w: the pilot has several: name one with --%s (%s)", errUsage, what, strings.Join(have, ", "))
+	}
+	b, err := pick("benchmark", bench, benches, "gamecraft")
+	if err != nil {
+		return metrics.Selector{}, err
+	}
+	first := ""
+	if len(configs) > 0 {
+		first = configs[0]
+	}
+	c, err := pick("config", config, configs, first)
+	if err != nil {
+		return metrics.Selector{}, err
+	}
+	sel := metrics.Selector{Benchmark: b, Config: c, Metric: metric}
+	if sel.Metric == "" {
+		rep, _ := runrecord.ReportingOf(b)
+		sel.Metric = rep.PrimaryMetric
+	}
+	if arm == "" {
+		cp := last[b+"|"+c]
+		if cp == 0 {
+			return metrics.Selector{}, fmt.Errorf("%w: %s %s has no hoh arm: name one with --arm", errUsage, b, c)
+		}
+		arm = fmt.Sprintf("hoh@%d", cp)
+	}
+	if sel.Arm, err = runrecord.ParseArm(arm); err != nil {
+		return metrics.Selector{}, fmt.Errorf("%w: --arm: %v", errUsage, err)
+	}
+	if !ix.Has(sel) {
+		return metrics.Selector{}, fmt.Errorf("the pilot has no rows for %s", sel)
+	}
+	return sel, nil
+}
