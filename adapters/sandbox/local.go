@@ -45,7 +45,7 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 		confineAttr(c.SysProcAttr)
 	}
 	if cmd.status != nil {
-		c.ExtraFiles = []*os.File{cmd.status}
+		c.ExtraFiles = append([]*os.File{cmd.status}, cmd.extra...)
 	}
 
 	// Own pipes (not exec's) so that Wait returns when the leader exits even

@@ -28,7 +28,8 @@ type Command struct {
 	// Set by Confined for Local: start in new namespaces, report the pid.
 	confine bool
 	started func(pid int)
-	status  *os.File // the init's status pipe, passed as fd 3
+	status  *os.File   // the init's status pipe, passed as fd 3
+	extra   []*os.File // the init's handles on its view, fd 4 on
 }
 
 // Exit is how a process ended.

@@ -6,41 +6,61 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
-// View is the file system one confined invocation sees: every directory in
-// Hide appears as an empty private tmpfs, and every path in Show (read-only)
-// or Write (writable) is bound back at its own place, whether or not it lies
-// under a hidden directory. A path in Show outside every hidden directory is
-// made read-only in place (the QA Tester's candidate). Entries apply from the
-// shortest path to the longest, so a hidden directory inside a shown one stays
-// hidden and a shown file inside a hidden directory reappears.
+// View is the file system one confined invocation sees. It is an
+// allow-list: the namespace's root is an empty read-only tmpfs holding only
+// the system's read-only runtime (SystemRuntime, /etc without its secrets),
+// the install of the command's executable (and of the Node that runs it),
+// a fresh /proc, a private /tmp, a minimal /dev, and the paths listed here.
+// Every directory in Hide appears as an empty private tmpfs, and every path
+// in Show (read-only) or Write (writable) is bound at its own place.
+// Entries apply from the shortest path to the longest, so a hidden
+// directory inside a shown one stays hidden and a shown file inside a
+// hidden directory reappears.
 type View struct {
 	Hide  []string `json:"hide,omitempty"`
 	Show  []string `json:"show,omitempty"`
 	Write []string `json:"write,omitempty"`
-	// Tools are read-only allow entries for what runs the command: the
-	// CLI's install directory and its Node runtime (cliinstall.ViewPaths),
-	// shown like Show wherever they lie, under /tmp or $TMPDIR included.
+	// Runtime are further read-only directories a command needs to run
+	// (a CLI's install outside the places Confined finds by itself).
+	Runtime []string `json:"runtime,omitempty"`
+	// Tools are read-only entries for what runs the command: the CLI's
+	// install directory and its Node runtime (cliinstall.ViewPaths), shown
+	// like Runtime wherever they lie, under /tmp or $TMPDIR included.
 	Tools []string `json:"tools,omitempty"`
+	// Mounts show sources at fixed targets (Remapped), after the rest.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Endpoints are host TCP addresses ("127.0.0.1:PORT", the model
+	// relay) the invocation may connect to, at the same address inside
+	// its network namespace; nothing else of any network is reachable.
+	Endpoints []string `json:"endpoints,omitempty"`
 }
 
-// Confined runs each command of a host executor (Local) in its own
-// unprivileged user, mount and PID namespace holding View, with a fresh /proc
-// (no other process of the machine is visible, so none of their /proc/PID/root
-// or cwd leads back into the host's tree). The namespace's first process is a
-// small init of hoh's own (this binary, re-executed) that builds the view,
-// starts the command and reaps; it dies with hoh (parent-death signal), and
-// with it the kernel kills every process of the namespace: no agent process
-// outlives the invocation or hoh.
+// Confined runs each command of a host executor (Local) in its own user,
+// mount, PID and network namespace holding View, with a fresh /proc (no
+// other process of the machine is visible, so none of their /proc/PID/root
+// or cwd leads back into the host's tree). The command runs as an
+// unprivileged uid (RoleUID when hoh runs as root, else hoh's own), never
+// mapped to the host's root, with no capabilities and no way to gain any
+// (no_new_privs); its only way out of the network namespace is a forwarder
+// on loopback to each of View.Endpoints, over a unix socket hoh serves.
+// The namespace's first process is a small init of hoh's own (this binary,
+// re-executed) that builds the view, starts the command and reaps; it dies
+// with hoh (parent-death signal), and with it the kernel kills every
+// process of the namespace: no agent process outlives the invocation or hoh.
 type Confined struct {
 	Inner Executor
 	View  View
@@ -48,6 +68,32 @@ type Confined struct {
 	// (so a crashed run's leftovers can be found and ended on resume).
 	Started func(pid int)
 }
+
+// RoleUID is the uid (and gid) a confined command runs as when hoh runs as
+// root: an unprivileged id no account of the machine uses. Its writable
+// paths are handed to it for the invocation and back to root afterwards.
+const RoleUID = 60999
+
+// roleIDs are the host uid and gid a confined command runs as.
+func roleIDs() (uid, gid int) {
+	if os.Getuid() == 0 {
+		return RoleUID, RoleUID
+	}
+	return os.Getuid(), os.Getgid()
+}
+
+// SystemRuntime are the host directories every view shows read-only (those
+// the host has; a symbolic link such as /bin -> usr/bin is recreated).
+var SystemRuntime = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// etcSecrets are the files and directories of /etc a view masks (an empty
+// file or folder in their place).
+var etcSecrets = []string{"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssl/private",
+	"security/opasswd", "docker", "containerd", "wireguard", "NetworkManager/system-connections", "munge",
+	"ssh/ssh_host_rsa_key", "ssh/ssh_host_ecdsa_key", "ssh/ssh_host_ed25519_key", "ssh/ssh_host_dsa_key", "krb5.keytab"}
+
+// devices are the nodes of the minimal /dev, bound from the host's.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // Run implements Executor.
 func (c Confined) Run(ctx context.Context, cmd Command) (Exit, error) {
@@ -65,7 +111,18 @@ func (c Confined) Run(ctx context.Context, cmd Command) (Exit, error) {
 		}
 		cmd.Dir = abs
 	}
-	spec, err := json.Marshal(initSpec{View: c.View, Dir: cmd.Dir, Status: true})
+	v := c.View
+	v.Runtime = append(append(append([]string(nil), v.Runtime...), v.Tools...), installOf(cmd.Args, withPath(cmd.Env))...)
+	p, err := plan(v)
+	if err != nil {
+		return Exit{Code: -1}, err
+	}
+	defer p.close()
+	if err := p.handOver(); err != nil {
+		return Exit{Code: -1}, err
+	}
+	defer p.takeBack()
+	spec, err := json.Marshal(newSpec(p, cmd.Dir, true))
 	if err != nil {
 		return Exit{Code: -1}, err
 	}
@@ -97,11 +154,423 @@ const initArg = "-hoh-sandbox-init"
 // exitViewFailed is the init's exit code when the view could not be made.
 const exitViewFailed = 125
 
+// Kinds of a view entry.
+const (
+	kindBind  = "bind"  // Source bound at Target
+	kindTmpfs = "tmpfs" // an empty private tmpfs (Mode, "1777" for a /tmp)
+	kindMask  = "mask"  // an empty file in place of one of /etc's secrets
+	kindLink  = "link"  // a symbolic link to Link
+	kindProc  = "proc"  // the PID namespace's own /proc
+	kindFile  = "file"  // a read-only file holding Content, over Target
+)
+
+// entry is one step of building a view, in the namespace's terms.
+type entry struct {
+	Target   string `json:"t"`
+	Kind     string `json:"k"`
+	Source   string `json:"src,omitempty"`
+	fd       int
+	Dir      bool   `json:"dir,omitempty"`
+	Writable bool   `json:"w,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	Link     string `json:"link,omitempty"`
+	Content  string `json:"content,omitempty"`
+}
+
+// endpoint is one forwarded address: the init listens on Listen and
+// forwards each connection to the unix socket in directory Dir.
+type endpoint struct {
+	Listen string `json:"listen"`
+	Dir    string `json:"dir"`
+	fd     int
+}
+
 type initSpec struct {
-	View View   `json:"view"`
-	Dir  string `json:"dir,omitempty"`
+	Entries   []entry    `json:"entries"`
+	Endpoints []endpoint `json:"endpoints,omitempty"`
+	Dir       string     `json:"dir,omitempty"`
+	// UID and GID are the role's (roleIDs, decided by hoh: the init's own
+	// ids are not mapped when hoh runs as root); DropGroups: hoh may drop
+	// its supplementary groups.
+	UID, GID   int
+	DropGroups bool `json:"drop_groups,omitempty"`
 	// Status: the init got the status pipe as fd statusFD.
 	Status bool `json:"status,omitempty"`
+}
+
+func newSpec(p *viewPlan, dir string, status bool) initSpec {
+	uid, gid := roleIDs()
+	return initSpec{Entries: p.entries, Endpoints: p.endpoints, Dir: dir, Status: status,
+		UID: uid, GID: gid, DropGroups: os.Getuid() == 0}
+}
+
+// viewPlan is a view resolved on the host: its entries, the endpoints'
+// host forwarders, and the paths handed to the role's uid for the
+// invocation.
+type viewPlan struct {
+	entries   []entry
+	endpoints []endpoint
+	closers   []func()
+	// handed are the paths whose owner is the role's uid for the
+	// invocation (hoh as root), owners what they were.
+	handed []string
+	owners map[string][2]int
+}
+
+func (p *viewPlan) close() {
+	for _, c := range p.closers {
+		c()
+	}
+}
+
+func (p *viewPlan) bind(path string, writable bool) error {
+	path = filepath.Clean(path)
+	if _, err := os.Stat(path); err != nil {
+		return err
+	}
+	p.entries = append(p.entries, entry{Target: path, Kind: kindBind, Source: path, Writable: writable})
+	return nil
+}
+
+func plan(v View) (*viewPlan, error) {
+	p := &viewPlan{}
+	fail := func(err error) (*viewPlan, error) { p.close(); return nil, err }
+	for _, list := range [][]string{v.Hide, v.Show, v.Write, v.Runtime} {
+		for _, x := range list {
+			if x == "" || !filepath.IsAbs(x) {
+				return fail(fmt.Errorf("sandbox: view path %q is not absolute", x))
+			}
+		}
+	}
+	system := map[string]bool{"/tmp": true, "/dev": true, "/proc": true}
+	for _, d := range SystemRuntime {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&fs.ModeSymlink != 0:
+			to, err := os.Readlink(d)
+			if err != nil {
+				return fail(err)
+			}
+			p.entries = append(p.entries, entry{Target: d, Kind: kindLink, Link: to})
+		default:
+			if err := p.bind(d, false); err != nil {
+				return fail(fmt.Errorf("sandbox: runtime %s: %w", d, err))
+			}
+		}
+		system[d] = true
+	}
+	p.accounts()
+	for _, s := range etcSecrets {
+		t := filepath.Join("/etc", s)
+		if fi, err := os.Lstat(t); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			p.entries = append(p.entries, entry{Target: t, Kind: kindMask, Dir: fi.IsDir()})
+		}
+	}
+	p.entries = append(p.entries, entry{Target: "/proc", Kind: kindProc},
+		entry{Target: "/tmp", Kind: kindTmpfs, Writable: true, Mode: "1777"},
+		entry{Target: "/var/tmp", Kind: kindTmpfs, Writable: true, Mode: "1777"},
+		entry{Target: "/dev", Kind: kindTmpfs, Writable: true, Mode: "0755"},
+		entry{Target: "/dev/shm", Kind: kindTmpfs, Writable: true, Mode: "1777"})
+	for _, d := range devices {
+		if _, err := os.Stat("/dev/" + d); err == nil {
+			if err := p.bind("/dev/"+d, true); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	for name, to := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		p.entries = append(p.entries, entry{Target: "/dev/" + name, Kind: kindLink, Link: to})
+	}
+	for _, h := range v.Hide {
+		h = filepath.Clean(h)
+		if fi, err := os.Stat(h); err != nil || !fi.IsDir() || system[h] {
+			continue // nothing there to hide, or private already
+		}
+		p.entries = append(p.entries, entry{Target: h, Kind: kindTmpfs, Writable: true, Mode: "0755"})
+	}
+	seen := map[string]bool{}
+	for _, r := range v.Runtime {
+		r = filepath.Clean(r)
+		if seen[r] || underAny(r, SystemRuntime) {
+			continue
+		}
+		seen[r] = true
+		if err := p.bind(r, false); err != nil {
+			return fail(fmt.Errorf("sandbox: runtime %s: %w", r, err))
+		}
+	}
+	for _, s := range v.Show {
+		if err := p.bind(s, false); err != nil {
+			return fail(fmt.Errorf("sandbox: show %s: %w", s, err))
+		}
+		p.handed = append(p.handed, filepath.Clean(s))
+	}
+	for _, w := range v.Write {
+		if err := p.bind(w, true); err != nil {
+			return fail(fmt.Errorf("sandbox: write %s: %w", w, err))
+		}
+		p.handed = append(p.handed, filepath.Clean(w))
+	}
+	// Fixed targets come after the view they are placed in.
+	var mounts []entry
+	for _, m := range v.Mounts {
+		if !filepath.IsAbs(m.Target) || (m.Source != "" && !filepath.IsAbs(m.Source)) {
+			return fail(fmt.Errorf("sandbox: mount %s -> %s: paths must be absolute", m.Source, m.Target))
+		}
+		t := filepath.Clean(m.Target)
+		if m.Source == "" {
+			mounts = append(mounts, entry{Target: t, Kind: kindTmpfs, Writable: m.Writable, Mode: "0755"})
+			continue
+		}
+		if _, err := os.Stat(m.Source); err != nil {
+			return fail(fmt.Errorf("sandbox: mount %s -> %s: %w", m.Source, m.Target, err))
+		}
+		mounts = append(mounts, entry{Target: t, Kind: kindBind, Source: filepath.Clean(m.Source), Writable: m.Writable})
+		if m.Writable {
+			p.handed = append(p.handed, filepath.Clean(m.Source))
+		}
+	}
+	sort.SliceStable(p.entries, func(i, j int) bool { return depth(p.entries[i].Target) < depth(p.entries[j].Target) })
+	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Target) < depth(mounts[j].Target) })
+	p.entries = append(p.entries, mounts...)
+	for _, addr := range v.Endpoints {
+		ep, err := p.forward(addr)
+		if err != nil {
+			return fail(err)
+		}
+		p.endpoints = append(p.endpoints, ep)
+	}
+	return p, nil
+}
+
+// accounts adds the role's uid to /etc/passwd and /etc/group when the host
+// has no entry for it (RoleUID), so that tools asking who they are get an
+// answer.
+func (p *viewPlan) accounts() {
+	uid, gid := roleIDs()
+	for _, f := range []struct {
+		path, line string
+		id         int
+	}{{"/etc/passwd", fmt.Sprintf("hoh-role:x:%d:%d:hoh role:/tmp:/bin/sh\n", uid, gid), uid},
+		{"/etc/group", fmt.Sprintf("hoh-role:x:%d:\n", gid), gid}} {
+		b, err := os.ReadFile(f.path)
+		if err != nil || hasID(string(b), f.id) {
+			continue
+		}
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			b = append(b, '\n')
+		}
+		p.entries = append(p.entries, entry{Target: f.path, Kind: kindFile, Content: string(b) + f.line})
+	}
+}
+
+// hasID reports whether a passwd or group file has a line for id.
+func hasID(file string, id int) bool {
+	for _, line := range strings.Split(file, "\n") {
+		if f := strings.Split(line, ":"); len(f) > 2 && f[2] == fmt.Sprint(id) {
+			return true
+		}
+	}
+	return false
+}
+
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointSocket is the socket's name in an endpoint's directory.
+const endpointSocket = "s"
+
+// forward serves a unix socket in a fresh directory whose every connection
+// hoh forwards to addr, and nowhere else.
+func (p *viewPlan) forward(addr string) (endpoint, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || !net.ParseIP(host).IsLoopback() {
+		return endpoint{}, fmt.Errorf("sandbox: endpoint %q is not a loopback host:port", addr)
+	}
+	dir, err := os.MkdirTemp("", "hoh-endpoint-")
+	if err != nil {
+		return endpoint{}, err
+	}
+	os.Chmod(dir, 0o755)
+	ln, err := net.Listen("unix", filepath.Join(dir, endpointSocket))
+	if err != nil {
+		os.RemoveAll(dir)
+		return endpoint{}, err
+	}
+	os.Chmod(filepath.Join(dir, endpointSocket), 0o777)
+	p.closers = append(p.closers, func() { ln.Close(); os.RemoveAll(dir) })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				t, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				defer t.Close()
+				splice(c, t)
+			}()
+		}
+	}()
+	return endpoint{Listen: addr, Dir: dir}, nil
+}
+
+// splice copies both ways until both directions ended.
+func splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	half := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go half(a, b)
+	go half(b, a)
+	<-done
+	<-done
+}
+
+// handOver gives the view's paths to the role's uid when hoh runs as root
+// (the role's uid could not write them, nor read what hoh wrote 0600,
+// otherwise; the shown ones stay read-only in the view whoever owns them);
+// takeBack returns them to their owners, and whatever the role made there
+// to root.
+func (p *viewPlan) handOver() error {
+	if os.Getuid() != 0 {
+		return nil
+	}
+	p.owners = map[string][2]int{}
+	for _, h := range p.handed {
+		err := filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) {
+					return nil
+				}
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				if _, seen := p.owners[path]; !seen {
+					p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
+				}
+			}
+			return os.Lchown(path, RoleUID, RoleUID)
+		})
+		if err != nil {
+			return fmt.Errorf("sandbox: hand %s to the role's uid: %w", h, err)
+		}
+	}
+	return nil
+}
+
+func (p *viewPlan) takeBack() {
+	if os.Getuid() != 0 {
+		return
+	}
+	for _, h := range p.handed {
+		_ = filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			o, ok := p.owners[path]
+			if !ok {
+				o = [2]int{0, 0}
+			}
+			_ = os.Lchown(path, o[0], o[1])
+			return nil
+		})
+	}
+}
+
+// installOf are the directories the command's executable needs besides the
+// system's runtime: an npm package's install (everything above its first
+// node_modules, which holds its dependencies and any platform binary it
+// starts), else the executable's own directory; and for a Node script, the
+// Node found on the command's PATH.
+func installOf(args, env []string) []string {
+	path := ""
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			path = kv[len("PATH="):]
+		}
+	}
+	lookup := func(name string) string {
+		if strings.Contains(name, "/") {
+			return name
+		}
+		for _, d := range filepath.SplitList(path) {
+			if p := filepath.Join(d, name); isExec(p) {
+				return p
+			}
+		}
+		return ""
+	}
+	var out []string
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return
+		}
+		for _, q := range []string{abs, realPath(abs)} {
+			if i := strings.Index(q, "/node_modules/"); i > 0 {
+				out = append(out, q[:i])
+			} else {
+				out = append(out, filepath.Dir(q))
+			}
+		}
+	}
+	exe := lookup(args[0])
+	add(exe)
+	if filepath.Base(args[0]) == "node" && len(args) > 1 && strings.Contains(args[1], "/") {
+		add(args[1])
+	} else if exe != "" && nodeScript(exe) {
+		add(lookup("node"))
+	}
+	return out
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// nodeScript reports whether p starts with a shebang naming node.
+func nodeScript(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 128)
+	n, _ := f.Read(head)
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	return strings.HasPrefix(line, "#!") && strings.Contains(line, "node")
 }
 
 func init() {
@@ -110,10 +579,14 @@ func init() {
 	}
 }
 
-// namespaceInit runs as PID 1 of a fresh user + mount + PID namespace: it
-// builds the view, starts argv and reaps until argv ends, then exits with
-// its status (the kernel then kills whatever argv left behind).
+// namespaceInit runs as PID 1 of a fresh user + mount + PID + network
+// namespace: it builds the view, starts the forwarders, drops every
+// capability, starts argv and reaps until argv ends, then exits with its
+// status (the kernel then kills whatever argv left behind).
 func namespaceInit(specJSON string, argv []string) int {
+	// Capabilities are a thread's: the one dropping them is the one that
+	// starts the command.
+	runtime.LockOSThread()
 	var spec initSpec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
 		initFailed("decode the view:", err)
@@ -122,8 +595,37 @@ func namespaceInit(specJSON string, argv []string) int {
 	if spec.Status {
 		initStatus = os.NewFile(statusFD, "hoh-sandbox-status")
 	}
-	if err := buildView(spec.View); err != nil {
+	// Nothing done here may propagate back to the host's mounts.
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		initFailed("cannot build the view:", fmt.Errorf("make / private: %w", err))
+		return exitViewFailed
+	}
+	// Every source is opened while the init still has hoh's own uid (the
+	// paths to them need not be open to the role's), then the init becomes
+	// the role's uid, the only one the namespace maps.
+	if err := openSources(spec.Entries, spec.Endpoints); err != nil {
 		initFailed("cannot build the view:", err)
+		return exitViewFailed
+	}
+	if err := becomeRole(spec.UID, spec.GID, spec.DropGroups); err != nil {
+		initFailed("cannot take the role's uid:", err)
+		return exitViewFailed
+	}
+	// A change of credentials clears the parent-death signal: set again.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); e != 0 {
+		initFailed("cannot die with hoh:", e)
+		return exitViewFailed
+	}
+	if err := buildView(spec.Entries); err != nil {
+		initFailed("cannot build the view:", err)
+		return exitViewFailed
+	}
+	if err := startForwarders(spec.Endpoints); err != nil {
+		initFailed("cannot reach the model endpoint:", err)
+		return exitViewFailed
+	}
+	if err := dropPrivileges(); err != nil {
+		initFailed("cannot drop privileges:", err)
 		return exitViewFailed
 	}
 	// The inherited working directory is the host's dentry: entering it by
@@ -191,94 +693,265 @@ func initFailed(what string, err error) {
 	}
 }
 
-// buildView applies v inside the init's own mount namespace.
-func buildView(v View) error {
-	// Nothing done here may propagate back to the host's mounts.
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %w", err)
+// newRoot is where the init assembles the view before making it its root
+// (a private tmpfs over the host's /tmp in the init's own mount namespace).
+const newRoot = "/tmp"
+
+// openSources opens an O_PATH handle on each bind source (in this mount
+// namespace's copy of the host's tree) and each endpoint's directory.
+func openSources(entries []entry, eps []endpoint) error {
+	open := func(path string) (int, error) {
+		return syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
 	}
-	type entry struct {
-		path     string
-		hide     bool
-		writable bool
-		fd       int
-		dir      bool
-	}
-	var entries []entry
-	add := func(paths []string, hide, writable bool) error {
-		for _, p := range paths {
-			if p == "" || !filepath.IsAbs(p) {
-				return fmt.Errorf("view path %q is not absolute", p)
-			}
-			e := entry{path: filepath.Clean(p), hide: hide, writable: writable, fd: -1}
-			if !hide {
-				// Opened before any mount, so the original is bound even when
-				// a hidden directory will cover its path.
-				fd, err := syscall.Open(e.path, oPath|syscall.O_CLOEXEC, 0)
-				if err != nil {
-					return fmt.Errorf("show %s: %w", e.path, err)
-				}
-				var st syscall.Stat_t
-				if err := syscall.Fstat(fd, &st); err != nil {
-					return err
-				}
-				e.fd, e.dir = fd, st.Mode&syscall.S_IFMT == syscall.S_IFDIR
-			}
-			entries = append(entries, e)
-		}
-		return nil
-	}
-	if err := errors.Join(add(v.Hide, true, true), add(v.Show, false, false), add(v.Tools, false, false), add(v.Write, false, true)); err != nil {
-		return err
-	}
-	sort.SliceStable(entries, func(i, j int) bool { return depth(entries[i].path) < depth(entries[j].path) })
-	for _, e := range entries {
-		if e.hide {
-			if fi, err := os.Stat(e.path); err != nil || !fi.IsDir() {
-				continue // nothing there to hide
-			}
-			if err := syscall.Mount("hoh-view", e.path, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0755"); err != nil {
-				return fmt.Errorf("hide %s: %w", e.path, err)
-			}
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind != kindBind {
 			continue
 		}
-		if err := mountPoint(e.path, e.dir); err != nil {
-			return fmt.Errorf("show %s: %w", e.path, err)
+		fd, err := open(e.Source)
+		if err != nil {
+			return fmt.Errorf("show %s: %w", e.Source, err)
 		}
-		src := fmt.Sprintf("/proc/self/fd/%d", e.fd)
-		if err := syscall.Mount(src, e.path, "", syscall.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind %s: %w", e.path, err)
-		}
-		var fs syscall.Statfs_t
-		if err := syscall.Statfs(e.path, &fs); err != nil {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
 			return err
 		}
-		// A remount must keep the flags the kernel locked on the original
-		// mount (nosuid, nodev, noexec), or a user namespace may not do it.
-		flags := uintptr(syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_NOSUID|syscall.MS_NODEV) | lockedFlags(fs.Flags)
-		if !e.writable {
-			flags |= syscall.MS_RDONLY
+		e.fd, e.Dir = fd, st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+	}
+	for i := range eps {
+		fd, err := open(eps[i].Dir)
+		if err != nil {
+			return fmt.Errorf("endpoint %s: %w", eps[i].Listen, err)
 		}
-		if err := syscall.Mount("", e.path, "", flags, ""); err != nil {
-			return fmt.Errorf("remount %s: %w", e.path, err)
+		eps[i].fd = fd
+	}
+	return nil
+}
+
+// becomeRole makes this thread the role's uid and gid (roleIDs), without
+// supplementary groups where hoh may drop them, keeping its capabilities
+// in the namespace for building the view.
+func becomeRole(uid, gid int, dropGroups bool) error {
+	if dropGroups {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+			return fmt.Errorf("setgroups: %w", e)
+		}
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
+		return fmt.Errorf("setresgid: %w", e)
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
+		return fmt.Errorf("setresuid: %w", e)
+	}
+	return nil
+}
+
+// buildView assembles entries on a fresh tmpfs and makes it the root.
+func buildView(entries []entry) error {
+	if err := syscall.Mount("hoh-view", newRoot, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("root tmpfs: %w", err)
+	}
+	for _, e := range entries {
+		t := newRoot + e.Target
+		if err := place(e, t); err != nil {
+			return fmt.Errorf("%s %s: %w", e.Kind, e.Target, err)
 		}
 	}
 	for _, e := range entries {
-		if e.fd >= 0 {
+		if e.fd > 0 {
 			syscall.Close(e.fd)
 		}
 	}
-	// A /proc of this PID namespace only: the host's processes (hoh's own
-	// included, whose root and cwd are the host's tree) are not listed.
-	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+	const old = "/.hoh-old-root"
+	if err := os.Mkdir(newRoot+old, 0o700); err != nil {
+		return err
+	}
+	if err := syscall.PivotRoot(newRoot, newRoot+old); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := syscall.Chdir("/"); err != nil {
+		return err
+	}
+	if err := syscall.Unmount(old, syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the host's tree: %w", err)
+	}
+	if err := os.Remove(old); err != nil {
+		return err
+	}
+	// Only the listed writable places take writes.
+	if err := syscall.Mount("", "/", "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("read-only root: %w", err)
+	}
+	return nil
+}
+
+func place(e entry, t string) error {
+	switch e.Kind {
+	case kindLink:
+		if err := os.MkdirAll(filepath.Dir(t), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(e.Link, t)
+	case kindProc:
+		// A /proc of this PID namespace only: the host's processes (hoh's
+		// own included, whose root and cwd are the host's tree) are not
+		// listed. Mounted while the host's /proc is still in the namespace.
+		if err := os.MkdirAll(t, 0o555); err != nil {
+			return err
+		}
+		return syscall.Mount("proc", t, "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
+	case kindTmpfs:
+		if err := os.MkdirAll(t, 0o755); err != nil {
+			return err
+		}
+		flags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV)
+		if !e.Writable {
+			flags |= syscall.MS_RDONLY
+		}
+		return syscall.Mount("hoh-view", t, "tmpfs", flags, "mode="+e.Mode)
+	case kindMask:
+		if e.Dir {
+			if err := os.MkdirAll(t, 0o755); err != nil {
+				return err
+			}
+			return syscall.Mount("hoh-view", t, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_RDONLY, "mode=0755")
+		}
+		if err := mountPoint(t, false); err != nil {
+			return err
+		}
+		return bindAt("/dev/null", t, false)
+	case kindFile:
+		src := newRoot + "/.hoh-file"
+		if err := os.WriteFile(src, []byte(e.Content), 0o644); err != nil {
+			return err
+		}
+		defer os.Remove(src) // the mount keeps the file
+		if err := mountPoint(t, false); err != nil {
+			return err
+		}
+		return bindAt(src, t, false)
+	case kindBind:
+		if err := mountPoint(t, e.Dir); err != nil {
+			return err
+		}
+		return bindAt(fmt.Sprintf("/proc/self/fd/%d", e.fd), t, e.Writable)
+	}
+	return fmt.Errorf("unknown kind")
+}
+
+// bindAt binds src (with what is mounted below it) at t, read-only unless
+// writable.
+func bindAt(src, t string, writable bool) error {
+	if err := syscall.Mount(src, t, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return err
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(t, &fs); err != nil {
+		return err
+	}
+	// A remount must keep the flags the kernel locked on the original
+	// mount (nosuid, nodev, noexec), or a user namespace may not do it.
+	flags := uintptr(syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_NOSUID) | lockedFlags(fs.Flags)
+	if !strings.HasPrefix(t, newRoot+"/dev/") {
+		flags |= syscall.MS_NODEV
+	}
+	if !writable {
+		flags |= syscall.MS_RDONLY
+	}
+	return syscall.Mount("", t, "", flags, "")
+}
+
+// startForwarders brings the namespace's loopback up and forwards each
+// endpoint's address to its unix socket, reached through the directory
+// handle hoh passed (no path to it is in the view).
+func startForwarders(eps []endpoint) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	if err := loopbackUp(); err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	for _, ep := range eps {
+		ln, err := net.Listen("tcp", ep.Listen)
+		if err != nil {
+			return err
+		}
+		sock := fmt.Sprintf("/proc/self/fd/%d/%s", ep.fd, endpointSocket)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					u, err := net.Dial("unix", sock)
+					if err != nil {
+						return
+					}
+					defer u.Close()
+					splice(c, u)
+				}()
+			}
+		}()
+	}
+	return nil
+}
+
+// loopbackUp sets IFF_UP on lo (a new network namespace has it down).
+func loopbackUp() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	var ifr [40]byte
+	copy(ifr[:], "lo")
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
+		return e
+	}
+	*(*uint16)(unsafe.Pointer(&ifr[16])) |= syscall.IFF_UP | syscall.IFF_RUNNING
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// dropPrivileges leaves this thread (which starts the command) without any
+// capability, bounding or ambient, and unable to gain one (no_new_privs);
+// the init is not dumpable, so the command cannot reach into it.
+func dropPrivileges() error {
+	const prCapAmbient, prCapAmbientClearAll, prSetNoNewPrivs = 47, 4, 38
+	for c := 0; c < 64; c++ {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_CAPBSET_DROP, uintptr(c), 0); e == syscall.EINVAL {
+			break
+		} else if e != 0 {
+			return fmt.Errorf("bounding set: %w", e)
+		}
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("ambient set: %w", e)
+	}
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{0x20080522, 0} // _LINUX_CAPABILITY_VERSION_3
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("capset: %w", e)
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("no_new_privs: %w", e)
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("dumpable: %w", e)
 	}
 	return nil
 }
 
 // lockedFlags are the statfs flags a bind remount must keep, as mount flags.
 func lockedFlags(st int64) uintptr {
-	const stNoexec, stNoatime, stNodiratime, stRelatime = 8, 1024, 2048, 4096
+	const stNoexec, stNoatime, stNodiratime, stRelatime, stNodev = 8, 1024, 2048, 4096, 4
 	var f uintptr
 	if st&stNoexec != 0 {
 		f |= syscall.MS_NOEXEC
@@ -292,13 +965,16 @@ func lockedFlags(st int64) uintptr {
 	if st&stRelatime != 0 {
 		f |= syscall.MS_RELATIME
 	}
+	if st&stNodev != 0 {
+		f |= syscall.MS_NODEV
+	}
 	return f
 }
 
 func depth(p string) int { return strings.Count(p, "/") }
 
-// mountPoint makes sure path exists (in a hidden directory's tmpfs it does
-// not yet) as a directory or an empty file to bind onto.
+// mountPoint makes sure path exists (in a tmpfs of the view it does not
+// yet) as a directory or an empty file to bind onto.
 func mountPoint(path string, dir bool) error {
 	if _, err := os.Lstat(path); err == nil {
 		return nil
@@ -326,30 +1002,26 @@ var (
 // machine that has namespaces.
 const simulateUnavailable = "HOH_SANDBOX_SIMULATE_NO_USERNS"
 
-// NamespacesAvailable reports whether this host lets an unprivileged process
-// create the user + mount + PID namespace of a Confined invocation, build a
-// view in it and mount its /proc.
+// NamespacesAvailable reports whether this host lets hoh create the user +
+// mount + PID + network namespace of a Confined invocation, build a view in
+// it and mount its /proc.
 func NamespacesAvailable() error {
 	if os.Getenv(simulateUnavailable) != "" {
 		return fmt.Errorf("sandbox: user namespaces unavailable (simulated by %s)", simulateUnavailable)
 	}
 	nsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hoh-ns-probe-*")
+		p, err := plan(View{})
 		if err != nil {
 			nsErr = err
 			return
 		}
-		defer os.RemoveAll(dir)
-		shown := filepath.Join(dir, "shown")
-		if nsErr = os.Mkdir(shown, 0o755); nsErr != nil {
-			return
-		}
-		spec, _ := json.Marshal(initSpec{View: View{Hide: []string{dir}, Show: []string{shown}}, Dir: shown})
+		defer p.close()
+		spec, _ := json.Marshal(newSpec(p, "/", false))
 		c := exec.Command("/proc/self/exe", initArg, string(spec), "--", "true")
 		c.Env = []string{"PATH=" + os.Getenv("PATH")}
 		c.SysProcAttr = confineAttr(&syscall.SysProcAttr{})
 		if out, err := c.CombinedOutput(); err != nil {
-			nsErr = fmt.Errorf("sandbox: user + mount + PID namespaces unavailable (%v: %s); host role views need them "+
+			nsErr = fmt.Errorf("sandbox: user + mount + PID + network namespaces unavailable (%v: %s); host role views need them "+
 				"(Linux with unprivileged user namespaces: kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, "+
 				"no AppArmor restriction on unprivileged user namespaces)", err, strings.TrimSpace(string(out)))
 		}
@@ -357,14 +1029,30 @@ func NamespacesAvailable() error {
 	return nsErr
 }
 
+// Capabilities the init needs to build a view (mount, pivot_root, bring up
+// loopback, drop the bounding set); it drops them all before the command.
+const (
+	capSetgid   = 6
+	capSetuid   = 7
+	capSetpcap  = 8
+	capNetAdmin = 12
+	capSysAdmin = 21
+)
+
 // confineAttr adds the namespaces of a Confined invocation to attr: the
-// caller's uid and gid map to root inside (which may mount there and nowhere
-// else).
+// role's uid and gid (roleIDs) are the only ids mapped, to themselves; the
+// init keeps, as ambient capabilities, only what building the view and
+// taking the role's uid need.
 func confineAttr(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
-	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
+	uid, gid := roleIDs()
+	root := os.Getuid() == 0
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	// As root, hoh's supplementary groups are dropped; an unprivileged hoh
+	// may not drop its own.
+	attr.GidMappingsEnableSetgroups = root
+	attr.AmbientCaps = []uintptr{capSetgid, capSetuid, capSetpcap, capNetAdmin, capSysAdmin}
 	attr.Pdeathsig = syscall.SIGKILL
 	return attr
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,7 +214,7 @@ func TestMain(m *testing.M) {
 }
 
 // No root is needed: an unprivileged user (nobody, when the tests run as
-// root) gets the same view, root only inside its own user namespace.
+// root) gets the same view, as itself.
 func TestConfinedNeedsNoRoot(t *testing.T) {
 	dir, err := os.MkdirTemp("", "hoh-unprivileged-*") // t.TempDir's parent is 0700
 	if err != nil {
@@ -246,8 +247,90 @@ func TestConfinedNeedsNoRoot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	want := "exit 0 err <nil>\n0\nshown\npublic\n"
+	// The command runs as the unprivileged user itself (its uid, not root
+	// in the namespace).
+	want := fmt.Sprintf("exit 0 err <nil>\n%d\nshown\npublic\n", 65534)
+	if os.Getuid() != 0 {
+		want = fmt.Sprintf("exit 0 err <nil>\n%d\nshown\npublic\n", os.Getuid())
+	}
 	if !strings.Contains(string(out), want) || !strings.Contains(string(out), "ro\n") || strings.HasPrefix(string(out), "uid 0 ") {
 		t.Fatalf("got:\n%s\nwant an unprivileged uid, then %q and a refused write", out, want)
+	}
+}
+
+// The view is an allow-list: of the machine only the system's read-only
+// runtime (/etc without its secrets), the command's install, a private
+// /tmp, a minimal /dev and a fresh /proc are there; the command runs as an
+// unprivileged uid the namespace maps to nothing but itself, with no
+// capability, in a network namespace whose only way out is its endpoint.
+func TestConfinedViewIsAnAllowList(t *testing.T) {
+	// Something to find elsewhere on the machine, and a loopback service
+	// that is not the endpoint.
+	srv := filepath.Join("/srv", fmt.Sprintf("hoh-allowlist-%d", os.Getpid()))
+	if err := os.MkdirAll(srv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(srv) })
+	os.WriteFile(filepath.Join(srv, "rubric.json"), []byte("evaluator-only"), 0o644)
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	model, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	go func() {
+		for {
+			c, err := model.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("model-answered\n"))
+			c.Close()
+		}
+	}()
+	ws := t.TempDir()
+	_, otherPort, _ := net.SplitHostPort(other.Addr().String())
+	modelHost, modelPort, _ := net.SplitHostPort(model.Addr().String())
+	script := fmt.Sprintf(`echo "root:$(ls -A / | tr '\n' ' ')"
+echo "uid:$(id -u)"
+echo "map:$(cat /proc/self/uid_map | tr -s ' ' | tr '\n' ';')"
+echo "caps:$(grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status | tr -s '\t ' ' ' | tr '\n' ';')"
+echo "nnp:$(grep NoNewPrivs /proc/self/status | tr -d ' \t')"
+ls /srv /root /home /var/run /run /mnt 2>/dev/null && echo LEAK-DIRS
+cat %[1]s/rubric.json 2>/dev/null && echo LEAK-SRV
+cat /etc/shadow 2>/dev/null | grep -q root && echo LEAK-SHADOW
+test -S /var/run/docker.sock && echo LEAK-DOCKER
+echo "etc:$(test -r /etc/passwd && echo passwd)"
+(exec 3<>/dev/tcp/127.0.0.1/%[2]s) 2>/dev/null && echo LEAK-PORT
+echo "model:$(timeout 5 bash -c 'exec 3<>/dev/tcp/%[3]s/%[4]s; head -1 <&3')"
+echo x > /usr/hoh-x 2>/dev/null && echo WROTE-USR
+echo x > /newfile 2>/dev/null && echo WROTE-ROOT
+echo x > /tmp/t && echo wrote-tmp
+echo x > /dev/null && echo devnull
+`, srv, otherPort, modelHost, modelPort)
+	var out bytes.Buffer
+	ex, err := Confined{Inner: Local{}, View: View{Write: []string{ws}, Endpoints: []string{model.Addr().String()}}}.Run(context.Background(),
+		Command{Args: []string{"/bin/bash", "-c", script}, Dir: ws, Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
+	if err != nil || ex.Code != 0 {
+		t.Fatalf("%+v %v: %s", ex, err, out.String())
+	}
+	got := out.String()
+	uid, _ := roleIDs()
+	for _, want := range []string{
+		"root:bin dev etc lib lib64 proc sbin tmp usr var \n",
+		fmt.Sprintf("uid:%d\n", uid), fmt.Sprintf("map: %d %d 1;", uid, uid),
+		"CapEff: 0000000000000000;", "CapPrm: 0000000000000000;", "CapBnd: 0000000000000000;", "CapAmb: 0000000000000000;",
+		"nnp:NoNewPrivs:1", "etc:passwd", "model:model-answered", "wrote-tmp", "devnull",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "LEAK") || strings.Contains(got, "WROTE") {
+		t.Errorf("the view leaked:\n%s", got)
 	}
 }
