@@ -98,6 +98,9 @@ func (h *Harness) Name() string    { return "pi" }
 func (h *Harness) Binary() string  { return h.cfg.Binary }
 func (h *Harness) Version() string { return h.cfg.Version }
 
+// Endpoint is the model endpoint's base URL (harness.Endpointer).
+func (h *Harness) Endpoint() string { return h.cfg.Provider.BaseURL }
+
 // Run performs one invocation; see harness.Harness.
 func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
 	key, err := cliproc.Prepare("pi", inv, h.cfg.Provider.KeyEnv)
@@ -153,8 +156,8 @@ func argvPrompt(s string) string {
 	return s
 }
 
-// writeState writes models.json (the key by variable name, which Pi resolves
-// from the environment) and settings.json (Pi's own retries off, so hoh's
+// writeState writes models.json (the key as a reference to its variable,
+// ${NAME}, which Pi resolves from the environment) and settings.json (Pi's own retries off, so hoh's
 // retry policy decides).
 func (h *Harness) writeState(dir string) error {
 	p := h.cfg.Provider
@@ -166,7 +169,7 @@ func (h *Harness) writeState(dir string) error {
 	models := map[string]any{"providers": map[string]any{p.Name: map[string]any{
 		"baseUrl": base,
 		"api":     apis[p.API],
-		"apiKey":  p.KeyEnv,
+		"apiKey":  "${" + p.KeyEnv + "}", // a bare name is a literal key to Pi
 		"models": []any{map[string]any{
 			"id": p.Model, "contextWindow": h.cfg.ContextWindow, "maxTokens": h.cfg.MaxTokens,
 			"reasoning": p.ReasoningEffort != "",

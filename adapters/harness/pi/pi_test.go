@@ -51,7 +51,7 @@ func TestStateFilesNameTheKeyAndDisableRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := models.Providers["mm"]
-	if p.BaseURL != "https://x.example/anthropic" || p.API != "anthropic-messages" || p.APIKey != "MM_KEY" {
+	if p.BaseURL != "https://x.example/anthropic" || p.API != "anthropic-messages" || p.APIKey != "${MM_KEY}" {
 		t.Errorf("models.json %s", b)
 	}
 	s, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
