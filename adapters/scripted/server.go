@@ -24,6 +24,10 @@ type Options struct {
 	LogPath string
 	// Fault applies to every API request, before the script's own faults.
 	Fault *Fault
+	// Key, when set, is the only credential accepted (Authorization:
+	// Bearer, x-api-key or api-key): anything else is answered 401, as a
+	// real provider would answer a placeholder hoh's relay failed to swap.
+	Key string
 }
 
 // Served describes one API request and what the test double answered.
@@ -62,6 +66,7 @@ type Server struct {
 	fault     *Fault // server-wide
 	log       *os.File
 	seq       int
+	key       string // Options.Key
 }
 
 // Start validates the script and serves it on 127.0.0.1 at a free port.
@@ -79,6 +84,7 @@ func Start(script Script, opts Options) (*Server, error) {
 		convs:     map[string]int{},
 		faultUses: map[*Fault]int{},
 		fault:     opts.Fault,
+		key:       opts.Key,
 	}
 	if s.fault == nil {
 		s.fault = script.Fault
@@ -176,6 +182,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.API = api
+	if k := s.key; k != "" && r.Header.Get("Authorization") != "Bearer "+k && r.Header.Get("x-api-key") != k && r.Header.Get("api-key") != k {
+		rec.Answer, rec.Status, rec.Error = "error", http.StatusUnauthorized, "wrong credential"
+		writeError(w, api, rec.Status, Marker+": invalid API key")
+		return
+	}
 	if err != nil {
 		rec.Answer, rec.Status, rec.Error = "error", http.StatusBadRequest, err.Error()
 		writeError(w, api, rec.Status, Marker+": "+err.Error())

@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -385,6 +386,7 @@ func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string,
 	}
 	hm := c.Harness
 	closeFn := func() {}
+	key := ""
 	if hm.IsScripted() {
 		script, err := scripted.LoadScript(c.resolve(l.Project, hm.Scripted.Script))
 		if err != nil {
@@ -396,14 +398,32 @@ func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string,
 		}
 		closeFn = func() { srv.Close() }
 		hm.Provider.BaseURL = srv.URL() + "/v1"
-		env = append(env, hm.Provider.KeyEnv+"="+ScriptedKeyValue)
+		key = ScriptedKeyValue
 	} else if hm.Provider.KeyEnv != "" {
-		key := os.Getenv(hm.Provider.KeyEnv)
+		key = os.Getenv(hm.Provider.KeyEnv)
 		if key == "" {
 			return nil, nil, nil, nil, fmt.Errorf("the provider key variable %s is not set", hm.Provider.KeyEnv)
 		}
-		env = append(env, hm.Provider.KeyEnv+"="+key)
 		secrets = append(secrets, key)
+	}
+	if hm.Provider.BaseURL != "" {
+		// The CLIs reach the provider through hoh's relay, on loopback (the
+		// only way out of a role's network namespace), with a placeholder
+		// the relay swaps for the key: the key lives in the relay only.
+		var keys map[string]string
+		if key != "" && hm.Provider.KeyEnv != "" {
+			ph := served.NewPlaceholder()
+			keys = map[string]string{ph: key}
+			env, secrets = append(env, hm.Provider.KeyEnv+"="+ph), append(secrets, ph)
+		}
+		relay, err := served.StartWith(hm.Provider.BaseURL, filepath.Join(l.State(), "relay.jsonl"), served.Options{Keys: keys})
+		if err != nil {
+			closeFn()
+			return nil, nil, nil, nil, fmt.Errorf("hoh's relay: %w", err)
+		}
+		hm.Provider.BaseURL = relay.BaseURL()
+		closeProvider := closeFn
+		closeFn = func() { relay.Close(); closeProvider() }
 	}
 	h, err := catalogue.New(hm.HarnessSpec())
 	if err != nil {

@@ -148,7 +148,10 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	if opts.Provider.BaseURL != "" {
 		// hoh's own count of what the provider serves this attempt.
 		log := runrecord.TrialLayout{Dir: r.trialDir(t)}.Served()
-		relay, err := served.Start(opts.Provider.BaseURL, log)
+		// The CLIs get a placeholder the relay swaps for the key.
+		var keys map[string]string
+		base.Env, base.Secrets, keys = rt.credential()
+		relay, err := served.StartWith(opts.Provider.BaseURL, log, served.Options{Keys: keys})
 		if err != nil {
 			return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
 		}

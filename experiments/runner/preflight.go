@@ -66,7 +66,9 @@ func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime
 	closers = append(closers, func() { os.RemoveAll(work) })
 	log := filepath.Join(dir, rt.cfg.Label+"-"+served.File)
 	os.Remove(log) // a previous run's preflight
-	relay, err := served.Start(rt.cfg.Provider.BaseURL, log)
+	var keys map[string]string
+	tg.Env, tg.Secrets, keys = rt.credential()
+	relay, err := served.StartWith(rt.cfg.Provider.BaseURL, log, served.Options{Keys: keys})
 	if err != nil {
 		return release, fmt.Errorf("hoh's relay: %w", err)
 	}

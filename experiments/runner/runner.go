@@ -34,6 +34,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -245,8 +246,23 @@ type configRuntime struct {
 	harness harness.Harness
 	env     []string
 	secrets []string
-	server  *scripted.Server
-	limit   int
+	// key is the provider key (or the scripted one), held by hoh's relay
+	// only: a CLI gets a placeholder (credential).
+	key    string
+	server *scripted.Server
+	limit  int
+}
+
+// credential is the environment and secrets of one attempt: a fresh
+// placeholder in the provider key variable, and the relay's swap of it
+// for the real key.
+func (rt *configRuntime) credential() (env, secrets []string, keys map[string]string) {
+	env, secrets = append([]string(nil), rt.env...), append([]string(nil), rt.secrets...)
+	if rt.cfg.Provider.KeyEnv == "" || rt.key == "" {
+		return env, secrets, nil
+	}
+	ph := served.NewPlaceholder()
+	return append(env, rt.cfg.Provider.KeyEnv+"="+ph), append(secrets, ph), map[string]string{ph: rt.key}
 }
 
 type run struct {
@@ -289,14 +305,14 @@ func (r *run) startHarnesses() error {
 			}
 			rt.server = srv
 			c.Provider.BaseURL = srv.URL() + "/v1"
-			rt.env = []string{c.Provider.KeyEnv + "=" + scriptedKeyValue}
+			rt.key = scriptedKeyValue
 			rt.secrets = []string{scriptedKeyValue} // scrubbed like a real key, so runs against the double test that too
 		} else {
 			key := os.Getenv(c.Provider.KeyEnv)
 			if key == "" {
 				return fmt.Errorf("config %s: the provider key variable %s is not set", c.Label, c.Provider.KeyEnv)
 			}
-			rt.env = []string{c.Provider.KeyEnv + "=" + key}
+			rt.key = key
 			rt.secrets = []string{key}
 		}
 		rt.cfg = c

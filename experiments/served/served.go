@@ -11,6 +11,8 @@ package served
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -77,8 +79,30 @@ type Relay struct {
 	inflight sync.WaitGroup
 }
 
+// Options configure a relay.
+type Options struct {
+	// Keys maps each placeholder credential a CLI was given to the real key
+	// the relay sends in its place (in the request's headers and query):
+	// the real key lives in hoh's relay only.
+	Keys map[string]string
+}
+
+// NewPlaceholder is a fresh credential to give a CLI in place of the real
+// key (one per trial): worthless outside hoh's relay, and scrubbed like a
+// key wherever it lands.
+func NewPlaceholder() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return "hoh-placeholder-" + hex.EncodeToString(b)
+}
+
 // Start proxies to upstream (a provider base URL) and appends to logPath.
-func Start(upstream, logPath string) (*Relay, error) {
+func Start(upstream, logPath string) (*Relay, error) { return StartWith(upstream, logPath, Options{}) }
+
+// StartWith is Start with options.
+func StartWith(upstream, logPath string, opts Options) (*Relay, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("served: provider base_url %q is not a URL", upstream)
@@ -93,6 +117,7 @@ func Start(upstream, logPath string) (*Relay, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = u.Host
+			swapKeys(pr.Out, opts.Keys)
 			// The request belongs to the attempt current when it arrived,
 			// however long its response takes.
 			tk := &ticket{relay: r, attempt: r.current(), method: pr.In.Method, start: time.Now()}
@@ -158,6 +183,28 @@ func (a appender) Write(p []byte) (int, error) {
 	}
 	defer f.Close()
 	return f.Write(p)
+}
+
+// swapKeys replaces each placeholder by its key in the request's headers
+// and query.
+func swapKeys(req *http.Request, keys map[string]string) {
+	if len(keys) == 0 {
+		return
+	}
+	swap := func(v string) string {
+		for ph, key := range keys {
+			v = strings.ReplaceAll(v, ph, key)
+		}
+		return v
+	}
+	for name, vals := range req.Header {
+		for i, v := range vals {
+			req.Header[name][i] = swap(v)
+		}
+	}
+	if q := req.URL.RawQuery; q != "" {
+		req.URL.RawQuery = swap(q)
+	}
 }
 
 // BaseURL is upstream's base URL as served through the relay.

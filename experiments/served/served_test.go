@@ -160,3 +160,50 @@ func TestProviderSilentUntilTheClientGivesUp(t *testing.T) {
 		t.Errorf("NoTurn = %q %q", cause, ev)
 	}
 }
+
+// The relay swaps a CLI's placeholder credential for the real key on the
+// way out, in every header and the query; the provider never sees the
+// placeholder, and a request without the placeholder gets no key.
+func TestRelaySwapsThePlaceholderForTheKey(t *testing.T) {
+	var seen []http.Header
+	var queries []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Clone())
+		queries = append(queries, r.URL.RawQuery)
+		io.WriteString(w, "{}")
+	}))
+	defer up.Close()
+	ph, key := NewPlaceholder(), "sk-real-key-4711"
+	if ph == NewPlaceholder() || !strings.HasPrefix(ph, "hoh-placeholder-") {
+		t.Fatalf("placeholders are not fresh: %s", ph)
+	}
+	r, err := StartWith(up.URL+"/v1", filepath.Join(t.TempDir(), File), Options{Keys: map[string]string{ph: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, h := range []map[string]string{{"Authorization": "Bearer " + ph}, {"x-api-key": ph}, {"api-key": "other"}} {
+		req, _ := http.NewRequest("POST", r.BaseURL()+"/responses?key="+ph, strings.NewReader("{}"))
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if len(seen) != 3 || seen[0].Get("Authorization") != "Bearer "+key || seen[1].Get("x-api-key") != key || seen[2].Get("api-key") != "other" {
+		t.Fatalf("upstream saw %v", seen)
+	}
+	for i, h := range seen {
+		for _, v := range h {
+			if strings.Contains(strings.Join(v, " "), ph) {
+				t.Errorf("request %d: the placeholder reached the provider: %v", i, h)
+			}
+		}
+		if queries[i] != "key="+key {
+			t.Errorf("request %d: query %q", i, queries[i])
+		}
+	}
+}
