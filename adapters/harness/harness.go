@@ -144,3 +144,10 @@ type Installed interface {
 	// Binary is the absolute path of the executable the harness starts.
 	Binary() string
 }
+
+// Endpointer is a Harness that says where its model endpoint is (a base
+// URL), so that a confined invocation can be given the way to it and to
+// nothing else.
+type Endpointer interface {
+	Endpoint() string
+}

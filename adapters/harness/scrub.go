@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,15 @@ const Redacted = "[REDACTED]"
 // (replacing a 21-byte key by the 10-byte Redacted corrupted Codex's
 // thread_history_1.sqlite).
 func ScrubSecrets(root string, secrets []string) error {
+	_, err := ScrubFound(root, secrets)
+	return err
+}
+
+// ScrubFound is ScrubSecrets reporting the files (relative to root) it
+// found a secret in. Files are first searched as a stream, data segments
+// only (a sparse file's holes are skipped, and no file is read whole into
+// memory to be searched); a file too large to rewrite is masked in place.
+func ScrubFound(root string, secrets []string) ([]string, error) {
 	var needles [][]byte
 	for _, s := range secrets {
 		if len(s) >= 4 { // shorter values would redact ordinary text
@@ -28,9 +38,10 @@ func ScrubSecrets(root string, secrets []string) error {
 		}
 	}
 	if len(needles) == 0 {
-		return nil
+		return nil, nil
 	}
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	var found []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {
 				return nil
@@ -40,18 +51,22 @@ func ScrubSecrets(root string, secrets []string) error {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		found := false
-		for _, n := range needles {
-			if bytes.Contains(data, n) {
-				found = true
-			}
+		hit, err := containsAny(p, info.Size(), needles)
+		if err != nil || !hit {
+			return err
 		}
-		if !found {
-			return nil
+		rel, _ := filepath.Rel(root, p)
+		found = append(found, rel)
+		if info.Size() > maxRewrite {
+			return maskStream(p, info.Size(), needles)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
 		}
 		if binaryFile(p, data) {
 			return maskInPlace(p, data, needles)
@@ -59,12 +74,135 @@ func ScrubSecrets(root string, secrets []string) error {
 		for _, n := range needles {
 			data = bytes.ReplaceAll(data, n, []byte(Redacted))
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
 		return writeAtomic(p, data, info.Mode().Perm())
 	})
+	return found, err
+}
+
+// maxRewrite is the largest file scrubbed by rewriting it; a larger one
+// is masked in place.
+const maxRewrite = 64 << 20
+
+const scanChunk = 1 << 20
+
+// segments calls fn for each data segment [off, end) of f (the whole file
+// where the file system cannot tell holes).
+func segments(f *os.File, size int64, fn func(off, end int64) error) error {
+	const seekData, seekHole = 3, 4
+	for off := int64(0); off < size; {
+		data, err := f.Seek(off, seekData)
+		if err != nil {
+			if off == 0 {
+				return fn(0, size) // no SEEK_DATA: all of it
+			}
+			return nil // ENXIO: no data after off
+		}
+		hole, err := f.Seek(data, seekHole)
+		if err != nil {
+			hole = size
+		}
+		if err := fn(data, hole); err != nil {
+			return err
+		}
+		off = hole
+	}
+	return nil
+}
+
+// window reads [off, end) of f in chunks that overlap by the longest
+// needle, calling fn with each chunk and its offset.
+func window(f *os.File, off, end int64, overlap int, fn func(buf []byte, at int64) bool) error {
+	buf := make([]byte, scanChunk+overlap)
+	for at := off; at < end; {
+		n := int64(len(buf))
+		if end-at < n {
+			n = end - at
+		}
+		got, err := f.ReadAt(buf[:n], at)
+		if got > 0 && fn(buf[:got], at) {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if got <= overlap || at+int64(got) >= end {
+			return nil
+		}
+		at += int64(got - overlap)
+	}
+	return nil
+}
+
+func longest(needles [][]byte) int {
+	m := 0
+	for _, n := range needles {
+		m = max(m, len(n))
+	}
+	return m
+}
+
+// containsAny reports whether the file holds any needle.
+func containsAny(p string, size int64, needles [][]byte) (bool, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	hit := false
+	overlap := longest(needles) - 1
+	err = segments(f, size, func(off, end int64) error {
+		if hit {
+			return nil
+		}
+		return window(f, off, end, overlap, func(buf []byte, _ int64) bool {
+			for _, n := range needles {
+				if bytes.Contains(buf, n) {
+					hit = true
+				}
+			}
+			return hit
+		})
+	})
+	return hit, err
+}
+
+// maskStream overwrites each occurrence in a large file with '*' bytes.
+func maskStream(p string, size int64, needles [][]byte) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	overlap := longest(needles) - 1
+	var werr error
+	err = segments(f, size, func(off, end int64) error {
+		return window(f, off, end, overlap, func(buf []byte, at int64) bool {
+			for _, n := range needles {
+				mask := bytes.Repeat([]byte("*"), len(n))
+				for i := 0; ; {
+					j := bytes.Index(buf[i:], n)
+					if j < 0 {
+						break
+					}
+					if _, err := f.WriteAt(mask, at+int64(i+j)); err != nil {
+						werr = err
+						return true
+					}
+					i += j + len(n)
+				}
+			}
+			return false
+		})
+	})
+	if err == nil {
+		err = werr
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // binaryFile: a database by name, or any file with a NUL byte.

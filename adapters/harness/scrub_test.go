@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -60,5 +61,48 @@ func TestScrubKeepsASQLiteDatabaseIntact(t *testing.T) {
 	out, err := exec.Command(sqlite, db, "PRAGMA integrity_check; SELECT count(*), sum(n) FROM h WHERE env LIKE 'OPENAI_API_KEY=%';").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok\n200|19900" {
 		t.Fatalf("after scrubbing: %v %q", err, out)
+	}
+}
+
+// ScrubFound names the files that held a secret; a large sparse file is
+// searched by its data only and masked in place, staying sparse.
+func TestScrubFoundSearchesSparseFilesByTheirData(t *testing.T) {
+	dir := t.TempDir()
+	const key = "sk-scan-me-0042"
+	os.WriteFile(filepath.Join(dir, "env.txt"), []byte("OPENAI_API_KEY="+key+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "clean.txt"), []byte("nothing\n"), 0o644)
+	big := filepath.Join(dir, "sparse.bin")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The key straddles a chunk boundary, far into a 1 GiB file of holes.
+	at := int64(512<<20) + scanChunk - 5
+	if _, err := f.WriteAt([]byte(key), at); err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(1 << 30)
+	f.Close()
+	found, err := ScrubFound(dir, []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(found, ",") != "env.txt,sparse.bin" {
+		t.Fatalf("found %v", found)
+	}
+	got := make([]byte, len(key))
+	bf, _ := os.Open(big)
+	bf.ReadAt(got, at)
+	bf.Close()
+	if string(got) != strings.Repeat("*", len(key)) {
+		t.Errorf("sparse file: %q", got)
+	}
+	var st syscall.Stat_t
+	syscall.Stat(big, &st)
+	if st.Blocks*512 > 16<<20 {
+		t.Errorf("the sparse file was filled: %d bytes allocated", st.Blocks*512)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "env.txt")); string(b) != "OPENAI_API_KEY="+Redacted+"\n" {
+		t.Errorf("env.txt: %q", b)
 	}
 }

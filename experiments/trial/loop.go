@@ -83,8 +83,18 @@ func (r *runner) executor(access harness.Access, workDir, stateDir string, shown
 		root = r.l.Dir
 	}
 	leftovers := sandbox.Leftovers{Path: r.l.Processes()}
-	return RoleExecutor(r.env.Exec, r.env.Harness, root, RoleView{Access: access, WorkDir: workDir, StateDir: stateDir, Shown: shown, Writes: writes},
-		func(pid int) { _ = leftovers.Record(pid) })
+	return RoleExecutor(r.env.Exec, r.env.Harness, root, RoleView{Access: access, WorkDir: workDir, StateDir: stateDir, Shown: shown, Writes: writes,
+		Endpoints: r.endpoints()}, func(pid int) { _ = leftovers.Record(pid) })
+}
+
+// endpoints are the addresses a host role reaches besides the harness's
+// own model endpoint (RoleExecutor): the relay's, and Env.Endpoints.
+func (r *runner) endpoints() []string {
+	out := append([]string(nil), r.env.Endpoints...)
+	if r.env.Relay != nil {
+		out = append(out, r.env.Relay.BaseURL())
+	}
+	return out
 }
 
 // ViewScratch is the folder of a stage that a benchmark with fixed task
@@ -167,6 +177,48 @@ func (r *runner) restore() error {
 	return r.repo.Restore(ref)
 }
 
+// scrubArtifact keeps every secret hoh knows (the provider key, the CLIs'
+// placeholder for it) out of what a stage keeps: the workspace, before it
+// is committed to the history and becomes a checkpoint, and the stage's
+// folder (QA's candidate, a task view's scratch). A hit is a recorded
+// violation; the secret is redacted from every copy kept.
+func (r *runner) scrubArtifact(rec *runrecord.StageRecord) error {
+	if len(r.env.Secrets) == 0 {
+		return nil
+	}
+	for _, d := range []struct{ root, what string }{{r.ws, "the artifact"}, {r.l.Stage(rec.Iteration, rec.Role), "the stage's files"}} {
+		found, err := harness.ScrubFound(d.root, r.env.Secrets)
+		if err != nil {
+			return fmt.Errorf("scrub %s: %w", d.what, err)
+		}
+		if len(found) > 0 {
+			if len(found) > 5 {
+				found = append(found[:5], fmt.Sprintf("and %d more", len(found)-5))
+			}
+			v := fmt.Sprintf("iteration %d: the %s left a secret hoh knows (the provider key or its placeholder) in %s (%s); it was redacted from what is kept",
+				rec.Iteration, roleName(rec.Role), d.what, strings.Join(found, ", "))
+			r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+			rec.Violations = append(rec.Violations, v)
+			if d.root == r.ws {
+				rec.Digest = "" // the redaction changed the workspace
+			}
+		}
+	}
+	return nil
+}
+
+func roleName(role string) string {
+	switch role {
+	case string(harness.RolePlanner):
+		return "Planner"
+	case string(harness.RoleDeveloper):
+		return "Developer"
+	case string(harness.RoleQA):
+		return "QA Tester"
+	}
+	return role
+}
+
 func (r *runner) commitStage(rec runrecord.StageRecord) error {
 	msg := fmt.Sprintf("iter %d: %s", rec.Iteration, rec.Role)
 	if r.env.Loop != nil {
@@ -184,6 +236,9 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 		r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
 		rec.Violations = append(rec.Violations, v)
 		rec.Digest = "" // the removal changed the workspace
+	}
+	if err := r.scrubArtifact(&rec); err != nil {
+		return err
 	}
 	c, err := r.repo.Commit(msg)
 	if err != nil {

@@ -1,8 +1,11 @@
 package trial
 
 import (
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
@@ -17,6 +20,9 @@ type RoleView struct {
 	Access            harness.Access
 	WorkDir, StateDir string
 	Shown, Writes     []string
+	// Endpoints are further model endpoints (base URLs or host:port) the
+	// invocation may reach, such as hoh's relay.
+	Endpoints []string
 }
 
 // RoleExecutor is the executor a role invocation runs in, the same for a
@@ -42,6 +48,7 @@ func RoleExecutor(exec sandbox.Executor, h harness.Harness, runDir string, v Rol
 	if in, ok := h.(harness.Installed); ok {
 		view.Tools = cliinstall.ViewPaths(in.Binary()) // a CLI installed under a hidden directory still runs
 	}
+	view.Endpoints = loopbackEndpoints(h, v.Endpoints)
 	if v.Access == harness.AccessWrite {
 		view.Write = append(view.Write, v.WorkDir)
 	} else {
@@ -59,6 +66,32 @@ func hiddenFrom(runDir string) []string {
 	out := []string{runDir, "/tmp"}
 	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" {
 		out = append(out, tmp)
+	}
+	return out
+}
+
+// loopbackEndpoints are the host:port addresses a confined role may reach:
+// the harness's model endpoint (harness.Endpointer) and extra, those on
+// loopback (hoh's relay, a local provider) only; a remote provider is
+// reached through the relay. Its network namespace has no other way out.
+func loopbackEndpoints(h harness.Harness, extra []string) []string {
+	urls := append([]string(nil), extra...)
+	if e, ok := h.(harness.Endpointer); ok {
+		urls = append(urls, e.Endpoint())
+	}
+	var out []string
+	for _, s := range urls {
+		host := s
+		if u, err := url.Parse(s); err == nil && u.Host != "" {
+			host = u.Host
+			if u.Port() == "" {
+				host = net.JoinHostPort(u.Hostname(), map[string]string{"https": "443", "http": "80"}[u.Scheme])
+			}
+		}
+		h, _, err := net.SplitHostPort(host)
+		if ip := net.ParseIP(h); err == nil && ip != nil && ip.IsLoopback() && !slices.Contains(out, host) {
+			out = append(out, host)
+		}
 	}
 	return out
 }

@@ -67,6 +67,11 @@ type Env struct {
 	// invocation's attempt so its log names who was served what; replaced
 	// and killed attempts are accounted with what it logged.
 	Relay *served.Relay
+	// Endpoints are the loopback addresses (host:port) a host role
+	// invocation may connect to besides the relay's: its network namespace
+	// reaches nothing else (a provider the CLIs talk to without the relay,
+	// such as a test's scripted one).
+	Endpoints []string
 	// RunDir is the directory hidden from every host role invocation except
 	// for the paths its contract shows (the run directory, so no other trial
 	// is reachable); default the trial directory.

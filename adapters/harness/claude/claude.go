@@ -75,6 +75,9 @@ func (h *Harness) Name() string    { return "claude" }
 func (h *Harness) Binary() string  { return h.cfg.Binary }
 func (h *Harness) Version() string { return h.cfg.Version }
 
+// Endpoint is the model endpoint's base URL (harness.Endpointer).
+func (h *Harness) Endpoint() string { return h.cfg.Provider.BaseURL }
+
 // Run performs one invocation; see harness.Harness.
 func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
 	key, err := cliproc.Prepare("claude", inv, h.cfg.Provider.KeyEnv)

@@ -83,6 +83,9 @@ func (h *Harness) Name() string    { return h.spec.Name }
 func (h *Harness) Binary() string  { return h.binary }
 func (h *Harness) Version() string { return h.spec.Version }
 
+// Endpoint is the model endpoint's base URL (harness.Endpointer).
+func (h *Harness) Endpoint() string { return h.provider.BaseURL }
+
 // Run performs one invocation; see harness.Harness.
 func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
 	name := "command " + h.spec.Name
