@@ -199,9 +199,6 @@ func TestRedTeamHostViewsHideTheMachine(t *testing.T) {
 			}
 			t.Cleanup(func() { srv.Close() })
 			dir := t.TempDir()
-			if d := os.Getenv("HOH_DEBUG_DIR"); d != "" {
-				dir = d
-			}
 			ph := served.NewPlaceholder()
 			relay, err := served.StartWith(srv.URL()+"/v1", runrecord.TrialLayout{Dir: dir}.Served(), served.Options{Keys: map[string]string{ph: key}})
 			if err != nil {
