@@ -407,24 +407,28 @@ func (p *viewPlan) forward(addr string) (endpoint, error) {
 	}
 	os.Chmod(filepath.Join(dir, endpointSocket), 0o777)
 	p.closers = append(p.closers, func() { ln.Close(); os.RemoveAll(dir) })
-	go func() {
-		for {
-			c, err := ln.Accept()
+	go relayEach(ln, "tcp", addr)
+	return endpoint{Listen: addr, Dir: dir}, nil
+}
+
+// relayEach splices every connection ln accepts with a fresh connection to
+// network/addr, until ln is closed.
+func relayEach(ln net.Listener, network, addr string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			t, err := net.Dial(network, addr)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				t, err := net.Dial("tcp", addr)
-				if err != nil {
-					return
-				}
-				defer t.Close()
-				splice(c, t)
-			}()
-		}
-	}()
-	return endpoint{Listen: addr, Dir: dir}, nil
+			defer t.Close()
+			splice(c, t)
+		}()
+	}
 }
 
 // splice copies both ways until both directions ended.
@@ -876,24 +880,7 @@ func startForwarders(eps []endpoint) error {
 		if err != nil {
 			return err
 		}
-		sock := fmt.Sprintf("/proc/self/fd/%d/%s", ep.fd, endpointSocket)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					u, err := net.Dial("unix", sock)
-					if err != nil {
-						return
-					}
-					defer u.Close()
-					splice(c, u)
-				}()
-			}
-		}()
+		go relayEach(ln, "unix", fmt.Sprintf("/proc/self/fd/%d/%s", ep.fd, endpointSocket))
 	}
 	return nil
 }
