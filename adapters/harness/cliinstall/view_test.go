@@ -15,8 +15,10 @@ import (
 
 // A CLI installed under /tmp (which every role's view hides), reached
 // through a symlinked tools directory in a folder with a space, runs in a
-// confined view whose Tools are its ViewPaths; without them it cannot be
-// found. This is what made every role of a checkout under /tmp exit 127.
+// confined view whose Tools are its ViewPaths, even when the command is a
+// wrapper that starts it (the view derives only the command's own install);
+// without them it cannot be found. This is what made every role of a
+// checkout under /tmp exit 127.
 func TestACLIUnderAHiddenDirectoryRunsWithItsViewPaths(t *testing.T) {
 	root, err := os.MkdirTemp("/tmp", "hoh-cli view-")
 	if err != nil {
@@ -48,7 +50,7 @@ func TestACLIUnderAHiddenDirectoryRunsWithItsViewPaths(t *testing.T) {
 	run := func(v sandbox.View) (string, int) {
 		var out bytes.Buffer
 		ex, err := sandbox.Confined{Inner: sandbox.Local{}, View: v}.Run(context.Background(),
-			sandbox.Command{Args: []string{exe}, Dir: "/", Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
+			sandbox.Command{Args: []string{"/bin/sh", "-c", `exec "$0"`, exe}, Dir: "/", Stdout: &out, Stderr: &out, WallTimeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
