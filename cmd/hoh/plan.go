@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -22,6 +23,9 @@ func init() {
 func runPlan(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "power" {
 		fmt.Fprintln(stderr, "Usage: hoh plan power --effect D [--pilot RECORDS...] [--alpha 0.05] [--power 0.8] [flags]")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return flag.ErrHelp
+		}
 		return fmt.Errorf("%w: plan what? (power)", errUsage)
 	}
 	fs := newFlags("plan power", stderr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,14 @@ func CheckInView(ctx context.Context, e *config.Experiment, bench benchmark.Benc
 	if _, inContainers := bench.(environment.ContainerBenchmark); inContainers {
 		return nil
 	}
+	// The view forwards the model endpoint into its own network namespace, so
+	// the stand-in for the relay chosen when the run starts is a real free
+	// loopback port (a low one cannot be bound there).
+	stand, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return config.Problems{e.Problem("configs", "no loopback port for the view's model endpoint: %v", err)}
+	}
+	defer stand.Close()
 	var ps config.Problems
 	for i, c := range e.Configs {
 		at := fmt.Sprintf("configs[%d].harness", i)
@@ -37,7 +46,7 @@ func CheckInView(ctx context.Context, e *config.Experiment, bench benchmark.Benc
 		}
 		spec := c.HarnessSpec()
 		if c.IsScripted() || spec.Provider.BaseURL == "" {
-			spec.Provider.BaseURL = "http://127.0.0.1:1/v1" // chosen when the run starts
+			spec.Provider.BaseURL = "http://" + stand.Addr().String() + "/v1"
 		}
 		h, err := catalogue.New(spec)
 		if err != nil {
