@@ -38,7 +38,7 @@ import (
 func projectScript() scripted.Script {
 	claim := func(id, text, status string) runrecord.Claim {
 		return runrecord.Claim{ClaimID: id, Claim: text, Status: status,
-			ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: "sh app.sh --" + id, Observation: status}}}
+			ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: "sh app.sh --" + id, Observation: "app"}}} // what app.sh prints, as the QA shell recorded it
 	}
 	s := scripted.Script{Entries: []scripted.Entry{
 		{Name: "planner", Match: `Role: Project Planner \(project loop \d+\)`, Repeat: true, Steps: []scripted.Step{{Say: `{"objective":"grow app.sh","tasks":[{"id":"T1","description":"extend app.sh"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"app.sh runs","observation":"sh app.sh"}]}`}}},
@@ -60,7 +60,7 @@ func projectScript() scripted.Script {
 		}
 		b, _ := json.Marshal(r)
 		s.Entries = append(s.Entries, scripted.Entry{Name: fmt.Sprintf("qa-%d", loop), Match: fmt.Sprintf(`Role: QA Tester \(project loop %d\)`, loop),
-			Repeat: true, Steps: []scripted.Step{{Shell: "sh app.sh --version; sh app.sh --help"}, {Say: string(b)}}})
+			Repeat: true, Steps: []scripted.Step{{Shell: "sh app.sh --version"}, {Shell: "sh app.sh --help"}, {Say: string(b)}}})
 	}
 	return s
 }
