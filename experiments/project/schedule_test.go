@@ -87,7 +87,7 @@ func qaReport(sched []schedIssue, t int) roles.QAReport {
 			continue
 		}
 		id, text := s.claim(t)
-		c := roles.Claim{ClaimID: id, Claim: text, ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "sh app.sh", Observation: "observed in loop " + strconv.Itoa(t)}}}
+		c := roles.Claim{ClaimID: id, Claim: text, ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "sh app.sh", Observation: "app"}}} // what sh app.sh prints, as the tool log records it
 		if st == Closed {
 			c.Status = "verified"
 			r.VerifiedRecords = append(r.VerifiedRecords, c)
