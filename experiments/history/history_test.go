@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,10 +117,25 @@ func TestStaleLocksOfAKilledGitAreRemoved(t *testing.T) {
 	if _, err := r.Commit("blocked"); err == nil {
 		t.Fatal("git committed despite index.lock: the test no longer shows the fault")
 	}
-	holder := exec.Command("sleep", "30")
+	// The holder says it is ready only once it runs with GIT_DIR (right
+	// after Start returns, the exec may not have set its environment yet),
+	// then waits on a stdin that never ends, in that same process.
+	holder := exec.Command("sh", "-c", "echo ready; read never")
 	holder.Env = append(os.Environ(), "GIT_DIR="+r.GitDir)
+	ready, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(ready).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("holder did not start: %q %v", line, err)
 	}
 	_, err = r.RemoveStaleLocks()
 	holder.Process.Kill()
