@@ -127,6 +127,7 @@ func TestHarborSmokeRunsInDocker(t *testing.T) {
 	for _, o := range res.Outcomes {
 		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted || o.Replacements != 0 {
 			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
+			logTraffic(t, out, o.Trial.Dir, e.Configs[0].Label)
 		}
 		ws := filepath.Join(out, o.Trial.Dir, "workspace")
 		if got, _ := os.ReadFile(filepath.Join(ws, "seed.txt")); string(got) != "seed\n" {
@@ -429,4 +430,20 @@ retries: {contract: 1, infrastructure: 2, backoff: 1s}
 		t.Errorf("the relay saw %d tokens served to the other attempts, the trial's summary counts %d; replaced/killed %+v", valid, s.Usage.Total, others)
 	}
 	testenv.AssertNoSecret(t, scriptedKeyValue, out)
+}
+
+// logTraffic shows what hoh kept of a trial's model traffic, so a failure
+// in CI says where a stream broke: hoh's relay log and its own errors, the
+// replacements, and the scripted provider's log of the run.
+func logTraffic(t *testing.T, out, trialDir, config string) {
+	t.Helper()
+	run := runrecord.RunLayout{Dir: out}
+	l := run.Trial(trialDir)
+	for _, p := range []string{l.Served(), l.Served() + ".errors", run.Replacements(), run.ProviderLog(config)} {
+		b, err := os.ReadFile(p)
+		if len(b) > 20000 {
+			b = b[len(b)-20000:]
+		}
+		t.Logf("%s (%v):\n%s", p, err, b)
+	}
 }
