@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/hoh-research/hoh/internal/splice"
 )
 
 // View is the file system one confined invocation sees. It is an
@@ -407,44 +409,8 @@ func (p *viewPlan) forward(addr string) (endpoint, error) {
 	}
 	os.Chmod(filepath.Join(dir, endpointSocket), 0o777)
 	p.closers = append(p.closers, func() { ln.Close(); os.RemoveAll(dir) })
-	go relayEach(ln, "tcp", addr)
+	go splice.Each(ln, func() (net.Conn, error) { return net.Dial("tcp", addr) }, nil)
 	return endpoint{Listen: addr, Dir: dir}, nil
-}
-
-// relayEach splices every connection ln accepts with a fresh connection to
-// network/addr, until ln is closed.
-func relayEach(ln net.Listener, network, addr string) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			t, err := net.Dial(network, addr)
-			if err != nil {
-				return
-			}
-			defer t.Close()
-			splice(c, t)
-		}()
-	}
-}
-
-// splice copies both ways until both directions ended.
-func splice(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	half := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
-		}
-		done <- struct{}{}
-	}
-	go half(a, b)
-	go half(b, a)
-	<-done
-	<-done
 }
 
 // handOver gives the view's paths to the role's uid when hoh runs as root
@@ -880,7 +846,8 @@ func startForwarders(eps []endpoint) error {
 		if err != nil {
 			return err
 		}
-		go relayEach(ln, "unix", fmt.Sprintf("/proc/self/fd/%d/%s", ep.fd, endpointSocket))
+		sock := fmt.Sprintf("/proc/self/fd/%d/%s", ep.fd, endpointSocket)
+		go splice.Each(ln, func() (net.Conn, error) { return net.Dial("unix", sock) }, nil)
 	}
 	return nil
 }

@@ -8,10 +8,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"time"
+
+	"github.com/hoh-research/hoh/internal/splice"
 )
 
 func main() {
@@ -33,27 +34,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hoh-relay:", err)
 		os.Exit(1)
 	}
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "hoh-relay accept:", err)
-			os.Exit(1)
-		}
-		go forward(c, *socket)
-	}
-}
-
-func forward(c net.Conn, socket string) {
-	defer c.Close()
-	u, err := net.Dial("unix", socket)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hoh-relay dial:", err)
-		return
-	}
-	defer u.Close()
-	done := make(chan struct{}, 2)
-	go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite(); done <- struct{}{} }()
-	go func() { io.Copy(c, u); c.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-	<-done
-	<-done
+	dial := func() (net.Conn, error) { return net.Dial("unix", *socket) }
+	err = splice.Each(ln, dial, func(err error) { fmt.Fprintln(os.Stderr, "hoh-relay dial:", err) })
+	fmt.Fprintln(os.Stderr, "hoh-relay accept:", err)
+	os.Exit(1)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+
+	"github.com/hoh-research/hoh/internal/splice"
 )
 
 // The model relay for containers without a network. hoh listens on a unix
@@ -51,25 +52,7 @@ func (r *hostRelay) Close() {
 }
 
 func (r *hostRelay) serve(target string) {
-	for {
-		c, err := r.ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			t, err := net.DialTimeout("tcp", target, 10*time.Second)
-			if err != nil {
-				return
-			}
-			defer t.Close()
-			done := make(chan struct{}, 2)
-			go func() { io.Copy(t, c); t.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-			go func() { io.Copy(c, t); c.(*net.UnixConn).CloseWrite(); done <- struct{}{} }()
-			<-done
-			<-done
-		}()
-	}
+	splice.Each(r.ln, func() (net.Conn, error) { return net.DialTimeout("tcp", target, 10*time.Second) }, nil)
 }
 
 // RelayTempPrefix starts the names of the host relay's temporary
