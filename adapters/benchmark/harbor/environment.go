@@ -98,6 +98,11 @@ func (b *Benchmark) ContainerSpec(ctx context.Context, t benchmark.Task) (docker
 	if err != nil {
 		return docker.Spec{}, err
 	}
+	return b.containerSpec(ctx, t, f)
+}
+
+// containerSpec is ContainerSpec by the task.toml f (a step's view).
+func (b *Benchmark) containerSpec(ctx context.Context, t benchmark.Task, f TaskFile) (docker.Spec, error) {
 	img, err := b.Image(ctx, t)
 	if err != nil {
 		return docker.Spec{}, err
@@ -133,7 +138,7 @@ func (l Loaded) EnvResolvable(lookup func(string) (string, bool)) error {
 			return fmt.Errorf("%s: %w", filepath.Join(l.Task.Dir, "task.toml"), err)
 		}
 	}
-	return nil
+	return l.stepsEnvResolvable(lookup)
 }
 
 // hostValues are the values [environment.env] and [verifier.env] take from

@@ -34,20 +34,7 @@ func (l Loaded) Unsupported() []Refusal {
 	toml := filepath.Join(l.Task.Dir, "task.toml")
 	var out []Refusal
 	add := func(path, feature, reason string) { out = append(out, Refusal{path, feature, reason}) }
-	if l.MultiStep() {
-		names := make([]string, len(f.Steps))
-		for i, s := range f.Steps {
-			names[i] = s.Name
-		}
-		add(toml, fmt.Sprintf("[[steps]] (%d steps: %s)", len(f.Steps), strings.Join(names, ", ")),
-			"multi-step tasks are not defined by the paper: HoH's Planner/Developer/QA loop (every condition but vanilla) works on one instruction and one verifier per task, and hoh has no faithful mapping of steps, per-step verifiers and min_reward gates onto it; vanilla does not run them yet either (Harbor runs the steps in order in one environment, each with its own instruction, workdir upload, agent timeout, verifier and min_reward gate)")
-	}
 	out = append(out, l.composeRefusals()...)
-	for _, s := range f.Steps {
-		if separateVerifier(s.Verifier) && !separateVerifier(f.Verifier) {
-			add(toml, "steps.verifier environment_mode = separate", "hoh runs no steps, so no per-step verifier environment")
-		}
-	}
 	if f.Environment.TPU != nil {
 		add(toml, "environment.tpu", "hoh runs Docker containers on this host, which has no TPUs")
 	}

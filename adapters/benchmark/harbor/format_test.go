@@ -79,7 +79,8 @@ func TestHarborExamplesLoadOrAreRefusedByName(t *testing.T) {
 		t.Errorf("only %d example tasks loaded", loaded)
 	}
 	want := map[string]string{
-		"hello-multi-step-simple": "[[steps]] (2 steps: create-file, append-content)",
+		"hello-multi-step-simple": "",
+		"hello-multi-step-bat":    "environment.os = windows",
 		"hello-mcp":               "",
 		"hello-world-bat":         "environment.os = windows",
 		"separate-implicit":       "",
@@ -167,7 +168,12 @@ timeout_sec = 10.0
 [[steps]]
 name = "two"
 mystery = 3
+min_reward = { safety = 0.5, reward = 1 }
 `)
+	for _, step := range []string{"one", "two"} {
+		os.MkdirAll(filepath.Join(dir, "steps", step), 0o755)
+		os.WriteFile(filepath.Join(dir, "steps", step, "instruction.md"), []byte("do "+step+"\n"), 0o644)
+	}
 	os.MkdirAll(filepath.Join(dir, "environment"), 0o755)
 	os.WriteFile(filepath.Join(dir, "environment", "docker-compose.yaml"), []byte("services:\n  db:\n    image: x\n    volumes: [\"/data\"]\n"), 0o644)
 	l, err = LoadTask("d", dir, "")
@@ -177,7 +183,8 @@ mystery = 3
 	f := l.File
 	if f.Source == "" || f.MultiStepRewardStrategy != "mean" || len(f.Artifacts) != 1 || f.Agent.User != "agent" || f.Verifier.User != "root" ||
 		f.Environment.Workdir != "/app" || f.Environment.SkillsDir != "/skills" || f.Environment.Healthcheck == nil ||
-		len(f.Environment.MCPServers) != 1 || len(f.Steps) != 2 || f.Steps[0].MinReward == nil || l.Task.Limits.AllowInternet {
+		len(f.Environment.MCPServers) != 1 || len(f.Steps) != 2 || f.Steps[0].MinReward["reward"] != 1 || l.Task.Limits.AllowInternet ||
+		len(f.Steps[1].MinReward) != 2 || f.Steps[1].MinReward["safety"] != 0.5 {
 		t.Errorf("fields not parsed: %+v", f)
 	}
 	if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], "steps.mystery") {
@@ -188,7 +195,10 @@ mystery = 3
 		features = append(features, r.Feature)
 	}
 	got := strings.Join(features, "; ")
-	for _, want := range []string{"[[steps]]", "Compose attribute services.db.volumes", "environment.tpu"} {
+	if strings.Contains(got, "steps") {
+		t.Errorf("steps refused: %q", got)
+	}
+	for _, want := range []string{"Compose attribute services.db.volumes", "environment.tpu"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("refusals %q lack %q", got, want)
 		}

@@ -109,7 +109,7 @@ func TestFrontierSWEGroupingAtPlanTime(t *testing.T) {
 
 // Plan-time refusal: Harbor's own examples that use features hoh does not
 // run are refused by name with the reason, before any agent starts; the
-// plain ones are planned.
+// plain ones and the multi-step ones are planned.
 func TestTasksRefuseUnsupportedFeaturesByName(t *testing.T) {
 	b := &Benchmark{Dataset: "harbor", Root: filepath.Join(harborTasks, "harbor-examples", "tasks")}
 	ts, err := b.Tasks(context.Background())
@@ -120,13 +120,14 @@ func TestTasksRefuseUnsupportedFeaturesByName(t *testing.T) {
 	for _, tk := range ts {
 		ids[tk.ID] = true
 	}
-	if !ids["hello-world"] || !ids["hello-mcp"] || ids["hello-multi-step-simple"] || ids["hello-world-bat"] || !ids["separate-verifier-environment"] {
+	if !ids["hello-world"] || !ids["hello-mcp"] || !ids["hello-multi-step-simple"] || !ids["hello-multi-step-advanced"] ||
+		!ids["separate-verifier-multi-step"] || ids["hello-world-bat"] || ids["hello-multi-step-bat"] || !ids["separate-verifier-environment"] {
 		t.Errorf("planned tasks %v", ids)
 	}
 	notes := strings.Join(b.LoadNotes(), "\n")
 	for _, want := range []string{
-		"refused task hello-multi-step-simple: ", "[[steps]] (2 steps: create-file, append-content): multi-step tasks are not defined by the paper",
 		"refused task hello-world-bat: ", "environment.os = windows: hoh runs Linux containers only",
+		"refused task hello-multi-step-bat: ",
 	} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)

@@ -146,6 +146,9 @@ func (b *Benchmark) imageAvailable(ctx context.Context, l Loaded) error {
 	if err := b.composeImagesAvailable(ctx, l); err != nil {
 		return err
 	}
+	if err := b.stepImagesAvailable(ctx, l); err != nil {
+		return err
+	}
 	if separateVerifier(l.File.Verifier) {
 		if vi := verifierEnvConfig(l.File).DockerImage; vi != "" {
 			if err := b.ensureImage(ctx, filepath.Join(l.Task.Dir, "task.toml")+": verifier.environment.docker_image", vi, ""); err != nil {
@@ -285,16 +288,18 @@ func (b *Benchmark) StartEnvironment(ctx context.Context, t benchmark.Task, dir 
 // verifier.user with [verifier.env], under the verifier timeout. Its stdout,
 // stderr and /logs/verifier are kept in benchmark.OutputDir.
 func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
-	ev := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
-	fail := func(msg string) (benchmark.Evaluation, error) {
-		ev.Error = msg
-		ev.Metrics["reward"] = 0 // Harbor's rule: no reward, score 0
-		return ev, nil
-	}
+	var ev benchmark.Evaluation
 	f, err := taskFile(t)
 	if err != nil {
 		return ev, err
 	}
+	return b.evaluateFile(ctx, t, dir, f)
+}
+
+// evaluateFile is Evaluate by the task.toml f (a step's view, ForStep).
+func (b *Benchmark) evaluateFile(ctx context.Context, t benchmark.Task, dir string, f TaskFile) (benchmark.Evaluation, error) {
+	ev := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
+	fail := func(msg string) (benchmark.Evaluation, error) { return failed(ev, msg) }
 	venv, err := ResolveEnv("verifier.env", f.Verifier.Env, os.LookupEnv)
 	if err != nil {
 		return fail(fmt.Sprintf("task %s: %v", t.ID, err))
@@ -302,7 +307,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	if separateVerifier(f.Verifier) {
 		return b.evaluateSeparate(ctx, t, dir, f, venv)
 	}
-	spec, err := b.ContainerSpec(ctx, t)
+	spec, err := b.containerSpec(ctx, t, f)
 	if err != nil {
 		return ev, err
 	}
@@ -317,7 +322,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	}
 	spec.User = "" // verifier.user applies to test.sh below
 	spec.Labels = map[string]string{"hoh.task": t.ID, "hoh.role": "verifier"}
-	if err := b.decorate(ctx, t, &spec, VerifierPhase); err != nil {
+	if err := b.decorate(ctx, t, f, &spec, VerifierPhase); err != nil {
 		return ev, err
 	}
 	env, err := b.Docker.Start(ctx, spec)
@@ -361,8 +366,11 @@ func failed(ev benchmark.Evaluation, msg string) (benchmark.Evaluation, error) {
 func (b *Benchmark) verify(ctx context.Context, t benchmark.Task, f TaskFile, env *docker.Environment, cwd string, venv []string, ev benchmark.Evaluation) (benchmark.Evaluation, error) {
 	fail := func(msg string) (benchmark.Evaluation, error) { return failed(ev, msg) }
 	root := env.ExecutorAs("0")
-	if err := env.CopyIn(ctx, filepath.Join(t.Dir, "tests"), "/"); err != nil {
-		return ev, err
+	// tests/, then a step's own tests/ over it (its test.sh wins).
+	for _, src := range testsSources(t.Dir, f) {
+		if err := env.CopyIn(ctx, src, "/"); err != nil {
+			return ev, err
+		}
 	}
 	if _, err := root.Run(ctx, sandbox.Command{Args: []string{"chmod", "-R", "a+rX", TestsPath}, WallTimeout: time.Minute}); err != nil {
 		return ev, err

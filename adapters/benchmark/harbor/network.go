@@ -102,10 +102,15 @@ func (b *Benchmark) applyNetwork(t benchmark.Task, p NetworkPolicy, spec *docker
 // (experiments/environment) and RunTrial go through it; the shared-mode
 // verifier goes through decorate with VerifierPhase.
 func (b *Benchmark) DecorateSpec(ctx context.Context, t benchmark.Task, spec *docker.Spec) error {
-	return b.decorate(ctx, t, spec, AgentPhase)
+	f, err := taskFile(t)
+	if err != nil {
+		return err
+	}
+	return b.decorate(ctx, t, f, spec, AgentPhase)
 }
 
-func (b *Benchmark) decorate(ctx context.Context, t benchmark.Task, spec *docker.Spec, phase Phase) error {
+// decorate is DecorateSpec for phase by the task.toml f (a step's view).
+func (b *Benchmark) decorate(ctx context.Context, t benchmark.Task, f TaskFile, spec *docker.Spec, phase Phase) error {
 	svcs, err := b.composeServices(ctx, t)
 	if err != nil {
 		return err
@@ -117,10 +122,6 @@ func (b *Benchmark) decorate(ctx context.Context, t benchmark.Task, spec *docker
 			return err
 		}
 		spec.Env = append(append([]string(nil), spec.Env...), env...)
-	}
-	f, err := taskFile(t)
-	if err != nil {
-		return err
 	}
 	return b.applyNetwork(t, f.NetworkFor(phase), spec)
 }

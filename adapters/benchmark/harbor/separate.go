@@ -72,7 +72,7 @@ func (b *Benchmark) verifierImage(ctx context.Context, t benchmark.Task, f TaskF
 	if e.BuildTimeoutSec != nil && *e.BuildTimeoutSec > 0 {
 		limit = seconds(float64(*e.BuildTimeoutSec))
 	}
-	return b.buildOnce(ctx, t.Dir+"#verifier", filepath.Join(t.Dir, "tests"), "", limit, fmt.Sprintf("task %s: verifier image from tests/Dockerfile", t.ID), "build_timeout_sec")
+	return b.buildOnce(ctx, t.Dir+"#verifier"+f.step, verifierContext(t.Dir, f), "", limit, fmt.Sprintf("task %s: verifier image from tests/Dockerfile", t.ID), "build_timeout_sec")
 }
 
 // verifierSpec is the separate verifier's container: its own image and

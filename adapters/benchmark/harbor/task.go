@@ -116,7 +116,7 @@ type EnvironmentConfig struct {
 // Step is one [[steps]] entry of a multi-step task.
 type Step struct {
 	Name        string         `toml:"name"`
-	MinReward   *Num           `toml:"min_reward"`
+	MinReward   MinReward      `toml:"min_reward"`
 	Artifacts   []any          `toml:"artifacts"`
 	Agent       AgentConfig    `toml:"agent"`
 	Verifier    VerifierConfig `toml:"verifier"`
@@ -151,6 +151,8 @@ type TaskFile struct {
 
 	// Unknown lists keys outside the format (not decoded), dotted.
 	Unknown []string `toml:"-"`
+	// step names the step this is the view of (ForStep), "" for the task.
+	step string
 }
 
 // Versions Harbor has written; others load with a warning, since Harbor
@@ -284,6 +286,9 @@ func LoadTask(dataset, dir, categoryKey string) (Loaded, error) {
 	if strings.TrimSpace(string(spec)) == "" {
 		return l, fmt.Errorf("%s: empty instruction", instrPath)
 	}
+	if err := validateSteps(dir, *f); err != nil {
+		return l, fmt.Errorf("%s: %w", tomlPath, err)
+	}
 	lim := benchmark.Limits{
 		CPUs: DefaultCPUs, MemoryMB: DefaultMemoryMB, StorageMB: DefaultStorageMB,
 		AllowInternet: true, AgentTimeout: DefaultAgentTimeout, VerifierTimeout: DefaultVerifierTimeout,
@@ -337,8 +342,9 @@ func LoadTask(dataset, dir, categoryKey string) (Loaded, error) {
 	return l, nil
 }
 
-// stepsSpec joins the steps' instructions (steps/NAME/instruction.md) for
-// display; hoh does not run multi-step tasks (see Unsupported).
+// stepsSpec joins the steps' instructions (steps/NAME/instruction.md): the
+// task's text for display and its digest; each step runs with its own
+// (Benchmark.Steps).
 func stepsSpec(dir string, steps []Step) string {
 	var b strings.Builder
 	for _, s := range steps {
@@ -361,6 +367,14 @@ func (l Loaded) Runnable() error {
 		if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err != nil {
 			return fmt.Errorf("%s: no environment.docker_image and no environment/Dockerfile", filepath.Join(dir, "task.toml"))
 		}
+	}
+	if l.MultiStep() {
+		for _, s := range l.File.Steps {
+			if stepVerifier(dir, s.Name) == "" {
+				return fmt.Errorf("%s: step %s has no verifier: neither %s nor %s exists", filepath.Join(dir, "task.toml"), s.Name, filepath.Join(stepDir(dir, s.Name), "tests", "test.sh"), filepath.Join(dir, "tests", "test.sh"))
+			}
+		}
+		return nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
 		return fmt.Errorf("%s: verifier missing: %w", filepath.Join(dir, "tests", "test.sh"), err)
