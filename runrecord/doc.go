@@ -57,6 +57,7 @@
 //	    ├── evaluation/cp-t.json   post-run evaluation of checkpoint t
 //	    ├── scores.csv             the trial's Rows, written after evaluation
 //	    ├── summary.json           Summary; its presence means finished
+//	    ├── steps.json, steps/NN-<name>/   a multi-step task's: StepRecords, and each step's own trial directory (no scores.csv)
 //	    └── runner-failure.json    Failure: the runner gave up (not a result)
 //
 // The record format (scores.csv; header required, any order; * marks

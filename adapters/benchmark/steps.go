@@ -19,10 +19,11 @@ type Step struct {
 	// Start prepares the step's start from the environment image the
 	// previous step left ("" : the task's) and its workspace, a directory
 	// it may change in place (files the step uploads, what a setup script
-	// writes there). It returns the image the step starts from, or a
-	// failure of the task's own (a setup script or health check that
-	// fails), after which the step and the ones after it do not run. An
-	// error is an infrastructure failure. labels go on a committed image.
+	// writes there). It returns the image the step starts from and the
+	// step's benchmark started there, or a failure of the task's own (a
+	// setup script or health check that fails), after which the step and
+	// the ones after it do not run. An error is an infrastructure failure.
+	// labels go on a committed image.
 	Start func(ctx context.Context, image, workspace string, labels map[string]string) (StepStart, error)
 	// Gate says why the steps after this one do not run, given the
 	// evaluation of the artifact it hands on ("" : they run).
@@ -33,6 +34,8 @@ type Step struct {
 type StepStart struct {
 	Image   string // "" : the image it was given
 	Failure string // the task's own failure before the agent ran
+	// Bench is Step.Bench whose InitialWorkspace is the prepared workspace.
+	Bench Benchmark
 }
 
 // Stepped is a benchmark whose tasks may be sequences of steps.

@@ -28,6 +28,9 @@ type containerCheckpoints struct {
 	client *docker.Client
 	env    *environment.Env
 	trial  string
+	// handOn keeps the last checkpoint's image when Forget removes the
+	// others: a step of a multi-step task hands it on to the next step.
+	handOn bool
 }
 
 func (c *containerCheckpoints) Save(ctx context.Context, t int) error {
@@ -54,7 +57,29 @@ func (c *containerCheckpoints) Image(ctx context.Context, t int) (string, error)
 	return ims[0].ID, nil
 }
 
-func (c *containerCheckpoints) Forget(ctx context.Context) error { return c.remove(ctx, -1) }
+func (c *containerCheckpoints) Forget(ctx context.Context) error {
+	if !c.handOn {
+		return c.remove(ctx, -1)
+	}
+	ims, err := c.list(ctx, -1)
+	if err != nil {
+		return err
+	}
+	last := -1
+	for _, im := range ims {
+		if n, err := strconv.Atoi(im.Labels[labelCheckpoint]); err == nil && n > last {
+			last = n
+		}
+	}
+	for _, im := range ims {
+		if im.Labels[labelCheckpoint] != strconv.Itoa(last) {
+			if err := c.client.RemoveImage(ctx, im.ID); err != nil {
+				return fmt.Errorf("removing checkpoint image %s: %w", im.ID, err)
+			}
+		}
+	}
+	return nil
+}
 
 // list is the trial's checkpoint images (of checkpoint t; every one when
 // t < 0), newest first.

@@ -132,45 +132,69 @@ func (r *run) dockerRun() string {
 	return r.docker.client.RunID()
 }
 
-// attempt runs one attempt of a trial in a fresh environment: the host, or
+// unit is what one attempt runs: a planned trial, or one step of a
+// multi-step trial (its own trial directory, task and benchmark).
+type unit struct {
+	dir   string // the trial directory, absolute
+	label string // relative to the run directory: names its checkpoint images
+	spec  runrecord.TrialSpec
+	task  benchmark.Task
+	bench benchmark.Benchmark
+	// image is where its environment starts when it kept no checkpoint of
+	// its own ("" : the task's image); a step's is where it started.
+	image string
+	// handOn keeps its last checkpoint's environment when the others are
+	// removed: the next step starts from it.
+	handOn bool
+}
+
+func (r *run) unitOf(t plan.Trial) unit {
+	return unit{dir: r.trialDir(t), label: t.Dir, spec: t.Spec(), task: t.Task, bench: r.plan.Bench}
+}
+
+// attempt runs one attempt of a trial: its steps in order when its task
+// has several (attemptSteps), else the trial itself (attemptUnit).
+func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
+	steps, err := r.stepsOf(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(steps) > 0 {
+		return r.attemptSteps(ctx, t, rt, base, steps)
+	}
+	return r.attemptUnit(ctx, r.unitOf(t), rt, base)
+}
+
+// attemptUnit runs one attempt of u in a fresh environment: the host, or
 // a task container whose start failure is an infrastructure failure. In
 // both, the CLIs reach the provider through hoh's relay (experiments/served),
 // which logs what was served to which attempt and whether the model
 // answered: on the host directly, from a container through the container's
 // model relay, whose host side forwards to it.
-func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
-	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit}
-	_, keepEnvs := r.plan.Bench.(environment.EnvironmentVerifier)
+func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
+	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit, Image: u.image}
+	_, keepEnvs := u.bench.(environment.EnvironmentVerifier)
 	keepEnvs = keepEnvs && r.docker != nil
 	if r.docker != nil {
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
 	}
-	if opts.Provider.BaseURL != "" {
-		// hoh's own count of what the provider serves this attempt.
-		log := runrecord.TrialLayout{Dir: r.trialDir(t)}.Served()
-		// The CLIs get a placeholder the relay swaps for the key.
-		var keys map[string]string
-		base.Env, base.Secrets, keys = rt.credential()
-		relay, err := served.StartWith(opts.Provider.BaseURL, log, served.Options{Keys: keys})
-		if err != nil {
-			return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
-		}
-		defer relay.Close()
-		opts.Provider.BaseURL = relay.BaseURL()
-		if r.opts.NewHarness == nil { // a test double from the hook talks to no provider
-			base.ServedLog, base.Relay = log, relay
-		}
+	closeRelay, err := r.relay(u, rt, &opts, &base)
+	if err != nil {
+		return nil, err
 	}
+	defer closeRelay()
 	if keepEnvs {
 		// A retried attempt continues from the whole environment an earlier
 		// attempt of this run committed, not only from the workspace.
-		img, err := latestCheckpointImage(ctx, r.docker.client, t.Dir)
+		img, err := latestCheckpointImage(ctx, r.docker.client, u.label)
 		if err != nil {
 			return nil, &trial.InfraError{Stage: "environment", Evidence: err.Error()}
 		}
-		opts.Image = img
+		if img != "" {
+			opts.Image = img
+		}
 	}
-	env, err := environment.Open(ctx, r.plan.Bench, t.Task, r.trialDir(t), opts)
+	env, err := environment.Open(ctx, u.bench, u.task, u.dir, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -179,7 +203,7 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	}
 	if env.Exchange != nil {
 		// The container's view of the trial is scratch: gone with it.
-		defer os.RemoveAll(runrecord.TrialLayout{Dir: r.trialDir(t)}.AgentView())
+		defer os.RemoveAll(runrecord.TrialLayout{Dir: u.dir}.AgentView())
 	}
 	defer env.Close(context.WithoutCancel(ctx))
 	for _, n := range env.Notes {
@@ -195,9 +219,9 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 			return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)
 		}
 	}
-	base.Harness = h
+	base.Harness, base.Bench, base.Task = h, u.bench, u.task
 	if keepEnvs && env.Kind == environment.Docker {
-		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: t.Dir}
+		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: u.label, handOn: u.handOn}
 	}
 	if env.Kind == environment.Docker {
 		// The Planner and the QA Tester each get a container of their own,
@@ -206,12 +230,33 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 		if base.Checkpoints != nil {
 			image = base.Checkpoints.Image
 		}
-		base.RoleEnvironment = environment.RoleContainers(r.plan.Bench, t.Task, r.trialDir(t), opts, image)
+		base.RoleEnvironment = environment.RoleContainers(u.bench, u.task, u.dir, opts, image)
 	}
 	if env.Kind == environment.Docker || r.opts.Exec == nil {
 		base.Exec, base.Exchange = env.Exec, env.Exchange
 	}
-	return trial.Run(ctx, env.TrialDir, t.Spec(), base)
+	return trial.Run(ctx, env.TrialDir, u.spec, base)
+}
+
+// relay starts hoh's relay of u's attempt when the provider has an
+// endpoint: its log is u's served.jsonl, and the CLIs get a placeholder
+// the relay swaps for the key. It returns how to stop it.
+func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), error) {
+	if opts.Provider.BaseURL == "" {
+		return func() {}, nil
+	}
+	log := runrecord.TrialLayout{Dir: u.dir}.Served()
+	var keys map[string]string
+	base.Env, base.Secrets, keys = rt.credential()
+	relay, err := served.StartWith(opts.Provider.BaseURL, log, served.Options{Keys: keys})
+	if err != nil {
+		return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
+	}
+	opts.Provider.BaseURL = relay.BaseURL()
+	if r.opts.NewHarness == nil { // a test double from the hook talks to no provider
+		base.ServedLog, base.Relay = log, relay
+	}
+	return func() { relay.Close() }, nil
 }
 
 func (r *run) buildHarness(c config.HarnessModel, s harness.Spec) (harness.Harness, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -254,6 +255,15 @@ func (r *run) eachSpent(running map[string]plan.Trial, f func(plan.Trial, runrec
 }
 
 func trialSpent(l runrecord.TrialLayout) runrecord.Usage {
+	var steps runrecord.Usage // a multi-step trial's are its steps'
+	dirs, _ := filepath.Glob(filepath.Join(l.Dir, runrecord.StepsDir, "*"))
+	for _, d := range dirs {
+		steps = steps.Add(trialSpent(runrecord.TrialLayout{Dir: d}))
+	}
+	return steps.Add(ownSpent(l))
+}
+
+func ownSpent(l runrecord.TrialLayout) runrecord.Usage {
 	ledger, _ := runrecord.LedgerUsage(l.Usage())
 	replaced, _ := runrecord.LedgerUsage(l.ReplacedUsage())
 	_, relayed, _ := served.Read(l.Served())
@@ -304,7 +314,12 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 		return status.Outcome{Trial: t, State: runrecord.StateRunning, Reason: v.Interrupted}
 	}
 	if v.Summary != nil && slices.Contains(r.exp.Export, "atif") {
-		r.exportATIF(dir, t.Config, rt.secrets)
+		// A multi-step trial's trajectories are its steps' (their trial
+		// directories).
+		dirs, _ := export.TrialDirs(dir)
+		for _, d := range dirs {
+			r.exportATIF(d, t.Config, rt.secrets)
+		}
 	}
 	r.mu.Lock()
 	r.finished[t.Key] = o

@@ -65,8 +65,10 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 		rows = append(rows, r.scoreRows(t, cp)...)
 	}
 	s.Status, s.Reason = evaluationStatus(s.Checkpoints)
-	if err := runrecord.WriteScores(r.l.Scores(), rows); err != nil {
-		return nil, err
+	if !r.env.WithoutScores {
+		if err := runrecord.WriteScores(r.l.Scores(), rows); err != nil {
+			return nil, err
+		}
 	}
 	if r.env.Checkpoints != nil {
 		// Every checkpoint is scored and sealed: its environment is no

@@ -109,6 +109,10 @@ type Env struct {
 	// NoEvaluation skips the post-run evaluation: a project has no
 	// benchmark evaluator.
 	NoEvaluation bool
+	// WithoutScores leaves scores.csv out: a step of a multi-step task,
+	// whose checkpoints' metrics its summary keeps and whose task's trial
+	// writes the rows (experiments/runner).
+	WithoutScores bool
 	// Loop, when set, makes the role prompts open-ended: they name the loop
 	// number and the budget left instead of a fixed number of iterations.
 	Loop *LoopContext

@@ -22,6 +22,18 @@ import (
 type stepBenchmark struct {
 	*Benchmark
 	step int
+	// a0, once the step has started, holds its prepared workspace: the
+	// step's A_0.
+	a0 string
+}
+
+// InitialWorkspace is the workspace the step's start prepared, else the
+// task's.
+func (s stepBenchmark) InitialWorkspace(ctx context.Context, t benchmark.Task, dir string) error {
+	if s.a0 == "" {
+		return s.Benchmark.InitialWorkspace(ctx, t, dir)
+	}
+	return fstree.Copy(s.a0, dir, fstree.Options{})
 }
 
 func (s stepBenchmark) file(t benchmark.Task) (TaskFile, error) {
@@ -87,7 +99,7 @@ func (b *Benchmark) Steps(t benchmark.Task) ([]benchmark.Step, error) {
 		st.Spec = instr[i]
 		st.Limits.AgentTimeout = timeoutOr(v.Agent.TimeoutSec, DefaultAgentTimeout)
 		st.Limits.VerifierTimeout = timeoutOr(v.Verifier.TimeoutSec, DefaultVerifierTimeout)
-		sb := stepBenchmark{b, i}
+		sb := stepBenchmark{Benchmark: b, step: i}
 		out[i] = benchmark.Step{Name: s.Name, Task: st, Context: stepContext(f, i, instr), Bench: sb, Gate: stepGate(s),
 			Start: func(ctx context.Context, image, ws string, labels map[string]string) (benchmark.StepStart, error) {
 				return sb.start(ctx, st, image, ws, labels)
@@ -133,11 +145,15 @@ func (s stepBenchmark) start(ctx context.Context, t benchmark.Task, image, ws st
 			return benchmark.StepStart{}, fmt.Errorf("step %s: upload %s: %w", step.Name, wd, err)
 		}
 	}
+	started := s
+	started.a0 = ws
 	_, serr := os.Stat(filepath.Join(wd, "setup.sh"))
 	if serr != nil && step.Healthcheck == nil {
-		return benchmark.StepStart{Image: image}, nil
+		return benchmark.StepStart{Image: image, Bench: started}, nil
 	}
-	return s.runStart(ctx, t, f, image, ws, serr == nil, labels)
+	st, err := s.runStart(ctx, t, f, image, ws, serr == nil, labels)
+	st.Bench = started
+	return st, err
 }
 
 // runStart runs the step's setup.sh (when setup) and health check in a
