@@ -178,18 +178,43 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 			// same trials instead of starting new ones.
 			name := arm.Condition.Series()
 			for _, t := range tasks {
-				for rep := 1; rep <= e.Repetitions; rep++ {
-					p.Trials = append(p.Trials, Trial{
-						Key:    Key(c.Label, string(hs), name, t.ID, digests[t.ID], rep),
-						Dir:    filepath.Join(c.Label, name, t.ID, fmt.Sprintf("rep-%d", rep)),
-						Config: c.Label, Arm: arm.String(), Arms: served[name], Task: t, TaskDigest: digests[t.ID], Rep: rep,
-					})
+				for _, u := range trialsOf(b, t, name, arm.String(), served[name]) {
+					for rep := 1; rep <= e.Repetitions; rep++ {
+						p.Trials = append(p.Trials, Trial{
+							Key:    Key(c.Label, string(hs), u.name, t.ID, digests[t.ID], rep),
+							Dir:    filepath.Join(c.Label, u.name, t.ID, fmt.Sprintf("rep-%d", rep)),
+							Config: c.Label, Arm: u.arm, Arms: u.arms, Task: t, TaskDigest: digests[t.ID], Rep: rep,
+						})
+					}
 				}
 			}
 		}
 	}
 	p.Lock, err = newLock(e, p)
 	return p, err
+}
+
+// armTrial is what one trial of a task serves: its directory name, the arm
+// it runs and the configured arms it reports.
+type armTrial struct {
+	name, arm string
+	arms      []string
+}
+
+// trialsOf lays out a series' trials of task t: one for the series (its
+// checkpoints serve every arm), except for a multi-step task, whose later
+// steps start from the earlier ones' last checkpoint, so that checkpoint t
+// of a longer trial is not what arm @t runs: one trial per arm, each
+// named by its arm.
+func trialsOf(b benchmark.Benchmark, t benchmark.Task, series, arm string, served []string) []armTrial {
+	if !benchmark.MultiStep(b, t) {
+		return []armTrial{{name: series, arm: arm, arms: served}}
+	}
+	out := make([]armTrial, len(served))
+	for i, a := range served {
+		out[i] = armTrial{name: a, arm: a, arms: []string{a}}
+	}
+	return out
 }
 
 // seriesOf groups the configured arms into series (conditions.Series), in
