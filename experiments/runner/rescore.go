@@ -88,7 +88,12 @@ func Rescore(_ context.Context, e *config.Experiment, bench benchmark.Benchmark)
 		if p, ok := e.PriceOf(pt.Config); ok {
 			price = &p
 		}
-		res, err := trial.RescorePriced(l.Dir, bench, task, price)
+		var res trial.Rescored
+		if benchmark.MultiStep(bench, task) {
+			res, err = rescoreSteps(l, pt, bench, task, price)
+		} else {
+			res, err = trial.RescorePriced(l.Dir, bench, task, price)
+		}
 		if err != nil {
 			return nil, err
 		}
