@@ -196,3 +196,44 @@ func HarborTask(t testing.TB, dir, rel, testSh string, replace ...string) string
 	}
 	return task
 }
+
+// HarborTaskTree copies the whole real Harbor task folder ../shared/
+// benchmarks/harbor-tasks/<rel> (its steps/ included) into dir/<base of
+// rel> and writes files over it (relative path -> content; the local image
+// for one it names, say). It returns the task folder.
+func HarborTaskTree(t testing.TB, dir, rel string, files map[string]string) string {
+	t.Helper()
+	src := SharedPath(t, "benchmarks", "harbor-tasks", rel)
+	task := filepath.Join(dir, filepath.Base(rel))
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(task, r), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(task, r), data, info.Mode().Perm()|0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, body := range files {
+		p := filepath.Join(task, r)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return task
+}
