@@ -106,8 +106,14 @@ func checkConformance(r *conformance.Report) {
 				add(conformance.Error, filepath.Join(dir, "environment", "Dockerfile"), "missing: the task has no environment.docker_image, so environment/Dockerfile must exist to build its container")
 			}
 		}
+		// A task for another OS is refused above: its scripts are not .sh.
+		osName := strings.ToLower(l.File.Environment.OS)
+		shScripts := osName == "" || osName == "linux"
 		// Multi-step tasks keep tests and solutions per step.
 		for _, s := range l.File.Steps {
+			if !shScripts {
+				break
+			}
 			if stepVerifier(dir, s.Name) == "" {
 				add(conformance.Error, filepath.Join(stepDir(dir, s.Name), "tests", "test.sh"), "missing, and no tests/test.sh: step "+s.Name+"'s verifier cannot run")
 			}
@@ -115,7 +121,7 @@ func checkConformance(r *conformance.Report) {
 				add(conformance.Warning, filepath.Join(stepDir(dir, s.Name), "solution", "solve.sh"), "missing: the oracle agent cannot check step "+s.Name)
 			}
 		}
-		if !l.MultiStep() {
+		if !l.MultiStep() && shScripts {
 			if _, err := os.Stat(filepath.Join(dir, "tests", "test.sh")); err != nil {
 				add(conformance.Error, filepath.Join(dir, "tests", "test.sh"), "missing: the verifier cannot run without tests/test.sh")
 			}

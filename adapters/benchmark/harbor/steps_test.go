@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
 )
 
 // Harbor's own multi-step examples load as steps: each step a task with its
@@ -132,6 +133,30 @@ func TestMalformedStepsNameTheFile(t *testing.T) {
 		_, err := LoadTask("d", dir, "")
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "task.toml")) {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// hoh tasks check on Harbor's own examples: the multi-step ones pass; the
+// only errors are the Windows tasks, the GPU task on a host without one,
+// and hello-computer-use, which ships no environment/Dockerfile.
+func TestTasksCheckOnHarborExamples(t *testing.T) {
+	rep := conformance.Report{Root: filepath.Join(harborTasks, "harbor-examples")}
+	checkConformance(&rep)
+	var errs []string
+	for _, p := range rep.Problems {
+		if p.Severity == conformance.Error {
+			errs = append(errs, p.Task+": "+p.Message)
+		}
+	}
+	want := []string{"hello-computer-use: missing", "hello-cuda: task needs 1 GPU(s)",
+		"hello-multi-step-bat: hoh does not run environment.os = windows", "hello-world-bat: hoh does not run environment.os = windows"}
+	if len(errs) != len(want) {
+		t.Errorf("errors:\n%s", strings.Join(errs, "\n"))
+	}
+	for i := range want {
+		if i < len(errs) && !strings.HasPrefix(errs[i], want[i]) {
+			t.Errorf("error %d: %s, want %s...", i, errs[i], want[i])
 		}
 	}
 }
