@@ -54,6 +54,9 @@ For a trial directory: that trial alone. hoh view writes the same as HTML.`)
 	if _, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Spec()); err == nil {
 		return showTrial(stdout, dir)
 	}
+	if ok, err := showSteps(stdout, dir); ok || err != nil {
+		return err
+	}
 	in, err := status.Inspect(dir)
 	if err != nil {
 		return err
@@ -99,7 +102,7 @@ For a trial directory: that trial alone. hoh view writes the same as HTML.`)
 			fmt.Fprintf(stdout, "== %s (%s): %s\n\n", ts.Trial.Dir, ts.Trial.Key, ts.State)
 			continue
 		}
-		if err := showTrial(stdout, filepath.Join(dir, ts.Trial.Dir)); err != nil {
+		if err := showAny(stdout, filepath.Join(dir, ts.Trial.Dir)); err != nil {
 			fmt.Fprintf(stdout, "== %s: %v\n\n", ts.Trial.Dir, err)
 		}
 	}
