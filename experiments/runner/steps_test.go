@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
@@ -43,6 +44,7 @@ func (b seqBench) Steps(t benchmark.Task) ([]benchmark.Step, error) {
 	for i, name := range seqSteps {
 		st := t
 		st.Spec = "write " + name + ".txt"
+		st.Limits.AgentTimeout = time.Duration(7+i) * time.Minute // the step's agent timeout
 		step := seqStep{seqBench: b, name: name}
 		out[i] = benchmark.Step{Name: name, Task: st, Context: "steps: " + strings.Join(seqSteps, ", ") + "; this one: " + name + "\n", Bench: step,
 			Start: func(_ context.Context, image, ws string, _ map[string]string) (benchmark.StepStart, error) {
@@ -123,6 +125,8 @@ type seqHarness struct {
 	mu    sync.Mutex
 	calls map[string]int
 	lost  bool
+	// limits are the Developer invocations' wall limits, by step.
+	limits map[string]time.Duration
 }
 
 func (h *seqHarness) Name() string    { return "seq" }
@@ -150,6 +154,7 @@ func (h *seqHarness) Run(_ context.Context, inv harness.Invocation) (harness.Res
 		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "HTTP 503 (injected)"}, nil
 	}
 	h.calls[fmt.Sprintf("%v %s", hoh, name)]++
+	h.limits[name] = inv.WallTimeout
 	h.mu.Unlock()
 	content := "ok"
 	if !hoh && name == "two" {
@@ -179,7 +184,7 @@ func TestStepSequenceGateStartFailureResumeAndRescore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &seqHarness{calls: map[string]int{}}
+	h := &seqHarness{calls: map[string]int{}, limits: map[string]time.Duration{}}
 	o := opts(h)
 	o.Bench = seqBench{failStart: "three"}
 	res := mustRun(t, e, o)
@@ -193,6 +198,9 @@ func TestStepSequenceGateStartFailureResumeAndRescore(t *testing.T) {
 	assertSeqScores(t, out, want)
 	if h.calls["true one"] != 2 || h.calls["true two"] != 2 || h.calls["false three"] != 0 {
 		t.Errorf("developer calls %v: HoH's steps run twice each (the first not again after the replaced attempt), vanilla's third never", h.calls)
+	}
+	if h.limits["one"] != 7*time.Minute || h.limits["two"] != 8*time.Minute {
+		t.Errorf("Developer wall limits %v, want each step's agent timeout (the config sets none)", h.limits)
 	}
 	hoh := runrecord.TrialLayout{Dir: filepath.Join(out, "h", "hoh@2", "seq", "rep-1")}
 	for _, f := range []string{"seed.txt", "one.txt", "started-two"} {
