@@ -27,8 +27,11 @@ type request struct {
 
 // tool is one advertised function tool.
 type tool struct {
-	name  string
-	props map[string]map[string]any // property name -> its JSON schema
+	name string
+	// namespace is the Responses namespace tool it was advertised in
+	// (Codex groups each MCP server's tools so), or "".
+	namespace string
+	props     map[string]map[string]any // property name -> its JSON schema
 }
 
 func (t tool) has(prop string) bool { _, ok := t.props[prop]; return ok }
@@ -118,6 +121,17 @@ func parseResponses(r *request, raw map[string]any) {
 	tools, _ := raw["tools"].([]any)
 	for _, t := range tools {
 		tm, _ := t.(map[string]any)
+		if tm["type"] == "namespace" {
+			ns, _ := tm["name"].(string)
+			sub, _ := tm["tools"].([]any)
+			for _, st := range sub {
+				sm, _ := st.(map[string]any)
+				if name, _ := sm["name"].(string); sm["type"] == "function" {
+					r.tools = append(r.tools, tool{name: name, namespace: ns, props: schemaProps(sm["parameters"])})
+				}
+			}
+			continue
+		}
 		if tm["type"] != "function" {
 			continue
 		}

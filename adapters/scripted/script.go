@@ -38,7 +38,10 @@
 // description} (OpenCode), bash{command} (Pi), Bash{command} (Claude Code);
 // Write onto write{filePath,content} (OpenCode), write{path,content} (Pi),
 // Write{file_path,content} (Claude Code), or, when no write tool exists, a
-// shell command with a quoted heredoc.
+// shell command with a quoted heredoc. Tool{name, args} calls the advertised
+// tool of that name, or an MCP server's tool as the CLIs name them:
+// mcp__SERVER__NAME (Claude Code, Pi), SERVER_NAME (OpenCode), NAME in a
+// Responses namespace tool (Codex 0.171: the call carries the namespace).
 //
 // A tool-less request that matches no Entry (OpenCode's session-title calls)
 // gets a short plain answer. Any other unmatched request gets HTTP 500 whose
@@ -115,10 +118,18 @@ type FileWrite struct {
 	Content string `yaml:"content" json:"content"`
 }
 
-// Step is one model answer: exactly one of Shell, Write or Say.
+// ToolUse calls a tool by name with JSON arguments: an MCP server's tool
+// as each CLI advertises it (see the package doc).
+type ToolUse struct {
+	Name string         `yaml:"name" json:"name"`
+	Args map[string]any `yaml:"args,omitempty" json:"args,omitempty"`
+}
+
+// Step is one model answer: exactly one of Shell, Write, Tool or Say.
 type Step struct {
 	Shell string     `yaml:"shell,omitempty" json:"shell,omitempty"`
 	Write *FileWrite `yaml:"write,omitempty" json:"write,omitempty"`
+	Tool  *ToolUse   `yaml:"tool,omitempty" json:"tool,omitempty"`
 	Say   string     `yaml:"say,omitempty" json:"say,omitempty"`
 	Usage *Usage     `yaml:"usage,omitempty" json:"usage,omitempty"`
 	Fault *Fault     `yaml:"fault,omitempty" json:"fault,omitempty"`
@@ -226,11 +237,17 @@ func (s *Script) compile() error {
 					return fmt.Errorf("%s step %d: write without path", where, k)
 				}
 			}
+			if st.Tool != nil {
+				n++
+				if st.Tool.Name == "" {
+					return fmt.Errorf("%s step %d: tool without name", where, k)
+				}
+			}
 			if st.Say != "" {
 				n++
 			}
 			if n != 1 {
-				return fmt.Errorf("%s step %d: needs exactly one of shell, write, say", where, k)
+				return fmt.Errorf("%s step %d: needs exactly one of shell, write, tool, say", where, k)
 			}
 			last := k == len(e.Steps)-1
 			if last != (st.Say != "") {

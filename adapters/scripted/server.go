@@ -253,8 +253,14 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if st.Say != "" {
 		rep.text = st.Say
 		rec.Answer = "text"
+	} else if st.Tool != nil {
+		var t tool
+		t, rep.args, err = namedTool(*st.Tool, req.tools)
+		rep.toolName, rep.namespace = t.name, t.namespace
 	} else {
 		rep.toolName, rep.args, err = toolCall(st, req.tools)
+	}
+	if st.Say == "" {
 		if err != nil {
 			rec.Answer, rec.Status = "error", http.StatusInternalServerError
 			rec.Error = fmt.Sprintf("entry %q step %d: %v", e.Name, k, err)
@@ -262,6 +268,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		rec.Answer = "tool:" + rep.toolName
+		if rep.namespace != "" {
+			rec.Answer = "tool:" + rep.namespace + "/" + rep.toolName
+		}
 	}
 	s.serveReply(w, r, req, rep, &rec)
 }

@@ -3,6 +3,7 @@ package scripted
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -12,11 +13,12 @@ import (
 
 // reply is one model answer in API-neutral form.
 type reply struct {
-	toolName string // "" for a text answer
-	args     string // JSON arguments of the tool call
-	text     string
-	usage    Usage
-	delay    time.Duration // between stream events (a slow fault)
+	toolName  string // "" for a text answer
+	namespace string // the Responses namespace of the tool, or ""
+	args      string // JSON arguments of the tool call
+	text      string
+	usage     Usage
+	delay     time.Duration // between stream events (a slow fault)
 }
 
 var (
@@ -37,6 +39,9 @@ func findTool(tools []tool, names []string) (tool, bool) {
 
 // toolCall maps an abstract step onto a tool the request advertises.
 func toolCall(st Step, tools []tool) (name, args string, err error) {
+	if st.Tool != nil {
+		return "", "", errors.New("a tool step is answered by namedTool")
+	}
 	if st.Write != nil {
 		if t, ok := findTool(tools, writeToolNames); ok {
 			pathKey := firstProp(t, "filePath", "file_path", "path")
@@ -47,6 +52,29 @@ func toolCall(st Step, tools []tool) (name, args string, err error) {
 		return shellCall(writeCommand(*st.Write), "Write "+st.Write.Path, tools)
 	}
 	return shellCall(st.Shell, "Run a shell command", tools)
+}
+
+// namedTool finds the tool a Tool step names: the advertised tool of that
+// name (a namespace's first), else an MCP tool named mcp__SERVER__NAME or
+// SERVER_NAME.
+func namedTool(u ToolUse, tools []tool) (tool, string, error) {
+	args := u.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	for _, match := range []func(tool) bool{
+		func(t tool) bool { return t.name == u.Name && t.namespace != "" },
+		func(t tool) bool { return t.name == u.Name },
+		func(t tool) bool { return strings.HasPrefix(t.name, "mcp__") && strings.HasSuffix(t.name, "__"+u.Name) },
+		func(t tool) bool { return strings.HasSuffix(t.name, "_"+u.Name) },
+	} {
+		for _, t := range tools {
+			if match(t) {
+				return t, mustJSON(args), nil
+			}
+		}
+	}
+	return tool{}, "", fmt.Errorf("no advertised tool is %q or an MCP tool of that name (advertised: %v)", u.Name, toolNamesOf(tools))
 }
 
 func shellCall(command, description string, tools []tool) (string, string, error) {
@@ -82,6 +110,10 @@ func firstProp(t tool, keys ...string) string {
 func toolNamesOf(tools []tool) []string {
 	var names []string
 	for _, t := range tools {
+		if t.namespace != "" {
+			names = append(names, t.namespace+"/"+t.name)
+			continue
+		}
 		names = append(names, t.name)
 	}
 	return names

@@ -138,8 +138,12 @@ func responsesItem(rep reply, id string, done bool) map[string]any {
 		if done {
 			args = rep.args
 		}
-		return map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id,
+		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id,
 			"name": rep.toolName, "arguments": args, "status": status}
+		if rep.namespace != "" {
+			item["namespace"] = rep.namespace
+		}
+		return item
 	}
 	content := []any{}
 	if done {
