@@ -20,6 +20,10 @@ type Spec struct {
 	// InContainer: the executor is itself a sandbox (a task container), so
 	// adapters may drop their own sandboxing of write and exec roles.
 	InContainer bool `yaml:"-" json:"-"`
+	// Tools are what the trial's task gives the CLI besides its own tools
+	// (MCP servers, skills); each adapter writes them into its CLI's
+	// configuration per role (TaskTools.MCPFor, SkillsFor).
+	Tools TaskTools `yaml:"-" json:"-"`
 }
 
 // CLI is what hoh knows about one harness kind: each adapter package
@@ -40,6 +44,20 @@ type CLI struct {
 	APIs []string
 	// New builds the adapter for one configuration.
 	New func(Spec) (Harness, error)
+	// ToolSupport says why the CLI at version cannot be given the task's
+	// tools (an MCP transport or MCP itself it lacks); nil: it takes all.
+	ToolSupport func(version string, t TaskTools) error
+}
+
+// CheckTools refuses task tools the CLI at version cannot take.
+func (c CLI) CheckTools(version string, t TaskTools) error {
+	if c.ToolSupport == nil || t.Empty() {
+		return nil
+	}
+	if version == "" {
+		version = c.Pin()
+	}
+	return c.ToolSupport(version, t)
 }
 
 // Versions are the releases of one CLI hoh knows. Adapters declare them

@@ -8,6 +8,7 @@ package claude
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
@@ -27,7 +28,7 @@ var CLI = harness.CLI{
 	Kind: "claude", Display: "Claude Code CLI", Executable: "claude", Versions: Versions,
 	APIs: []string{harness.APIAnthropic},
 	New: func(s harness.Spec) (harness.Harness, error) {
-		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
+		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider, Tools: s.Tools})
 	},
 }
 
@@ -47,6 +48,8 @@ type Config struct {
 	// Version is the expected CLI version; empty means PinnedVersion.
 	Version  string
 	Provider harness.Provider
+	// Tools are the task's MCP servers and skills (tools.go).
+	Tools harness.TaskTools
 }
 
 // Harness is the Claude Code adapter.
@@ -99,8 +102,12 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		"DISABLE_ERROR_REPORTING=1",
 	}
 	env = append(env, inv.Env...)
+	tools, err := h.giveTools(ctx, inv)
+	if err != nil {
+		return harness.Result{}, fmt.Errorf("claude: %w", err)
+	}
 	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{
-		Args: h.argv(inv), Env: env, Stdin: inv.Prompt, Secrets: []string{key},
+		Args: h.argv(inv, tools), Env: env, Stdin: inv.Prompt, Secrets: []string{key},
 		Note: map[string]any{"claude_config_dir": inv.StateDir, "prompt": "stdin"},
 	})
 	if err != nil {
@@ -111,11 +118,20 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 
 // argv builds the command line. The prompt goes on stdin: --allowedTools
 // and --tools are variadic and would swallow a trailing prompt.
-func (h *Harness) argv(inv harness.Invocation) []string {
+func (h *Harness) argv(inv harness.Invocation, tools given) []string {
 	p := h.cfg.Provider
-	args := []string{h.cfg.Binary, "-p", "--output-format", "stream-json", "--verbose",
+	args := []string{h.cfg.Binary, "-p", "--output-format", "stream-json", "--verbose", "--model", p.Model}
+	if tools.skills {
+		// --bare drops the Skill tool and the skill listing; settings
+		// come from hoh's config directory only (no project hooks).
+		args = append(args, "--setting-sources", "user")
+	} else {
 		// Hermetic: no hooks, plugins or CLAUDE.md from the host.
-		"--bare", "--model", p.Model}
+		args = append(args, "--bare")
+	}
+	if tools.mcpConfig != "" {
+		args = append(args, "--mcp-config", tools.mcpConfig, "--strict-mcp-config")
+	}
 	if p.ReasoningEffort != "" {
 		args = append(args, "--effort", p.ReasoningEffort)
 	}
@@ -124,10 +140,18 @@ func (h *Harness) argv(inv harness.Invocation) []string {
 	}
 	switch inv.Access {
 	case harness.AccessWrite, harness.AccessExec:
-		args = append(args, "--permission-mode", "acceptEdits", "--allowedTools", strings.Join(WriterTools, ","))
+		args = append(args, "--permission-mode", "acceptEdits")
+		if tools.skills {
+			args = append(args, "--tools", strings.Join(slices.Concat(WriterTools, []string{"Skill"}), ","))
+		}
+		args = append(args, "--allowedTools", strings.Join(tools.allow(WriterTools), ","))
 	default:
+		readOnly := ReadOnlyTools
+		if tools.skills {
+			readOnly = slices.Concat(ReadOnlyTools, []string{"Skill"})
+		}
 		args = append(args, "--permission-mode", "default",
-			"--tools", strings.Join(ReadOnlyTools, ","), "--allowedTools", strings.Join(ReadOnlyTools, ","))
+			"--tools", strings.Join(readOnly, ","), "--allowedTools", strings.Join(tools.allow(readOnly), ","))
 	}
 	return args
 }

@@ -34,14 +34,14 @@ func TestDeniedToolIsAgentFailureDespiteExitZero(t *testing.T) {
 
 func TestArgvRestrictsPlannerToolsAndResumes(t *testing.T) {
 	h := &Harness{cfg: Config{Binary: "claude", Provider: harness.Provider{Model: "m", ReasoningEffort: "high"}}}
-	plan := h.argv(harness.Invocation{Access: harness.AccessReadOnly, Prompt: "--not-a-flag"})
+	plan := h.argv(harness.Invocation{Access: harness.AccessReadOnly, Prompt: "--not-a-flag"}, given{})
 	if i := slices.Index(plan, "--tools"); i < 0 || plan[i+1] != "Read,Grep,Glob" {
 		t.Errorf("planner argv %v", plan)
 	}
 	if slices.Contains(plan, "--not-a-flag") || slices.Contains(plan, "acceptEdits") {
 		t.Errorf("prompt must go on stdin and the planner must not accept edits: %v", plan)
 	}
-	dev := h.argv(harness.Invocation{Access: harness.AccessWrite, Session: "abc"})
+	dev := h.argv(harness.Invocation{Access: harness.AccessWrite, Session: "abc"}, given{})
 	if i := slices.Index(dev, "--resume"); i < 0 || dev[i+1] != "abc" || !slices.Contains(dev, "acceptEdits") || slices.Contains(dev, "--tools") {
 		t.Errorf("developer argv %v", dev)
 	}

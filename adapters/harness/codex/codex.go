@@ -33,13 +33,13 @@ var Versions = harness.Versions{Package: "@openai/codex", Pins: []string{PinnedV
 // CLI is the Codex entry of the harness catalogue.
 var CLI = harness.CLI{
 	Kind: "codex", Display: "Codex CLI", Executable: "codex", Versions: Versions,
-	APIs: []string{harness.APIResponses}, New: build,
+	APIs: []string{harness.APIResponses}, New: build, ToolSupport: toolSupport,
 }
 
 // build makes the adapter for a config; option overrides is a list of
 // key=value strings passed as -c.
 func build(s harness.Spec) (harness.Harness, error) {
-	cfg := Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider, BypassSandbox: s.InContainer}
+	cfg := Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider, BypassSandbox: s.InContainer, Tools: s.Tools}
 	if o, ok := s.Options["overrides"]; ok {
 		list, ok := o.([]any)
 		if !ok {
@@ -75,6 +75,8 @@ type Config struct {
 	// Planner ran failed; there hoh mounts its view of A_{t-1} read-only
 	// and undoes (and records) any change to the workspace.
 	BypassSandbox bool
+	// Tools are the task's MCP servers and skills (tools.go).
+	Tools harness.TaskTools
 }
 
 // Harness is the Codex CLI adapter.
@@ -118,8 +120,11 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		return harness.Result{}, err
 	}
 	secrets := append([]string{key}, inv.Secrets...)
-	if err := h.writeConfig(inv.StateDir); err != nil {
+	if err := h.writeConfig(inv.StateDir, inv.Role); err != nil {
 		return harness.Result{}, err
+	}
+	if err := h.giveSkills(ctx, inv); err != nil {
+		return harness.Result{}, fmt.Errorf("codex: %w", err)
 	}
 
 	// Usage already recorded in a resumed session is not this run's.
@@ -234,9 +239,9 @@ func (h *Harness) sandboxMode(a harness.Access) string {
 	}
 }
 
-// writeConfig writes $CODEX_HOME/config.toml. The key is referenced by its
-// variable name only.
-func (h *Harness) writeConfig(stateDir string) error {
+// writeConfig writes $CODEX_HOME/config.toml, with the task's MCP servers
+// the role gets. The key is referenced by its variable name only.
+func (h *Harness) writeConfig(stateDir string, role harness.Role) error {
 	p := h.cfg.Provider
 	cfg := map[string]any{
 		"model":                       p.Model,
@@ -252,6 +257,9 @@ func (h *Harness) writeConfig(stateDir string) error {
 			"request_max_retries": 0,
 			"stream_max_retries":  0,
 		}},
+	}
+	if servers := mcpServers(h.cfg.Tools.MCPFor(role)); len(servers) > 0 {
+		cfg["mcp_servers"] = servers
 	}
 	var buf bytes.Buffer
 	buf.WriteString("# Written by hoh for one invocation; the API key is read from $" + p.KeyEnv + ".\n")

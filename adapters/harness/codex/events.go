@@ -35,8 +35,17 @@ type codexEvent struct {
 		AggregatedOutput *string `json:"aggregated_output"`
 		Server           string  `json:"server"`
 		Tool             string  `json:"tool"`
-		Query            string  `json:"query"`
-		Changes          []struct {
+		// Arguments and Result are an mcp_tool_call's (Result the MCP
+		// CallToolResult: content blocks).
+		Arguments json.RawMessage `json:"arguments"`
+		Result    *struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+		Query   string `json:"query"`
+		Changes []struct {
 			Path string `json:"path"`
 			Kind string `json:"kind"`
 		} `json:"changes"`
@@ -111,7 +120,20 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 				}
 				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "file_change", Input: strings.Join(paths, ", ")})
 			case "mcp_tool_call":
-				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool})
+				call := harness.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool}
+				if len(it.Arguments) > 0 && string(it.Arguments) != "null" {
+					call.Input = string(it.Arguments)
+				}
+				if it.Result != nil {
+					var text []string
+					for _, c := range it.Result.Content {
+						if c.Type == "text" {
+							text = append(text, c.Text)
+						}
+					}
+					call.Output = harness.ToolOutput(strings.Join(text, "\n"))
+				}
+				rep.Tools = append(rep.Tools, call)
 			case "web_search":
 				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "web_search", Input: it.Query})
 			case "error":

@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,10 @@ import (
 var CLI = harness.CLI{
 	Kind: "command", Display: "command harness (a CLI described in YAML)",
 	APIs: harness.APIs, New: build,
+	// hoh knows no YAML-described CLI's MCP or skills configuration.
+	ToolSupport: func(string, harness.TaskTools) error {
+		return errors.New("a command harness (a CLI described in YAML) is given no MCP servers or skills: hoh does not know its configuration for them")
+	},
 }
 
 func build(s harness.Spec) (harness.Harness, error) {

@@ -33,7 +33,7 @@ var CLI = harness.CLI{
 	Kind: "opencode", Display: "OpenCode CLI", Executable: "opencode", Versions: Versions,
 	APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
 	New: func(s harness.Spec) (harness.Harness, error) {
-		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
+		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider, Tools: s.Tools})
 	},
 }
 
@@ -60,6 +60,8 @@ type Config struct {
 	// Version is the expected CLI version; empty means PinnedVersion.
 	Version  string
 	Provider harness.Provider
+	// Tools are the task's MCP servers and skills (tools.go).
+	Tools harness.TaskTools
 }
 
 // Harness is the OpenCode adapter.
@@ -99,7 +101,10 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	if err != nil {
 		return harness.Result{}, err
 	}
-	cfg, err := h.configJSON(inv.Access)
+	if err := h.giveSkills(ctx, inv); err != nil {
+		return harness.Result{}, fmt.Errorf("opencode: %w", err)
+	}
+	cfg, err := h.configJSON(inv.Access, inv.Role)
 	if err != nil {
 		return harness.Result{}, err
 	}
@@ -143,13 +148,16 @@ func (h *Harness) argv(inv harness.Invocation) []string {
 
 // configJSON is OPENCODE_CONFIG_CONTENT. The key appears only as
 // {env:VAR}, which OpenCode substitutes at load time.
-func (h *Harness) configJSON(access harness.Access) (string, error) {
+func (h *Harness) configJSON(access harness.Access, role harness.Role) (string, error) {
 	p := h.cfg.Provider
 	perm := map[string]any{"*": "allow"}
 	if access != harness.AccessWrite && access != harness.AccessExec {
 		perm = map[string]any{"*": "deny"}
 		for _, t := range ReadOnlyTools {
 			perm[t] = "allow"
+		}
+		if h.cfg.Tools.SkillsFor(role) != "" {
+			perm["skill"] = "allow" // loads a skill's instructions, nothing else
 		}
 	}
 	model := map[string]any{"name": p.Model}
@@ -166,6 +174,9 @@ func (h *Harness) configJSON(access harness.Access) (string, error) {
 			"options": map[string]any{"baseURL": p.BaseURL, "apiKey": "{env:" + p.KeyEnv + "}"},
 			"models":  map[string]any{p.Model: model},
 		}},
+	}
+	if servers := mcpServers(h.cfg.Tools.MCPFor(role)); len(servers) > 0 {
+		cfg["mcp"] = servers
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {

@@ -36,8 +36,9 @@ var CLI = harness.CLI{
 	Kind: "pi", Display: "Pi CLI", Executable: "pi", Versions: Versions,
 	APIs: []string{harness.APIChat, harness.APIResponses, harness.APIAnthropic},
 	New: func(s harness.Spec) (harness.Harness, error) {
-		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider})
+		return New(Config{Binary: s.Binary, Version: s.Version, Provider: s.Provider, Tools: s.Tools})
 	},
+	ToolSupport: toolSupport,
 }
 
 // ReadOnlyTools is the Planner's allowlist: no bash, edit or write.
@@ -62,6 +63,8 @@ type Config struct {
 	// (defaults 200000 and 32000).
 	ContextWindow int
 	MaxTokens     int
+	// Tools are the task's MCP servers and skills (tools.go).
+	Tools harness.TaskTools
 }
 
 // Harness is the Pi adapter.
@@ -110,6 +113,9 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	if err := h.writeState(inv.StateDir); err != nil {
 		return harness.Result{}, err
 	}
+	if err := h.writeMCP(inv.StateDir, inv.Role); err != nil {
+		return harness.Result{}, err
+	}
 	env := []string{
 		"PI_CODING_AGENT_DIR=" + inv.StateDir,
 		"HOME=" + inv.StateDir,
@@ -136,6 +142,7 @@ func (h *Harness) argv(inv harness.Invocation) []string {
 		"--provider", p.Name, "--model", p.Model,
 		// Hermetic: no AGENTS.md/extension discovery from the host.
 		"--no-extensions", "--no-skills", "--no-prompt-templates", "--no-themes"}
+	args = append(args, h.toolArgs(inv.Role)...)
 	if p.ReasoningEffort != "" {
 		args = append(args, "--thinking", p.ReasoningEffort)
 	}
