@@ -79,6 +79,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		lines, problems := preflight.Harnesses(ctx, exp)
+		problems = append(problems, runner.CheckTaskTools(p)...)
 		if len(problems) == 0 {
 			// What the preflight would refuse offline: a CLI a role's view hides.
 			problems = runner.CheckInView(ctx, exp, p.Bench)

@@ -61,6 +61,15 @@ type ContainerSpecer interface {
 	ContainerSpec(ctx context.Context, t benchmark.Task) (docker.Spec, error)
 }
 
+// ToolGiver is a container benchmark whose tasks give the agents tools
+// besides their CLI's own: MCP servers and skills (Harbor's
+// environment.mcp_servers and skills_dir). Open puts them in Env.Tools, and
+// the runner hands them to the harness (harness.Spec.Tools), which gives
+// each role its share (harness.TaskTools.MCPFor, SkillsFor).
+type ToolGiver interface {
+	AgentTools(t benchmark.Task) (harness.TaskTools, error)
+}
+
 // EnvironmentVerifier is a container benchmark whose verifier runs in the
 // agents' environment as committed at each checkpoint
 // (benchmark.WithEnvironmentImage), so the runner commits it.
@@ -119,6 +128,9 @@ type Env struct {
 	Container *docker.Environment
 	// Notes are limits that could not be applied, and similar facts.
 	Notes []string
+	// Tools are what the task gives the agents (ToolGiver); servers they
+	// name run in this environment (stdio commands, sidecars).
+	Tools harness.TaskTools
 
 	bridge *tlsBridge // host-side TLS termination for an https provider
 }
@@ -278,6 +290,12 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		return nil, err
 	}
 	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: prov, TrialDir: abs, Exchange: exchange, Container: c, Notes: c.Notes, bridge: bridge}
+	if tg, ok := bench.(ToolGiver); ok {
+		if env.Tools, err = tg.AgentTools(task); err != nil {
+			env.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	exchange.Empty = env.emptyScratch
 	if relay != nil {
 		u, _ := url.Parse(prov.BaseURL)
@@ -396,6 +414,9 @@ func harnessMounts(opts Options) ([]docker.Mount, []string, error) {
 	}
 	ms, err := docker.NodeMounts(node, dir)
 	if err != nil {
+		return nil, nil, err
+	}
+	if ms, err = withNativeLibraries(ms, dir); err != nil {
 		return nil, nil, err
 	}
 	real, _ := filepath.EvalSymlinks(node)

@@ -215,6 +215,7 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 		spec := rt.cfg.HarnessSpec()
 		spec.Provider = prov
 		spec.InContainer = env.Kind == environment.Docker
+		spec.Tools = env.Tools
 		if h, err = r.buildHarness(rt.cfg, spec); err != nil {
 			return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)
 		}

@@ -152,6 +152,9 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err := HostIsolation(p.Bench, opts.Exec); err != nil {
 		return nil, err
 	}
+	if ps := CheckTaskTools(p); len(ps) > 0 {
+		return nil, ps
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}

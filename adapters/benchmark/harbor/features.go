@@ -35,6 +35,7 @@ func (l Loaded) Unsupported() []Refusal {
 	var out []Refusal
 	add := func(path, feature, reason string) { out = append(out, Refusal{path, feature, reason}) }
 	out = append(out, l.composeRefusals()...)
+	out = append(out, l.mcpRefusals()...)
 	if f.Environment.TPU != nil {
 		add(toml, "environment.tpu", "hoh runs Docker containers on this host, which has no TPUs")
 	}
@@ -49,12 +50,7 @@ func (l Loaded) Unsupported() []Refusal {
 func (l Loaded) Unapplied() []string {
 	f := l.File
 	var out []string
-	if f.Environment.SkillsDir != "" {
-		out = append(out, "environment.skills_dir is not given to the agents")
-	}
-	if len(f.Environment.MCPServers) > 0 {
-		out = append(out, fmt.Sprintf("environment.mcp_servers lists %d server(s); hoh does not start MCP servers", len(f.Environment.MCPServers)))
-	}
+	out = append(out, l.mcpWarnings()...)
 	if len(f.Environment.GPUTypes) > 0 {
 		out = append(out, "environment.gpu_types ("+strings.Join(f.Environment.GPUTypes, ", ")+") is not checked against the host's GPUs")
 	}
