@@ -103,7 +103,7 @@ func checkConformance(r *conformance.Report) {
 		}
 		if t.Limits.Image == "" {
 			if _, err := os.Stat(filepath.Join(dir, "environment", "Dockerfile")); err != nil {
-				add(conformance.Error, filepath.Join(dir, "environment", "Dockerfile"), "missing: the task has no environment.docker_image, so environment/Dockerfile must exist to build its container")
+				add(conformance.Error, filepath.Join(dir, "environment", "Dockerfile"), "missing: the task has no environment.docker_image, so environment/Dockerfile must exist to build its container (a task with neither, like hello-computer-use's desktop, expects its environment from a provider other than Docker, which hoh does not have)")
 			}
 		}
 		// A task for another OS is refused above: its scripts are not .sh.
