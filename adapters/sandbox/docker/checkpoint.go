@@ -79,6 +79,10 @@ func (env *Environment) Commit(ctx context.Context, labels map[string]string) (s
 		return "", &InfraError{Stage: "commit", Err: err}
 	}
 	env.c.trackImage(resp.ID, true)
+	if err := env.commitServices(ctx, resp.ID); err != nil {
+		_ = env.c.RemoveImage(context.WithoutCancel(ctx), resp.ID)
+		return "", err
+	}
 	return resp.ID, nil
 }
 
@@ -138,8 +142,12 @@ func (env *Environment) CopyContentsIn(ctx context.Context, src, dst string) err
 	return nil
 }
 
-// RemoveImage removes an image this client made (a checkpoint).
+// RemoveImage removes an image this client made (a checkpoint), with the
+// snapshots of its sidecars.
 func (c *Client) RemoveImage(ctx context.Context, id string) error {
+	if err := c.removeSnapshots(ctx, id); err != nil {
+		return err
+	}
 	// Not PruneChildren: the parent is the task image, still in use.
 	_, err := c.API.ImageRemove(ctx, id, image.RemoveOptions{Force: true})
 	if err != nil && !isNotFound(err) {

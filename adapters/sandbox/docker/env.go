@@ -88,7 +88,11 @@ type Environment struct {
 	egress    *egressProxy
 	// services are the sidecar containers; network the network they share
 	// with the task container.
-	services    []string
+	services     []string
+	serviceNames []string
+	// snapshots are the sidecars' images committed with the task image
+	// this environment started from (snapshot.go), by service name.
+	snapshots   map[string]string
 	network     string
 	networkName string
 	// Notes records limits that could not be applied (e.g. storage quota).

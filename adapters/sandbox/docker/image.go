@@ -28,6 +28,11 @@ func (c *Client) BuildImage(ctx context.Context, dir, dockerfile, tag string) (s
 }
 
 func (c *Client) buildFromTar(ctx context.Context, r io.Reader, dockerfile, tag string) (string, error) {
+	return c.buildLabelled(ctx, r, dockerfile, tag, nil)
+}
+
+// buildLabelled builds like buildFromTar, with labels besides the run's.
+func (c *Client) buildLabelled(ctx context.Context, r io.Reader, dockerfile, tag string, labels map[string]string) (string, error) {
 	if dockerfile == "" {
 		dockerfile = "Dockerfile"
 	}
@@ -35,7 +40,7 @@ func (c *Client) buildFromTar(ctx context.Context, r io.Reader, dockerfile, tag 
 		Dockerfile:  dockerfile,
 		Remove:      true,
 		ForceRemove: true,
-		Labels:      c.Labels(nil),
+		Labels:      c.Labels(labels),
 		// Builds never need the network: every image comes from local files.
 		NetworkMode: "none",
 		// Cleanup removes a build's image with its parent layers; a cached

@@ -72,6 +72,9 @@ func (env *Environment) startServices(ctx context.Context) error {
 	}
 	env.network = resp.ID
 	env.networkName = name
+	if env.snapshots, err = c.serviceSnapshots(ctx, env.ImageID); err != nil {
+		return &InfraError{Stage: "service snapshots", Err: err}
+	}
 	timeout := s.StartTimeout
 	if timeout <= 0 {
 		timeout = DefaultServiceStartTimeout
@@ -96,8 +99,12 @@ func (env *Environment) startService(ctx context.Context, svc Service) (string, 
 	for k, v := range env.spec.Labels {
 		labels[k] = v
 	}
+	img := svc.Image
+	if snap, ok := env.snapshots[svc.Name]; ok {
+		img = snap // the state the sidecar had when the task image was committed
+	}
 	cfg := &container.Config{
-		Image: svc.Image, Env: svc.Env, WorkingDir: svc.WorkingDir, User: svc.User,
+		Image: img, Env: svc.Env, WorkingDir: svc.WorkingDir, User: svc.User,
 		Labels: c.Labels(labels), Healthcheck: svc.Healthcheck, Hostname: svc.Name,
 	}
 	if svc.Entrypoint != nil {
@@ -124,6 +131,7 @@ func (env *Environment) startService(ctx context.Context, svc Service) (string, 
 		return "", err
 	}
 	env.services = append(env.services, resp.ID)
+	env.serviceNames = append(env.serviceNames, svc.Name)
 	c.trackContainer(resp.ID, true)
 	if err := c.API.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 		return "", err
@@ -232,7 +240,7 @@ func (env *Environment) closeServices(ctx context.Context) error {
 		}
 		env.c.trackContainer(id, false)
 	}
-	env.services = nil
+	env.services, env.serviceNames = nil, nil
 	if env.network != "" {
 		if err := env.c.API.NetworkRemove(ctx, env.network); err != nil && !client.IsErrNotFound(err) && first == nil {
 			first = err
