@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
@@ -156,16 +154,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// mcpNames lists the servers' names, for messages.
-func mcpNames(servers []harness.MCPServer) string {
-	names := make([]string, len(servers))
-	for i, s := range servers {
-		names[i] = s.Name
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }
 
 // mcpRefusals: an mcp_servers entry Harbor's model would reject.
