@@ -37,35 +37,7 @@ cat /data/rows 2>/dev/null
 func TestSidecarStateCarriesToQAAndTheVerifier(t *testing.T) {
 	c := dockerClient(t)
 	ctx := context.Background()
-	base := dockerenv.BusyboxImage(t, c, "")
-	root := t.TempDir()
-	files := map[string]string{
-		"task.toml":              "schema_version = \"1.3\"\n[task]\nname = \"synthetic/db\"\n[environment]\nallow_internet = false\n",
-		"instruction.md":         "Record order 42 in the database.\n",
-		"environment/Dockerfile": "FROM " + base + "\nWORKDIR /app\n",
-		"environment/docker-compose.yaml": `services:
-  main:
-    depends_on:
-      db: {condition: service_healthy}
-  db:
-    build: {context: ./db}
-    healthcheck:
-      test: ["CMD", "wget", "-q", "-O", "/dev/null", "http://127.0.0.1/cgi-bin/db"]
-      interval: 1s
-      retries: 60
-`,
-		"environment/db/Dockerfile": "FROM " + base + "\nRUN mkdir -p /data /www/cgi-bin\nVOLUME /data\nCOPY db.cgi /www/cgi-bin/db\n" +
-			`CMD ["httpd", "-f", "-p", "80", "-h", "/www"]` + "\n",
-		"environment/db/db.cgi": dbCGI,
-		"tests/test.sh":         "#!/bin/sh\nif wget -q -O - http://db/cgi-bin/db | grep -qx 'order 42'; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
-	}
-	for rel, body := range files {
-		p := filepath.Join(root, "db", rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := dbTask(t, dockerenv.BusyboxImage(t, c, ""))
 	b := &harbor.Benchmark{Dataset: "synthetic", Root: root, Docker: c}
 	task := toolTask(t, root, b)
 	opts := Options{Provider: harness.Provider{}, Docker: c, RelayBinary: relayBin}
@@ -113,4 +85,38 @@ func TestSidecarStateCarriesToQAAndTheVerifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	// dockerenv's client fails the test if a snapshot, sidecar or network remains.
+}
+
+// dbTask writes a Harbor task whose environment has the db sidecar, on
+// base, and returns the dataset folder.
+func dbTask(t *testing.T, base string) string {
+	root := t.TempDir()
+	files := map[string]string{
+		"task.toml":              "schema_version = \"1.3\"\n[task]\nname = \"synthetic/db\"\n[environment]\nallow_internet = false\n",
+		"instruction.md":         "Record order 42 in the database.\n",
+		"environment/Dockerfile": "FROM " + base + "\nWORKDIR /app\n",
+		"environment/docker-compose.yaml": `services:
+  main:
+    depends_on:
+      db: {condition: service_healthy}
+  db:
+    build: {context: ./db}
+    healthcheck:
+      test: ["CMD", "wget", "-q", "-O", "/dev/null", "http://127.0.0.1/cgi-bin/db"]
+      interval: 1s
+      retries: 60
+`,
+		"environment/db/Dockerfile": "FROM " + base + "\nRUN mkdir -p /data /www/cgi-bin\nVOLUME /data\nCOPY db.cgi /www/cgi-bin/db\n" +
+			`CMD ["httpd", "-f", "-p", "80", "-h", "/www"]` + "\n",
+		"environment/db/db.cgi": dbCGI,
+		"tests/test.sh":         "#!/bin/sh\nif wget -q -O - http://db/cgi-bin/db | grep -qx 'order 42'; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}
+	for rel, body := range files {
+		p := filepath.Join(root, "db", rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }
