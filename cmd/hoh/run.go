@@ -32,9 +32,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	shardText := fs.String("shard", "", "run only shard k/N of the plan (deterministic by trial key)")
 	output := fs.String("output", "", "run directory (overrides the config's output)")
 	allowChanged := fs.Bool("allow-changed-config", false, "resume even though the config, tasks or harnesses changed")
+	estimateFlag := fs.Bool("estimate", false, "print what the planned trials will spend (tokens, dollars, wall time, with intervals) and run nothing; alone it needs no key, Docker or evaluator")
+	var pilots multiFlag
+	fs.Var(&pilots, "pilot", "with --estimate: a finished or partial run directory of the same configurations whose trials' ledgers are the estimate's samples (repeatable; default: the run's own output, else the paper's per-task tokens)")
 	preflightMode := fs.String("preflight", "on", "on: before any trial, reach each endpoint and run one trivial turn of each configuration's CLI; off: skip")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hoh run [--check] [--shard k/N] [--output DIR] [--allow-changed-config] [--preflight on|off] CONFIG.yaml")
+		fmt.Fprintln(stderr, "Usage: hoh run [--check] [--estimate [--pilot RUNDIR]...] [--shard k/N] [--output DIR] [--allow-changed-config] [--preflight on|off] CONFIG.yaml")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -51,7 +54,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	exp, err := config.Load(fs.Arg(0))
+	load := config.Load
+	if *estimateFlag && !*check {
+		load = config.LoadOffline // an estimate reaches no model
+	}
+	if len(pilots) > 0 && !*estimateFlag {
+		return fmt.Errorf("%w: --pilot goes with --estimate", errUsage)
+	}
+	exp, err := load(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -66,6 +76,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	if *preflightMode != "on" && *preflightMode != "off" {
 		return fmt.Errorf("%w: --preflight must be on or off, got %q", errUsage, *preflightMode)
+	}
+	if *estimateFlag && !*check {
+		p, err := runner.Prepare(ctx, exp, nil)
+		if err != nil {
+			return err
+		}
+		printPlan(stdout, p, shard)
+		return printEstimate(stdout, p, shard, pilots)
 	}
 	if err := evaluatorReady(ctx, exp); err != nil {
 		return err
@@ -91,7 +109,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		for _, l := range lines {
 			fmt.Fprintln(stdout, l)
 		}
-		return checkResume(stdout, p, shard, *allowChanged)
+		if err := checkResume(stdout, p, shard, *allowChanged); err != nil {
+			return err
+		}
+		if *estimateFlag {
+			return printEstimate(stdout, p, shard, pilots)
+		}
+		return nil
 	}
 	terminal := false
 	if f, ok := stdout.(*os.File); ok {

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	hoh "github.com/hoh-research/hoh"
+	"github.com/hoh-research/hoh/analysis/estimate"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// printEstimate says what the planned trials (of the shard) will spend:
+// from the pilot run directories, the run's own output (a resumed run's
+// finished trials are the best pilot and are not run again), else the
+// paper's per-task tokens; docs/planning.md.
+func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string) error {
+	e := p.Experiment
+	finished := map[string]bool{}
+	if rp, err := runrecord.ReadRunProgress(e.Output); err == nil {
+		for _, t := range rp.Trials {
+			if t.State == runrecord.StateDone || t.State == runrecord.StateFailed {
+				finished[t.Trial.Key] = true
+			}
+		}
+		if len(finished) > 0 {
+			pilots = append(pilots, e.Output)
+		}
+	}
+	var pilot *estimate.Pilot
+	if len(pilots) > 0 {
+		var err error
+		if pilot, err = estimate.LoadPilot(pilots...); err != nil {
+			return err
+		}
+	}
+	prior, err := estimate.PaperPrior(hoh.Paper)
+	if err != nil {
+		return err
+	}
+	bench := p.Bench.Name()
+	paperConfig := map[string]bool{}
+	in := estimate.Input{
+		Concurrency:       e.Concurrency,
+		ConfigConcurrency: map[string]int{},
+		Prices:            map[string]runrecord.Price{},
+		Source: func(config string, arm runrecord.Arm) *estimate.Source {
+			if pilot != nil {
+				if s := pilot.Source(config, arm); s != nil {
+					return s
+				}
+			}
+			return prior.Source(bench, paperConfig[config], arm)
+		},
+	}
+	for _, c := range e.Configs {
+		paperConfig[c.Label] = c.Harness == "codex" && c.Provider.Model == "gpt-5.5" && c.Provider.ReasoningEffort == "high"
+		in.ConfigConcurrency[c.Label] = c.Concurrency
+		if price, ok := e.PriceOf(c.Label); ok {
+			in.Prices[c.Label] = price
+		}
+	}
+	skipped := 0
+	for _, t := range p.Select(shard) {
+		if finished[t.Key] {
+			skipped++
+			continue
+		}
+		arm, err := runrecord.ParseArm(t.Arm)
+		if err != nil {
+			return err
+		}
+		in.Trials = append(in.Trials, estimate.Planned{Config: t.Config, Arm: arm, Serves: runrecord.ServedArms(t.Arm, t.Arms)})
+	}
+	fmt.Fprintln(w)
+	if len(in.Trials) == 0 {
+		fmt.Fprintf(w, "estimate: nothing left to run (%d trial(s) finished in %s)\n", skipped, e.Output)
+		return nil
+	}
+	est, err := estimate.Run(in, estimate.Options{Seed: 1})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Estimate of what the %d trial(s) to run will spend (point, then the %.0f%% interval of %d simulated runs; method: docs/planning.md)\n",
+		est.Trials, 100*est.Level, est.Sims)
+	if skipped > 0 {
+		fmt.Fprintf(w, "%d trial(s) already finished in %s are not run again and not counted\n", skipped, e.Output)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "config\tarm\ttrials\ttokens\tUSD\ttime per trial\tfrom")
+	var notes []string
+	noteNumber := map[string]int{}
+	for _, g := range est.Groups {
+		arm := g.Arm.String()
+		if len(g.Serves) > 1 {
+			arm += " (serves " + strings.Join(g.Serves, ", ") + ")"
+		}
+		from := "unknown: no pilot trial of this configuration and arm"
+		if g.Source != nil {
+			from = g.Source.What
+			if n := g.Source.Note; n != "" {
+				if noteNumber[n] == 0 {
+					notes = append(notes, n)
+					noteNumber[n] = len(notes)
+				}
+				from += fmt.Sprintf(" [%d]", noteNumber[n])
+			}
+		}
+		usd := fmtUSDRange(g.USD)
+		if !g.Priced {
+			usd = "unknown (no price)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", g.Config, arm, g.Trials, fmtRange(g.Tokens, fmtTokens), usd, fmtRange(g.Time, fmtSeconds), from)
+	}
+	tw.Flush()
+	for i, n := range notes {
+		fmt.Fprintf(w, "  [%d] %s\n", i+1, n)
+	}
+	fmt.Fprintf(w, "run: tokens %s, USD %s, wall time %s at concurrency %d\n",
+		fmtRange(est.Tokens, fmtTokens), fmtUSDRange(est.USD), fmtRange(est.Wall, fmtSeconds), e.Concurrency)
+	if !est.Wall.Known {
+		fmt.Fprintln(w, "  wall time needs a pilot run (the paper prints no per-trial durations)")
+	} else {
+		fmt.Fprintln(w, "  time is the role invocations' (the model's turns); evaluation and hoh's own work come on top")
+	}
+	if est.USD.Bounds {
+		fmt.Fprintln(w, "  USD from paper data are bounds: every token at the cheapest rate to every token at the dearest (the paper gives no input/cached/output split)")
+	}
+	if b := e.Budget.Tokens; b > 0 && est.Tokens.Known && est.Tokens.Hi > float64(b) {
+		fmt.Fprintf(w, "  the token budget (%s) is below the interval's upper end: the run may stop starting trials before the plan ends\n", fmtTokens(float64(b)))
+	}
+	if b := e.BudgetUSD(); b != nil && est.USD.Known {
+		if f, _ := b.Float64(); est.USD.Hi > f {
+			fmt.Fprintf(w, "  the dollar budget ($%s) is below the interval's upper end: the run may stop starting trials before the plan ends\n", runrecord.FormatUSD(b))
+		}
+	}
+	return nil
+}
+
+func fmtRange(r estimate.Range, f func(float64) string) string {
+	if !r.Known {
+		return "unknown"
+	}
+	if r.Lo == r.Hi {
+		return f(r.Point)
+	}
+	return fmt.Sprintf("%s [%s, %s]", f(r.Point), f(r.Lo), f(r.Hi))
+}
+
+func fmtUSDRange(r estimate.Range) string {
+	if r.Known && r.Bounds {
+		return fmt.Sprintf("%s to %s (bounds)", fmtUSD(r.Lo), fmtUSD(r.Hi))
+	}
+	return fmtRange(r, fmtUSD)
+}
+
+func fmtTokens(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.3gB", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.3gM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.3gk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func fmtUSD(v float64) string {
+	if v >= 1 {
+		return fmt.Sprintf("$%.2f", v)
+	}
+	return fmt.Sprintf("$%.3g", v)
+}
+
+func fmtSeconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}

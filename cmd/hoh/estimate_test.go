@@ -1,0 +1,114 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// On the paper's data: the pass-controlled experiment needs no key to be
+// estimated; Codex GPT-5.5's Vanilla Continuation@3 trials spend 45 x the
+// paper's 6.33M tokens, the other configurations get the paper's tokens
+// with a note that they are not theirs, and wall time is unknown.
+func TestRunEstimateOnThePapersData(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	t.Setenv("OPENAI_API_KEY", "")
+	code, stdout, stderr := runCLI(t, "run", "--estimate", filepath.Join(root, "configs/experiments/pass-controlled-gamecraft.yaml"), "--output", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^codex-gpt-5\.5 +vanilla-continuation@3 \(serves vanilla, vanilla-continuation@3\) +45 +285M \[\d+M, \d+M\] +unknown \(no price\) +unknown +paper prior \(45 GameCraft tasks, codex-gpt-5\.5-high\)$`),
+		regexp.MustCompile(`(?m)^codex-gpt-5\.5 +hoh@3 +45 +378M `),
+		regexp.MustCompile(`(?m)^pi-minimax-m3 +hoh@3 .* \[1\]$`),
+		regexp.MustCompile(`(?m)^  \[1\] the paper's codex-gpt-5\.5-high tokens, not this configuration's`),
+		regexp.MustCompile(`(?m)^run: tokens 1\.99B \[.*\], USD unknown, wall time unknown at concurrency 8$`),
+	} {
+		if !want.MatchString(stdout) {
+			t.Errorf("output lacks %s:\n%s", want, stdout)
+		}
+	}
+}
+
+// writePilot writes a finished run directory of configuration label with
+// one trial per (arm, task), each with the ledger given.
+func writePilot(t *testing.T, label string, ledgers map[string][]runrecord.Invocation) string {
+	t.Helper()
+	dir := t.TempDir()
+	run := runrecord.RunLayout{Dir: dir}
+	runrecord.WriteJSON(run.Lock(), runrecord.Lock{Experiment: "pilot"})
+	var plan []runrecord.PlannedTrial
+	for key, invs := range ledgers {
+		arm, task, _ := strings.Cut(key, " ")
+		d := filepath.Join(label, arm, task)
+		plan = append(plan, runrecord.PlannedTrial{Key: key, Dir: d, Config: label, Arm: arm, Task: runrecord.PlannedTask{Benchmark: "builtin", ID: task}, Rep: 1})
+		l := run.Trial(d)
+		os.MkdirAll(l.Dir, 0o755)
+		runrecord.WriteJSON(l.Spec(), runrecord.TrialSpec{Config: label, Task: task, Arm: arm})
+		if err := runrecord.WriteLedger(l.Usage(), invs); err != nil {
+			t.Fatal(err)
+		}
+		runrecord.WriteJSON(l.Summary(), runrecord.Summary{Status: runrecord.StatusCompleted})
+	}
+	if err := runrecord.WriteJSON(run.Plan(), plan); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// From a pilot with prices: the point dollars are the planned trials times
+// the pilot's exact cost, the wall time schedules the pilot's times on the
+// concurrency, and a dollar budget below the interval is said to stop the
+// run early. Without --estimate, --pilot is refused.
+func TestRunEstimateFromAPilotWithPrices(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	u := runrecord.Usage{Input: 1000, CachedInput: 400, Output: 200, Reasoning: 50, Total: 1200} // $0.0028 at the prices below
+	inv := func(it int, role string) runrecord.Invocation {
+		return runrecord.Invocation{Iteration: it, Role: role, Attempt: 1, Outcome: runrecord.OutcomeCompleted, Usage: u, Duration: 10 * time.Second}
+	}
+	hoh2 := []runrecord.Invocation{inv(1, "planner"), inv(1, "developer"), inv(1, "qa"), inv(2, "planner"), inv(2, "developer"), inv(2, "qa")}
+	pilot := writePilot(t, "codex-scripted", map[string][]runrecord.Invocation{
+		"hoh@2 greet": hoh2, "hoh@2 calc": hoh2, "vanilla greet": {inv(1, "developer")},
+	})
+	cfg := filepath.Join(t.TempDir(), "est.yaml")
+	os.WriteFile(cfg, []byte(`name: est
+output: `+filepath.Join(t.TempDir(), "out")+`
+benchmark: {kind: builtin}
+tasks: {ids: [greet, fizzbuzz, calc]}
+configs:
+  - label: codex-scripted
+    harness: codex
+    provider: {name: scripted, api: responses, base_url: "", key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: `+filepath.Join(root, "configs/examples/scripts/local-smoke.yaml")+`}
+conditions: [vanilla, hoh@2]
+concurrency: 2
+prices: {scripted-model: {input: 1.25, cached_input: 0.125, output: 10}}
+budget: {tokens: 0, usd: 0.05}
+`), 0o644)
+	code, stdout, stderr := runCLI(t, "run", "--estimate", cfg, "--pilot", pilot)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// 3 hoh@2 trials x 6 invocations x $0.0028 = $0.0504; 3 vanilla x $0.0028 = $0.0084.
+	q := regexp.QuoteMeta(pilot)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^codex-scripted +vanilla +3 +3\.6k +\$0\.0084 +10s +pilot ` + q + ` \(1 trial\(s\)\)$`),
+		regexp.MustCompile(`(?m)^codex-scripted +hoh@2 +3 +21\.6k +\$0\.0504 +1m0s +pilot ` + q + ` \(2 trial\(s\)\)$`),
+		// plan order, 2 at a time: vanilla 0-10s, 0-10s, 10-20s; hoh@2 10-70s, 20-80s, 70-130s
+		regexp.MustCompile(`(?m)^run: tokens 25\.2k, USD \$0\.0588, wall time 2m10s at concurrency 2$`),
+		regexp.MustCompile(`the dollar budget \(\$0\.05\) is below the interval's upper end`),
+	} {
+		if !want.MatchString(stdout) {
+			t.Errorf("output lacks %s:\n%s", want, stdout)
+		}
+	}
+	if code, _, stderr := runCLI(t, "run", "--check", cfg, "--pilot", pilot); code != 2 || !strings.Contains(stderr, "--pilot goes with --estimate") {
+		t.Errorf("--pilot without --estimate: exit %d, %s", code, stderr)
+	}
+}
