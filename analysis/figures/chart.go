@@ -86,7 +86,7 @@ type panelSpec struct {
 	title, xLabel, yLabel string
 	categories            []string // groupedBars: display labels; a point's X is its label on one line
 	yMin, yMax            float64  // yMax 0: headroom above the tallest mark
-	slant                 bool     // groupedBars: rotated category labels
+	stagger               bool     // groupedBars: every other category label two lines lower, so long ones do not overlap
 	hideYLabel            bool
 	upLabel, downLabel    string // sortedDeltas: legend of positive and negative bars
 	meanLabel             string
@@ -120,9 +120,6 @@ func render(c *chart) (*figure, error) {
 			}
 			if err := drawGroupedBars(f, p, ps, pts, c.colors); err != nil {
 				return nil, err
-			}
-			if ps.slant {
-				slantX(p)
 			}
 		case sortedDeltasPanel:
 			drawSortedDeltas(f, p, ps, pts)
@@ -196,6 +193,7 @@ func drawGroupedBars(f *figure, p *plot.Plot, ps panelSpec, pts []Point, colors 
 		bySeries[pt.Series][pt.X] = pt
 	}
 	cats := ps.categories
+	fixedMax := p.Y.Max > 0 // p.Add below widens the axes to the data
 	w := 0.8 / float64(len(order))
 	var errs intervals
 	for j, s := range order {
@@ -217,14 +215,26 @@ func drawGroupedBars(f *figure, p *plot.Plot, ps panelSpec, pts []Point, colors 
 		return err
 	}
 	p.Add(eb...)
-	if p.Y.Max == 0 { // headroom above the tallest mark when no fixed scale
+	if !fixedMax { // headroom above the tallest mark when no fixed scale
 		top := 0.0
 		for _, pt := range pts {
-			top = math.Max(top, math.Max(pt.Y, pt.Hi))
+			top = math.Max(top, pt.Y)
+			if !math.IsNaN(pt.Hi) {
+				top = math.Max(top, pt.Hi)
+			}
 		}
 		p.Y.Max = top * 1.08
 	}
-	p.NominalX(cats...)
+	shown := cats
+	if ps.stagger {
+		shown = make([]string, len(cats))
+		for i, c := range cats {
+			if shown[i] = c; i%2 == 1 {
+				shown[i] = "\n\n" + c
+			}
+		}
+	}
+	p.NominalX(shown...)
 	p.X.Padding = 0
 	p.X.Min, p.X.Max = -0.55, float64(len(cats))-0.45
 	return nil
@@ -265,6 +275,10 @@ func drawSortedDeltas(f *figure, p *plot.Plot, ps panelSpec, pts []Point) {
 	p.X.Min, p.X.Max = 0.4, float64(len(ds))+0.6
 	lo, hi := math.Min(0, ds[0]), math.Max(0, ds[len(ds)-1])
 	p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.05*(hi-lo)
+	if lo < 0 {
+		// A negative delta gets a labelled tick below 0 to be read against.
+		p.Y.Min = math.Min(p.Y.Min, -zeroStep(p.Y.Min, p.Y.Max))
+	}
 	p.X.Tick.Marker = intTicks(1, len(ds))
 	p.Y.Tick.Marker = zeroTicks{}
 }
@@ -372,6 +386,7 @@ func drawScoreTokens(f *figure, p *plot.Plot, ps panelSpec, pts []Point, colors 
 		pad := (highY - lowY) * 0.15
 		p.Y.Min, p.Y.Max = math.Max(0, lowY-pad), highY+pad
 		p.X.Min, p.X.Max = 0, maxX*1.08
+		p.X.Padding, p.Y.Padding = 0, 0 // the axes meet at the corner
 	}
 	return nil
 }

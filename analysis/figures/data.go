@@ -278,7 +278,7 @@ func orderLabels(labels map[string]string, first []string) []string {
 // labelBars draws task means of each arm by task label (group or category),
 // one panel per configuration.
 func labelBars(fig string, in *input, d Data, opts Options, g metrics.Grouping, order []string,
-	armsFor func(rows []results.Row, cfg, metric string) []results.Arm, title, yLabel string, yMax float64, slant bool) (*chart, error) {
+	armsFor func(rows []results.Row, cfg, metric string) []results.Arm, title, yLabel string, yMax float64, stagger bool) (*chart, error) {
 	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
 	labels, err := ix.Labels(bench, g)
 	if err != nil {
@@ -318,11 +318,7 @@ func labelBars(fig string, in *input, d Data, opts Options, g metrics.Grouping, 
 				}
 				keys = orderLabels(sub, order)
 				for _, k := range keys {
-					sep := "\n"
-					if slant {
-						sep = " "
-					}
-					cats = append(cats, fmt.Sprintf("%s%s(n=%d)", k, sep, by[k].N))
+					cats = append(cats, fmt.Sprintf("%s\n(n=%d)", k, by[k].N))
 				}
 			}
 			c.colors[armName(a)] = armColor(a)
@@ -336,7 +332,7 @@ func labelBars(fig string, in *input, d Data, opts Options, g metrics.Grouping, 
 			}
 		}
 		c.panels = append(c.panels, panelSpec{key: cfg, kind: groupedBarsPanel, title: panelLetter(pi, len(cfgs), configName(cfg)),
-			yLabel: yLabel, categories: cats, yMax: yMax, slant: slant, hideYLabel: pi%cols != 0})
+			yLabel: yLabel, categories: cats, yMax: yMax, stagger: stagger, hideYLabel: pi%cols != 0})
 	}
 	c.title = withScope(title, d)
 	return c, nil
@@ -561,6 +557,7 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 	cols := min(len(cfgs), 2)
 	c := &chart{cols: cols, rowHeight: 2.6 * vg.Inch, colors: map[string]color.Color{}}
 	var notPlotted []string
+	kinds, reportedIn := map[string]bool{}, map[string]bool{}
 	for pi, cfg := range cfgs {
 		full := results.Arm{Condition: results.HoH, Checkpoint: T[cfg]}
 		if !hasArm(ix, cfg, full, metric) {
@@ -606,7 +603,8 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
 				}
 				sc, tk := ivs[0], ivs[1]
-				ps.legends[armName(a)] = armName(a) + " (computed)"
+				ps.legends[armName(a)] = armName(a)
+				kinds["computed"] = true
 				c.points = append(c.points,
 					Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed},
 					Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
@@ -619,14 +617,26 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 				continue
 			}
 			src := map[string]bool{rs.Table: true, rt.Table: true}
-			ps.legends[armName(a)] = fmt.Sprintf("%s (reported, paper %s)", armName(a), joinKeys(src))
+			ps.legends[armName(a)] = armName(a)
+			for t := range src {
+				reportedIn[t] = true
+			}
 			c.points = append(c.points,
 				Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)},
 				Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
 		}
 		c.panels = append(c.panels, ps)
 	}
-	title := benchmarkName(bench) + ": final score vs cumulative tokens, full HoH and ablations"
+	// One note says what the marks are, instead of a suffix on every entry.
+	var note []string
+	if kinds["computed"] {
+		note = append(note, "filled: computed from records, with 95% CIs")
+	}
+	if len(reportedIn) > 0 {
+		note = append(note, "hollow: reported (paper "+joinKeys(reportedIn)+")")
+	}
+	c.legendNotes = []string{strings.Join(note, "; ")}
+	title := benchmarkName(bench) + ": score vs tokens, HoH and ablations"
 	if len(notPlotted) > 0 {
 		title += "\nnot plotted (no per-task or reported tokens): " + strings.Join(notPlotted, ", ")
 	}

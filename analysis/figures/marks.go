@@ -46,13 +46,7 @@ func (starGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 type zeroTicks struct{}
 
 func (zeroTicks) Ticks(min, max float64) []plot.Tick {
-	step := 1.0
-	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100} {
-		step = s
-		if (max-min)/s <= 7 {
-			break
-		}
-	}
+	step := zeroStep(min, max)
 	var ts []plot.Tick
 	for v := math.Ceil(min/step) * step; v <= max; v += step {
 		if v == 0 {
@@ -61,6 +55,19 @@ func (zeroTicks) Ticks(min, max float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 	}
 	return ts
+}
+
+// zeroStep is zeroTicks' step: the smallest round step giving at most 7
+// ticks over [min, max].
+func zeroStep(min, max float64) float64 {
+	step := 1.0
+	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100} {
+		step = s
+		if (max-min)/s <= 7 {
+			break
+		}
+	}
+	return step
 }
 
 func intTicks(from, to int) plot.Ticker {
@@ -73,15 +80,6 @@ func intTicks(from, to int) plot.Ticker {
 		ts = append(ts, plot.Tick{Value: float64(t), Label: strconv.Itoa(t)})
 	}
 	return ts
-}
-
-// slantX rotates category labels so long ones do not overlap; the tick
-// length keeps them clear of the bars.
-func slantX(p *plot.Plot) {
-	p.X.Tick.Label.Rotation = math.Pi / 7
-	p.X.Tick.Label.XAlign = draw.XRight
-	p.X.Tick.Label.YAlign = draw.YTop
-	p.X.Tick.Length = vg.Points(3)
 }
 
 // addSeries draws a computed line with dots and error bars.

@@ -207,13 +207,17 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 		p.Refresh = 10
 	}
 	byRole := map[string]*roleTokens{}
-	var maxStage time.Duration
-	for _, s := range lr.Stages {
+	// A bar's width is its share of the longest iteration, so rows are as
+	// long as their iterations took and durations compare across rows.
+	var maxRow time.Duration
+	for _, it := range lr.Iterations {
 		var d time.Duration
-		for _, inv := range s.Invocations {
-			d += inv.Duration
+		for _, s := range it.Stages {
+			for _, inv := range s.Invocations {
+				d += inv.Duration
+			}
 		}
-		maxStage = max(maxStage, d)
+		maxRow = max(maxRow, d)
 	}
 	for _, it := range lr.Iterations {
 		row := timelineRow{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Href: fmt.Sprintf("#t%d", it.T)}
@@ -284,15 +288,15 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 				iv.QARan = true
 			}
 			pct := 0.0
-			if maxStage > 0 {
-				pct = 100 * float64(d) / float64(maxStage)
+			if maxRow > 0 {
+				pct = 100 * float64(d) / float64(maxRow)
 			}
 			label := fmt.Sprintf("%s %s, %d tokens", s.Role, sv.Duration, sv.Tokens)
 			if s.ReusedFrom > 0 {
 				label = fmt.Sprintf("planner: D reused from %s %d", ctx.Unit, s.ReusedFrom)
 			}
 			row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + s.Role, Label: label,
-				Percent: max(pct, 2), Failed: s.RoleFailure != ""})
+				Percent: max(pct, 1), Failed: s.RoleFailure != ""})
 			iv.Stages = append(iv.Stages, sv)
 		}
 		if it.CandidateDir != "" {

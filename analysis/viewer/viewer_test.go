@@ -318,3 +318,32 @@ func TestEvidenceFramesStayInsideTheTrial(t *testing.T) {
 		t.Error("a path outside the trial directory was linked")
 	}
 }
+
+// The trial page's timeline draws each stage as its share of the longest
+// iteration, so a shorter iteration's row is shorter and durations compare
+// across rows (synthetic stages take 500+100t ms: iterations of 1.8, 2.1
+// and 2.4 s).
+func TestTimelineRowsAreAsLongAsTheirIterations(t *testing.T) {
+	dir := t.TempDir()
+	trials := writeSynthRun(t, dir, synthOpts{Tasks: 1, Configs: []string{"cfg"}, Arms: []string{"hoh@3"}})
+	if _, err := Build(dir, testOpts(t)); err != nil {
+		t.Fatal(err)
+	}
+	page := read(t, filepath.Join(dir, "report", "trials", trials[0].Key+".html"))
+	rows := regexp.MustCompile(`(?s)<div class="tl-row">.*?</div></div>`).FindAllString(page, -1)
+	if len(rows) != 3 {
+		t.Fatalf("%d timeline rows, want 3", len(rows))
+	}
+	width := regexp.MustCompile(`width: ([0-9.]+)%`)
+	for i, want := range []string{"25.0", "29.2", "33.3"} {
+		ws := width.FindAllStringSubmatch(rows[i], -1)
+		if len(ws) != 3 {
+			t.Fatalf("row %d: %d bars: %s", i+1, len(ws), rows[i])
+		}
+		for _, w := range ws {
+			if w[1] != want {
+				t.Errorf("iteration %d: bar width %s%%, want %s%% of the longest iteration", i+1, w[1], want)
+			}
+		}
+	}
+}
