@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoh-research/hoh/analysis/figures"
+	"github.com/hoh-research/hoh/analysis/tables"
 	"github.com/hoh-research/hoh/internal/testenv"
 )
 
@@ -19,7 +21,16 @@ func TestEveryCommandsHelpExitsZeroWithUsage(t *testing.T) {
 	for _, sub := range projectCommands {
 		invocations = append(invocations, []string{"project", sub})
 	}
-	invocations = append(invocations, []string{"harnesses", "pins"}, []string{"tasks", "list"})
+	// Every second word a command takes: each must answer -h too.
+	invocations = append(invocations, []string{"harnesses", "pins"}, []string{"tasks", "list"}, []string{"tasks", "show"},
+		[]string{"tasks", "check"}, []string{"export", "atif"}, []string{"import", "harbor"}, []string{"plan", "power"},
+		[]string{"plot", "dynamics"}, []string{"plot", "all"})
+	for _, name := range tables.Names {
+		invocations = append(invocations, []string{"report", name})
+	}
+	for _, name := range figures.Names() {
+		invocations = append(invocations, []string{"plot", name})
+	}
 	for _, inv := range invocations {
 		for _, h := range []string{"-h", "--help"} {
 			code, stdout, stderr := runCLI(t, append(inv, h)...)
