@@ -72,34 +72,24 @@ func (r Row) Key() Key {
 // ReadScores reads one CSV file in the record format. Errors name the file
 // and line; rows without a source get the file's path.
 func ReadScores(path string) ([]Row, error) {
-	var rows []Row
-	err := ReadScoresEach(path, NewInterner(), func(r Row) { rows = append(rows, r) })
-	return rows, err
+	t := NewScoreTable(0)
+	if err := ReadScoreTable(path, t, nil); err != nil {
+		return nil, err
+	}
+	return t.Rows(), nil
 }
 
-// ReadScoresEach streams the rows of one file to add; rows without a source
-// get the file's path.
-func ReadScoresEach(path string, in *Interner, add func(Row)) error {
-	return ReadScoresChecked(path, in, nil, func(r Row, _ int) { add(r) })
-}
-
-// ReadScoresChecked is ReadScoresEach with each row passed to check (nil:
-// none) before add, and add given the row's line: a check's error is
-// reported with the file and line.
-func ReadScoresChecked(path string, in *Interner, check func(Row) error, add func(Row, int)) error {
+// ReadScoreTable appends the rows of one CSV file in the record format to
+// t, calling each (nil: none) with every row's index and line as it is
+// added: an error from each stops the read and is reported with the file
+// and line. Rows without a source get the file's path.
+func ReadScoreTable(path string, t *ScoreTable, each func(i, line int) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	source := in.Intern(path)
-	err = decodeScores(bufio.NewReaderSize(f, 1<<16), in, check, func(r Row, line int) {
-		if r.Source == "" {
-			r.Source = source
-		}
-		add(r, line)
-	})
-	if err != nil {
+	if err := decodeTable(f, t, path, each); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
@@ -116,94 +106,105 @@ func WriteScores(path string, rows []Row) error {
 
 // DecodeScores parses CSV in the record format.
 func DecodeScores(r io.Reader) ([]Row, error) {
-	var rows []Row
-	err := DecodeScoresEach(r, NewInterner(), func(row Row) { rows = append(rows, row) })
-	if err != nil {
+	t := NewScoreTable(0)
+	if err := decodeTable(r, t, "", nil); err != nil {
 		return nil, err
 	}
-	return rows, nil
+	return t.Rows(), nil
 }
 
-// Interner keeps one copy of each distinct field text: a few names repeat
-// over millions of rows, and a row must not pin its whole CSV line.
-type Interner map[string]string
+// Name columns of a record, in ScoreColumns order.
+const (
+	nBenchmark = iota
+	nConfig
+	nCondition
+	nTask
+	nFamily
+	nGroup
+	nCategory
+	nMetric
+	nSource
+	nNames
+)
 
-// NewInterner returns an empty Interner; share one across the files of a set.
-func NewInterner() *Interner { m := Interner{}; return &m }
+// scoreCols are the column positions of a score file's header (-1: absent).
+type scoreCols struct {
+	name                                    [nNames]int
+	checkpoint, value, tokens, rep, costUSD int
+	n                                       int
+}
 
-// Intern returns the kept copy of s.
-func (in *Interner) Intern(s string) string {
-	if v, ok := (*in)[s]; ok {
-		return v
+// readScoreHeader reads the header: known columns, none twice, the
+// required ones present.
+func readScoreHeader(header [][]byte) (scoreCols, error) {
+	c := scoreCols{n: len(header)}
+	col := map[string]int{}
+	for i, hb := range header {
+		h := strings.TrimSpace(strings.TrimPrefix(string(hb), "\ufeff"))
+		if !knownColumn(h) {
+			return c, fmt.Errorf("line 1: unknown column %s (known: %s)", Quote(h), strings.Join(append(slices.Clone(ScoreColumns), OptionalScoreColumns...), ", "))
+		}
+		if _, dup := col[h]; dup {
+			return c, fmt.Errorf("line 1: column %s appears twice", Quote(h))
+		}
+		col[h] = i
 	}
-	s = strings.Clone(s)
-	(*in)[s] = s
-	return s
+	for _, h := range RequiredScoreColumns {
+		if _, ok := col[h]; !ok {
+			return c, fmt.Errorf("line 1: missing required column %q", h)
+		}
+	}
+	at := func(name string) int {
+		if i, ok := col[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for k, name := range [nNames]string{"benchmark", "config", "condition", "task", "family", "group", "category", "metric", "source"} {
+		c.name[k] = at(name)
+	}
+	c.checkpoint, c.value, c.tokens, c.rep, c.costUSD = at("checkpoint"), at("value"), at("tokens"), at("rep"), at("cost_usd")
+	return c, nil
 }
 
-// DecodeScoresEach parses CSV in the record format, handing each row to add
-// as it is read, so a large file is never held twice.
-func DecodeScoresEach(r io.Reader, in *Interner, add func(Row)) error {
-	return decodeScores(r, in, nil, func(row Row, _ int) { add(row) })
-}
-
-func decodeScores(r io.Reader, in *Interner, check func(Row) error, add func(Row, int)) error {
-	cr := csv.NewReader(r)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
+// decodeTable parses CSV in the record format into t, in one pass with no
+// allocation per row: a field is compared with the same column's previous
+// one before its name is looked up, names are checked once, and short
+// decimals are read without a string. Rows without a source get source.
+func decodeTable(r io.Reader, t *ScoreTable, source string, each func(i, line int) error) error {
+	s := newFieldScanner(r)
+	header, _, err := s.next()
 	if err == io.EOF {
 		return errors.New("empty file: expected a header line")
 	}
 	if err != nil {
 		return err
 	}
-	header = slices.Clone(header)
-	col := map[string]int{}
-	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if !knownColumn(h) {
-			return fmt.Errorf("line 1: unknown column %s (known: %s)", Quote(h), strings.Join(append(slices.Clone(ScoreColumns), OptionalScoreColumns...), ", "))
-		}
-		if _, dup := col[h]; dup {
-			return fmt.Errorf("line 1: column %s appears twice", Quote(h))
-		}
-		col[h] = i
+	cols, err := readScoreHeader(header)
+	if err != nil {
+		return err
 	}
-	for _, h := range RequiredScoreColumns {
-		if _, ok := col[h]; !ok {
-			return fmt.Errorf("line 1: missing required column %q", h)
-		}
-	}
+	d := rowDecoder{t: t, cols: cols, source: t.intern(source)}
 	for {
-		rec, err := cr.Read()
+		fields, line, err := s.next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
 			return err
 		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) != len(header) {
-			return fmt.Errorf("line %d: %d fields, header has %d", line, len(rec), len(header))
+		if len(fields) != cols.n {
+			return fmt.Errorf("line %d: %d fields, header has %d", line, len(fields), cols.n)
 		}
-		get := func(name string) string {
-			if i, ok := col[name]; ok {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		row, err := parseRow(get, in)
-		if err == nil && check != nil {
-			err = check(row)
-		}
-		if err != nil {
+		if err := d.decode(fields); err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
-		add(row, line)
+		if each != nil {
+			if err := each(t.Len()-1, line); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+		}
 	}
-	return nil
 }
 
 func knownColumn(h string) bool {
@@ -215,55 +216,248 @@ func knownColumn(h string) bool {
 	return false
 }
 
-func parseRow(get func(string) string, in *Interner) (Row, error) {
-	r := Row{
-		Benchmark: in.Intern(get("benchmark")), Config: in.Intern(get("config")), Condition: in.Intern(get("condition")),
-		Task: in.Intern(get("task")), Family: in.Intern(get("family")), Group: in.Intern(get("group")),
-		Category: in.Intern(get("category")), Metric: in.Intern(get("metric")), Source: in.Intern(get("source")),
-		Tokens: math.NaN(), Rep: 1,
+// rowDecoder turns a record's fields into a packed row of its table.
+type rowDecoder struct {
+	t      *ScoreTable
+	cols   scoreCols
+	source uint32
+	last   [nNames]struct {
+		raw []byte
+		id  uint32
+		ok  bool
 	}
-	for _, name := range RequiredScoreColumns {
-		if get(name) == "" {
-			return r, fmt.Errorf("empty %s", name)
+	lastArm     ArmKey
+	lastArmID   uint32
+	hasLastArm  bool
+	seriesOf    []struct{ arm, series uint32 } // by metric id: the last arm's series (arm+1; 0: none)
+	lastLabel   labelKey
+	lastLabelID uint32
+	hasLabel    bool
+	lastCost    []byte
+	lastCostID  uint32
+	hasLastCost bool
+}
+
+// field returns column i's field without surrounding space ("" when absent).
+func field(fields [][]byte, i int) []byte {
+	if i < 0 {
+		return nil
+	}
+	f := fields[i]
+	if n := len(f); n > 0 && f[0] > ' ' && f[0] < 0x80 && f[n-1] > ' ' && f[n-1] < 0x80 {
+		return f
+	}
+	return bytes.TrimSpace(f)
+}
+
+// requiredOrder are the required columns in RequiredScoreColumns order.
+var requiredOrder = []string{"benchmark", "config", "condition", "checkpoint", "task", "metric", "value"}
+
+func (d *rowDecoder) decode(fields [][]byte) error {
+	c := &d.cols
+	for _, name := range requiredOrder {
+		var i int
+		switch name {
+		case "benchmark":
+			i = c.name[nBenchmark]
+		case "config":
+			i = c.name[nConfig]
+		case "condition":
+			i = c.name[nCondition]
+		case "checkpoint":
+			i = c.checkpoint
+		case "task":
+			i = c.name[nTask]
+		case "metric":
+			i = c.name[nMetric]
+		case "value":
+			i = c.value
+		}
+		if len(field(fields, i)) == 0 {
+			return fmt.Errorf("empty %s", name)
 		}
 	}
-	for _, name := range nameColumns {
-		if c, at := formatChar(get(name)); at >= 0 {
-			return r, fmt.Errorf("%s %s contains the invisible format character %U at byte %d: it would print like another name", name, Quote(get(name)), c, at)
+	p := packedRow{rep: 1, tokens: math.NaN()}
+	var name [nNames]uint32
+	for k := range nNames {
+		f := field(fields, c.name[k])
+		last := &d.last[k]
+		if last.ok && bytes.Equal(f, last.raw) {
+			name[k] = last.id
+			continue
+		}
+		id := d.t.internBytes(f)
+		if k != nSource && !d.t.checked[id] {
+			if ch, at := formatChar(d.t.names[id]); at >= 0 {
+				return fmt.Errorf("%s %s contains the invisible format character %U at byte %d: it would print like another name", nameColumns[k], Quote(d.t.names[id]), ch, at)
+			}
+			d.t.checked[id] = true
+		}
+		last.raw, last.id, last.ok = append(last.raw[:0], f...), id, true
+		name[k] = id
+	}
+	p.task, p.source = name[nTask], name[nSource]
+	if p.source == 0 {
+		p.source = d.source
+	}
+	cp, ok := parseCount(field(fields, c.checkpoint))
+	if !ok {
+		cp64, err := strconv.Atoi(string(field(fields, c.checkpoint)))
+		if err != nil || cp64 < 1 {
+			return fmt.Errorf("checkpoint %s is not an integer >= 1", Quote(string(field(fields, c.checkpoint))))
+		}
+		cp = cp64
+	}
+	arm := ArmKey{name[nBenchmark], name[nConfig], name[nCondition], int32(cp)}
+	if !d.hasLastArm || arm != d.lastArm {
+		d.lastArm, d.lastArmID, d.hasLastArm = arm, d.t.armID(arm), true
+	}
+	m := name[nMetric]
+	for int(m) >= len(d.seriesOf) {
+		d.seriesOf = append(d.seriesOf, struct{ arm, series uint32 }{})
+	}
+	if so := &d.seriesOf[m]; so.arm == d.lastArmID+1 {
+		p.series = so.series
+	} else {
+		p.series = d.t.seriesOf(d.lastArmID, m)
+		so.arm, so.series = d.lastArmID+1, p.series
+	}
+	l := labelKey{name[nFamily], name[nGroup], name[nCategory]}
+	if !d.hasLabel || l != d.lastLabel {
+		d.lastLabel, d.lastLabelID, d.hasLabel = l, d.t.labelID(l), true
+	}
+	p.labels = d.lastLabelID
+	var exact *big.Rat
+	if v, ok := parseShortDecimal(field(fields, c.value)); ok {
+		p.value = v
+	} else {
+		var err error
+		if p.value, exact, err = parseDecimal("value", string(field(fields, c.value))); err != nil {
+			return err
 		}
 	}
-	cp, err := strconv.Atoi(get("checkpoint"))
-	if err != nil || cp < 1 {
-		return r, fmt.Errorf("checkpoint %s is not an integer >= 1", Quote(get("checkpoint")))
-	}
-	r.Checkpoint = cp
-	if r.Value, r.Exact, err = parseDecimal("value", get("value")); err != nil {
-		return r, err
-	}
-	if t := get("tokens"); t != "" {
-		if r.Tokens, err = parseFinite("tokens", t); err != nil {
-			return r, err
+	if f := field(fields, c.tokens); len(f) > 0 {
+		v, ok := parseShortDecimal(f)
+		if !ok {
+			var err error
+			if v, err = parseFinite("tokens", string(f)); err != nil {
+				return err
+			}
 		}
-		if r.Tokens < 0 {
-			return r, fmt.Errorf("tokens %s is negative", Quote(t))
+		if v < 0 {
+			return fmt.Errorf("tokens %s is negative", Quote(string(f)))
+		}
+		p.tokens = v
+	}
+	if f := field(fields, c.costUSD); len(f) > 0 {
+		if d.hasLastCost && bytes.Equal(f, d.lastCost) {
+			p.cost = d.lastCostID
+		} else {
+			id, ok := d.t.costIDs[string(f)]
+			if !ok {
+				v, err := ParseUSD(string(f))
+				if err != nil {
+					return fmt.Errorf("cost_usd: %w", err)
+				}
+				id = d.t.costID(string(f), v)
+			}
+			d.lastCost, d.lastCostID, d.hasLastCost = append(d.lastCost[:0], f...), id, true
+			p.cost = id
 		}
 	}
-	if s := get("cost_usd"); s != "" {
-		if r.CostUSD, err = ParseUSD(s); err != nil {
-			return r, fmt.Errorf("cost_usd: %w", err)
+	if f := field(fields, c.rep); len(f) > 0 {
+		rep, ok := parseCount(f)
+		if !ok {
+			r, err := strconv.Atoi(string(f))
+			if err != nil || r < 1 {
+				return fmt.Errorf("rep %s is not an integer >= 1", Quote(string(f)))
+			}
+			rep = r
+		}
+		p.rep = int32(rep)
+	}
+	if exact != nil {
+		p.cost |= exactBit
+		d.t.exact[int32(len(d.t.rows))] = exact
+	}
+	d.t.rows = append(d.t.rows, p)
+	return nil
+}
+
+// parseCount reads a plain count >= 1 of up to 9 digits; ok false sends
+// anything else to strconv for its verdict.
+func parseCount(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n >= 1
+}
+
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+	1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseShortDecimal reads a decimal of at most 15 digits from the first
+// nonzero one, no exponent and at most 22 decimals, exactly as
+// parseDecimal does (the float nearest the decimal, unsigned zero, no
+// exact form needed): its integer of digits and the power of ten are both
+// exact float64s, so one division rounds correctly. ok false leaves
+// anything else to parseDecimal.
+func parseShortDecimal(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg, i = b[0] == '-', 1
+	}
+	var m uint64
+	digits, frac, sawDigit := 0, -1, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '.' {
+			if frac >= 0 {
+				return 0, false
+			}
+			frac = 0
+			continue
+		}
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		sawDigit = true
+		m = m*10 + uint64(c-'0')
+		if m != 0 {
+			if digits++; digits > 15 {
+				return 0, false
+			}
+		}
+		if frac >= 0 {
+			frac++
 		}
 	}
-	if s := get("rep"); s != "" {
-		if r.Rep, err = strconv.Atoi(s); err != nil || r.Rep < 1 {
-			return r, fmt.Errorf("rep %s is not an integer >= 1", Quote(s))
-		}
+	if !sawDigit || frac > 22 {
+		return 0, false
 	}
-	return r, nil
+	if m == 0 {
+		return 0, true
+	}
+	f := float64(m)
+	if frac > 0 {
+		f /= pow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // nameColumns are the fields that name things; none may hold an invisible
 // format character.
-var nameColumns = []string{"benchmark", "config", "condition", "task", "family", "group", "category", "metric"}
+var nameColumns = [nNames]string{"benchmark", "config", "condition", "task", "family", "group", "category", "metric", "source"}
 
 // parseFinite reads a finite decimal as the nearest float64 (tokens: counts,
 // which a float holds exactly up to 2^53).

@@ -461,13 +461,13 @@ func TestFig5DominanceOverLoopsFromRunRecords(t *testing.T) {
 	}
 	pool := map[string]map[string]float64{}
 	for _, a := range []string{"vanilla", "hoh@1", "hoh@2", "hoh@3", "hoh@4", "hoh@5", "hoh@6", "hoh@7", "hoh@8", "hoh@9", "hoh@10"} {
-		v, err := metrics.NewIndex(set.Rows).TaskValues(metrics.Selector{Benchmark: "frontierswe", Config: codex, Arm: arm(t, a), Metric: "reward"})
+		v, err := metrics.NewSetIndex(set).TaskValues(metrics.Selector{Benchmark: "frontierswe", Config: codex, Arm: arm(t, a), Metric: "reward"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pool[a] = v
 	}
-	cats, _ := metrics.NewIndex(set.Rows).Labels("frontierswe", metrics.Category)
+	cats, _ := metrics.NewSetIndex(set).Labels("frontierswe", metrics.Category)
 	res, err := dominance.Compute(pool, cats, dominance.Macro)
 	if err != nil {
 		t.Fatal(err)

@@ -138,7 +138,7 @@ func (x *Index) OverallFromComponents(sel Selector, weightsFor func(task string)
 	}
 	comps := map[trial]map[string]float64{}
 	for _, i := range x.armRows(sel) {
-		r := &x.rows[i]
+		r := x.row(i)
 		switch r.Metric {
 		case MetricMechanics, MetricDepth, MetricVisuals, MetricArt, MetricBuild:
 		default:

@@ -6,12 +6,7 @@ import (
 
 // HasCosts reports whether any row carries a cost_usd.
 func (x *Index) HasCosts() bool {
-	for i := range x.rows {
-		if x.rows[i].CostUSD != nil {
-			return true
-		}
-	}
-	return false
+	return x.t.HasCosts()
 }
 
 // MeanCost is the exact mean over tasks of each task's mean cost over its
@@ -25,7 +20,7 @@ func (x *Index) MeanCost(sel Selector) (mean *big.Rat, ok bool) {
 	cost := map[trial]*big.Rat{}
 	seen := map[trial]bool{}
 	for _, i := range x.armRows(sel) {
-		r := &x.rows[i]
+		r := x.row(i)
 		k := trial{r.Task, r.Rep}
 		seen[k] = true
 		if r.CostUSD != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,11 +110,69 @@ func MeanExact(values []*big.Rat) *big.Rat {
 	if len(values) == 0 {
 		return nil
 	}
+	if m, ok := meanInt64(values); ok {
+		return m
+	}
 	sum := new(big.Rat)
 	for _, v := range values {
 		sum.Add(sum, v)
 	}
 	return sum.Quo(sum, new(big.Rat).SetInt64(int64(len(values))))
+}
+
+// meanInt64 is MeanExact when every numerator and the least common
+// denominator fit in int64 (means of decimals: denominators n x 10^s):
+// the numerators are summed as integers over that denominator and one
+// rational is made. ok false on any overflow.
+func meanInt64(values []*big.Rat) (*big.Rat, bool) {
+	lcm := int64(1)
+	for _, v := range values {
+		if !v.Num().IsInt64() || !v.Denom().IsInt64() {
+			return nil, false
+		}
+		d := v.Denom().Int64()
+		if lcm%d == 0 {
+			continue
+		}
+		g := gcd(lcm, d)
+		if lcm/g > math.MaxInt64/d {
+			return nil, false
+		}
+		lcm = lcm / g * d
+	}
+	var sum int64
+	for _, v := range values {
+		f := lcm / v.Denom().Int64()
+		n := v.Num().Int64()
+		hi, lo := bits.Mul64(uint64(abs64(n)), uint64(f))
+		if hi != 0 || lo > math.MaxInt64 {
+			return nil, false
+		}
+		term := int64(lo)
+		if n < 0 {
+			term = -term
+		}
+		if (term > 0 && sum > math.MaxInt64-term) || (term < 0 && sum < math.MinInt64-term) {
+			return nil, false
+		}
+		sum += term
+	}
+	den := new(big.Int).Mul(big.NewInt(lcm), big.NewInt(int64(len(values))))
+	return new(big.Rat).SetFrac(big.NewInt(sum), den), true
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func abs64(n int64) int64 {
+	if n < 0 {
+		return -n // MinInt64 stays negative: bits.Mul64 of its uint64 overflows and is refused
+	}
+	return n
 }
 
 // Floats rounds each value of a per-task series once.
@@ -192,11 +251,15 @@ func (x *Index) TaskExact(sel Selector) (map[string]*big.Rat, error) {
 	if len(idx) == 0 {
 		return nil, fmt.Errorf("metrics: no rows for %s", sel)
 	}
+	if out, ok := x.taskExactScaled(idx); ok {
+		x.exact[sel] = out
+		return out, nil
+	}
 	out := make(map[string]*big.Rat, len(idx))
 	var reps map[string][]*big.Rat // only tasks with more than one repetition
 	for _, i := range idx {
-		r := &x.rows[i]
-		v := RowExact(r)
+		r := x.row(i)
+		v := RowExact(&r)
 		if prev, dup := out[r.Task]; dup {
 			if reps == nil {
 				reps = map[string][]*big.Rat{}
@@ -215,6 +278,99 @@ func (x *Index) TaskExact(sel Selector) (map[string]*big.Rat, error) {
 	x.exact[sel] = out
 	return out, nil
 }
+
+// taskExactScaled is TaskExact for the common series whose values are all
+// short decimals (m / 10^s, m below 10^15, read from the floats): each
+// task's repetitions are summed as integers at one scale and only the
+// task's mean becomes a rational. ok false: a value is not such a decimal,
+// or a sum would overflow; TaskExact then works in rationals.
+func (x *Index) taskExactScaled(idx []int32) (map[string]*big.Rat, bool) {
+	type acc struct {
+		sum   int64
+		scale int
+		n     int64
+	}
+	// Per task id, this call's stamp and its accumulator's index: arrays
+	// the size of the table's names, reused by every series.
+	if len(x.slot) < x.t.Names() {
+		x.slot, x.stamp = make([]int32, x.t.Names()), make([]int32, x.t.Names())
+	}
+	x.stampN++
+	accs := make([]acc, 0, 64)
+	var tasks []uint32
+	for _, i := range idx {
+		v, exact, _ := x.t.Value(int(i))
+		if exact != nil {
+			return nil, false
+		}
+		m, s, ok := shortDecimal(v)
+		if !ok {
+			return nil, false
+		}
+		task := x.t.Task(int(i))
+		if x.stamp[task] != x.stampN {
+			x.stamp[task], x.slot[task] = x.stampN, int32(len(accs))
+			accs = append(accs, acc{scale: s})
+			tasks = append(tasks, task)
+		}
+		a := &accs[x.slot[task]]
+		for ; a.scale < s; a.scale++ {
+			if a.sum > math.MaxInt64/10 || a.sum < math.MinInt64/10 {
+				return nil, false
+			}
+			a.sum *= 10
+		}
+		for ; s < a.scale; s++ {
+			m *= 10 // |m| < 10^15 and scale <= 15: no overflow before the sum check
+		}
+		if (m > 0 && a.sum > math.MaxInt64-m) || (m < 0 && a.sum < math.MinInt64-m) {
+			return nil, false
+		}
+		a.sum += m
+		a.n++
+	}
+	out := make(map[string]*big.Rat, len(accs))
+	for k, task := range tasks {
+		a := &accs[k]
+		den := a.n
+		for range a.scale {
+			if den > math.MaxInt64/10 {
+				return nil, false
+			}
+			den *= 10
+		}
+		k := [2]int64{a.sum, den}
+		r, ok := x.rats[k]
+		if !ok {
+			r = new(big.Rat).SetFrac64(a.sum, den)
+			x.rats[k] = r
+		}
+		out[x.t.Name(task)] = r
+	}
+	return out, true
+}
+
+// shortDecimal returns f as the decimal m / 10^s with the fewest decimals
+// that reads back as f, when |m| < 10^15 and s <= 15: at that precision
+// only one decimal of a scale rounds to f, so it is the shortest decimal
+// that prints f (what FloatExact gives). ok false otherwise.
+func shortDecimal(f float64) (m int64, s int, ok bool) {
+	if f == 0 {
+		return 0, 0, true
+	}
+	for s = 0; s <= 15; s++ {
+		x := math.Round(f * pow10f[s])
+		if math.Abs(x) >= 1e15 {
+			return 0, 0, false
+		}
+		if x/pow10f[s] == f {
+			return int64(x), s, true
+		}
+	}
+	return 0, 0, false
+}
+
+var pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // WeightsExact are the weights as the decimals written.
 func (w Weights) exact() [4]*big.Rat {

@@ -2,10 +2,13 @@ package metrics
 
 import (
 	"bytes"
+	"iter"
 	"math/big"
+	"slices"
 	"strconv"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Index holds result rows grouped once by series (benchmark, configuration,
@@ -14,7 +17,7 @@ import (
 // the number of rows instead of rows x cells. Per-task series are computed
 // once and shared; callers must not modify the maps it returns.
 type Index struct {
-	rows   []results.Row
+	t      *runrecord.ScoreTable
 	series map[Selector][]int32
 	arms   map[armKey][]int32
 	bench  map[string][]int32
@@ -25,11 +28,20 @@ type Index struct {
 	labels map[labelKey]labelled
 	tasks  map[string][]int32 // benchmark -> first row of each task
 	where  func(i int) string // file and line of row i; nil: its source
+
+	slot, stamp []int32 // taskExactScaled's per-task scratch
+	stampN      int32
+	// rats are the task means taskExactScaled made, by numerator and
+	// denominator: scores repeat, and a shared value is never modified.
+	rats map[[2]int64]*big.Rat
+
+	armGroups *runrecord.Groups
+	armOrder  []uint32
 }
 
 // NewSetIndex indexes a loaded set: errors name a row's file and line.
 func NewSetIndex(set *results.Set) *Index {
-	x := NewIndex(set.Rows)
+	x := newIndex(set.Table(), set.Series(), set.Arms())
 	x.where = set.Where
 	return x
 }
@@ -39,8 +51,11 @@ func (x *Index) at(i int32) string {
 	if x.where != nil {
 		return x.where(int(i))
 	}
-	return x.rows[i].Source
+	return x.row(i).Source
 }
+
+// row returns row i.
+func (x *Index) row(i int32) results.Row { return x.t.Row(int(i)) }
 
 type armKey struct {
 	Benchmark, Config string
@@ -57,10 +72,22 @@ type labelled struct {
 	err error
 }
 
-// NewIndex groups rows; it keeps rows, which must not change afterwards.
+// NewIndex groups rows; it keeps a compact copy of them.
 func NewIndex(rows []results.Row) *Index {
+	t := runrecord.NewScoreTable(len(rows))
+	for _, r := range rows {
+		t.Append(r)
+	}
+	return newIndex(t, t.GroupRows(t.NumSeries(), func(i int) (uint32, bool) { return t.SeriesID(i), true }),
+		t.GroupRows(t.NumArms(), func(i int) (uint32, bool) { return t.ArmID(i), true }))
+}
+
+// newIndex names a table's groups once (rows are grouped by interned ids:
+// no string is hashed per row). A benchmark's rows are gathered when first
+// asked for.
+func newIndex(t *runrecord.ScoreTable, series, arms *runrecord.Groups) *Index {
 	x := &Index{
-		rows:   rows,
+		t:      t,
 		series: map[Selector][]int32{},
 		arms:   map[armKey][]int32{},
 		bench:  map[string][]int32{},
@@ -68,22 +95,54 @@ func NewIndex(rows []results.Row) *Index {
 		exact:  map[Selector]map[string]*big.Rat{},
 		labels: map[labelKey]labelled{},
 		tasks:  map[string][]int32{},
+		rats:   map[[2]int64]*big.Rat{},
 	}
-	for i, r := range rows {
-		s := Selector{r.Benchmark, r.Config, r.Arm(), r.Metric}
-		if _, ok := x.series[s]; !ok {
-			x.order = append(x.order, s)
-		}
-		x.series[s] = append(x.series[s], int32(i))
-		a := armKey{r.Benchmark, r.Config, r.Arm()}
-		x.arms[a] = append(x.arms[a], int32(i))
-		x.bench[r.Benchmark] = append(x.bench[r.Benchmark], int32(i))
+	arm := func(id uint32) armKey {
+		a := t.Arm(id)
+		return armKey{t.Name(a.Benchmark), t.Name(a.Config), results.Arm{Condition: t.Name(a.Condition), Checkpoint: int(a.Checkpoint)}}
 	}
+	for g, id := range series.Keys {
+		s := t.Series(id)
+		a := arm(s.Arm)
+		sel := Selector{a.Benchmark, a.Config, a.Arm, t.Name(s.Metric)}
+		x.order = append(x.order, sel)
+		x.series[sel] = series.Of(g)
+	}
+	for g, id := range arms.Keys {
+		x.arms[arm(id)] = arms.Of(g)
+		x.armOrder = append(x.armOrder, id)
+	}
+	x.armGroups = arms
 	return x
 }
 
-// Rows returns the indexed rows in their original order.
-func (x *Index) Rows() []results.Row { return x.rows }
+// benchRows returns a benchmark's rows in row order, gathered from its
+// arms on first use.
+func (x *Index) benchRows(benchmark string) []int32 {
+	if rows, ok := x.bench[benchmark]; ok {
+		return rows
+	}
+	var rows []int32
+	for g, id := range x.armGroups.Keys {
+		if x.t.Name(x.t.Arm(id).Benchmark) == benchmark {
+			rows = append(rows, x.armGroups.Of(g)...)
+		}
+	}
+	slices.Sort(rows)
+	x.bench[benchmark] = rows
+	return rows
+}
+
+// Rows yields the indexed rows in their original order.
+func (x *Index) Rows() iter.Seq[results.Row] {
+	return func(yield func(results.Row) bool) {
+		for i := range x.t.Len() {
+			if !yield(x.t.Row(i)) {
+				return
+			}
+		}
+	}
+}
 
 // Has reports whether any row belongs to the series sel.
 func (x *Index) Has(sel Selector) bool { return len(x.series[sel]) > 0 }
@@ -116,10 +175,10 @@ func (x *Index) Benchmarks() []string {
 
 // BenchmarkRows returns the rows of one benchmark in their original order.
 func (x *Index) BenchmarkRows(benchmark string) []results.Row {
-	idx := x.bench[benchmark]
+	idx := x.benchRows(benchmark)
 	out := make([]results.Row, len(idx))
 	for i, j := range idx {
-		out[i] = x.rows[j]
+		out[i] = x.row(j)
 	}
 	return out
 }
@@ -130,8 +189,8 @@ func (x *Index) TaskFirstRows(benchmark string) []results.Row {
 	idx, ok := x.tasks[benchmark]
 	if !ok {
 		seen := map[string]bool{}
-		for _, i := range x.bench[benchmark] {
-			if t := x.rows[i].Task; !seen[t] {
+		for _, i := range x.benchRows(benchmark) {
+			if t := x.row(i).Task; !seen[t] {
 				seen[t] = true
 				idx = append(idx, i)
 			}
@@ -140,7 +199,7 @@ func (x *Index) TaskFirstRows(benchmark string) []results.Row {
 	}
 	out := make([]results.Row, len(idx))
 	for i, j := range idx {
-		out[i] = x.rows[j]
+		out[i] = x.row(j)
 	}
 	return out
 }
@@ -153,7 +212,7 @@ func (x *Index) TaskNames(sel Selector) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, i := range x.series[sel] {
-		if t := x.rows[i].Task; !seen[t] {
+		if t := x.row(i).Task; !seen[t] {
 			seen[t] = true
 			out = append(out, t)
 		}

@@ -40,7 +40,7 @@ func load(t *testing.T, text string) []results.Row {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return set.Rows
+	return set.Rows()
 }
 
 func sel(cond string, cp int) Selector {

@@ -123,10 +123,10 @@ func (x *Index) Labels(benchmark string, g Grouping) (map[string]string, error) 
 
 func (x *Index) readLabels(benchmark string, g Grouping) (map[string]string, error) {
 	out := map[string]string{}
-	from := map[string]string{}
-	for _, i := range x.bench[benchmark] {
-		r := &x.rows[i]
-		l, err := g.of(*r)
+	from := map[string]int32{} // the row a task's label came from, named only in an error
+	for _, i := range x.benchRows(benchmark) {
+		r := x.row(i)
+		l, err := g.of(r)
 		if err != nil {
 			return nil, err
 		}
@@ -135,10 +135,10 @@ func (x *Index) readLabels(benchmark string, g Grouping) (map[string]string, err
 		}
 		if prev, ok := out[r.Task]; ok && prev != l {
 			return nil, fmt.Errorf("metrics: %s task %s has %s %s (%s) and %s (%s)",
-				benchmark, r.Task, g, runrecord.Quote(prev), from[r.Task], runrecord.Quote(l), x.at(i))
+				benchmark, r.Task, g, runrecord.Quote(prev), x.at(from[r.Task]), runrecord.Quote(l), x.at(i))
 		}
 		out[r.Task] = l
-		from[r.Task] = x.at(i)
+		from[r.Task] = i
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("metrics: no %s labels for benchmark %s: %w", g, benchmark, ErrNoLabels)

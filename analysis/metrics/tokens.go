@@ -34,7 +34,7 @@ func (x *Index) TaskTokensExact(sel Selector) (map[string]*big.Rat, error) {
 	tok := map[trial]float64{}
 	seen := map[trial]bool{}
 	for _, i := range x.armRows(sel) {
-		r := &x.rows[i]
+		r := x.row(i)
 		k := trial{r.Task, r.Rep}
 		seen[k] = true
 		if !r.HasTokens() {

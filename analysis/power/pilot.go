@@ -24,7 +24,7 @@ func FromRecords(ix *metrics.Index, treated, baseline metrics.Selector) (Pilot, 
 	}
 	p := Pilot{Within: math.NaN()}
 	reps := map[metrics.Selector]map[string][]float64{treated: {}, baseline: {}}
-	for _, r := range ix.Rows() {
+	for r := range ix.Rows() {
 		s := metrics.Selector{Benchmark: r.Benchmark, Config: r.Config, Arm: r.Arm(), Metric: r.Metric}
 		if m, ok := reps[s]; ok {
 			m[r.Task] = append(m[r.Task], r.Value)

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -48,12 +50,38 @@ var (
 	Write    = runrecord.EncodeScores
 )
 
-// Set is a validated collection of rows.
+// Set is a validated collection of rows, held compactly (a
+// runrecord.ScoreTable: about 64 bytes a row).
 type Set struct {
-	Rows []Row
-	// where names the file and line of Rows[i] (Load); nil: its source.
+	t      *runrecord.ScoreTable
+	series *runrecord.Groups // nil until Series
+	arms   *runrecord.Groups // nil until Arms
+	// where names the file and line of row i (Load); nil: its source.
 	where func(i int) string
 }
+
+// Len is the number of rows.
+func (s *Set) Len() int { return s.t.Len() }
+
+// Row returns row i.
+func (s *Set) Row(i int) Row { return s.t.Row(i) }
+
+// Rows returns every row (a copy: prefer All or Row for large sets).
+func (s *Set) Rows() []Row { return s.t.Rows() }
+
+// All yields every row in order.
+func (s *Set) All() iter.Seq[Row] {
+	return func(yield func(Row) bool) {
+		for i := range s.t.Len() {
+			if !yield(s.t.Row(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Table returns the rows' compact table (shared: do not modify it).
+func (s *Set) Table() *runrecord.ScoreTable { return s.t }
 
 // Where names the place row i was read: file and line when the set was
 // loaded from files, else the row's source.
@@ -61,7 +89,7 @@ func (s *Set) Where(i int) string {
 	if s.where != nil {
 		return s.where(i)
 	}
-	return s.Rows[i].Source
+	return s.t.Row(i).Source
 }
 
 // Options says what Load does with CSV files of a folder that are not
@@ -131,21 +159,29 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 		sort.Strings(found)
 		files = append(files, found...)
 	}
-	all := make([]Row, 0, countLines(files)) // one allocation, not a doubling copy of millions of rows
-	in := runrecord.NewInterner()
-	at := make([]location, 0, cap(all))
-	for fi, f := range files {
-		add := func(r Row, line int) {
-			all = append(all, r)
-			at = append(at, location{int32(fi), int32(line)})
-		}
-		if err := runrecord.ReadScoresChecked(f, in, CheckRow, add); err != nil {
+	n := countLines(files)
+	t := runrecord.NewScoreTable(n) // one allocation, not a doubling copy of millions of rows
+	check := newChecker(t)
+	start := make([]int, 0, len(files)+1) // the first row of each file
+	for _, f := range files {
+		start = append(start, t.Len())
+		if err := runrecord.ReadScoreTable(f, t, func(i, _ int) error { return check.row(i) }); err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
 	}
-	return newSet(all, func(i int32) string {
-		return fmt.Sprintf("%s line %d", files[at[i].file], at[i].line)
-	}, func(i int32) bool { return all[i].Source == files[at[i].file] })
+	start = append(start, t.Len())
+	src := make([]uint32, len(files)) // the name id of each file's path: a row without its own source has it
+	for fi, f := range files {
+		src[fi], _ = t.NameID(f)
+	}
+	fileOf := func(i int) int { return sort.SearchInts(start, i+1) - 1 }
+	// A row's line is found again only to be named in an error: keeping it
+	// would cost 4 bytes a row.
+	where := func(i int32) string {
+		fi := fileOf(int(i))
+		return fmt.Sprintf("%s line %d", files[fi], runrecord.RecordLine(files[fi], int(i)-start[fi]))
+	}
+	return newSet(t, where, func(i int32) bool { return t.Source(int(i)) == src[fileOf(int(i))] })
 }
 
 // isRunDir reports whether dir is a run directory (it has a lock).
@@ -153,10 +189,6 @@ func isRunDir(dir string) bool {
 	_, err := os.Stat(runrecord.RunLayout{Dir: dir}.Lock())
 	return err == nil
 }
-
-// location is where a row was read: its file (an index into Load's list)
-// and line; two int32 keep it small beside millions of rows.
-type location struct{ file, line int32 }
 
 // countLines is the number of lines of the files, an upper bound of their
 // rows; unreadable files count 0 (reading them reports the error).
@@ -183,67 +215,87 @@ func countLines(files []string) int {
 // NewSet validates rows: no key twice, and the tokens of one trial
 // checkpoint agree across its metric rows. One record read twice (same key,
 // value, tokens and non-empty source, e.g. a run's scores.csv and a trial's
-// own scores.csv when a whole run folder is given) is kept once. The set
-// shares rows' array unless a record was dropped.
+// own scores.csv when a whole run folder is given) is kept once.
 //
-// Rows are grouped by series and by trial arm first, so each check looks
-// only at its group (linear in the number of rows); the error reported is
-// the one at the earliest row, as a row-by-row scan would find it.
+// Rows are grouped by series and by trial arm first (by their names' ids,
+// never hashing a string per row), so each check looks only at its group
+// (linear in the number of rows); the error reported is the one at the
+// earliest row, as a row-by-row scan would find it.
 func NewSet(rows []Row) (*Set, error) {
-	return newSet(rows, func(i int32) string { return rows[i].Source }, nil)
+	t := runrecord.NewScoreTable(len(rows))
+	for _, r := range rows {
+		t.Append(r)
+	}
+	return newSet(t, func(i int32) string { return t.Row(int(i)).Source }, nil)
 }
 
-// newSet is NewSet with where(i) naming the place of row i in errors, and
-// unsourced(i) (nil: never) telling a row whose source is only the file it
-// was read from.
-func newSet(rows []Row, where func(int32) string, unsourced func(int32) bool) (*Set, error) {
-	type series struct {
-		Benchmark, Config string
-		Arm               Arm
-		Metric            string
-	}
-	type arm struct {
-		Benchmark, Config string
-		Arm               Arm
-	}
-	type taskRep struct {
-		task string
-		rep  int
-	}
-	bySeries := map[series][]int32{}
-	byArm := map[arm][]int32{}
-	for i, r := range rows {
-		k := series{r.Benchmark, r.Config, r.Arm(), r.Metric}
-		bySeries[k] = append(bySeries[k], int32(i))
-		if r.HasTokens() {
-			a := arm{r.Benchmark, r.Config, r.Arm()}
-			byArm[a] = append(byArm[a], int32(i))
-		}
-	}
-	drop := map[int32]bool{}
-	firstErr, errAt := error(nil), len(rows)
+// newSet is NewSet of a table, with where(i) naming the place of row i in
+// errors, and unsourced(i) (nil: never) telling a row whose source is only
+// the file it was read from.
+func newSet(t *runrecord.ScoreTable, where func(int32) string, unsourced func(int32) bool) (*Set, error) {
+	series := t.GroupRows(t.NumSeries(), func(i int) (uint32, bool) { return t.SeriesID(i), true })
+	var drop []bool
+	firstErr, errAt := error(nil), t.Len()
 	fail := func(i int, err error) {
 		if i < errAt {
 			firstErr, errAt = err, i
 		}
 	}
-	for _, idx := range bySeries {
-		first := make(map[taskRep]int32, len(idx))
-		for _, i := range idx {
-			r := &rows[i]
-			j, dup := first[taskRep{r.Task, r.Rep}]
+	// A (task, rep) twice in a series: per task id, the series that last saw
+	// it and a bit per repetition 1..64 (a map for the rare others).
+	type taskRep struct {
+		task uint32
+		rep  int32
+	}
+	stamp := make([]int32, t.Names())
+	reps := make([]uint64, t.Names())
+	var other map[taskRep]bool
+	for g := range series.Keys {
+		if other != nil {
+			clear(other)
+		}
+		rows := series.Of(g)
+		for n, i := range rows {
+			task, rep := t.Task(int(i)), t.Rep(int(i))
+			if stamp[task] != int32(g+1) {
+				stamp[task], reps[task] = int32(g+1), 0
+			}
+			var dup bool
+			if rep >= 1 && rep <= 64 {
+				bit := uint64(1) << (rep - 1)
+				dup = reps[task]&bit != 0
+				reps[task] |= bit
+			} else {
+				if other == nil {
+					other = map[taskRep]bool{}
+				}
+				k := taskRep{task, rep}
+				dup = other[k]
+				other[k] = true
+			}
 			if !dup {
-				first[taskRep{r.Task, r.Rep}] = i
 				continue
 			}
-			if sameRecord(rows[j], *r) {
+			var j int32
+			for _, r := range rows[:n] {
+				if t.Task(int(r)) == task && t.Rep(int(r)) == rep {
+					j = r
+					break
+				}
+			}
+			r, rj := t.Row(int(i)), t.Row(int(j))
+			same := t.SameValue(int(i), int(j))
+			if same && rj.Source != "" && t.Source(int(i)) == t.Source(int(j)) {
+				if drop == nil {
+					drop = make([]bool, t.Len())
+				}
 				drop[i] = true
 				continue
 			}
-			if sameFields(rows[j], *r) {
+			if same {
 				// Without a source, one record read twice and two trials that
 				// scored alike look the same: refuse, but say what was found.
-				why := fmt.Sprintf("the same fields but sources %s and %s", runrecord.Quote(rows[j].Source), runrecord.Quote(r.Source))
+				why := fmt.Sprintf("the same fields but sources %s and %s", runrecord.Quote(rj.Source), runrecord.Quote(r.Source))
 				if unsourced != nil && unsourced(i) && unsourced(j) {
 					why = "the same fields and no source column to tell one record read twice from two"
 				}
@@ -255,54 +307,75 @@ func newSet(rows []Row, where func(int32) string, unsourced func(int32) bool) (*
 				r.Benchmark, r.Config, r.Arm(), r.Task, r.Rep, r.Metric, where(j), where(i)))
 		}
 	}
-	for _, idx := range byArm {
-		prev := map[taskRep]int32{}
-		for _, i := range idx {
-			if drop[i] {
+	// The tokens of one trial agree across its metrics: each row with tokens
+	// is compared with the previous one of its (task, rep) in its arm, as a
+	// scan would. A trial's rows are mostly adjacent, so the map is consulted
+	// only where the (task, rep) changes.
+	arms := t.GroupRows(t.NumArms(), func(i int) (uint32, bool) { return t.ArmID(i), true })
+	prev := map[taskRep]int32{}
+	for g := range arms.Keys {
+		clear(prev)
+		run, last := taskRep{}, int32(-1)
+		for _, i := range arms.Of(g) {
+			if math.IsNaN(t.Tokens(int(i))) || drop != nil && drop[i] {
 				continue
 			}
-			r := &rows[i]
-			k := taskRep{r.Task, r.Rep}
-			if j, ok := prev[k]; ok && rows[j].Tokens != r.Tokens {
-				fail(int(i), fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g, %s) and %s (%g, %s)",
-					r.Benchmark, r.Config, r.Arm(), r.Task, rows[j].Metric, rows[j].Tokens, where(j), r.Metric, r.Tokens, where(i)))
+			k := taskRep{t.Task(int(i)), t.Rep(int(i))}
+			j := last
+			if last < 0 || k != run {
+				if last >= 0 {
+					prev[run] = last
+				}
+				var ok bool
+				if j, ok = prev[k]; !ok {
+					j = -1
+				}
+				run = k
 			}
-			prev[k] = i // compared with the previous row with tokens, as a scan would
+			if j >= 0 && t.Tokens(int(j)) != t.Tokens(int(i)) {
+				r, rj := t.Row(int(i)), t.Row(int(j))
+				fail(int(i), fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g, %s) and %s (%g, %s)",
+					r.Benchmark, r.Config, r.Arm(), r.Task, rj.Metric, rj.Tokens, where(j), r.Metric, r.Tokens, where(i)))
+			}
+			last = i
 		}
 	}
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	if len(drop) == 0 {
-		return &Set{Rows: rows, where: func(i int) string { return where(int32(i)) }}, nil
+	if drop == nil {
+		return &Set{t: t, series: series, arms: arms, where: func(i int) string { return where(int32(i)) }}, nil
 	}
-	kept := make([]Row, 0, len(rows)-len(drop))
-	from := make([]int32, 0, len(rows)-len(drop))
-	for i, r := range rows {
-		if !drop[int32(i)] {
-			kept = append(kept, r)
+	from := make([]int32, 0, t.Len())
+	for i := range t.Len() {
+		if !drop[i] {
 			from = append(from, int32(i))
 		}
 	}
-	return &Set{Rows: kept, where: func(i int) string { return where(from[i]) }}, nil
+	kept := t.Keep(func(i int) bool { return !drop[i] })
+	return &Set{t: kept, where: func(i int) string { return where(from[i]) }}, nil
 }
 
-// sameRecord: the same record read twice under its own source.
-func sameRecord(a, b Row) bool {
-	return a.Source != "" && a.Source == b.Source && sameFields(a, b)
+// Series and Arms return the set's rows grouped by series and by trial
+// arm (shared: do not modify).
+func (s *Set) Series() *runrecord.Groups {
+	if s.series == nil {
+		s.series = s.t.GroupRows(s.t.NumSeries(), func(i int) (uint32, bool) { return s.t.SeriesID(i), true })
+	}
+	return s.series
 }
 
-// sameFields: equal in every field but the source.
-func sameFields(a, b Row) bool {
-	sameTokens := a.Tokens == b.Tokens || !a.HasTokens() && !b.HasTokens()
-	sameValue := a.Value == b.Value && (a.Exact == nil) == (b.Exact == nil) && (a.Exact == nil || a.Exact.Cmp(b.Exact) == 0)
-	return sameValue && sameTokens && a.Family == b.Family && a.Group == b.Group && a.Category == b.Category
+func (s *Set) Arms() *runrecord.Groups {
+	if s.arms == nil {
+		s.arms = s.t.GroupRows(s.t.NumArms(), func(i int) (uint32, bool) { return s.t.ArmID(i), true })
+	}
+	return s.arms
 }
 
 // Filter returns the rows for which keep is true.
 func (s *Set) Filter(keep func(Row) bool) []Row {
 	var out []Row
-	for _, r := range s.Rows {
+	for r := range s.All() {
 		if keep(r) {
 			out = append(out, r)
 		}

@@ -30,8 +30,8 @@ func TestLoadSkipsNonResultCSVInFolders(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "r.csv"), []byte(sample), 0o644)
 	os.WriteFile(filepath.Join(dir, "fig.csv"), []byte("x,y\n1,2\n"), 0o644)
 	set, err := Load(dir)
-	if err != nil || len(set.Rows) != 2 {
-		t.Fatalf("Load: %v, %d rows", err, len(set.Rows))
+	if err != nil || set.Len() != 2 {
+		t.Fatalf("Load: %v, %d rows", err, set.Len())
 	}
 }
 
@@ -53,7 +53,7 @@ func TestTheSameRecordReadTwiceIsKeptOnce(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "scores.csv"), []byte(rec), 0o644)
 	os.WriteFile(filepath.Join(dir, "trial", "scores.csv"), []byte(rec), 0o644)
 	set, err := Load(dir)
-	if err != nil || len(set.Rows) != 1 {
+	if err != nil || set.Len() != 1 {
 		t.Fatalf("want one row, got %v %v", err, set)
 	}
 	// A different value under the same key and source is still a conflict.
@@ -82,8 +82,8 @@ func TestFolderSkipsAreListedWithReasonsAndStrictRefusesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Rows) != 4 {
-		t.Fatalf("want the rows of upper.CSV and bom.csv (4), got %d", len(set.Rows))
+	if set.Len() != 4 {
+		t.Fatalf("want the rows of upper.CSV and bom.csv (4), got %d", set.Len())
 	}
 	msg := skipped.String()
 	for _, want := range []string{

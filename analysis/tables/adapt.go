@@ -94,7 +94,7 @@ func survey(ix *metrics.Index) contents {
 		c.has[[2]string{s.Config, a}] = true
 		c.benchArm[[2]string{s.Benchmark, a}] = true
 	}
-	for _, r := range ix.Rows() {
+	for r := range ix.Rows() {
 		if r.HasTokens() {
 			c.tokens[r.Benchmark] = true
 		}

@@ -36,7 +36,7 @@ func TestStatisticsAreColumnsOfTable2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := metrics.NewIndex(data.Rows)
+	ix := metrics.NewSetIndex(data)
 	medians, wins := 0, 0
 	for _, c := range tb.Cells() {
 		switch c.Metric {

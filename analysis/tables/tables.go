@@ -43,7 +43,7 @@ func Build(name string, cfg Config, set *results.Set, reported []paper.Reported)
 			if err != nil {
 				return nil, err
 			}
-			ix = metrics.NewIndex(data.Rows)
+			ix = metrics.NewSetIndex(data)
 		}
 		var lay layout
 		fromRecords := set != nil && name != "tasks"

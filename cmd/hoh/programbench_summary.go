@@ -22,7 +22,7 @@ func writeProgramBenchSummaries(w io.Writer, set *results.Set, checkout string) 
 		arm    runrecord.Arm
 	}
 	sums := map[key]map[string][]float64{}
-	for _, r := range set.Rows {
+	for r := range set.All() {
 		if r.Benchmark != programbench.Name || r.Metric != "pass_rate" {
 			continue
 		}

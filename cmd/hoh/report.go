@@ -106,7 +106,7 @@ func withoutReplacedTrials(set *results.Set, paths []string) (*results.Set, int,
 	}
 	type configTask struct{ benchmark, config, task string }
 	drop := map[configTask]bool{}
-	for _, r := range set.Rows {
+	for r := range set.All() {
 		if replaced[r.Source] {
 			drop[configTask{r.Benchmark, r.Config, r.Task}] = true
 		}
