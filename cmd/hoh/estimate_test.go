@@ -54,7 +54,11 @@ func writePilot(t *testing.T, label string, ledgers map[string][]runrecord.Invoc
 		if err := runrecord.WriteLedger(l.Usage(), invs); err != nil {
 			t.Fatal(err)
 		}
-		runrecord.WriteJSON(l.Summary(), runrecord.Summary{Status: runrecord.StatusCompleted})
+		var u runrecord.Usage
+		for _, inv := range invs {
+			u = u.Add(inv.Usage)
+		}
+		runrecord.WriteJSON(l.Summary(), runrecord.Summary{Status: runrecord.StatusCompleted, Usage: u})
 	}
 	if err := runrecord.WriteJSON(run.Plan(), plan); err != nil {
 		t.Fatal(err)
