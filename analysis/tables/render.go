@@ -174,6 +174,9 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 		if markdown {
 			bullet = "- "
 			fmt.Fprintln(w)
+		} else {
+			// The prose under a table fits the terminal as the table does.
+			w = &wrapWriter{w: w, width: TextWidth}
 		}
 		fmt.Fprintln(w, legend)
 		if t.CountsTokens() {
@@ -196,6 +199,46 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 		writeComparisons(w, t, bullet)
 	}
 	return nil
+}
+
+// wrapWriter breaks each line written to it at spaces so that none is
+// wider than width columns (a word wider than that stays whole); the
+// continuation lines are indented by two spaces.
+type wrapWriter struct {
+	w     io.Writer
+	width int
+}
+
+func (ww *wrapWriter) Write(p []byte) (int, error) {
+	text := strings.TrimSuffix(string(p), "\n")
+	var b strings.Builder
+	for li, line := range strings.Split(text, "\n") {
+		if li > 0 {
+			b.WriteByte('\n')
+		}
+		col := 0
+		for i, word := range strings.Split(line, " ") {
+			n := utf8.RuneCountInString(word)
+			if i > 0 {
+				if col+1+n > ww.width {
+					b.WriteString("\n  ")
+					col = 2
+				} else {
+					b.WriteByte(' ')
+					col++
+				}
+			}
+			b.WriteString(word)
+			col += n
+		}
+	}
+	if strings.HasSuffix(string(p), "\n") {
+		b.WriteByte('\n')
+	}
+	if _, err := io.WriteString(ww.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // TextWidth is the terminal width the text format fits its tables into.
