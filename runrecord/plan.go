@@ -133,8 +133,10 @@ func BudgetReasons(run RunLayout) map[string]string {
 }
 
 // ReadTrialProgress reads the state of the trial in l: finished (summary),
-// given up by the runner (runner-failure.json), running (trial.json),
-// not run for budget (budget, from BudgetReasons), or remaining.
+// given up by the runner (runner-failure.json), running (trial.json, or a
+// multi-step trial's first step), not run for budget (budget, from
+// BudgetReasons), or remaining. Usage is the summary's, else the ledgers'
+// so far (LedgerTotal: a multi-step trial's steps').
 func ReadTrialProgress(l TrialLayout, budgetReason string, budgeted bool) TrialProgress {
 	st := TrialProgress{State: StateRemaining}
 	var s Summary
@@ -147,12 +149,12 @@ func ReadTrialProgress(l TrialLayout, budgetReason string, budgeted bool) TrialP
 	var f Failure
 	if err := ReadJSON(l.RunnerFailure(), &f); err == nil {
 		st.State, st.Reason = StateFailed, f.Reason
-	} else if _, err := os.Stat(l.Spec()); err == nil {
+	} else if _, err := os.Stat(l.Spec()); err == nil || l.MultiStep() {
 		st.State = StateRunning
 	} else if budgeted {
 		st.State, st.Reason = StateBudget, budgetReason
 	}
-	u, err := LedgerUsage(l.Usage())
+	u, err := LedgerTotal(l)
 	if err != nil && st.State != StateFailed {
 		st.State, st.Reason = StateFailed, err.Error()
 	}

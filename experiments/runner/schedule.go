@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -254,24 +252,8 @@ func (r *run) eachSpent(running map[string]plan.Trial, f func(plan.Trial, runrec
 	}
 }
 
-func trialSpent(l runrecord.TrialLayout) runrecord.Usage {
-	var steps runrecord.Usage // a multi-step trial's are its steps'
-	dirs, _ := filepath.Glob(filepath.Join(l.Dir, runrecord.StepsDir, "*"))
-	for _, d := range dirs {
-		steps = steps.Add(trialSpent(runrecord.TrialLayout{Dir: d}))
-	}
-	return steps.Add(ownSpent(l))
-}
-
-func ownSpent(l runrecord.TrialLayout) runrecord.Usage {
-	ledger, _ := runrecord.LedgerUsage(l.Usage())
-	replaced, _ := runrecord.LedgerUsage(l.ReplacedUsage())
-	_, relayed, _ := served.Read(l.Served())
-	if own := ledger.Add(replaced); own.Total > relayed.Total {
-		return own
-	}
-	return relayed
-}
+// trialSpent is what the trial in l spent so far, its steps' included.
+func trialSpent(l runrecord.TrialLayout) runrecord.Usage { return runrecord.Spent(l) }
 
 // runTrial runs one trial under the replacement policy (package attempt).
 func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
