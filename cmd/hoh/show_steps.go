@@ -43,6 +43,10 @@ func showSteps(w io.Writer, dir string) (ok bool, err error) {
 		for i, r := range recs {
 			line := fmt.Sprintf("  step %d %s", i+1, r.Name)
 			switch {
+			case r.Pending && r.Dir != "":
+				line += ": running"
+			case r.Pending:
+				line += ": not started yet"
 			case r.NotRun:
 				line += ": not run"
 			case r.StartFailure != "":

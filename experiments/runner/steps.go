@@ -58,7 +58,14 @@ func (r *run) attemptSteps(ctx context.Context, t plan.Trial, rt *configRuntime,
 	}
 	var runs []stepRun
 	var prev *stepRun
+	l := runrecord.TrialLayout{Dir: r.trialDir(t)}
 	for i, st := range steps {
+		// Readers of a running trial (hoh status, view, show) see which
+		// step of how many it is in.
+		if err := writePendingSteps(l, runs, steps); err != nil {
+			return nil, err
+		}
+		r.progress.Step(t, i+1, len(steps), st.Name)
 		sr, err := r.runStep(ctx, t, rt, base, arm, i, st, prev)
 		if err != nil {
 			return nil, err
@@ -80,6 +87,23 @@ func (r *run) attemptSteps(ctx context.Context, t plan.Trial, rt *configRuntime,
 		runs = append(runs, stepRun{rec: runrecord.StepRecord{Name: st.Name, NotRun: true}})
 	}
 	return r.finishSteps(ctx, t, arm, runs)
+}
+
+// writePendingSteps writes steps.json of a running trial: the steps done,
+// the one starting (the next) and the rest, pending.
+func writePendingSteps(l runrecord.TrialLayout, done []stepRun, steps []benchmark.Step) error {
+	recs := make([]runrecord.StepRecord, len(steps))
+	for i, st := range steps {
+		if i < len(done) {
+			recs[i] = done[i].rec
+			continue
+		}
+		recs[i] = runrecord.StepRecord{Name: st.Name, Pending: true}
+		if i == len(done) {
+			recs[i].Dir = filepath.Join(runrecord.StepsDir, filepath.Base(l.Step(i, st.Name).Dir))
+		}
+	}
+	return runrecord.WriteJSON(l.StepsRecord(), recs)
 }
 
 // runStep runs (or resumes, or reads back) step i of t, started from what

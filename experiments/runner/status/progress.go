@@ -52,6 +52,7 @@ type Progress struct {
 type runningTrial struct {
 	trial     plan.Trial
 	started   time.Time
+	step      string // "step k/n name" of a multi-step trial
 	iteration int
 	role      string
 	attempt   int
@@ -124,7 +125,27 @@ func (p *Progress) Role(t plan.Trial, iteration int, role string, attempt int) {
 	if attempt > 1 {
 		again = fmt.Sprintf(" (attempt %d)", attempt)
 	}
-	fmt.Fprintf(p.w, "  %s: iteration %d %s%s\n", t.Dir, iteration, role, again)
+	step := ""
+	if rt.step != "" {
+		step = rt.step + ": "
+	}
+	fmt.Fprintf(p.w, "  %s: %siteration %d %s%s\n", t.Dir, step, iteration, role, again)
+}
+
+// Step notes the step a running multi-step trial has started (k of n).
+func (p *Progress) Step(t plan.Trial, k, n int, name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rt, ok := p.running[t.Key]
+	if !ok {
+		return
+	}
+	rt.step, rt.role = fmt.Sprintf("step %d/%d %s", k, n, name), ""
+	if p.bar != nil {
+		p.bar.Describe(p.describe())
+		return
+	}
+	fmt.Fprintf(p.w, "  %s: %s\n", t.Dir, rt.step)
 }
 
 // Finished counts a trial that reached a final state (an interrupted one
@@ -207,6 +228,9 @@ func (p *Progress) describe() string {
 	for _, k := range keys {
 		rt := p.running[k]
 		s := rt.trial.Task.ID + " " + rt.trial.Arm
+		if rt.step != "" {
+			s += " " + rt.step
+		}
 		if rt.role != "" {
 			s += fmt.Sprintf(" it%d %s", rt.iteration, rt.role)
 		}
