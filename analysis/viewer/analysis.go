@@ -115,10 +115,7 @@ func fillFigures(p *indexPage, rr *runRecords, report string) {
 	}
 	var ledgers []string
 	for _, t := range rr.Trials {
-		l := runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir).Usage()
-		if _, err := os.Stat(l); err == nil {
-			ledgers = append(ledgers, l)
-		}
+		ledgers = append(ledgers, runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir).Ledgers()...) // a multi-step trial's steps'
 	}
 	if len(ledgers) > 0 {
 		usage, err := figures.ReadUsage(ledgers...)

@@ -138,7 +138,8 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	}
 	for _, t := range rr.Trials {
 		tdir := filepath.Join(dir, t.Dir)
-		if _, err := os.Stat(runrecord.TrialLayout{Dir: tdir}.Spec()); err != nil {
+		multi := runrecord.TrialLayout{Dir: tdir}.MultiStep()
+		if !multi && !exists(runrecord.TrialLayout{Dir: tdir}.Spec()) {
 			continue
 		}
 		res.Trials++
@@ -150,17 +151,23 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 				superseded++
 			}
 		}
-		fp := fingerprint(trialFingerprintFiles(tdir)) + fmt.Sprintf("r%d/%d;n%q;l%v;v%s", len(reps), superseded, rr.Lock.Notice, opts.Live, pagesVersion)
-		if e, ok := m.Pages[name]; ok && e.Fingerprint == fp {
-			if _, err := os.Stat(filepath.Join(report, name)); err == nil {
-				continue
-			}
-		}
-		jobs = append(jobs, trialJob{dir: tdir, page: name, fp: fp, ctx: trialContext{
+		suffix := fmt.Sprintf("n%q;l%v;v%s", rr.Lock.Notice, opts.Live, pagesVersion)
+		fp := fingerprint(trialFingerprintFiles(tdir)) + fmt.Sprintf("r%d/%d;", len(reps), superseded) + suffix
+		j := trialJob{dir: tdir, page: name, fp: fp, steps: multi, ctx: trialContext{
 			Report: report, Page: filepath.Join(report, name), ToRun: "../../", TrialRel: filepath.ToSlash(t.Dir),
 			Index: "../index.html", Assets: "../assets/", Notice: rr.Lock.Notice, Experiment: page.Title, Replacements: reps,
 			Live: opts.Live, State: t.State, Reason: t.Reason,
-		}})
+		}}
+		cands := []trialJob{j}
+		if multi { // and a page of each step's own trial
+			cands = append(cands, stepPages(j, suffix)...)
+		}
+		for _, j := range cands {
+			if e, ok := m.Pages[j.page]; ok && e.Fingerprint == j.fp && exists(filepath.Join(report, j.page)) {
+				continue
+			}
+			jobs = append(jobs, j)
+		}
 	}
 	if opts.LazyTrials {
 		// hoh view --serve: a trial page is built when it is first asked
@@ -327,7 +334,7 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			if t.Status == "evaluation_failed" {
 				c.StatusCategory, c.Class = catEvalFailed, "evalfail"
 			}
-			if _, err := os.Stat(runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir).Spec()); err == nil {
+			if tl := (runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir)); exists(tl.Spec()) || tl.MultiStep() {
 				c.Href = "trials/" + t.Key + ".html"
 			}
 			if f, ok := finalAt(t.Key, sc.cp); ok {

@@ -104,10 +104,14 @@ func runFingerprintFiles(dir string) []string {
 }
 
 // trialFingerprintFiles are the files of a trial directory whose change
-// means its page must be rebuilt.
+// means its page must be rebuilt: a multi-step trial's steps' too.
 func trialFingerprintFiles(dir string) []string {
 	l := runrecord.TrialLayout{Dir: dir}
-	return []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), l.RunnerFailure()}
+	files := []string{l.Spec(), l.Stages(), l.Summary(), l.Scores(), l.RunnerFailure(), l.StepsRecord()}
+	for _, s := range l.Steps() {
+		files = append(files, s.Spec(), s.Stages(), s.Summary(), s.StartFailure())
+	}
+	return files
 }
 
 // fingerprint is sizes and modification times of files (missing ones
@@ -412,4 +416,85 @@ func readPlanDirs(dir string) ([]string, error) {
 		out[i] = t.Dir
 	}
 	return out, nil
+}
+
+// stepsRecords is a multi-step trial directory (runrecord.TrialLayout.Steps)
+// as its page needs it: each step's record and, for a step that started,
+// its own trial's records.
+type stepsRecords struct {
+	Dir     string
+	Spec    runrecord.TrialSpec
+	Summary *runrecord.Summary
+	Failure *runrecord.Failure
+	Scores  []results.Row
+	Steps   []stepRecords
+}
+
+// stepRecords is one step: its entry of steps.json, its directory and
+// what it holds.
+type stepRecords struct {
+	runrecord.StepRecord
+	Rel      string             // its directory, relative to the trial's ("" when it did not start)
+	Loop     *loopRecords       // its own trial (nil when no agent started)
+	Activity runrecord.Activity // where it is, while it runs
+}
+
+// readSteps reads a multi-step trial directory. steps.json lists every
+// step (pending ones while the trial runs); without it (a trial started by
+// an older hoh) the step directories are listed.
+func readSteps(dir string, maxDiff int) (*stepsRecords, error) {
+	l := runrecord.TrialLayout{Dir: dir}
+	sr := &stepsRecords{Dir: dir}
+	var err error
+	if sr.Summary, err = readJSONIf[runrecord.Summary](l.Summary()); err != nil {
+		return nil, err
+	}
+	if sr.Failure, err = readJSONIf[runrecord.Failure](l.RunnerFailure()); err != nil {
+		return nil, err
+	}
+	if rows, err := results.ReadFile(l.Scores()); err == nil {
+		sr.Scores = rows
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	recs, err := runrecord.ReadSteps(l)
+	if err != nil {
+		return nil, err
+	}
+	dirs := l.Steps()
+	if recs == nil {
+		for _, d := range dirs {
+			rec := runrecord.StepRecord{Name: runrecord.StepName(d), Dir: filepath.ToSlash(filepath.Join(runrecord.StepsDir, filepath.Base(d.Dir)))}
+			var f runrecord.Failure
+			if runrecord.ReadJSON(d.StartFailure(), &f) == nil {
+				rec.StartFailure = f.Reason
+			} else if _, err := os.Stat(d.Summary()); err != nil {
+				rec.Pending = true
+			}
+			recs = append(recs, rec)
+		}
+	}
+	for _, rec := range recs {
+		st := stepRecords{StepRecord: rec, Rel: filepath.ToSlash(rec.Dir)}
+		if rec.Dir != "" {
+			sl := runrecord.TrialLayout{Dir: filepath.Join(dir, filepath.FromSlash(rec.Dir))}
+			if _, err := os.Stat(sl.Spec()); err == nil {
+				if st.Loop, err = readLoop(sl.Dir, "", maxDiff); err != nil {
+					return nil, err
+				}
+				if sr.Spec.Key == "" {
+					sr.Spec = st.Loop.Spec
+					sr.Spec.Key = strings.TrimSuffix(sr.Spec.Key, "/"+filepath.Base(sl.Dir))
+				}
+			}
+			if rec.Pending {
+				st.Activity = runrecord.ReadActivity(sl)
+			}
+		}
+		sr.Steps = append(sr.Steps, st)
+	}
+	if sr.Summary != nil {
+		sr.Spec = sr.Summary.Spec
+	}
+	return sr, nil
 }

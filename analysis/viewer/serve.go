@@ -85,7 +85,7 @@ func (s *Server) recordFiles() []string {
 	}
 	files := runFingerprintFiles(s.dir)
 	single := false
-	if _, err := os.Stat(runrecord.TrialLayout{Dir: s.dir}.Spec()); err == nil {
+	if l := (runrecord.TrialLayout{Dir: s.dir}); exists(l.Spec()) || l.MultiStep() {
 		single = true
 		files = trialFingerprintFiles(s.dir)
 	}
@@ -150,11 +150,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	page := strings.TrimPrefix(p, ReportDir+"/")
 	if !strings.HasPrefix(p, ReportDir+"/") && !s.allowed[p] {
 		// A run file of a trial whose page is not built yet: build it, so
-		// that what the page links is known.
+		// that what the page links is known (the innermost trial's: a
+		// step's own page links more of its files than its trial's page).
+		best := ""
 		for name, j := range s.pending {
-			if strings.HasPrefix(p, j.ctx.TrialRel+"/") {
-				page = name
-				break
+			if strings.HasPrefix(p, j.ctx.TrialRel+"/") && len(j.ctx.TrialRel) > len(best) {
+				page, best = name, j.ctx.TrialRel
 			}
 		}
 	}

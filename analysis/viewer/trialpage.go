@@ -31,6 +31,7 @@ type trialContext struct {
 	Assets             string // URL of the report's assets/ from the page
 	Only               int    // render only this loop (a project's loop page)
 	LoopHref           string // format of another loop's page ("loop-%02d.html")
+	Step               string // "step k name" on a step's own page
 }
 
 type trialPage struct {
@@ -162,6 +163,9 @@ var roleOrder = map[string]int{"planner": 0, "developer": 1, "qa": 2}
 
 // buildTrialPage renders one trial page and returns the run files it links.
 func buildTrialPage(j trialJob, opts Options) ([]string, error) {
+	if j.steps {
+		return buildStepsPage(j, opts)
+	}
 	lr, err := readLoop(j.dir, "", opts.MaxDiffBytes)
 	if err != nil {
 		return nil, err
@@ -171,6 +175,15 @@ func buildTrialPage(j trialJob, opts Options) ([]string, error) {
 
 // renderTrial writes the page of a trial (or, with ctx.Only, of one loop).
 func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, error) {
+	p, links := trialView(lr, ctx, opts)
+	if _, err := renderPage(ctx.Page, "trial.html", p); err != nil {
+		return nil, err
+	}
+	return links, nil
+}
+
+// trialView is what a trial page shows, and the run files it links.
+func trialView(lr *loopRecords, ctx trialContext, opts Options) (*trialPage, []string) {
 	if ctx.Unit == "" {
 		ctx.Unit = "iteration"
 	}
@@ -183,6 +196,9 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 	p := &trialPage{Ctx: ctx, Assets: ctx.Assets, Spec: lr.Spec, HistoryNote: lr.HistoryNote,
 		Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	p.Title = fmt.Sprintf("%s · %s · %s · rep %d", lr.Spec.Task, lr.Spec.Config, lr.Spec.Arm, max(lr.Spec.Rep, 1))
+	if ctx.Step != "" {
+		p.Title += " · " + ctx.Step
+	}
 	if ctx.Only > 0 {
 		p.Title = fmt.Sprintf("%s · loop %d", ctx.Experiment, ctx.Only)
 		if ctx.Only > 1 {
@@ -333,10 +349,7 @@ func renderTrial(lr *loopRecords, ctx trialContext, opts Options) ([]string, err
 			p.Files = append(p.Files, link(f.name, f.label))
 		}
 	}
-	if _, err := renderPage(ctx.Page, "trial.html", p); err != nil {
-		return nil, err
-	}
-	return links, nil
+	return p, links
 }
 
 func invocation(inv runrecord.Invocation, it iterationRecords, link func(string, string) fileLink) invocationView {

@@ -100,7 +100,7 @@ var pagesVersion = func() string {
 // build.
 func Build(dir string, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	if _, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Spec()); err == nil {
+	if l := (runrecord.TrialLayout{Dir: dir}); exists(l.Spec()) || l.MultiStep() {
 		return buildSingleTrial(dir, opts)
 	}
 	if isProject(dir) {
@@ -196,6 +196,7 @@ func renderPage(path, name string, data any) (int64, error) {
 type trialJob struct {
 	dir, page, fp string
 	ctx           trialContext
+	steps         bool // a multi-step trial's page (buildStepsPage)
 }
 
 // buildTrialPages renders jobs in parallel and records each page's
@@ -284,11 +285,15 @@ func buildSingleTrial(dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	m := readManifest(report)
-	res := &Result{Index: filepath.Join(report, "index.html"), Trials: 1, Rebuilt: 1}
-	j := trialJob{dir: dir, page: "index.html", fp: fingerprint(trialFingerprintFiles(dir)), ctx: trialContext{
-		Report: report, Page: res.Index, ToRun: "../", TrialRel: ".", Assets: "assets/", Live: opts.Live,
-	}}
-	if err := buildTrialPages([]trialJob{j}, m, opts); err != nil {
+	res := &Result{Index: filepath.Join(report, "index.html"), Trials: 1}
+	j := trialJob{dir: dir, page: "index.html", fp: fingerprint(trialFingerprintFiles(dir)), steps: runrecord.TrialLayout{Dir: dir}.MultiStep(),
+		ctx: trialContext{Report: report, Page: res.Index, ToRun: "../", TrialRel: ".", Assets: "assets/", Live: opts.Live}}
+	jobs := []trialJob{j}
+	if j.steps { // report/steps/NN-<name>.html: each step's own trial
+		jobs = append(jobs, stepPages(j, "")...)
+	}
+	res.Rebuilt = len(jobs)
+	if err := buildTrialPages(jobs, m, opts); err != nil {
 		return nil, err
 	}
 	if st, err := os.Stat(res.Index); err == nil {
