@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -20,7 +21,7 @@ func init() {
 
 func statusCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("status", stderr)
-	verbose := fs.Bool("v", false, "also list every failed and running trial")
+	verbose := fs.Bool("v", false, "also list every finished trial (running and failed ones are always listed)")
 	pricesFile := fs.String("prices", "", "a YAML price table (prices: {provider/model: {input, cached_input, output}} in USD per million tokens) for trials whose records carry no cost_usd")
 	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: hoh status [-v] [--prices FILE] RUN_DIR"); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
@@ -86,8 +87,16 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "An arm served by a longer trial of its series (vanilla by vanilla-continuation@k, hoh@2 by hoh@3) shares its trial's state; its tokens are those up to its checkpoint.")
 	}
 	for _, ts := range in.Trials {
-		if ts.State == runrecord.StateFailed || (*verbose && ts.State == runrecord.StateRunning) {
+		switch {
+		case ts.State == runrecord.StateRunning:
+			// Where it is (or was, when the runner is gone): a multi-step
+			// trial's step k of n, then the role stage within it.
+			a := runrecord.ReadActivity(runrecord.RunLayout{Dir: in.Dir}.Trial(ts.Trial.Dir))
+			fmt.Fprintf(stdout, "%s %s (%s %s): %s, %d tokens\n", strings.ToLower(running), ts.Trial.Dir, ts.Trial.Arm, ts.Trial.Task.ID, a, ts.Usage.Total)
+		case ts.State == runrecord.StateFailed:
 			fmt.Fprintf(stdout, "%s %s: %s %s\n", ts.State, ts.Trial.Dir, ts.Status, ts.Reason)
+		case *verbose && ts.State == runrecord.StateDone:
+			fmt.Fprintf(stdout, "%s %s: %s, %d tokens\n", ts.State, ts.Trial.Dir, ts.Status, ts.Usage.Total)
 		}
 	}
 	return nil
