@@ -118,9 +118,10 @@ func ReadSteps(l TrialLayout) ([]StepRecord, error) {
 	return recs, nil
 }
 
-// units are the directories that hold a trial's invocations: a multi-step
-// trial's steps, or the trial itself.
-func (l TrialLayout) units() []TrialLayout {
+// Units are the directories that hold a trial's invocations (each with
+// its trial.json, ledgers and served log): a multi-step trial's steps, or
+// the trial itself. A reader of a trial's usage reads them all.
+func (l TrialLayout) Units() []TrialLayout {
 	if steps := l.Steps(); len(steps) > 0 {
 		return steps
 	}
@@ -133,7 +134,7 @@ func (l TrialLayout) units() []TrialLayout {
 // through it (or Spent), so no reader misses a step.
 func LedgerTotal(l TrialLayout) (Usage, error) {
 	var total Usage
-	for _, u := range l.units() {
+	for _, u := range l.Units() {
 		v, err := LedgerUsage(u.Usage())
 		if err != nil {
 			return total, err
@@ -147,7 +148,7 @@ func LedgerTotal(l TrialLayout) (Usage, error) {
 // or its steps'), each beside its trial.json.
 func (l TrialLayout) Ledgers() []string {
 	var out []string
-	for _, u := range l.units() {
+	for _, u := range l.Units() {
 		if _, err := os.Stat(u.Usage()); err == nil {
 			out = append(out, u.Usage())
 		}
@@ -161,7 +162,7 @@ func (l TrialLayout) Ledgers() []string {
 // kill between a response and its ledger line). Budgets count it.
 func Spent(l TrialLayout) Usage {
 	var total Usage
-	for _, u := range l.units() {
+	for _, u := range l.Units() {
 		ledger, _ := LedgerUsage(u.Usage())
 		replaced, _ := LedgerUsage(u.ReplacedUsage())
 		_, relayed, _ := ReadServed(u.Served())

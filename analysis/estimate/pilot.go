@@ -54,12 +54,14 @@ func LoadPilot(dirs ...string) (*Pilot, error) {
 			}
 			l := run.Trial(t.Trial.Dir)
 			var invs []runrecord.LedgerLine
-			for _, path := range []string{l.Usage(), l.ReplacedUsage()} {
-				lines, err := runrecord.ReadLedger(path)
-				if err != nil {
-					return nil, fmt.Errorf("pilot %s: %w", dir, err)
+			for _, u := range l.Units() { // a multi-step trial's steps: each ran iterations 1..T
+				for _, path := range []string{u.Usage(), u.ReplacedUsage()} {
+					lines, err := runrecord.ReadLedger(path)
+					if err != nil {
+						return nil, fmt.Errorf("pilot %s: %w", dir, err)
+					}
+					invs = append(invs, lines...)
 				}
-				invs = append(invs, lines...)
 			}
 			reached := 0
 			for _, inv := range invs {
