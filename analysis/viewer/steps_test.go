@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -210,5 +213,51 @@ func TestMultiStepTrialPages(t *testing.T) {
 	must(t, runrecord.AppendStage(two.Stages(), runrecord.StageRecord{Iteration: 1, Role: "developer"}))
 	if res, err = Build(dir, opts); err != nil || res.Rebuilt != 2 {
 		t.Fatalf("after step two's stage: %+v %v, want 2 pages rebuilt", res, err)
+	}
+}
+
+// Served (hoh view --serve): a multi-step trial's pages are built when
+// asked for, a step's linked record is served before any page was opened
+// (an unlinked file never), and the running trial's page follows its next
+// stage.
+func TestServeMultiStepTrial(t *testing.T) {
+	dir := t.TempDir()
+	done, running, _, _ := writeStepsRun(t, dir)
+	opts := testOpts(t)
+	opts.NoFigures = true
+	srv, err := NewServer(dir, opts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	get := func(p string) (int, string) {
+		resp, err := http.Get(ts.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	evidence := "/" + done.Dir + "/steps/01-one/iter-01/qa/evidence.json"
+	if code, body := get(evidence); code != 200 || !strings.Contains(body, "division by zero") {
+		t.Errorf("GET %s: %d %.100q", evidence, code, body)
+	}
+	if code, _ := get("/" + done.Dir + "/steps/01-one/workspace/x"); code != 404 {
+		t.Errorf("an unlinked file of a step was served: %d", code)
+	}
+	page := "/report/trials/" + running.Key + ".html"
+	code, first := get(page)
+	if code != 200 || !strings.Contains(first, `http-equiv="refresh"`) || !strings.Contains(first, "iteration 1 developer (attempt 2)") {
+		t.Fatalf("the running multi-step trial's page (%d): %s", code, text(first))
+	}
+	two := runrecord.TrialLayout{Dir: filepath.Join(dir, running.Dir)}.Step(1, "two")
+	must(t, runrecord.AppendStage(two.Stages(), runrecord.StageRecord{Iteration: 1, Role: "developer"}))
+	if _, again := get(page); !strings.Contains(again, "iteration 1 developer (attempt 2) done") {
+		t.Errorf("the served page did not follow step two's committed stage: %s", text(again))
+	}
+	if code, _ := get("/report/trials/" + running.Key + "/02-two.html"); code != 200 {
+		t.Errorf("step two's own page: %d", code)
 	}
 }
