@@ -478,6 +478,12 @@ func readSteps(dir string, maxDiff int) (*stepsRecords, error) {
 		st := stepRecords{StepRecord: rec, Rel: filepath.ToSlash(rec.Dir)}
 		if rec.Dir != "" {
 			sl := runrecord.TrialLayout{Dir: filepath.Join(dir, filepath.FromSlash(rec.Dir))}
+			var f runrecord.Failure
+			if rec.Pending && runrecord.ReadJSON(sl.StartFailure(), &f) == nil {
+				// The runner gave up on the trial there: steps.json is the
+				// one written as the step started.
+				st.Pending, st.StartFailure = false, f.Reason
+			}
 			if _, err := os.Stat(sl.Spec()); err == nil {
 				if st.Loop, err = readLoop(sl.Dir, "", maxDiff); err != nil {
 					return nil, err
@@ -487,7 +493,7 @@ func readSteps(dir string, maxDiff int) (*stepsRecords, error) {
 					sr.Spec.Key = strings.TrimSuffix(sr.Spec.Key, "/"+filepath.Base(sl.Dir))
 				}
 			}
-			if rec.Pending {
+			if st.Pending {
 				st.Activity = runrecord.ReadActivity(sl)
 			}
 		}

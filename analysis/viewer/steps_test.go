@@ -261,3 +261,47 @@ func TestServeMultiStepTrial(t *testing.T) {
 		t.Errorf("step two's own page: %d", code)
 	}
 }
+
+// A multi-step trial the runner gave up on keeps the steps.json written
+// as its last step started: the page says that step did not start (its
+// start failed) or did not finish, never that it is running.
+func TestMultiStepTrialTheRunnerGaveUpOn(t *testing.T) {
+	dir := t.TempDir()
+	_, running, _, _ := writeStepsRun(t, dir)
+	rl := runrecord.TrialLayout{Dir: filepath.Join(dir, running.Dir)}
+	must(t, writeJSON(rl.RunnerFailure(), runrecord.Failure{Key: running.Key, Reason: "3 replaced attempts: HTTP 503"}))
+	// Another trial whose first step's start failed: no agent ran.
+	start := runrecord.PlannedTrial{Key: "00000000000000f0", Dir: "cfg/hoh@2/multi-start/rep-1", Config: "cfg", Arm: "hoh@2",
+		Task: runrecord.PlannedTask{Benchmark: "harbor", ID: "multi-start"}, Rep: 1}
+	sl := runrecord.TrialLayout{Dir: filepath.Join(dir, start.Dir)}
+	must(t, writeJSON(sl.StepsRecord(), []runrecord.StepRecord{{Name: "one", Dir: "steps/01-one", Pending: true}, {Name: "two", Pending: true}}))
+	must(t, writeJSON(sl.Step(0, "one").StartFailure(), runrecord.Failure{Reason: "setup.sh exited 1"}))
+	must(t, writeJSON(sl.RunnerFailure(), runrecord.Failure{Key: start.Key, Reason: "step one did not start, so no agent ran: setup.sh exited 1"}))
+	var plan []runrecord.PlannedTrial
+	must(t, runrecord.ReadJSON(runrecord.RunLayout{Dir: dir}.Plan(), &plan))
+	must(t, writeJSON(runrecord.RunLayout{Dir: dir}.Plan(), append(plan, start)))
+	opts := testOpts(t)
+	opts.NoFigures = true
+	res, err := Build(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, wants := range map[string][]string{
+		running.Key: {"failed (the runner gave up) 3 replaced attempts: HTTP 503", "2 two did not finish the runner gave up on the trial in this step", "3 three not run",
+			"No task reward: the trial did not finish"},
+		start.Key: {"failed (the runner gave up) step one did not start", "1 one did not start its start failed", "2 two not run", "setup.sh exited 1"},
+	} {
+		page := text(read(t, filepath.Join(dir, ReportDir, "trials", key+".html")))
+		for _, want := range wants {
+			if !strings.Contains(page, want) {
+				t.Errorf("trial %s's page lacks %q:\n%s", key, want, page)
+			}
+		}
+		if strings.Contains(page, "now at") || regexp.MustCompile(`\d \w+ running|Running:`).MatchString(page) {
+			t.Errorf("trial %s's page says it is running:\n%s", key, page)
+		}
+	}
+	if idx := read(t, res.Index); !strings.Contains(idx, `href="trials/`+start.Key+`.html"`) {
+		t.Error("the grid does not link the failed multi-step trial")
+	}
+}

@@ -24,6 +24,7 @@ type stepsPage struct {
 	Spec           runrecord.TrialSpec
 	Status, Reason string
 	Where          string // while running: the step and stage it is at
+	Ended          bool   // it has a summary or the runner gave up
 	Harness        string
 	Refresh        int
 	Steps          []stepView
@@ -112,20 +113,21 @@ func buildStepsPage(j trialJob, opts Options) ([]string, error) {
 	default:
 		p.Status = "running or interrupted (no summary yet)"
 	}
-	if ctx.Live && sr.Summary == nil && sr.Failure == nil {
+	p.Ended = sr.Summary != nil || sr.Failure != nil
+	if ctx.Live && !p.Ended {
 		p.Refresh = 10
 	}
 	byRole := map[string]*roleTokens{}
 	for i, st := range sr.Steps {
 		v := stepView{N: i + 1, Name: st.Name, Anchor: fmt.Sprintf("step-%d", i+1), StartFailure: st.StartFailure,
 			Checkpoint: st.Checkpoint, EvalError: st.EvalError}
-		v.Outcome, v.Class, v.Gate = stepOutcome(st.StepRecord, i == len(sr.Steps)-1)
+		v.Outcome, v.Class, v.Gate = stepOutcome(st.StepRecord, i == len(sr.Steps)-1, p.Ended)
 		for _, m := range sortedKeys(st.Metrics) {
 			v.Metrics = append(v.Metrics, metricView{m, formatValue(st.Metrics[m])})
 		}
-		if st.Pending && st.Rel != "" {
+		if st.Pending && st.Rel != "" && !p.Ended {
 			v.ActivityIfRunning = st.Activity.String()
-			if p.Where == "" && sr.Summary == nil {
+			if p.Where == "" {
 				a := st.Activity
 				a.Step, a.Steps, a.StepName = i+1, len(sr.Steps), st.Name
 				p.Where = a.String()
@@ -190,9 +192,14 @@ func buildStepsPage(j trialJob, opts Options) ([]string, error) {
 }
 
 // stepOutcome says how a step went, the class of its badge and what its
-// gate decided.
-func stepOutcome(r runrecord.StepRecord, last bool) (outcome, class, gate string) {
+// gate decided; ended: the trial has ended (a step still pending then is
+// where the runner gave up).
+func stepOutcome(r runrecord.StepRecord, last, ended bool) (outcome, class, gate string) {
 	switch {
+	case r.Pending && ended && r.Dir != "":
+		return "did not finish", "fail", "the runner gave up on the trial in this step"
+	case r.Pending && ended:
+		return "not run", "missing", ""
 	case r.Pending && r.Dir != "":
 		return "running", "running", "not evaluated yet"
 	case r.Pending:
