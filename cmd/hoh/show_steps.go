@@ -32,19 +32,31 @@ func showSteps(w io.Writer, dir string) (ok bool, err error) {
 	}
 	sort.Strings(steps)
 	var s runrecord.Summary
+	var gaveUp runrecord.Failure
+	ended := true
 	switch err := runrecord.ReadJSON(l.Summary(), &s); {
 	case err == nil:
 		fmt.Fprintf(w, "== %s (%s): %s %s %s rep %d, %d step(s)\nstatus: %s %s\n", dir, s.Spec.Key, s.Spec.Config, s.Spec.Arm, s.Spec.Task, s.Spec.Rep, len(steps), s.Status, s.Reason)
+	case runrecord.ReadJSON(l.RunnerFailure(), &gaveUp) == nil:
+		fmt.Fprintf(w, "== %s: multi-step trial, failed (the runner gave up): %s\n", dir, gaveUp.Reason)
 	default:
-		fmt.Fprintf(w, "== %s: multi-step trial, running or interrupted (no summary yet)\n", dir)
+		ended = false
+		fmt.Fprintf(w, "== %s: multi-step trial, running or interrupted (no summary yet): %s\n", dir, runrecord.ReadActivity(l))
 	}
 	var recs []runrecord.StepRecord
 	if runrecord.ReadJSON(l.StepsRecord(), &recs) == nil {
 		for i, r := range recs {
 			line := fmt.Sprintf("  step %d %s", i+1, r.Name)
+			var f runrecord.Failure
 			switch {
+			case r.Pending && r.Dir != "" && runrecord.ReadJSON(runrecord.TrialLayout{Dir: filepath.Join(dir, r.Dir)}.StartFailure(), &f) == nil:
+				line += ": did not start: " + f.Reason
+			case r.Pending && r.Dir != "" && ended:
+				line += ": did not finish"
 			case r.Pending && r.Dir != "":
 				line += ": running"
+			case r.Pending && ended:
+				line += ": not run"
 			case r.Pending:
 				line += ": not started yet"
 			case r.NotRun:

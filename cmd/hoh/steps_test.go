@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,8 +31,8 @@ import (
 // stepsRun runs stepbench's task under vanilla and hoh@2 (one trial at a
 // time) into a new run directory with h, and returns the directory and
 // the run's progress output once it has finished. Vanilla's step two
-// scores 0 and its gate stops it; HoH's step three fails to start.
-func stepsRun(t *testing.T, h *stepbench.Harness, during func(out string)) (string, string) {
+// scores 0 and its gate stops it; step failStart fails to start.
+func stepsRun(t *testing.T, failStart string, h *stepbench.Harness, during func(out string)) (string, *runner.Result, string) {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("entries:\n  - name: any\n    match: .\n    repeat: true\n    steps:\n      - say: ok\n"), 0o644)
@@ -47,13 +46,12 @@ func stepsRun(t *testing.T, h *stepbench.Harness, during func(out string)) (stri
 		t.Fatal(err)
 	}
 	var progress bytes.Buffer
+	var res *runner.Result
 	done := make(chan error, 1)
 	go func() {
-		res, err := runner.Run(context.Background(), e, runner.Options{Out: &progress, Bench: stepbench.Bench{FailStart: "three"},
+		var err error
+		res, err = runner.Run(context.Background(), e, runner.Options{Out: &progress, Bench: stepbench.Bench{FailStart: failStart},
 			NewHarness: func(config.HarnessModel, harness.Spec) (harness.Harness, error) { return h, nil }})
-		if err == nil && res.Count(runrecord.StateDone) != 2 {
-			err = fmt.Errorf("outcomes %+v, want 2 trials done", res.Outcomes)
-		}
 		done <- err
 	}()
 	if during != nil {
@@ -62,7 +60,15 @@ func stepsRun(t *testing.T, h *stepbench.Harness, during func(out string)) (stri
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	return out, progress.String()
+	return out, res, progress.String()
+}
+
+// allDone fails the test unless both trials of a stepsRun are done.
+func allDone(t *testing.T, res *runner.Result) {
+	t.Helper()
+	if res.Count(runrecord.StateDone) != 2 {
+		t.Fatalf("outcomes %+v, want 2 trials done", res.Outcomes)
+	}
 }
 
 // commas writes 1234 as 1,234, as the view does.
@@ -112,7 +118,7 @@ func TestMultiStepTrialInStatusShowReportAndView(t *testing.T) {
 		}
 	}
 	var runningDir string
-	out, progress := stepsRun(t, h, func(out string) {
+	out, res, progress := stepsRun(t, "three", h, func(out string) {
 		defer close(release)
 		select {
 		case <-reached:
@@ -134,7 +140,8 @@ func TestMultiStepTrialInStatusShowReportAndView(t *testing.T) {
 			t.Errorf("hoh status does not count the multi-step trial as running:\n%s", st)
 		}
 		_, show, _ := runCLI(t, "show", runningDir)
-		if !strings.Contains(show, "step 1 one: hands on checkpoint") || !strings.Contains(show, "step 2 two: running") || !strings.Contains(show, "step 3 three: not started yet") {
+		if !strings.Contains(show, "running or interrupted (no summary yet): step 2/3 two: iteration 1 developer") ||
+			!strings.Contains(show, "step 1 one: hands on checkpoint") || !strings.Contains(show, "step 2 two: running") || !strings.Contains(show, "step 3 three: not started yet") {
 			t.Errorf("hoh show of the running trial:\n%s", show)
 		}
 		if code, _, stderr := runCLI(t, "view", "--no-figures", out); code != 0 {
@@ -152,6 +159,7 @@ func TestMultiStepTrialInStatusShowReportAndView(t *testing.T) {
 			t.Errorf("no trial page of the view says the trial is at step 2/3 two, iteration 1 developer (%d pages)", len(pages))
 		}
 	})
+	allDone(t, res)
 	if runningDir == "" {
 		t.FailNow()
 	}
@@ -210,7 +218,8 @@ func TestMultiStepTrialInStatusShowReportAndView(t *testing.T) {
 // of a step shows that file.
 func TestMultiStepTrialInTheBrowser(t *testing.T) {
 	ctx := browserenv.New(t, 3*time.Minute)
-	out, _ := stepsRun(t, stepbench.NewHarness(), nil)
+	out, res, _ := stepsRun(t, "three", stepbench.NewHarness(), nil)
+	allDone(t, res)
 	if code, _, stderr := runCLI(t, "view", "--no-figures", out); code != 0 {
 		t.Fatalf("hoh view: %s", stderr)
 	}
@@ -267,5 +276,41 @@ func TestMultiStepTrialInTheBrowser(t *testing.T) {
 	inv, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#t1 .invocations tbody")))
 	if !strings.HasSuffix(title, "step 2 two") || !strings.Contains(inv, "developer2completed") {
 		t.Errorf("step two's page: title %q, iteration 1's invocations %q", title, inv)
+	}
+}
+
+// A multi-step trial whose first step cannot start ran no agent: the
+// runner gives up on it (no score), and status, show and view say which
+// step did not start and why.
+func TestMultiStepTrialWhoseFirstStepCannotStart(t *testing.T) {
+	out, res, _ := stepsRun(t, "one", stepbench.NewHarness(), nil)
+	if res.Count(runrecord.StateFailed) != 2 {
+		t.Fatalf("outcomes %+v, want both trials failed", res.Outcomes)
+	}
+	dir := filepath.Join(out, "h", "hoh@2", "seq", "rep-1")
+	_, st, _ := runCLI(t, "status", out)
+	if !strings.Contains(st, "failed h/hoh@2/seq/rep-1: ") || !strings.Contains(st, "setup of one failed") {
+		t.Errorf("hoh status:\n%s", st)
+	}
+	_, show, _ := runCLI(t, "show", dir)
+	if !strings.Contains(show, "multi-step trial, failed (the runner gave up)") || !strings.Contains(show, "step 1 one: did not start: setup of one failed") ||
+		!strings.Contains(show, "step 2 two: not run") || strings.Contains(show, "running") {
+		t.Errorf("hoh show:\n%s", show)
+	}
+	if code, _, stderr := runCLI(t, "view", "--no-figures", out); code != 0 {
+		t.Fatalf("hoh view: %s", stderr)
+	}
+	var key string
+	for _, o := range res.Outcomes {
+		if o.Trial.Arm == "hoh@2" {
+			key = o.Trial.Key
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report", "trials", key+".html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "did not start") || !strings.Contains(string(page), "setup of one failed") || strings.Contains(string(page), "trial-where") {
+		t.Errorf("the trial page does not say step one did not start:\n%s", page)
 	}
 }
