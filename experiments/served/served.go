@@ -167,10 +167,34 @@ func StartWith(upstream, logPath string, opts Options) (*Relay, error) {
 	// not to the terminal where they would break the progress display; the
 	// log's line for that response already says it was incomplete.
 	proxy.ErrorLog = log.New(appender(logPath+".errors"), "", log.LstdFlags|log.LUTC)
-	r.srv = &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second, ErrorLog: proxy.ErrorLog}
+	r.srv = &http.Server{Handler: wholeRequests(proxy), ReadHeaderTimeout: 30 * time.Second, ErrorLog: proxy.ErrorLog}
 	go r.srv.Serve(ln)
 	r.base = (&url.URL{Scheme: "http", Host: ln.Addr().String(), Path: u.Path}).String()
 	return r, nil
+}
+
+// wholeRequests reads each request's body before forwarding it. Streamed
+// through, a provider that answers as soon as it has the body races the
+// server: writing the response's header consumes what the upstream write
+// has not yet read to EOF, the write fails, and the transport closes the
+// connection under the response (a stream cut after its first events).
+func wholeRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			http.Error(w, "hoh relay: reading the request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		if len(body) == 0 {
+			req.Body = http.NoBody
+		}
+		req.Header.Del("Transfer-Encoding")
+		req.TransferEncoding = nil
+		next.ServeHTTP(w, req)
+	})
 }
 
 // appender appends each write to a file, created on the first write.

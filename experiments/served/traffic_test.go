@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,6 +71,8 @@ func TestRelayTellsNoTurnFromASlowModel(t *testing.T) {
 			cause, ev := tr.NoTurn(idle)
 			if cause != c.cause {
 				lines, _, _ := Read(log)
+				b, _ := os.ReadFile(log + ".errors")
+				t.Logf("the relay's errors: %s", b)
 				t.Fatalf("NoTurn = %q (%s), want %q; lines %+v", cause, ev, c.cause, lines)
 			}
 			if c.name == "answer" {
