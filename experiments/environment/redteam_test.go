@@ -1,7 +1,7 @@
 package environment
 
 // Red-team in Docker: a HoH trial of a Harbor task whose roles are the real
-// Codex or Pi CLI in the task container, replaying scripted attacks (the scripted
+// Codex, Pi or OpenCode CLI in the task container, replaying scripted attacks (the scripted
 // provider is a TEST DOUBLE for the model; the attacks are this test's shell
 // steps). Each attempt that reached its real target must be caught, hoh must
 // never execute what a role wrote, and the recorded rewards must be those
@@ -20,6 +20,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/roles"
@@ -43,11 +44,11 @@ func (b *inspectingHarbor) Evaluate(ctx context.Context, t benchmark.Task, dir s
 }
 
 func TestRedTeamInDocker(t *testing.T) {
-	// Codex over two iterations, Pi over one (the suite's time).
+	// Codex over two iterations, Pi and OpenCode over one (the suite's time).
 	for _, run := range []struct {
 		cli string
 		T   int
-	}{{"codex", 2}, {"pi", 1}} {
+	}{{"codex", 2}, {"pi", 1}, {"opencode", 1}} {
 		t.Run(run.cli, func(t *testing.T) { redTeamInDocker(t, run.cli, run.T) })
 	}
 }
@@ -124,19 +125,26 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 	}
 	defer env.Close(context.WithoutCancel(ctx))
 	// Codex over two iterations of w/o Evidence Feedback (E_1 withheld from
-	// the Planner of iteration 2); Pi over one of HoH.
+	// the Planner of iteration 2); Pi and OpenCode over one of HoH.
 	arm := fmt.Sprintf("hoh@%d", T)
 	if T > 1 {
 		arm = fmt.Sprintf("wo-evidence-feedback@%d", T)
 	}
 	spec := runrecord.TrialSpec{Key: "synthetic/answer/redteam", Benchmark: "synthetic", Task: task.ID, Config: cli + "-scripted", Arm: arm, Rep: 1}
 	var h harness.Harness = codexFor(t, env.Provider)
-	if cli == "pi" {
+	switch cli {
+	case "pi":
 		ph, err := pi.New(pi.Config{Binary: testenv.CLI(t, "pi"), Provider: env.Provider})
 		if err != nil {
 			t.Fatal(err)
 		}
 		h = ph
+	case "opencode":
+		oh, err := opencode.New(opencode.Config{Binary: testenv.CLI(t, "opencode"), Provider: env.Provider})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = oh
 	}
 	to := 3 * time.Minute
 	s, err := trial.Run(ctx, env.TrialDir, spec, trial.Env{
