@@ -112,6 +112,12 @@ func TrialDirs(root string) ([]string, error) {
 		if d.IsDir() && (d.Name() == "history.git" || d.Name() == "workspace" || strings.HasPrefix(d.Name(), "iter-") || d.Name() == runrecord.ReportDir) {
 			return filepath.SkipDir
 		}
+		// A multi-step trial's steps are parts of its document.
+		if d.IsDir() && d.Name() == runrecord.StepsDir {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), runrecord.TrialSpecFile)); err == nil {
+				return filepath.SkipDir
+			}
+		}
 		if !d.IsDir() && d.Name() == runrecord.TrialSpecFile {
 			out = append(out, filepath.Dir(p))
 		}
@@ -157,10 +163,6 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 			cost = func(_ string, u runrecord.Usage) *big.Rat { return p.Cost(u) }
 		}
 	}
-	ledger, err := runrecord.ReadLedger(l.Usage())
-	if err != nil {
-		return atif.Trajectory{}, err
-	}
 	kind, version, _ := strings.Cut(meta.harness[spec.Config], "@")
 	model := meta.model[spec.Config]
 	root := atif.Trajectory{
@@ -181,46 +183,70 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 	var total runrecord.Usage
 	totalCost := new(big.Rat)
 	costKnown := cost != nil
-	zero := 0
-	for _, inv := range ledger {
-		total = total.Add(inv.Usage)
-		ikind := kind
-		if ikind == "" {
-			ikind = kindFromCommand(filepath.Join(trialDir, inv.Dir))
-		}
-		sub, err := invocationTrajectory(trialDir, inv.Invocation, ikind, version, model)
+	dispatched := 0
+	// A multi-step trial's invocations are its steps', in step order.
+	for _, u := range l.Units() {
+		ledger, err := runrecord.ReadLedger(u.Usage())
 		if err != nil {
 			return atif.Trajectory{}, err
 		}
-		if cost != nil {
-			if usd := cost(spec.Config, inv.Usage); usd != nil {
-				f, _ := usd.Float64()
-				sub.FinalMetrics.TotalCostUSD = &f
-				sub.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(usd)
-				totalCost.Add(totalCost, usd)
-			} else {
-				costKnown = false
-			}
+		step := ""
+		if u.Dir != l.Dir {
+			step, _ = filepath.Rel(trialDir, u.Dir)
 		}
-		final := finalMessage(filepath.Join(trialDir, inv.Dir))
-		root.Steps = append(root.Steps, atif.Step{
-			StepID: len(root.Steps) + 1, Source: "agent", LLMCallCount: &zero,
-			Message: fmt.Sprintf("%s, iteration %d, attempt %d: %s", roleName(inv.Role), inv.Iteration, inv.Attempt, inv.Outcome),
-			Observation: &atif.Observation{Results: []atif.ObservationResult{{
-				Content:               atif.Text(final),
-				SubagentTrajectoryRef: []atif.SubagentRef{{TrajectoryID: sub.TrajectoryID, SessionID: inv.Session}},
-			}}},
-			Extra: invocationExtra(inv.Invocation),
-		})
-		root.SubagentTrajectories = append(root.SubagentTrajectories, sub)
+		for _, inv := range ledger {
+			total = total.Add(inv.Usage)
+			dispatched++
+			ikind := kind
+			if ikind == "" {
+				ikind = kindFromCommand(filepath.Join(u.Dir, inv.Dir))
+			}
+			sub, err := invocationTrajectory(u.Dir, step, inv.Invocation, ikind, version, model)
+			if err != nil {
+				return atif.Trajectory{}, err
+			}
+			if cost != nil {
+				if usd := cost(spec.Config, inv.Usage); usd != nil {
+					f, _ := usd.Float64()
+					sub.FinalMetrics.TotalCostUSD = &f
+					sub.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(usd)
+					totalCost.Add(totalCost, usd)
+				} else {
+					costKnown = false
+				}
+			}
+			root.Steps = append(root.Steps, dispatchStep(len(root.Steps)+1, step, filepath.Join(u.Dir, inv.Dir), inv.Invocation, sub.TrajectoryID))
+			root.SubagentTrajectories = append(root.SubagentTrajectories, sub)
+		}
 	}
 	root.FinalMetrics = atif.UsageFinal(total, len(root.Steps))
-	if costKnown && len(ledger) > 0 {
+	if costKnown && dispatched > 0 {
 		f, _ := totalCost.Float64()
 		root.FinalMetrics.TotalCostUSD = &f
 		root.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(totalCost)
 	}
 	return root, nil
+}
+
+// dispatchStep is the root's step for one invocation: hoh's dispatch (no
+// model call) whose observation is the invocation's final message and a
+// reference to its trajectory; step names a multi-step trial's step.
+func dispatchStep(id int, step, attemptDir string, inv runrecord.Invocation, trajectoryID string) atif.Step {
+	zero := 0
+	msg := fmt.Sprintf("%s, iteration %d, attempt %d: %s", roleName(inv.Role), inv.Iteration, inv.Attempt, inv.Outcome)
+	extra := invocationExtra(inv)
+	if step != "" {
+		msg = step + ": " + msg
+		extra["step"] = step
+	}
+	return atif.Step{
+		StepID: id, Source: "agent", LLMCallCount: &zero, Message: msg,
+		Observation: &atif.Observation{Results: []atif.ObservationResult{{
+			Content:               atif.Text(finalMessage(attemptDir)),
+			SubagentTrajectoryRef: []atif.SubagentRef{{TrajectoryID: trajectoryID, SessionID: inv.Session}},
+		}}},
+		Extra: extra,
+	}
 }
 
 func invocationExtra(inv runrecord.Invocation) map[string]any {
@@ -255,8 +281,11 @@ func orUnknown(s string) string {
 
 // invocationTrajectory is one invocation as an ATIF trajectory: its prompt,
 // then its CLI's steps; its final metrics are the ledger's usage.
-func invocationTrajectory(trialDir string, inv runrecord.Invocation, kind, version, model string) (atif.Trajectory, error) {
-	a := runrecord.AttemptLayout{Dir: filepath.Join(trialDir, inv.Dir)}
+//
+// unitDir is the trial's or its step's directory; step, that directory
+// relative to the trial (multi-step trials), prefixes the trajectory's id.
+func invocationTrajectory(unitDir, step string, inv runrecord.Invocation, kind, version, model string) (atif.Trajectory, error) {
+	a := runrecord.AttemptLayout{Dir: filepath.Join(unitDir, inv.Dir)}
 	prompt, _ := os.ReadFile(a.Prompt())
 	steps := []atif.Step{{Source: "user", Message: string(prompt)}}
 	raw, err := readEvents(a)
@@ -274,7 +303,7 @@ func invocationTrajectory(trialDir string, inv runrecord.Invocation, kind, versi
 		steps[i].StepID = i + 1
 	}
 	t := atif.Trajectory{
-		SchemaVersion: atif.SchemaVersion, SessionID: inv.Session, TrajectoryID: inv.Dir,
+		SchemaVersion: atif.SchemaVersion, SessionID: inv.Session, TrajectoryID: filepath.Join(step, inv.Dir),
 		Agent:        atif.Agent{Name: orUnknown(kind), Version: orUnknown(version), ModelName: model},
 		Steps:        steps,
 		FinalMetrics: atif.UsageFinal(inv.Usage, len(steps)),

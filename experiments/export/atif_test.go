@@ -498,3 +498,65 @@ func TestExportCosts(t *testing.T) {
 		t.Error("an unpriced model got a cost")
 	}
 }
+
+// A multi-step trial is one document: its steps' invocations in step order,
+// each trajectory named by its step, its totals the sum of its steps'
+// ledgers; the steps' own trial directories get no document of their own.
+func TestExportMultiStepTrial(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(run, os.DirFS(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	trial := filepath.Join(run, "codex-scripted", "hoh", "greet", "rep-1")
+	single, err := runrecord.ReadLedger(runrecord.TrialLayout{Dir: trial}.Usage())
+	if err != nil || len(single) == 0 {
+		t.Fatalf("fixture ledger %v %v", single, err)
+	}
+	// Each step is a trial of its own: the fixture's records, twice.
+	for _, step := range []string{"01-build", "02-extend"} {
+		if err := os.CopyFS(filepath.Join(trial, runrecord.StepsDir, step), os.DirFS(filepath.Join(fixture, "codex-scripted", "hoh", "greet", "rep-1"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"iter-01", "iter-02", runrecord.UsageFile} {
+		if err := os.RemoveAll(filepath.Join(trial, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written, err := Tree(run, "", Options{})
+	if err != nil || len(written) != 8 {
+		t.Fatalf("Tree wrote %v, %v: want one document per trial, none per step", written, err)
+	}
+	doc, err := Trial(trial, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(doc)
+	for _, e := range validateATIF(data) {
+		t.Error(e)
+	}
+	var want runrecord.Usage
+	for _, l := range single {
+		want = want.Add(l.Usage).Add(l.Usage)
+	}
+	if got := atif.FinalUsage(doc.FinalMetrics); got != want {
+		t.Errorf("final metrics %+v, the steps' ledgers %+v", got, want)
+	}
+	if len(doc.SubagentTrajectories) != 2*len(single) || len(doc.Steps) != 2*len(single)+1 {
+		t.Fatalf("%d subagents, %d steps for 2x%d invocations", len(doc.SubagentTrajectories), len(doc.Steps), len(single))
+	}
+	ids := map[string]bool{}
+	for i, sub := range doc.SubagentTrajectories {
+		step := filepath.Join(runrecord.StepsDir, "01-build")
+		if i >= len(single) {
+			step = filepath.Join(runrecord.StepsDir, "02-extend")
+		}
+		if want := filepath.Join(step, single[i%len(single)].Dir); sub.TrajectoryID != want || ids[sub.TrajectoryID] {
+			t.Errorf("subagent %d: id %q, want %q (unique)", i, sub.TrajectoryID, want)
+		}
+		ids[sub.TrajectoryID] = true
+		if d := doc.Steps[i+1]; d.Extra["step"] != step || !strings.HasPrefix(d.Message, step+": ") {
+			t.Errorf("dispatch %d does not name its step %s: %q %v", i+1, step, d.Message, d.Extra)
+		}
+	}
+}
