@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"github.com/hoh-research/hoh/adapters/harness/atif"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func stepsRun(t *testing.T, failStart string, h *stepbench.Harness, during func(
 	out := filepath.Join(dir, "run")
 	text := "name: steps\noutput: run\nbenchmark: {kind: builtin}\nconfigs:\n  - label: h\n    harness: codex\n" +
 		"    provider: {name: scripted, api: responses, key_env: HOH_UNIT_KEY, model: m}\n    scripted: {script: script.yaml}\n" +
-		"conditions: [vanilla, hoh@2]\nconcurrency: 1\nretries: {contract: 1, infrastructure: 2, backoff: 1ms}\n"
+		"conditions: [vanilla, hoh@2]\nconcurrency: 1\nretries: {contract: 1, infrastructure: 2, backoff: 1ms}\nexport: [atif]\n"
 	os.WriteFile(filepath.Join(dir, "exp.yaml"), []byte(text), 0o644)
 	e, err := config.Load(filepath.Join(dir, "exp.yaml"))
 	if err != nil {
@@ -208,6 +209,14 @@ func TestMultiStepTrialInStatusShowReportAndView(t *testing.T) {
 		}
 		if m := regexp.MustCompile(`id="tokens-total">([0-9,]+)<`).FindStringSubmatch(string(page)); m == nil || m[1] != commas(want) {
 			t.Errorf("hoh view: %s's trial page total %v, want %d", arm, m, want)
+		}
+		// export: [atif] wrote one document of the trial, none of its steps.
+		var doc atif.Trajectory
+		if err := runrecord.ReadJSON(filepath.Join(dir, atif.FileName), &doc); err != nil || atif.FinalUsage(doc.FinalMetrics).Total != want {
+			t.Errorf("ATIF of %s: %v, totals %+v, want %d tokens; progress:\n%s", arm, err, doc.FinalMetrics, want, progress)
+		}
+		if steps, _ := filepath.Glob(filepath.Join(dir, runrecord.StepsDir, "*", atif.FileName)); len(steps) != 0 {
+			t.Errorf("ATIF documents of single steps: %v", steps)
 		}
 	}
 }

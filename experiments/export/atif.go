@@ -101,7 +101,7 @@ func readRunMeta(runDir string) runMeta {
 // TrialDirs lists the trial directories under root (a run, a project, or
 // one trial), in lexical order.
 func TrialDirs(root string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(root, runrecord.TrialSpecFile)); err == nil {
+	if isTrial(root) {
 		return []string{root}, nil
 	}
 	var out []string
@@ -113,18 +113,39 @@ func TrialDirs(root string) ([]string, error) {
 			return filepath.SkipDir
 		}
 		// A multi-step trial's steps are parts of its document.
-		if d.IsDir() && d.Name() == runrecord.StepsDir {
-			if _, err := os.Stat(filepath.Join(filepath.Dir(p), runrecord.TrialSpecFile)); err == nil {
-				return filepath.SkipDir
-			}
-		}
-		if !d.IsDir() && d.Name() == runrecord.TrialSpecFile {
-			out = append(out, filepath.Dir(p))
+		if d.IsDir() && isTrial(p) {
+			out = append(out, p)
+			return filepath.SkipDir
 		}
 		return nil
 	})
 	sort.Strings(out)
 	return out, err
+}
+
+// isTrial: dir holds a trial's trial.json, or a multi-step trial's
+// steps.json (its steps hold their own trial.json).
+func isTrial(dir string) bool {
+	for _, f := range []string{runrecord.TrialSpecFile, runrecord.StepsFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// trialSpec is a trial's spec: trial.json, or for a multi-step trial its
+// summary's (a multi-step trial still running has none yet).
+func trialSpec(l runrecord.TrialLayout) (runrecord.TrialSpec, error) {
+	spec, err := runrecord.ReadTrialSpec(l.Spec())
+	if err == nil || !errors.Is(err, fs.ErrNotExist) || len(l.Steps()) == 0 {
+		return spec, err
+	}
+	var s runrecord.Summary
+	if err := runrecord.ReadJSON(l.Summary(), &s); err != nil {
+		return spec, fmt.Errorf("multi-step trial %s: no summary yet (%w)", l.Dir, err)
+	}
+	return s.Spec, nil
 }
 
 // runDirOf finds the run directory of a trial: the nearest ancestor with a
@@ -147,7 +168,7 @@ func runDirOf(trialDir string) string {
 // ledger's.
 func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 	l := runrecord.TrialLayout{Dir: trialDir}
-	spec, err := runrecord.ReadTrialSpec(l.Spec())
+	spec, err := trialSpec(l)
 	if err != nil {
 		return atif.Trajectory{}, err
 	}

@@ -518,10 +518,25 @@ func TestExportMultiStepTrial(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"iter-01", "iter-02", runrecord.UsageFile} {
+	// As the runner leaves it: steps.json and summary.json, no trial.json
+	// and no ledger of its own.
+	spec, err := runrecord.ReadTrialSpec(runrecord.TrialLayout{Dir: trial}.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"iter-01", "iter-02", runrecord.UsageFile, runrecord.TrialSpecFile} {
 		if err := os.RemoveAll(filepath.Join(trial, f)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := runrecord.WriteJSON(filepath.Join(trial, runrecord.StepsFile), []runrecord.StepRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Trial(trial, Options{}); err == nil || !strings.Contains(err.Error(), "no summary yet") {
+		t.Errorf("a multi-step trial without its summary: %v", err)
+	}
+	if err := runrecord.WriteJSON(runrecord.TrialLayout{Dir: trial}.Summary(), runrecord.Summary{Spec: spec, Status: runrecord.StatusCompleted}); err != nil {
+		t.Fatal(err)
 	}
 	written, err := Tree(run, "", Options{})
 	if err != nil || len(written) != 8 {

@@ -296,12 +296,8 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 		return status.Outcome{Trial: t, State: runrecord.StateRunning, Reason: v.Interrupted}
 	}
 	if v.Summary != nil && slices.Contains(r.exp.Export, "atif") {
-		// A multi-step trial's trajectories are its steps' (their trial
-		// directories).
-		dirs, _ := export.TrialDirs(dir)
-		for _, d := range dirs {
-			r.exportATIF(d, t.Config, rt.secrets)
-		}
+		// A multi-step trial is one document of its steps' invocations.
+		r.exportATIF(dir, t.Config, rt.secrets)
 	}
 	r.mu.Lock()
 	r.finished[t.Key] = o
