@@ -175,9 +175,10 @@ func StartWith(upstream, logPath string, opts Options) (*Relay, error) {
 
 // wholeRequests reads each request's body before forwarding it. Streamed
 // through, a provider that answers as soon as it has the body races the
-// server: writing the response's header consumes what the upstream write
-// has not yet read to EOF, the write fails, and the transport closes the
-// connection under the response (a stream cut after its first events).
+// server: writing the response's header discards and closes the rest of
+// the body while the upstream write still reads it to its end ("invalid
+// Read on closed Body"), and the transport closes the connection under the
+// answer (a stream cut after its first events).
 func wholeRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
