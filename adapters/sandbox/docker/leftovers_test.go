@@ -26,14 +26,27 @@ func processesNamed(t *testing.T, env *Environment, s string) []string {
 	out, err := env.quickExec(context.Background(), "/bin/sh", "-c",
 		`for d in /proc/[0-9]*; do read -r st < $d/stat 2>/dev/null || continue
 case $st in *") Z "*) continue;; esac
-echo "${d#/proc/} $(tr '\0' ' ' < $d/cmdline 2>/dev/null)"; done`)
+set -- ${st##*) }
+echo "${d#/proc/} $2 $(tr '\0' ' ' < $d/cmdline 2>/dev/null)"; done`)
 	if err != nil {
 		t.Fatalf("scanning /proc: %v", err)
 	}
-	var found []string
+	type proc struct{ pid, ppid, cmd string }
+	var procs []proc
+	cmdOf := map[string]string{}
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, s) {
-			found = append(found, l)
+		f := strings.SplitN(l, " ", 3)
+		if len(f) == 3 {
+			procs = append(procs, proc{f[0], f[1], f[2]})
+			cmdOf[f[0]] = f[2]
+		}
+	}
+	var found []string
+	for _, p := range procs {
+		// A fork that has not exec'd yet (a shell starting sleep) still
+		// shows its parent's command line: it is not another such process.
+		if strings.Contains(p.cmd, s) && cmdOf[p.ppid] != p.cmd {
+			found = append(found, p.pid+" "+p.cmd)
 		}
 	}
 	return found
