@@ -264,8 +264,13 @@ func (r *Relay) Settle(d time.Duration) {
 // Log is the path of the relay's served.jsonl.
 func (r *Relay) Log() string { return r.log }
 
-// Close stops the relay.
-func (r *Relay) Close() error { return r.srv.Close() }
+// Close stops the relay once every response it forwarded is logged (at
+// most a few seconds), so its log is whole when Close returns.
+func (r *Relay) Close() error {
+	err := r.srv.Close()
+	r.Settle(5 * time.Second)
+	return err
+}
 
 func (r *Relay) record(l Line) {
 	r.mu.Lock()
