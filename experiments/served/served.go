@@ -192,7 +192,6 @@ func wholeRequests(next http.Handler) http.Handler {
 		if len(body) == 0 {
 			req.Body = http.NoBody
 		}
-		req.Header.Del("Transfer-Encoding")
 		req.TransferEncoding = nil
 		next.ServeHTTP(w, req)
 	})
