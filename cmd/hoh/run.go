@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -71,6 +72,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if exp.Output, err = filepath.Abs(*output); err != nil {
 			return err
 		}
+	}
+	if note := splitBudget(exp, shard); note != "" && !*check && !*estimateFlag {
+		fmt.Fprintln(stdout, note)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -236,4 +240,31 @@ func printStops(w io.Writer, stopped map[string]string) {
 	for _, l := range labels {
 		fmt.Fprintf(w, "STOPPED %s: %s\n", l, stopped[l])
 	}
+}
+
+// splitBudget gives shard k of N its 1/N share of the experiment's token
+// and dollar budgets (dollars to the cent, rounded down), so shards run at
+// once on a cluster spend no more than the config allows together. A
+// shard's trials are not known to the others, so a share is fixed rather
+// than pooled. It returns the note that says so, "" when nothing changed.
+func splitBudget(exp *config.Experiment, shard plan.Shard) string {
+	if shard.N <= 1 || (exp.Budget.Tokens <= 0 && exp.Budget.USD == "") {
+		return ""
+	}
+	var parts []string
+	if exp.Budget.Tokens > 0 {
+		share := exp.Budget.Tokens / int64(shard.N)
+		parts = append(parts, fmt.Sprintf("%d of %d tokens", share, exp.Budget.Tokens))
+		exp.Budget.Tokens = max(share, 1)
+	}
+	if b := exp.BudgetUSD(); b != nil {
+		cents := new(big.Int).Quo(new(big.Int).Mul(b.Num(), big.NewInt(100)), new(big.Int).Mul(b.Denom(), big.NewInt(int64(shard.N))))
+		if cents.Sign() == 0 {
+			cents.SetInt64(1) // a zero budget would run nothing
+		}
+		share := new(big.Rat).SetFrac(cents, big.NewInt(100))
+		parts = append(parts, fmt.Sprintf("$%s of $%s", runrecord.FormatUSD(share), runrecord.FormatUSD(b)))
+		exp.Budget.USD = runrecord.FormatUSD(share)
+	}
+	return fmt.Sprintf("shard %s: budget %s (the experiment's, split evenly across %d shards)", shard, strings.Join(parts, ", "), shard.N)
 }
