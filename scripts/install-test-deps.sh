@@ -4,7 +4,8 @@
 # images are built from it, nothing is pulled), git, node/npm, chromium (the
 # report viewer's browser tests drive it headless), sqlite3 (tests check the
 # CLIs' databases after redaction), python3 and unshare (GameCraft's verifier), the pinned coding-agent
-# CLIs from npm, and a running dockerd. Needs root for apt-get
+# CLIs from npm, a running dockerd, and Debian's slurm-wlm and munge with a
+# single-node Slurm cluster on localhost (hoh slurm's tests submit to it). Needs root for apt-get
 # and dockerd.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,6 +20,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3) # integrity checks of the CLIs' databases
 command -v python3 >/dev/null 2>&1 || need+=(python3) # GameCraft-Bench's own verifier
 command -v unshare >/dev/null 2>&1 || need+=(util-linux) # its private user+mount namespace
+command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm) # hoh slurm's tests
+command -v munged >/dev/null 2>&1 || need+=(munge)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-test-deps: need root to apt-get install ${need[*]}" >&2
@@ -32,3 +35,4 @@ fi
 
 scripts/install-harnesses.sh
 scripts/start-dockerd.sh
+scripts/start-slurm.sh

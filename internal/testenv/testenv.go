@@ -237,3 +237,20 @@ func HarborTaskTree(t testing.TB, dir, rel string, files map[string]string) stri
 	}
 	return task
 }
+
+// Slurm fails the test unless a Slurm cluster answers here with a node
+// that takes jobs (scripts/start-slurm.sh starts a one-node test cluster;
+// scripts/install-test-deps.sh installs and starts it).
+func Slurm(t testing.TB) {
+	t.Helper()
+	for _, bin := range []string{"sbatch", "squeue", "scancel", "sinfo"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("Slurm is required for this test (scripts/install-test-deps.sh installs slurm-wlm and starts a one-node cluster): %v", err)
+		}
+	}
+	out, err := exec.Command("sinfo", "-h", "-o", "%t").CombinedOutput()
+	state := strings.TrimSpace(string(out))
+	if err != nil || !(strings.HasPrefix(state, "idle") || strings.HasPrefix(state, "mix") || strings.HasPrefix(state, "alloc")) {
+		t.Fatalf("a Slurm node that takes jobs is required for this test (scripts/start-slurm.sh starts one): sinfo: %v %q", err, state)
+	}
+}
