@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/client"
 
 	"github.com/hoh-research/hoh/adapters/harness"
@@ -62,6 +63,9 @@ type Env struct {
 	Getenv           func(name string) string
 	// PingDocker reaches the Docker Engine API.
 	PingDocker func(ctx context.Context) error
+	// DockerEngine names the engine behind the Docker API (EngineName);
+	// nil: not named.
+	DockerEngine func(ctx context.Context) (string, error)
 	// Output runs a tool's version command.
 	Output func(ctx context.Context, bin string, args ...string) (string, error)
 	// Namespaces says whether host role invocations can be confined
@@ -89,6 +93,22 @@ func System() Env {
 			defer c.Close()
 			_, err = c.Ping(ctx)
 			return err
+		},
+		DockerEngine: func(ctx context.Context) (string, error) {
+			c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+			if err != nil {
+				return "", err
+			}
+			defer c.Close()
+			v, err := c.ServerVersion(ctx)
+			if err != nil {
+				return "", err
+			}
+			info, err := c.Info(ctx)
+			if err != nil {
+				return "", err
+			}
+			return EngineName(v, info.SecurityOptions), nil
 		},
 		Output: func(ctx context.Context, bin string, args ...string) (string, error) {
 			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
@@ -304,7 +324,36 @@ func checkDocker(ctx context.Context, env Env) Check {
 	if err := env.PingDocker(ctx); err != nil {
 		return Check{Name: "docker", Required: true, Detail: "Engine API not reachable: " + firstLine(err.Error()), Fix: FixDocker}
 	}
-	return Check{Name: "docker", OK: true, Required: true, Detail: "Engine API answers"}
+	detail := "Engine API answers"
+	if env.DockerEngine != nil {
+		if name, err := env.DockerEngine(ctx); err == nil {
+			detail += ": " + name
+		}
+	}
+	if env.Getenv != nil {
+		if h := env.Getenv("DOCKER_HOST"); h != "" {
+			detail += " at DOCKER_HOST=" + h
+		}
+	}
+	return Check{Name: "docker", OK: true, Required: true, Detail: detail}
+}
+
+// EngineName is the engine behind a Docker API from its /version and
+// /info security options: Podman's Docker-compatible service names itself
+// as a component; "rootless" when the daemon runs without root.
+func EngineName(v types.Version, securityOptions []string) string {
+	name := "Docker Engine " + v.Version
+	for _, c := range v.Components {
+		if strings.Contains(c.Name, "Podman") {
+			name = "Podman " + c.Version
+		}
+	}
+	for _, o := range securityOptions {
+		if strings.Contains(o, "name=rootless") {
+			return name + " (rootless)"
+		}
+	}
+	return name
 }
 
 // checkNamespaces: host trials (built-in, GameCraft-Bench) confine every

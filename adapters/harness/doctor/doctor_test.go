@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docker/docker/api/types"
+
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 )
@@ -258,5 +260,35 @@ func TestDoctorShowsInstalledAgainstPinnedPerPackageVersion(t *testing.T) {
 	}
 	if want := len(catalogue.NPMPins()); n != want {
 		t.Errorf("%d pin lines, want one per catalogue pin (%d)", n, want)
+	}
+}
+
+// hoh doctor names the engine behind the Docker API: Docker Engine, or
+// rootless Podman's Docker-compatible service (which names itself as a
+// component of /version and says rootless in /info).
+func TestEngineNameTellsDockerFromPodman(t *testing.T) {
+	docker := types.Version{Version: "26.1.5", Components: []types.ComponentVersion{{Name: "Engine", Version: "26.1.5"}, {Name: "containerd", Version: "1.7"}}}
+	podman := types.Version{Version: "4.3.1", Components: []types.ComponentVersion{{Name: "Podman Engine", Version: "4.3.1"}, {Name: "Conmon", Version: "2.1"}}}
+	for _, c := range []struct {
+		v    types.Version
+		sec  []string
+		want string
+	}{
+		{docker, []string{"name=seccomp,profile=builtin", "name=cgroupns"}, "Docker Engine 26.1.5"},
+		{docker, []string{"name=seccomp,profile=builtin", "name=rootless"}, "Docker Engine 26.1.5 (rootless)"},
+		{podman, []string{"name=seccomp,profile=/usr/share/containers/seccomp.json", "name=rootless"}, "Podman 4.3.1 (rootless)"},
+		{podman, nil, "Podman 4.3.1"},
+	} {
+		if got := EngineName(c.v, c.sec); got != c.want {
+			t.Errorf("EngineName(%v, %v) = %q, want %q", c.v.Components, c.sec, got, c.want)
+		}
+	}
+	env := Env{Getenv: func(k string) string {
+		return map[string]string{"DOCKER_HOST": "unix:///run/user/1000/podman/podman.sock"}[k]
+	},
+		PingDocker:   func(context.Context) error { return nil },
+		DockerEngine: func(context.Context) (string, error) { return "Podman 4.3.1 (rootless)", nil }}
+	if c := checkDocker(context.Background(), env); !c.OK || c.Detail != "Engine API answers: Podman 4.3.1 (rootless) at DOCKER_HOST=unix:///run/user/1000/podman/podman.sock" {
+		t.Errorf("check: %+v", c)
 	}
 }
