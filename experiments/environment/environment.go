@@ -182,27 +182,10 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	if err != nil {
 		return nil, fmt.Errorf("environment: task %s: %w", task.ID, err)
 	}
-	// The container sees the trial's exchange only (each invocation's
-	// inputs read-only; its CLI state and, while the Developer works, the
-	// workspace read-write), never the trial directory: no role reaches
-	// another iteration's records, withheld evidence, the history
-	// repository, evaluation outputs or hoh's private directory, the
-	// Planner and the QA Tester not even the workspace, and nothing there
-	// is mounted for hoh to trust.
-	tl := runrecord.TrialLayout{Dir: abs}
-	exchange := &sandbox.Exchange{Inputs: tl.AgentViewInputs(), Scratch: tl.AgentViewScratch(),
-		Current: filepath.Join(tl.AgentViewLink(), "current"), Idle: filepath.Join(tl.AgentViewLink(), "idle")}
-	for _, d := range []string{tl.Workspace(), exchange.Inputs, exchange.Scratch, exchange.Idle} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("environment: %w", err)
-		}
+	exchange, own, err := openExchange(abs)
+	if err != nil {
+		return nil, err
 	}
-	if err := sandbox.PointLink(exchange.Current, exchange.Idle); err != nil {
-		return nil, fmt.Errorf("environment: %w", err)
-	}
-	own := []docker.Mount{{Host: exchange.Inputs, Container: exchange.Inputs, ReadOnly: true},
-		{Host: exchange.Scratch, Container: exchange.Scratch},
-		{Host: tl.AgentViewLink(), Container: tl.AgentViewLink(), ReadOnly: true}}
 	// They must not hide the CLI mounts, nor these them.
 	for _, m := range mounts {
 		for _, o := range own {
@@ -212,43 +195,96 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		}
 	}
 	mounts = append(mounts, own...)
-	prov := opts.Provider
-	var relay *docker.RelaySpec
-	var bridge *tlsBridge
-	if prov.BaseURL != "" {
-		u, err := url.Parse(prov.BaseURL)
-		if err != nil {
-			return nil, fmt.Errorf("environment: provider %s: base_url %q: %w", prov.Name, prov.BaseURL, err)
-		}
-		if u.Scheme == "https" {
-			if bridge, err = startTLSBridge(u); err != nil {
-				return nil, fmt.Errorf("environment: provider %s: %w", prov.Name, err)
-			}
-			u = &url.URL{Scheme: "http", Host: bridge.Addr(), Path: u.Path}
-		}
-		target, err := relayTarget(u.String())
-		if err != nil {
-			if bridge != nil {
-				bridge.Close()
-			}
-			return nil, fmt.Errorf("environment: provider %s: %w", prov.Name, err)
-		}
-		if opts.RelayBinary == "" {
-			return nil, errors.New("environment: a container with a model endpoint needs Options.RelayBinary (docker.BuildRelayBinary)")
-		}
-		relay = &docker.RelaySpec{Target: target, Port: opts.RelayPort, Binary: opts.RelayBinary}
+	relay, bridge, err := modelRelay(opts)
+	if err != nil {
+		return nil, err
 	}
+	c, spec, err := startContainer(ctx, bench, task, img, abs, opts, mounts, pathDirs, relay)
+	if err != nil {
+		if bridge != nil {
+			bridge.Close()
+		}
+		return nil, err
+	}
+	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: opts.Provider, TrialDir: abs, Exchange: exchange, Container: c, Notes: c.Notes, bridge: bridge}
+	if err := env.prepare(ctx, bench, task, workdir, spec, mounts, relay != nil); err != nil {
+		env.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return env, nil
+}
+
+// openExchange lays out the trial's exchange and returns the mounts that
+// show it. The container sees the trial's exchange only (each invocation's
+// inputs read-only; its CLI state and, while the Developer works, the
+// workspace read-write), never the trial directory: no role reaches
+// another iteration's records, withheld evidence, the history
+// repository, evaluation outputs or hoh's private directory, the
+// Planner and the QA Tester not even the workspace, and nothing there
+// is mounted for hoh to trust.
+func openExchange(abs string) (*sandbox.Exchange, []docker.Mount, error) {
+	tl := runrecord.TrialLayout{Dir: abs}
+	exchange := &sandbox.Exchange{Inputs: tl.AgentViewInputs(), Scratch: tl.AgentViewScratch(),
+		Current: filepath.Join(tl.AgentViewLink(), "current"), Idle: filepath.Join(tl.AgentViewLink(), "idle")}
+	for _, d := range []string{tl.Workspace(), exchange.Inputs, exchange.Scratch, exchange.Idle} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("environment: %w", err)
+		}
+	}
+	if err := sandbox.PointLink(exchange.Current, exchange.Idle); err != nil {
+		return nil, nil, fmt.Errorf("environment: %w", err)
+	}
+	own := []docker.Mount{{Host: exchange.Inputs, Container: exchange.Inputs, ReadOnly: true},
+		{Host: exchange.Scratch, Container: exchange.Scratch},
+		{Host: tl.AgentViewLink(), Container: tl.AgentViewLink(), ReadOnly: true}}
+	return exchange, own, nil
+}
+
+// modelRelay returns the relay to the provider's endpoint (nil without
+// one) and, for an https endpoint, the host-side bridge it goes through.
+func modelRelay(opts Options) (*docker.RelaySpec, *tlsBridge, error) {
+	prov := opts.Provider
+	if prov.BaseURL == "" {
+		return nil, nil, nil
+	}
+	u, err := url.Parse(prov.BaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("environment: provider %s: base_url %q: %w", prov.Name, prov.BaseURL, err)
+	}
+	var bridge *tlsBridge
+	if u.Scheme == "https" {
+		if bridge, err = startTLSBridge(u); err != nil {
+			return nil, nil, fmt.Errorf("environment: provider %s: %w", prov.Name, err)
+		}
+		u = &url.URL{Scheme: "http", Host: bridge.Addr(), Path: u.Path}
+	}
+	target, err := relayTarget(u.String())
+	if err != nil {
+		if bridge != nil {
+			bridge.Close()
+		}
+		return nil, nil, fmt.Errorf("environment: provider %s: %w", prov.Name, err)
+	}
+	if opts.RelayBinary == "" {
+		return nil, nil, errors.New("environment: a container with a model endpoint needs Options.RelayBinary (docker.BuildRelayBinary)")
+	}
+	return &docker.RelaySpec{Target: target, Port: opts.RelayPort, Binary: opts.RelayBinary}, bridge, nil
+}
+
+// startContainer starts the task's container: its limits, or the
+// benchmark's own spec, with the options' overrides, hoh's mounts and
+// relay, and hoh's CLIs and node after the image's own PATH.
+func startContainer(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, img, abs string, opts Options,
+	mounts []docker.Mount, pathDirs []string, relay *docker.RelaySpec) (*docker.Environment, docker.Spec, error) {
 	l := task.Limits
 	spec := docker.Spec{
 		Image: img, CPUs: l.CPUs, MemoryMB: l.MemoryMB, StorageMB: l.StorageMB, GPUs: l.GPUs,
 		AllowInternet: l.AllowInternet,
 	}
+	var err error
 	if cs, ok := bench.(ContainerSpecer); ok {
 		if spec, err = cs.ContainerSpec(ctx, task); err != nil {
-			if bridge != nil {
-				bridge.Close()
-			}
-			return nil, err
+			return nil, spec, err
 		}
 	}
 	if opts.Image != "" {
@@ -260,10 +296,7 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	// hoh's CLIs and node go after the image's own PATH, never instead.
 	icfg, err := opts.Docker.ImageConfig(ctx, spec.Image)
 	if err != nil {
-		if bridge != nil {
-			bridge.Close()
-		}
-		return nil, err
+		return nil, spec, err
 	}
 	pathVar, ok := docker.EnvValue(icfg.Env, "PATH")
 	if !ok {
@@ -276,39 +309,37 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		spec.Labels = map[string]string{}
 	}
 	spec.Labels["hoh.task"], spec.Labels["hoh.trial"] = task.ID, filepath.Base(abs)
-	var c *docker.Environment
 	if d, ok := bench.(SpecDecorator); ok {
-		err = d.DecorateSpec(ctx, task, &spec)
-	}
-	if err == nil {
-		c, err = opts.Docker.Start(ctx, spec)
-	}
-	if err != nil {
-		if bridge != nil {
-			bridge.Close()
+		if err := d.DecorateSpec(ctx, task, &spec); err != nil {
+			return nil, spec, err
 		}
-		return nil, err
 	}
-	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: prov, TrialDir: abs, Exchange: exchange, Container: c, Notes: c.Notes, bridge: bridge}
+	c, err := opts.Docker.Start(ctx, spec)
+	return c, spec, err
+}
+
+// prepare readies a started container for the roles: the benchmark's
+// tools, the exchange's scratch emptying, the relayed model endpoint, the
+// image's workspace linked to the exchange, and the spec's user.
+func (e *Env) prepare(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, workdir string, spec docker.Spec, mounts []docker.Mount, relayed bool) error {
 	if tg, ok := bench.(ToolGiver); ok {
-		if env.Tools, err = tg.AgentTools(task); err != nil {
-			env.Close(context.WithoutCancel(ctx))
-			return nil, err
+		var err error
+		if e.Tools, err = tg.AgentTools(task); err != nil {
+			return err
 		}
 	}
-	exchange.Empty = env.emptyScratch
-	if relay != nil {
-		u, _ := url.Parse(prov.BaseURL)
-		env.Provider.BaseURL = c.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
+	e.Exchange.Empty = e.emptyScratch
+	if relayed {
+		u, _ := url.Parse(e.Provider.BaseURL)
+		e.Provider.BaseURL = e.Container.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
 	}
-	if err := env.linkWorkdir(ctx, workdir, exchange.Current, mounts); err != nil {
-		env.Close(context.WithoutCancel(ctx))
-		return nil, err
+	if err := e.linkWorkdir(ctx, workdir, e.Exchange.Current, mounts); err != nil {
+		return err
 	}
 	if spec.User != "" {
-		env.Exec = &asUser{env: env, user: spec.User}
+		e.Exec = &asUser{env: e, user: spec.User}
 	}
-	return env, nil
+	return nil
 }
 
 // linkWorkdir replaces the image's workspace directory with a link to the
