@@ -113,111 +113,160 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 	if err := writeDerived(l, c); err != nil {
 		return nil, err
 	}
-	bench := &checks{list: c.Checks}
-	task := benchmark.Task{Benchmark: "project", ID: c.Name, Spec: string(specText)}
-	res := &Result{}
-	replaced := 0 // infrastructure replacements in a row
-	stop := func(reason string, t int) (*Result, error) {
-		res.Reason = reason
-		if err := appendEvent(l, Event{Kind: "stop", Loop: t, Reason: reason}); err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
+	r := &projectRun{project: project, l: l, c: c, o: o, limits: limits, h: h, env: env, secrets: secrets,
+		bench: &checks{list: c.Checks},
+		task:  benchmark.Task{Benchmark: "project", ID: c.Name, Spec: string(specText)},
+		res:   &Result{}}
+	return r.loops(ctx)
+}
+
+// projectRun is one Run's state between its loops.
+type projectRun struct {
+	project      string
+	l            Layout
+	c            *Config
+	o            RunOptions
+	limits       RunLimits
+	h            harness.Harness
+	env, secrets []string
+	bench        *checks
+	task         benchmark.Task
+	res          *Result
+	replaced     int // infrastructure replacements in a row
+}
+
+// loops runs loop after loop until a stop condition holds or one fails.
+func (r *projectRun) loops(ctx context.Context) (*Result, error) {
 	for {
-		st, err := stages(l)
+		st, err := stages(r.l)
 		if err != nil {
 			return nil, err
 		}
 		done := completedLoops(st)
-		res.Loops = done
+		r.res.Loops = done
 		t := done + 1
 		if ctx.Err() != nil {
-			return stop(StopInterrupt, done)
+			return r.stop(StopInterrupt, done)
 		}
 		// A loop already under way is always finished; a new one starts
 		// only within the limits.
 		if find(st, t, "planner") == nil && find(st, t, "developer") == nil {
-			if reason, err := stopBefore(l, limits, st, done); err != nil || reason != "" {
+			if reason, err := stopBefore(r.l, r.limits, st, done); err != nil || reason != "" {
 				if err != nil {
 					return nil, err
 				}
-				return stop(reason, done)
+				return r.stop(reason, done)
 			}
 		}
-		if err := runrecord.WriteJSON(l.TrialFiles().Spec(), trialSpec(c, t)); err != nil {
+		if err := runrecord.WriteJSON(r.l.TrialFiles().Spec(), trialSpec(r.c, t)); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(o.Out, "loop %d of %d: %s\n", t, limits.Loops, progressText(l, limits, st))
-		loop := t
-		tenv := trial.Env{
-			OnRole: func(_ int, role harness.Role, attempt int) {
-				if o.Out == io.Discard {
-					return // nobody watches: no issue table to rebuild per role
-				}
-				again := ""
-				if attempt > 1 {
-					again = fmt.Sprintf(" (attempt %d)", attempt)
-				}
-				fmt.Fprintf(o.Out, "loop %d %s%s: %s\n", loop, role, again, progressText(l, limits, nil))
-			}, Bench: bench, Task: task, Harness: h, Exec: o.Exec,
-			ContractRetries: c.ContractRetries, Timeouts: trial.Timeouts(c.Timeouts),
-			Env: env, Secrets: secrets,
-			Workspace: project, GitDir: l.GitDir(), Exclude: exclude, NoEvaluation: true,
-			Loop: &trial.LoopContext{
-				Budget: func(int) string { return budgetText(l, limits, st, t) },
-				PlannerIssues: func(int) (string, error) {
-					issues, err := ReadIssues(project)
-					if err != nil {
-						return "", err
-					}
-					return PlannerSection(issues, c.plannerIssues(), l.IssuesMD()), nil
-				},
-				QAIssues: func(int) (string, error) {
-					issues, err := ReadIssues(project)
-					if err != nil {
-						return "", err
-					}
-					return QASection(issues, c.plannerIssues()), nil
-				},
-			}}
-		if _, err := trial.Run(ctx, l.Trial(), trialSpec(c, t), tenv); err != nil {
-			if ctx.Err() != nil {
-				return stop(StopInterrupt, done)
+		fmt.Fprintf(r.o.Out, "loop %d of %d: %s\n", t, r.limits.Loops, progressText(r.l, r.limits, st))
+		if _, err := trial.Run(ctx, r.l.Trial(), trialSpec(r.c, t), r.trialEnv(t, st)); err != nil {
+			retry, res, err := r.failed(ctx, t, done, err)
+			if retry {
+				continue
 			}
-			if trial.IsInfra(err) && replaced < c.infraRetries() {
-				wait := c.infraBackoff() << replaced
-				replaced++
-				if err := appendEvent(l, Event{Kind: "replaced", Loop: t, Reason: err.Error()}); err != nil {
-					return nil, err
-				}
-				fmt.Fprintf(o.Out, "loop %d: %v; replacing the attempt in %s\n", t, err, wait)
-				select {
-				case <-time.After(wait):
-					continue
-				case <-ctx.Done():
-					return stop(StopInterrupt, done)
-				}
-			}
-			appendEvent(l, Event{Kind: "error", Loop: t, Reason: err.Error()})
-			return res, fmt.Errorf("loop %d: %w (rerun `hoh project run` to resume at this stage)", t, err)
+			return res, err
 		}
-		replaced = 0
-		if err := endLoop(l, c, t); err != nil {
+		r.replaced = 0
+		if err := r.finish(t); err != nil {
 			return nil, err
-		}
-		st, err = stages(l)
-		if err != nil {
-			return nil, err
-		}
-		if completedLoops(st) >= t {
-			res.Ran++
-			res.Loops = t
-			if o.AfterLoop != nil {
-				o.AfterLoop(t)
-			}
 		}
 	}
+}
+
+// stop records why the run stops before loop t+1.
+func (r *projectRun) stop(reason string, t int) (*Result, error) {
+	r.res.Reason = reason
+	if err := appendEvent(r.l, Event{Kind: "stop", Loop: t, Reason: reason}); err != nil {
+		return nil, err
+	}
+	return r.res, nil
+}
+
+// trialEnv is loop t's trial: the project's checks, its workspace and
+// history, and the loop's budget and issue sections (st: the stages
+// before it).
+func (r *projectRun) trialEnv(t int, st []runrecord.StageRecord) trial.Env {
+	l, c, o, limits := r.l, r.c, r.o, r.limits
+	return trial.Env{
+		OnRole: func(_ int, role harness.Role, attempt int) {
+			if o.Out == io.Discard {
+				return // nobody watches: no issue table to rebuild per role
+			}
+			again := ""
+			if attempt > 1 {
+				again = fmt.Sprintf(" (attempt %d)", attempt)
+			}
+			fmt.Fprintf(o.Out, "loop %d %s%s: %s\n", t, role, again, progressText(l, limits, nil))
+		}, Bench: r.bench, Task: r.task, Harness: r.h, Exec: o.Exec,
+		ContractRetries: c.ContractRetries, Timeouts: trial.Timeouts(c.Timeouts),
+		Env: r.env, Secrets: r.secrets,
+		Workspace: r.project, GitDir: l.GitDir(), Exclude: exclude, NoEvaluation: true,
+		Loop: &trial.LoopContext{
+			Budget: func(int) string { return budgetText(l, limits, st, t) },
+			PlannerIssues: func(int) (string, error) {
+				issues, err := ReadIssues(r.project)
+				if err != nil {
+					return "", err
+				}
+				return PlannerSection(issues, c.plannerIssues(), l.IssuesMD()), nil
+			},
+			QAIssues: func(int) (string, error) {
+				issues, err := ReadIssues(r.project)
+				if err != nil {
+					return "", err
+				}
+				return QASection(issues, c.plannerIssues()), nil
+			},
+		}}
+}
+
+// failed handles loop t's error: an infrastructure failure within the
+// retries is replaced after a backoff (retry), anything else ends the run.
+func (r *projectRun) failed(ctx context.Context, t, done int, err error) (retry bool, res *Result, _ error) {
+	if ctx.Err() != nil {
+		res, err := r.stop(StopInterrupt, done)
+		return false, res, err
+	}
+	if trial.IsInfra(err) && r.replaced < r.c.infraRetries() {
+		wait := r.c.infraBackoff() << r.replaced
+		r.replaced++
+		if err := appendEvent(r.l, Event{Kind: "replaced", Loop: t, Reason: err.Error()}); err != nil {
+			return false, nil, err
+		}
+		fmt.Fprintf(r.o.Out, "loop %d: %v; replacing the attempt in %s\n", t, err, wait)
+		select {
+		case <-time.After(wait):
+			return true, nil, nil
+		case <-ctx.Done():
+			res, err := r.stop(StopInterrupt, done)
+			return false, res, err
+		}
+	}
+	appendEvent(r.l, Event{Kind: "error", Loop: t, Reason: err.Error()})
+	return false, r.res, fmt.Errorf("loop %d: %w (rerun `hoh project run` to resume at this stage)", t, err)
+}
+
+// finish ends loop t (derived files, the loop's record) and counts it once
+// its stages are complete.
+func (r *projectRun) finish(t int) error {
+	if err := endLoop(r.l, r.c, t); err != nil {
+		return err
+	}
+	st, err := stages(r.l)
+	if err != nil {
+		return err
+	}
+	if completedLoops(st) >= t {
+		r.res.Ran++
+		r.res.Loops = t
+		if r.o.AfterLoop != nil {
+			r.o.AfterLoop(t)
+		}
+	}
+	return nil
 }
 
 // progressText is the state a watcher wants between roles: issues open
