@@ -22,6 +22,26 @@ import (
 func (r *run) execute(ctx context.Context) (*Result, error) {
 	trials := r.plan.Select(r.opts.Shard)
 	res := &Result{Plan: r.plan}
+	outcomes, pending := r.resumeOutcomes(trials)
+	r.startProgress(trials, outcomes, len(pending))
+	if err := r.writeOutputs(trials); err != nil {
+		return nil, err
+	}
+	pending = r.schedule(ctx, trials, outcomes, pending)
+	r.sweepStopped(&pending, outcomes, trials)
+	res.Outcomes = outcomes
+	res.Stopped = r.breaker.stops()
+	r.progress.End()
+	werr := r.writeOutputs(trials)
+	if ctx.Err() != nil {
+		return res, errors.Join(context.Cause(ctx), werr) // why the run stopped comes first
+	}
+	return res, werr
+}
+
+// resumeOutcomes takes the outcomes of the trials an earlier run finished
+// and returns the indexes of the others, still to run.
+func (r *run) resumeOutcomes(trials []plan.Trial) ([]status.Outcome, []int) {
 	outcomes := make([]status.Outcome, len(trials))
 	var pending []int
 	for i, t := range trials {
@@ -34,6 +54,12 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		outcomes[i] = status.Outcome{Trial: t, State: runrecord.StateRemaining}
 		pending = append(pending, i)
 	}
+	return outcomes, pending
+}
+
+// startProgress starts the progress display, priced when the experiment
+// has prices, with the trials an earlier run finished already counted.
+func (r *run) startProgress(trials []plan.Trial, outcomes []status.Outcome, pending int) {
 	r.progress = status.NewProgress(r.opts.Out, r.opts.Terminal, trials, r.exp.Concurrency, r.exp.Scripted())
 	if len(r.exp.Prices) > 0 {
 		r.progress.SetPrice(func(config string, u runrecord.Usage) *big.Rat {
@@ -51,109 +77,104 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}
 	}
 	if earlier > 0 {
-		r.progress.Logf("%d of %d trial(s) finished in an earlier run; %d to run", earlier, len(trials), len(pending))
+		r.progress.Logf("%d of %d trial(s) finished in an earlier run; %d to run", earlier, len(trials), pending)
 	}
-	if err := r.writeOutputs(trials); err != nil {
-		return nil, err
-	}
+}
 
-	var (
-		mu         sync.Mutex
-		cond       = sync.NewCond(&mu)
-		running    int
-		perConfig  = map[string]int{}
-		runningSet = map[string]plan.Trial{}
-		wg         sync.WaitGroup
-	)
-	stop := context.AfterFunc(ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
+// slots are the trials running now, overall and per configuration.
+type slots struct {
+	mu         sync.Mutex
+	cond       *sync.Cond
+	running    int
+	perConfig  map[string]int
+	runningSet map[string]plan.Trial
+	wg         sync.WaitGroup
+}
+
+// schedule runs the pending trials, at most the experiment's concurrency
+// at once and each configuration within its own limit, until all have
+// started, the budget is spent or ctx is done, and waits for those it
+// started; it returns the pending trials it never started.
+func (r *run) schedule(ctx context.Context, trials []plan.Trial, outcomes []status.Outcome, pending []int) []int {
+	s := &slots{perConfig: map[string]int{}, runningSet: map[string]plan.Trial{}}
+	s.cond = sync.NewCond(&s.mu)
+	stop := context.AfterFunc(ctx, func() { s.mu.Lock(); s.cond.Broadcast(); s.mu.Unlock() })
 	defer stop()
-	limit := max(r.exp.Concurrency, 1)
 	for len(pending) > 0 {
-		mu.Lock()
-		pick := -1
-		for ctx.Err() == nil {
-			if running < limit {
-				for j, i := range pending {
-					rt := r.configs[trials[i].Config]
-					if rt.limit <= 0 || perConfig[trials[i].Config] < rt.limit {
-						pick = j
-						break
-					}
-				}
-				if pick >= 0 {
-					break
-				}
-			}
-			cond.Wait()
-		}
+		s.mu.Lock()
+		pick := r.waitSlot(ctx, s, trials, pending)
 		if ctx.Err() != nil {
-			mu.Unlock()
+			s.mu.Unlock()
 			break
 		}
 		if r.sweepStopped(&pending, outcomes, trials) {
-			mu.Unlock()
+			s.mu.Unlock()
 			continue
 		}
-		if b := r.exp.Budget.Tokens; b > 0 {
-			if spent := r.spent(runningSet); spent >= b {
-				r.mu.Lock()
-				for _, i := range pending {
-					outcomes[i].State = runrecord.StateBudget
-					outcomes[i].Reason = fmt.Sprintf("token budget %d reached (%d spent)", b, spent)
-					r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
-					r.progress.Finished(outcomes[i])
-				}
-				r.mu.Unlock()
-				pending = nil
-				mu.Unlock()
-				break
-			}
-		}
-		if b := r.exp.BudgetUSD(); b != nil {
-			if spent := r.spentUSD(runningSet); spent.Cmp(b) >= 0 {
-				r.mu.Lock()
-				for _, i := range pending {
-					outcomes[i].State = runrecord.StateBudget
-					outcomes[i].Reason = fmt.Sprintf("dollar budget $%s reached ($%s spent)", runrecord.FormatUSD(b), runrecord.FormatUSD(spent))
-					r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
-					r.progress.Finished(outcomes[i])
-				}
-				r.mu.Unlock()
-				pending = nil
-				mu.Unlock()
-				break
-			}
+		if r.budgetStop(pending, outcomes, trials, s.runningSet) {
+			pending = nil
+			s.mu.Unlock()
+			break
 		}
 		i := pending[pick]
 		pending = append(pending[:pick], pending[pick+1:]...)
 		t := trials[i]
-		running++
-		perConfig[t.Config]++
-		runningSet[t.Key] = t
-		mu.Unlock()
-		wg.Add(1)
+		s.running++
+		s.perConfig[t.Config]++
+		s.runningSet[t.Key] = t
+		s.mu.Unlock()
+		s.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer s.wg.Done()
 			o := r.runTrial(ctx, t)
-			mu.Lock()
+			s.mu.Lock()
 			outcomes[i] = o
-			running--
-			perConfig[t.Config]--
-			delete(runningSet, t.Key)
-			cond.Broadcast()
-			mu.Unlock()
+			s.running--
+			s.perConfig[t.Config]--
+			delete(s.runningSet, t.Key)
+			s.cond.Broadcast()
+			s.mu.Unlock()
 		}()
 	}
-	wg.Wait()
-	r.sweepStopped(&pending, outcomes, trials)
-	res.Outcomes = outcomes
-	res.Stopped = r.breaker.stops()
-	r.progress.End()
-	werr := r.writeOutputs(trials)
-	if ctx.Err() != nil {
-		return res, errors.Join(context.Cause(ctx), werr) // why the run stopped comes first
+	s.wg.Wait()
+	return pending
+}
+
+// waitSlot waits (s.mu held) until a pending trial may start and returns
+// its position in pending, or -1 once ctx is done.
+func (r *run) waitSlot(ctx context.Context, s *slots, trials []plan.Trial, pending []int) int {
+	limit := max(r.exp.Concurrency, 1)
+	for ctx.Err() == nil {
+		if s.running < limit {
+			for j, i := range pending {
+				rt := r.configs[trials[i].Config]
+				if rt.limit <= 0 || s.perConfig[trials[i].Config] < rt.limit {
+					return j
+				}
+			}
+		}
+		s.cond.Wait()
 	}
-	return res, werr
+	return -1
+}
+
+// budgetStop marks every pending trial stopped by the budget once the
+// tokens or dollars spent (running trials included) reach it, and reports
+// whether it did.
+func (r *run) budgetStop(pending []int, outcomes []status.Outcome, trials []plan.Trial, runningSet map[string]plan.Trial) bool {
+	reason := r.budgetReached(runningSet)
+	if reason == "" {
+		return false
+	}
+	r.mu.Lock()
+	for _, i := range pending {
+		outcomes[i].State = runrecord.StateBudget
+		outcomes[i].Reason = reason
+		r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
+		r.progress.Finished(outcomes[i])
+	}
+	r.mu.Unlock()
+	return true
 }
 
 // sweepStopped takes the pending trials of stopped configurations off the
@@ -323,4 +344,20 @@ func (r *run) exportATIF(dir, config string, secrets []string) {
 	if err != nil {
 		r.progress.Logf("warning: ATIF export of %s: %v", dir, err)
 	}
+}
+
+// budgetReached says which budget the spending (running trials included)
+// has reached, the token budget first; "" while within both.
+func (r *run) budgetReached(runningSet map[string]plan.Trial) string {
+	if b := r.exp.Budget.Tokens; b > 0 {
+		if spent := r.spent(runningSet); spent >= b {
+			return fmt.Sprintf("token budget %d reached (%d spent)", b, spent)
+		}
+	}
+	if b := r.exp.BudgetUSD(); b != nil {
+		if spent := r.spentUSD(runningSet); spent.Cmp(b) >= 0 {
+			return fmt.Sprintf("dollar budget $%s reached ($%s spent)", runrecord.FormatUSD(b), runrecord.FormatUSD(spent))
+		}
+	}
+	return ""
 }
