@@ -120,13 +120,7 @@ func Rollback(project string, n int) error {
 	if n > 0 {
 		target = find(st, n, "qa").Commit
 	}
-	k := 1
-	for {
-		if _, err := os.Stat(filepath.Join(l.Rollbacks(), strconv.Itoa(k))); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		k++
-	}
+	k := nextRollback(l)
 	arch := filepath.Join(l.Rollbacks(), strconv.Itoa(k))
 	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	if err := os.MkdirAll(arch, 0o755); err != nil {
@@ -134,13 +128,45 @@ func Rollback(project string, n int) error {
 	}
 	// Archive first: the old stages.jsonl and usage.jsonl whole, the derived
 	// files, then move the loop directories after n.
-	for _, p := range []string{tl.Stages(), tl.Usage(), l.IssuesJSONL(), l.IssuesCSV(), l.IssuesMD(), l.Dynamics()} {
-		if data, err := os.ReadFile(p); err == nil {
-			if err := runrecord.WriteFile(filepath.Join(arch, filepath.Base(p)), data); err != nil {
-				return err
-			}
-		}
+	if err := archiveFiles(arch, tl.Stages(), tl.Usage(), l.IssuesJSONL(), l.IssuesCSV(), l.IssuesMD(), l.Dynamics()); err != nil {
+		return err
 	}
+	if err := archiveTags(repo, k, n); err != nil {
+		return err
+	}
+	if err := keepStages(tl, st, n); err != nil {
+		return err
+	}
+	if err := archiveLoops(tl, arch, n, done); err != nil {
+		return err
+	}
+	if err := repo.Restore(target); err != nil {
+		return err
+	}
+	if _, err := repo.Commit(fmt.Sprintf("hoh rollback %d: restore the artifact to the end of loop %d", k, n)); err != nil {
+		return err
+	}
+	if err := appendEvent(l, Event{Kind: "rollback", Loop: n, Reason: fmt.Sprintf("rolled back from loop %d to loop %d; records in %s", done, n, arch)}); err != nil {
+		return err
+	}
+	return writeDerived(l, c)
+}
+
+// nextRollback is the number of the project's next rollback: the first
+// without an archive directory.
+func nextRollback(l Layout) int {
+	k := 1
+	for {
+		if _, err := os.Stat(filepath.Join(l.Rollbacks(), strconv.Itoa(k))); errors.Is(err, os.ErrNotExist) {
+			return k
+		}
+		k++
+	}
+}
+
+// archiveTags tags the pre-rollback head rollback-K/head and moves the
+// checkpoint and loop tags of loops after n under rollback-K/.
+func archiveTags(repo *history.Repo, k, n int) error {
 	if head := repo.Head(); head != "" {
 		if err := repo.Tag(fmt.Sprintf("rollback-%d/head", k), head); err != nil {
 			return err
@@ -161,6 +187,12 @@ func Rollback(project string, n int) error {
 			}
 		}
 	}
+	return nil
+}
+
+// keepStages rewrites stages.jsonl and the usage ledger with the stages of
+// loops up to n only.
+func keepStages(tl runrecord.TrialLayout, st []runrecord.StageRecord, n int) error {
 	var kept []runrecord.StageRecord
 	var ledger bytes.Buffer
 	for _, s := range st {
@@ -182,9 +214,24 @@ func Rollback(project string, n int) error {
 	if err := runrecord.WriteFile(tl.Stages(), buf.Bytes()); err != nil {
 		return err
 	}
-	if err := runrecord.WriteFile(tl.Usage(), ledger.Bytes()); err != nil {
-		return err
+	return runrecord.WriteFile(tl.Usage(), ledger.Bytes())
+}
+
+// archiveFiles copies each of paths that exists into arch.
+func archiveFiles(arch string, paths ...string) error {
+	for _, p := range paths {
+		if data, err := os.ReadFile(p); err == nil {
+			if err := runrecord.WriteFile(filepath.Join(arch, filepath.Base(p)), data); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// archiveLoops moves the directories of loops n+1..done+1 (the last one
+// possibly unfinished) into arch.
+func archiveLoops(tl runrecord.TrialLayout, arch string, n, done int) error {
 	for t := n + 1; t <= done+1; t++ {
 		dir := filepath.Dir(tl.Stage(t, "qa"))
 		if _, err := os.Stat(dir); err == nil {
@@ -193,16 +240,7 @@ func Rollback(project string, n int) error {
 			}
 		}
 	}
-	if err := repo.Restore(target); err != nil {
-		return err
-	}
-	if _, err := repo.Commit(fmt.Sprintf("hoh rollback %d: restore the artifact to the end of loop %d", k, n)); err != nil {
-		return err
-	}
-	if err := appendEvent(l, Event{Kind: "rollback", Loop: n, Reason: fmt.Sprintf("rolled back from loop %d to loop %d; records in %s", done, n, arch)}); err != nil {
-		return err
-	}
-	return writeDerived(l, c)
+	return nil
 }
 
 // Report writes a Markdown summary per day and for the whole project into
@@ -228,51 +266,13 @@ func Report(project string) (string, error) {
 		}
 		return clip(p.Objective, 200)
 	}
-	type day struct {
-		date  string
-		loops []LoopDynamics
-	}
-	var days []day
-	for _, d := range dyn {
-		date := d.Finished.UTC().Format("2006-01-02")
-		if len(days) == 0 || days[len(days)-1].date != date {
-			days = append(days, day{date: date})
-		}
-		days[len(days)-1].loops = append(days[len(days)-1].loops, d)
-	}
-	events := func(from, to int) (opened, reopened, closed []string) {
-		for _, is := range issues {
-			for _, h := range is.History {
-				if h.Loop < from || h.Loop > to {
-					continue
-				}
-				label := fmt.Sprintf("%s (loop %d): %s", is.ID, h.Loop, clip(is.Claim, 120))
-				switch {
-				case h.From == "":
-					opened = append(opened, label)
-				case h.To == Reopened:
-					reopened = append(reopened, label)
-				case h.To == Closed:
-					closed = append(closed, label)
-				}
-			}
-		}
-		return
-	}
+	days := reportDays(dyn)
 	var b strings.Builder
-	total := func(ds []LoopDynamics) (n, cl, re int, tok int64, files, add, del int) {
-		for _, d := range ds {
-			n, cl, re = n+d.New, cl+d.Closed, re+d.Reopened
-			tok += d.PlannerTokens + d.DeveloperTokens + d.QATokens
-			files, add, del = files+d.FilesChanged, add+d.LinesAdded, del+d.LinesDeleted
-		}
-		return
-	}
 	fmt.Fprintf(&b, "# Project %s\n\nReport written %s from the project's records (%s).\n\n", c.Name, time.Now().UTC().Format(time.RFC3339), l.State())
 	if c.Harness.IsScripted() {
 		b.WriteString("NOTE: the model is the scripted test double: this report is a plumbing check, not a result.\n\n")
 	}
-	n, cl, re, tok, files, add, del := total(dyn)
+	n, cl, re, tok, files, add, del := loopTotals(dyn)
 	unresolved := 0
 	if len(dyn) > 0 {
 		unresolved = dyn[len(dyn)-1].Unresolved
@@ -280,34 +280,93 @@ func Report(project string) (string, error) {
 	fmt.Fprintf(&b, "## Whole project\n\n%s over %s; %s recorded, %s, %s, %d unresolved now; %d tokens; %s (+%d/-%d lines).\n",
 		count(len(dyn), "loop"), count(len(days), "day"), count(n, "issue"), count(cl, "closing"), count(re, "reopening"), unresolved, tok, count(files, "file change"), add, del)
 	for _, d := range days {
-		first, last := d.loops[0].Loop, d.loops[len(d.loops)-1].Loop
-		n, cl, re, tok, files, add, del := total(d.loops)
-		span := fmt.Sprintf("loops %d-%d", first, last)
-		if first == last {
-			span = fmt.Sprintf("loop %d", first)
-		}
-		fmt.Fprintf(&b, "\n## %s: %s\n\n%d new, %d closed, %d reopened, %d unresolved at the end of the day; %d tokens; %s (+%d/-%d lines).\n",
-			d.date, span, n, cl, re, d.loops[len(d.loops)-1].Unresolved, tok, count(files, "file change"), add, del)
-		b.WriteString("\n### Added (the loops' objectives)\n")
-		for _, ld := range d.loops {
-			fmt.Fprintf(&b, "- loop %d (QA %s, build %s): %s\n", ld.Loop, ld.QAStatus, ld.BuildStatus, objective(ld.Loop))
-		}
-		opened, reopened, closed := events(first, last)
-		for _, sec := range []struct {
-			title string
-			items []string
-		}{{"Broke (reopened after an earlier verification)", reopened}, {"Found (new issues)", opened}, {"Repaired (verified by QA)", closed}} {
-			fmt.Fprintf(&b, "\n### %s\n", sec.title)
-			if len(sec.items) == 0 {
-				b.WriteString("- none\n")
-			}
-			for _, it := range sec.items {
-				fmt.Fprintf(&b, "- %s\n", it)
-			}
-		}
+		writeReportDay(&b, d, issues, objective)
 	}
 	p := l.Report()
 	return p, runrecord.WriteFile(p, []byte(b.String()))
+}
+
+// reportDay is one day's section of the report: the loops finished that
+// day (UTC).
+type reportDay struct {
+	date  string
+	loops []LoopDynamics
+}
+
+// reportDays groups the loops by the day they finished.
+func reportDays(dyn []LoopDynamics) []reportDay {
+	var days []reportDay
+	for _, d := range dyn {
+		date := d.Finished.UTC().Format("2006-01-02")
+		if len(days) == 0 || days[len(days)-1].date != date {
+			days = append(days, reportDay{date: date})
+		}
+		days[len(days)-1].loops = append(days[len(days)-1].loops, d)
+	}
+	return days
+}
+
+// loopTotals sums the loops' issues (new, closed, reopened), tokens and
+// file changes (files, lines added, lines deleted).
+func loopTotals(ds []LoopDynamics) (n, cl, re int, tok int64, files, add, del int) {
+	for _, d := range ds {
+		n, cl, re = n+d.New, cl+d.Closed, re+d.Reopened
+		tok += d.PlannerTokens + d.DeveloperTokens + d.QATokens
+		files, add, del = files+d.FilesChanged, add+d.LinesAdded, del+d.LinesDeleted
+	}
+	return
+}
+
+// issueEvents lists the issues opened, reopened and closed in loops
+// from..to.
+func issueEvents(issues []Issue, from, to int) (opened, reopened, closed []string) {
+	for _, is := range issues {
+		for _, h := range is.History {
+			if h.Loop < from || h.Loop > to {
+				continue
+			}
+			label := fmt.Sprintf("%s (loop %d): %s", is.ID, h.Loop, clip(is.Claim, 120))
+			switch {
+			case h.From == "":
+				opened = append(opened, label)
+			case h.To == Reopened:
+				reopened = append(reopened, label)
+			case h.To == Closed:
+				closed = append(closed, label)
+			}
+		}
+	}
+	return
+}
+
+// writeReportDay writes a day's section: its totals, what was added (the
+// loops' objectives), what broke, was found and was repaired.
+func writeReportDay(b *strings.Builder, d reportDay, issues []Issue, objective func(int) string) {
+	first, last := d.loops[0].Loop, d.loops[len(d.loops)-1].Loop
+	n, cl, re, tok, files, add, del := loopTotals(d.loops)
+	span := fmt.Sprintf("loops %d-%d", first, last)
+	if first == last {
+		span = fmt.Sprintf("loop %d", first)
+	}
+	fmt.Fprintf(b, "\n## %s: %s\n\n%d new, %d closed, %d reopened, %d unresolved at the end of the day; %d tokens; %s (+%d/-%d lines).\n",
+		d.date, span, n, cl, re, d.loops[len(d.loops)-1].Unresolved, tok, count(files, "file change"), add, del)
+	b.WriteString("\n### Added (the loops' objectives)\n")
+	for _, ld := range d.loops {
+		fmt.Fprintf(b, "- loop %d (QA %s, build %s): %s\n", ld.Loop, ld.QAStatus, ld.BuildStatus, objective(ld.Loop))
+	}
+	opened, reopened, closed := issueEvents(issues, first, last)
+	for _, sec := range []struct {
+		title string
+		items []string
+	}{{"Broke (reopened after an earlier verification)", reopened}, {"Found (new issues)", opened}, {"Repaired (verified by QA)", closed}} {
+		fmt.Fprintf(b, "\n### %s\n", sec.title)
+		if len(sec.items) == 0 {
+			b.WriteString("- none\n")
+		}
+		for _, it := range sec.items {
+			fmt.Fprintf(b, "- %s\n", it)
+		}
+	}
 }
 
 // PushGitHub mirrors the issue table to a GitHub repository's issues with
