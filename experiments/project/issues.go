@@ -88,101 +88,125 @@ func NormaliseClaim(s string) string {
 //
 // It returns the issues in id order and the per-loop counts of loops 1..n.
 func BuildIssues(bundles []Bundle) ([]Issue, []LoopIssues) {
-	var issues []*Issue
-	byID := map[string]*Issue{}
-	byKey := map[string]*Issue{}
-	verifiedByID := map[string][]int{}
-	verifiedByKey := map[string][]int{}
+	tb := &issueTable{byID: map[string]*Issue{}, byKey: map[string]*Issue{},
+		verifiedByID: map[string][]int{}, verifiedByKey: map[string][]int{}}
 	var counts []LoopIssues
-	match := func(c roles.Claim) *Issue {
-		if is, ok := byID[c.ClaimID]; ok {
-			return is
-		}
-		return byKey[NormaliseClaim(c.Claim)]
-	}
-	associate := func(is *Issue, c roles.Claim) {
-		byID[c.ClaimID] = is
-		if k := NormaliseClaim(c.Claim); byKey[k] == nil {
-			byKey[k] = is
-		}
-		for _, id := range is.ClaimIDs {
-			if id == c.ClaimID {
-				return
-			}
-		}
-		is.ClaimIDs = append(is.ClaimIDs, c.ClaimID)
-	}
 	for _, b := range bundles {
 		lc := LoopIssues{Loop: b.Loop}
 		if ev := b.Evidence; ev != nil {
-			gapped := map[*Issue]bool{}
-			for _, c := range ev.Gaps {
-				is := match(c)
-				switch {
-				case is == nil:
-					key := NormaliseClaim(c.Claim)
-					is = &Issue{ID: fmt.Sprintf("I-%03d", len(issues)+1), State: Open, Claim: c.Claim, Key: key, Opened: b.Loop}
-					is.PreviouslyVerified = mergeLoops(verifiedByID[c.ClaimID], verifiedByKey[key])
-					is.History = append(is.History, Transition{Loop: b.Loop, To: Open, ClaimID: c.ClaimID, Evidence: b.Path})
-					issues = append(issues, is)
-					lc.New++
-				case is.State == Closed:
-					is.History = append(is.History, Transition{Loop: b.Loop, From: Closed, To: Reopened, ClaimID: c.ClaimID, Evidence: b.Path})
-					is.State = Reopened
-					is.ReopenedLoops = append(is.ReopenedLoops, b.Loop)
-					lc.Reopened++
-				}
-				associate(is, c)
-				if !gapped[is] {
-					is.GapLoops = append(is.GapLoops, b.Loop)
-				}
-				gapped[is] = true
-				if c.RecommendedUpdate != "" {
-					is.Recommended = c.RecommendedUpdate
-				}
-				if c.PlayerImpact != "" {
-					is.PlayerImpact = c.PlayerImpact
-				}
-			}
-			verified := map[*Issue]bool{}
-			for _, c := range ev.Verified {
-				is := match(c)
-				if is == nil {
-					verifiedByID[c.ClaimID] = appendLoop(verifiedByID[c.ClaimID], b.Loop)
-					k := NormaliseClaim(c.Claim)
-					verifiedByKey[k] = appendLoop(verifiedByKey[k], b.Loop)
-					continue
-				}
-				if gapped[is] {
-					continue
-				}
-				associate(is, c)
-				if verified[is] {
-					continue
-				}
-				verified[is] = true
-				is.VerifiedLoops = append(is.VerifiedLoops, b.Loop)
-				if is.State != Closed {
-					is.History = append(is.History, Transition{Loop: b.Loop, From: is.State, To: Closed, ClaimID: c.ClaimID, Evidence: b.Path})
-					is.State = Closed
-					is.ClosedLoops = append(is.ClosedLoops, b.Loop)
-					lc.Closed++
-				}
-			}
+			gapped := tb.applyGaps(b, ev.Gaps, &lc)
+			tb.applyVerified(b, ev.Verified, gapped, &lc)
 		}
-		for _, is := range issues {
+		for _, is := range tb.issues {
 			if is.Unresolved() {
 				lc.Unresolved++
 			}
 		}
-		lc.Total = len(issues)
+		lc.Total = len(tb.issues)
 		counts = append(counts, lc)
 	}
-	out := make([]Issue, len(issues))
-	for i, is := range issues {
+	out := make([]Issue, len(tb.issues))
+	for i, is := range tb.issues {
 		out[i] = *is
 	}
 	return out, counts
+}
+
+// issueTable is BuildIssues' state: the issues so far, indexed by claim id
+// and normalised claim, and the loops in which claims that were never an
+// issue were verified.
+type issueTable struct {
+	issues                      []*Issue
+	byID, byKey                 map[string]*Issue
+	verifiedByID, verifiedByKey map[string][]int
+}
+
+// match is the issue a claim belongs to, by claim id first, then by its
+// normalised text (nil: none).
+func (tb *issueTable) match(c roles.Claim) *Issue {
+	if is, ok := tb.byID[c.ClaimID]; ok {
+		return is
+	}
+	return tb.byKey[NormaliseClaim(c.Claim)]
+}
+
+// associate adds the claim's id (and text, unless taken) to the issue.
+func (tb *issueTable) associate(is *Issue, c roles.Claim) {
+	tb.byID[c.ClaimID] = is
+	if k := NormaliseClaim(c.Claim); tb.byKey[k] == nil {
+		tb.byKey[k] = is
+	}
+	for _, id := range is.ClaimIDs {
+		if id == c.ClaimID {
+			return
+		}
+	}
+	is.ClaimIDs = append(is.ClaimIDs, c.ClaimID)
+}
+
+// applyGaps opens or reopens the issues of a bundle's gaps and returns the
+// issues that received a gap in its loop.
+func (tb *issueTable) applyGaps(b Bundle, gaps []roles.Claim, lc *LoopIssues) map[*Issue]bool {
+	gapped := map[*Issue]bool{}
+	for _, c := range gaps {
+		is := tb.match(c)
+		switch {
+		case is == nil:
+			key := NormaliseClaim(c.Claim)
+			is = &Issue{ID: fmt.Sprintf("I-%03d", len(tb.issues)+1), State: Open, Claim: c.Claim, Key: key, Opened: b.Loop}
+			is.PreviouslyVerified = mergeLoops(tb.verifiedByID[c.ClaimID], tb.verifiedByKey[key])
+			is.History = append(is.History, Transition{Loop: b.Loop, To: Open, ClaimID: c.ClaimID, Evidence: b.Path})
+			tb.issues = append(tb.issues, is)
+			lc.New++
+		case is.State == Closed:
+			is.History = append(is.History, Transition{Loop: b.Loop, From: Closed, To: Reopened, ClaimID: c.ClaimID, Evidence: b.Path})
+			is.State = Reopened
+			is.ReopenedLoops = append(is.ReopenedLoops, b.Loop)
+			lc.Reopened++
+		}
+		tb.associate(is, c)
+		if !gapped[is] {
+			is.GapLoops = append(is.GapLoops, b.Loop)
+		}
+		gapped[is] = true
+		if c.RecommendedUpdate != "" {
+			is.Recommended = c.RecommendedUpdate
+		}
+		if c.PlayerImpact != "" {
+			is.PlayerImpact = c.PlayerImpact
+		}
+	}
+	return gapped
+}
+
+// applyVerified closes the issues a bundle verified, except those gapped
+// in the same loop, and remembers verified claims that are no issue.
+func (tb *issueTable) applyVerified(b Bundle, verifiedClaims []roles.Claim, gapped map[*Issue]bool, lc *LoopIssues) {
+	verified := map[*Issue]bool{}
+	for _, c := range verifiedClaims {
+		is := tb.match(c)
+		if is == nil {
+			tb.verifiedByID[c.ClaimID] = appendLoop(tb.verifiedByID[c.ClaimID], b.Loop)
+			k := NormaliseClaim(c.Claim)
+			tb.verifiedByKey[k] = appendLoop(tb.verifiedByKey[k], b.Loop)
+			continue
+		}
+		if gapped[is] {
+			continue
+		}
+		tb.associate(is, c)
+		if verified[is] {
+			continue
+		}
+		verified[is] = true
+		is.VerifiedLoops = append(is.VerifiedLoops, b.Loop)
+		if is.State != Closed {
+			is.History = append(is.History, Transition{Loop: b.Loop, From: is.State, To: Closed, ClaimID: c.ClaimID, Evidence: b.Path})
+			is.State = Closed
+			is.ClosedLoops = append(is.ClosedLoops, b.Loop)
+			lc.Closed++
+		}
+	}
 }
 
 func appendLoop(loops []int, t int) []int {
