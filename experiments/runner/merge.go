@@ -30,58 +30,14 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 	if _, err := os.Stat(out); err == nil {
 		return nil, fmt.Errorf("merge: %s exists; give a new output directory", out)
 	}
-	var base plan.Lock
-	var trials []plan.Trial
-	for i, d := range dirs {
-		l, err := plan.ReadLock(d)
-		if err != nil {
-			return nil, fmt.Errorf("merge: %s: %w", d, err)
-		}
-		ts, err := status.ReadPlan(d)
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		if i == 0 {
-			base, trials = l, ts
-			continue
-		}
-		shardless := l
-		shardless.Shard = base.Shard
-		if diff := plan.Diff(base, shardless); len(diff) > 0 {
-			return nil, fmt.Errorf("merge: %s was run with a different configuration than %s:\n  %v", d, dirs[0], diff)
-		}
+	base, trials, err := sameLock(dirs)
+	if err != nil {
+		return nil, err
 	}
 	rep := &MergeReport{}
-	finished := map[string]status.Outcome{}
-	owner := map[string]string{}
-	var shards []string
-	var replacements []runrecord.Replacement
-	for _, d := range dirs {
-		l, _ := plan.ReadLock(d)
-		shards = append(shards, l.Shard)
-		in, err := status.Inspect(d)
-		if err != nil {
-			return nil, err
-		}
-		for _, st := range in.Trials {
-			if st.State != runrecord.StateDone && (st.State != runrecord.StateFailed || st.Status == "") {
-				continue
-			}
-			if prev, dup := owner[st.Trial.Key]; dup {
-				rep.Duplicates = append(rep.Duplicates, fmt.Sprintf("%s (in %s and %s)", st.Trial.Dir, prev, d))
-				continue
-			}
-			owner[st.Trial.Key] = d
-			if err := history.CopyTree(filepath.Join(d, st.Trial.Dir), filepath.Join(out, st.Trial.Dir)); err != nil {
-				return nil, err
-			}
-			finished[st.Trial.Key] = status.Outcome{Trial: st.Trial, State: st.State, Status: st.Status, Reason: st.Reason, Usage: st.Usage}
-		}
-		rs, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: d}.Replacements())
-		if err != nil {
-			return nil, err
-		}
-		replacements = append(replacements, rs...)
+	finished, shards, replacements, err := copyFinished(dirs, out, rep)
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range trials {
 		if _, ok := finished[t.Key]; !ok {
@@ -99,6 +55,81 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 	if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Plan(), trials); err != nil {
 		return nil, err
 	}
+	if err := mergeReplacements(out, replacements, finished); err != nil {
+		return nil, err
+	}
+	return rep, writeRecords(out, trials, finished, merged.Notice)
+}
+
+// sameLock checks that every shard ran the first one's configuration (its
+// shard aside) and returns that lock and plan.
+func sameLock(dirs []string) (plan.Lock, []plan.Trial, error) {
+	var base plan.Lock
+	var trials []plan.Trial
+	for i, d := range dirs {
+		l, err := plan.ReadLock(d)
+		if err != nil {
+			return base, nil, fmt.Errorf("merge: %s: %w", d, err)
+		}
+		ts, err := status.ReadPlan(d)
+		if err != nil {
+			return base, nil, fmt.Errorf("merge: %w", err)
+		}
+		if i == 0 {
+			base, trials = l, ts
+			continue
+		}
+		shardless := l
+		shardless.Shard = base.Shard
+		if diff := plan.Diff(base, shardless); len(diff) > 0 {
+			return base, nil, fmt.Errorf("merge: %s was run with a different configuration than %s:\n  %v", d, dirs[0], diff)
+		}
+	}
+	return base, trials, nil
+}
+
+// copyFinished copies each shard's finished trial directories into out
+// (the first shard's when several finished one, noted in rep) and returns
+// their outcomes, the shards' names and their replacements.
+func copyFinished(dirs []string, out string, rep *MergeReport) (map[string]status.Outcome, []string, []runrecord.Replacement, error) {
+	finished := map[string]status.Outcome{}
+	owner := map[string]string{}
+	var shards []string
+	var replacements []runrecord.Replacement
+	for _, d := range dirs {
+		l, _ := plan.ReadLock(d)
+		shards = append(shards, l.Shard)
+		in, err := status.Inspect(d)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for _, st := range in.Trials {
+			if st.State != runrecord.StateDone && (st.State != runrecord.StateFailed || st.Status == "") {
+				continue
+			}
+			if prev, dup := owner[st.Trial.Key]; dup {
+				rep.Duplicates = append(rep.Duplicates, fmt.Sprintf("%s (in %s and %s)", st.Trial.Dir, prev, d))
+				continue
+			}
+			owner[st.Trial.Key] = d
+			if err := history.CopyTree(filepath.Join(d, st.Trial.Dir), filepath.Join(out, st.Trial.Dir)); err != nil {
+				return nil, nil, nil, err
+			}
+			finished[st.Trial.Key] = status.Outcome{Trial: st.Trial, State: st.State, Status: st.Status, Reason: st.Reason, Usage: st.Usage}
+		}
+		rs, err := runrecord.ReadReplacements(runrecord.RunLayout{Dir: d}.Replacements())
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		replacements = append(replacements, rs...)
+	}
+	return finished, shards, replacements, nil
+}
+
+// mergeReplacements writes the shards' replacements into out's
+// replacements.jsonl, keeping each shard's supersession, and counts the
+// standing ones in the finished trials' outcomes.
+func mergeReplacements(out string, replacements []runrecord.Replacement, finished map[string]status.Outcome) error {
 	lastSuperseded := map[string]int{}
 	for i, r := range replacements {
 		if r.Superseded {
@@ -111,13 +142,13 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 			finished[r.Key] = o
 		}
 		if err := runrecord.Append(runrecord.RunLayout{Dir: out}.Replacements(), r); err != nil {
-			return nil, err
+			return err
 		}
 		if j, ok := lastSuperseded[r.Key]; ok && j == i { // keep the shard's supersession
 			if err := runrecord.Append(runrecord.RunLayout{Dir: out}.Replacements(), runrecord.Replacement{Key: r.Key, Dir: r.Dir, Supersedes: true, Time: r.Time}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return rep, writeRecords(out, trials, finished, merged.Notice)
+	return nil
 }

@@ -48,94 +48,114 @@ func Rescore(_ context.Context, e *config.Experiment, bench benchmark.Benchmark)
 	if err != nil {
 		return nil, err
 	}
-	tasks := map[string]benchmark.Task{}
+	rs := &rescorer{e: e, bench: bench, tasks: map[string]benchmark.Task{}, byKey: map[string]plan.Trial{},
+		run: runrecord.RunLayout{Dir: out}, rep: &RescoreReport{}, changedTask: map[string]bool{}}
 	for _, t := range all {
-		tasks[t.ID] = t
+		rs.tasks[t.ID] = t
 	}
-	byKey := map[string]plan.Trial{}
 	for _, t := range trials {
-		byKey[t.Key] = t
+		rs.byKey[t.Key] = t
 	}
-	run := runrecord.RunLayout{Dir: out}
-	lines, err := runrecord.ReadTrialLines(run.Trials())
+	lines, err := runrecord.ReadTrialLines(rs.run.Trials())
 	if err != nil {
 		return nil, err
 	}
-	rep := &RescoreReport{}
-	changedTask := map[string]bool{}
 	var rows []runrecord.Row
 	linesChanged := false
 	for i := range lines {
 		line := &lines[i]
 		if line.Status == "" {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not finished (%s), nothing to rescore", line.Dir, line.State))
+			rs.rep.Notes = append(rs.rep.Notes, fmt.Sprintf("%s: not finished (%s), nothing to rescore", line.Dir, line.State))
 			continue
 		}
-		pt, ok := byKey[line.Key]
-		if !ok {
-			return nil, fmt.Errorf("%s: trial %s is not in plan.json", run.Trials(), line.Key)
-		}
-		task, ok := tasks[pt.Task.ID]
-		if !ok {
-			return nil, fmt.Errorf("trial %s: task %s is no longer in the benchmark", line.Key, pt.Task.ID)
-		}
-		if d, err := plan.TaskDigest(task); err == nil && d != pt.TaskDigest && !changedTask[task.ID] {
-			changedTask[task.ID] = true
-			rep.Notes = append(rep.Notes, fmt.Sprintf("task %s changed since the run (digest %s, now %s): scored with its current rubric", task.ID, pt.TaskDigest, d))
-		}
-		l := run.Trial(line.Dir)
-		var price *runrecord.Price
-		if p, ok := e.PriceOf(pt.Config); ok {
-			price = &p
-		}
-		var res trial.Rescored
-		if benchmark.MultiStep(bench, task) {
-			res, err = rescoreSteps(l, pt, bench, task, price)
-		} else {
-			res, err = trial.RescorePriced(l.Dir, bench, task, price)
-		}
+		trows, changed, err := rs.rescoreTrial(line)
 		if err != nil {
 			return nil, err
 		}
-		rep.Trials++
-		if len(res.Changed) > 0 {
-			rep.Changed = append(rep.Changed, fmt.Sprintf("%s: checkpoint(s) %s", line.Dir, ints(res.Changed)))
-		}
-		for _, k := range res.Kept {
-			rep.Kept = append(rep.Kept, line.Dir+": "+k)
-		}
-		var s runrecord.Summary
-		if err := runrecord.ReadJSON(l.Summary(), &s); err != nil {
-			return nil, err
-		}
-		next := *line
-		next.Status, next.Reason, next.State = s.Status, s.Reason, runrecord.StateDone
-		if s.Status != runrecord.StatusCompleted {
-			next.State = runrecord.StateFailed
-		}
-		if len(s.Checkpoints) > 0 {
-			next.Final = s.Checkpoints[len(s.Checkpoints)-1].Metrics
-		}
-		if !reflect.DeepEqual(next, *line) {
-			*line, linesChanged = next, true
-		}
-		rs, err := runrecord.ReadScores(l.Scores())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.Scores(), err)
-		}
-		rows = append(rows, rs...)
+		linesChanged = linesChanged || changed
+		rows = append(rows, trows...)
 	}
-	if cur, err := runrecord.ReadScores(run.Scores()); err != nil || !reflect.DeepEqual(cur, rows) {
-		if err := runrecord.WriteScores(run.Scores(), rows); err != nil {
+	if cur, err := runrecord.ReadScores(rs.run.Scores()); err != nil || !reflect.DeepEqual(cur, rows) {
+		if err := runrecord.WriteScores(rs.run.Scores(), rows); err != nil {
 			return nil, err
 		}
 	}
 	if linesChanged {
-		if err := runrecord.WriteTrialLines(run.Trials(), lines); err != nil {
+		if err := runrecord.WriteTrialLines(rs.run.Trials(), lines); err != nil {
 			return nil, err
 		}
 	}
-	return rep, nil
+	return rs.rep, nil
+}
+
+// rescorer is Rescore's state: the run's plan and the benchmark's tasks,
+// and the report so far.
+type rescorer struct {
+	e           *config.Experiment
+	bench       benchmark.Benchmark
+	tasks       map[string]benchmark.Task
+	byKey       map[string]plan.Trial
+	run         runrecord.RunLayout
+	rep         *RescoreReport
+	changedTask map[string]bool // tasks already noted as changed since the run
+}
+
+// rescoreTrial rescores a finished trial, updates its line of trials.jsonl
+// (changed: it differs now) and returns its score rows.
+func (rs *rescorer) rescoreTrial(line *runrecord.TrialLine) (rows []runrecord.Row, changed bool, err error) {
+	pt, ok := rs.byKey[line.Key]
+	if !ok {
+		return nil, false, fmt.Errorf("%s: trial %s is not in plan.json", rs.run.Trials(), line.Key)
+	}
+	task, ok := rs.tasks[pt.Task.ID]
+	if !ok {
+		return nil, false, fmt.Errorf("trial %s: task %s is no longer in the benchmark", line.Key, pt.Task.ID)
+	}
+	if d, err := plan.TaskDigest(task); err == nil && d != pt.TaskDigest && !rs.changedTask[task.ID] {
+		rs.changedTask[task.ID] = true
+		rs.rep.Notes = append(rs.rep.Notes, fmt.Sprintf("task %s changed since the run (digest %s, now %s): scored with its current rubric", task.ID, pt.TaskDigest, d))
+	}
+	l := rs.run.Trial(line.Dir)
+	var price *runrecord.Price
+	if p, ok := rs.e.PriceOf(pt.Config); ok {
+		price = &p
+	}
+	var res trial.Rescored
+	if benchmark.MultiStep(rs.bench, task) {
+		res, err = rescoreSteps(l, pt, rs.bench, task, price)
+	} else {
+		res, err = trial.RescorePriced(l.Dir, rs.bench, task, price)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	rs.rep.Trials++
+	if len(res.Changed) > 0 {
+		rs.rep.Changed = append(rs.rep.Changed, fmt.Sprintf("%s: checkpoint(s) %s", line.Dir, ints(res.Changed)))
+	}
+	for _, k := range res.Kept {
+		rs.rep.Kept = append(rs.rep.Kept, line.Dir+": "+k)
+	}
+	var s runrecord.Summary
+	if err := runrecord.ReadJSON(l.Summary(), &s); err != nil {
+		return nil, false, err
+	}
+	next := *line
+	next.Status, next.Reason, next.State = s.Status, s.Reason, runrecord.StateDone
+	if s.Status != runrecord.StatusCompleted {
+		next.State = runrecord.StateFailed
+	}
+	if len(s.Checkpoints) > 0 {
+		next.Final = s.Checkpoints[len(s.Checkpoints)-1].Metrics
+	}
+	if !reflect.DeepEqual(next, *line) {
+		*line, changed = next, true
+	}
+	rows, err = runrecord.ReadScores(l.Scores())
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", l.Scores(), err)
+	}
+	return rows, changed, nil
 }
 
 func ints(xs []int) string {

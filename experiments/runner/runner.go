@@ -139,21 +139,8 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 		return nil, err
 	}
 	dockerRun = r.dockerRun()
-	if bench == nil {
-		if bench, err = plan.OpenBenchmark(e, r.dockerClient()); err != nil {
-			return nil, err
-		}
-	}
-	p, err := plan.BuildWith(ctx, e, bench)
-	if err != nil {
+	if r.plan, err = r.buildPlan(ctx, bench); err != nil {
 		return nil, err
-	}
-	r.plan = p
-	if err := HostIsolation(p.Bench, opts.Exec); err != nil {
-		return nil, err
-	}
-	if ps := CheckTaskTools(p); len(ps) > 0 {
-		return nil, ps
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
@@ -164,34 +151,7 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	}
 	defer unlock()
 	defer r.close()
-	if err := r.startHarnesses(); err != nil {
-		return nil, err
-	}
-	if err := r.startContainers(ctx); err != nil {
-		return nil, err
-	}
-	for label, rt := range r.configs {
-		p.Lock.Harnesses[label] = rt.harness.Name() + "@" + rt.harness.Version()
-	}
-	p.Lock.Shard = opts.Shard.String()
-	// A resume that will be refused is refused before the preflight spends
-	// a token; what it will extend is said once it is accepted.
-	notes, err := ResumeCheck(out, p.Lock, opts.AllowChangedConfig)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Preflight {
-		if err := r.preflight(ctx); err != nil {
-			return nil, err
-		}
-	}
-	for _, n := range notes {
-		fmt.Fprintln(opts.Out, n)
-	}
-	if err := writeLock(out, p); err != nil {
-		return nil, err
-	}
-	if err := keepInputs(out, e); err != nil {
+	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
 	// A persistent local fault (full disk) stops every trial, not just one.
@@ -199,6 +159,62 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	defer stop(nil)
 	r.stop = func(reason string) { stop(errors.New("run stopped: " + reason)) }
 	return r.execute(ctx)
+}
+
+// buildPlan opens the benchmark (unless given) and plans the run, refusing
+// a plan whose roles could not be confined or whose tasks lack tools.
+func (r *run) buildPlan(ctx context.Context, bench benchmark.Benchmark) (*plan.Plan, error) {
+	if bench == nil {
+		var err error
+		if bench, err = plan.OpenBenchmark(r.exp, r.dockerClient()); err != nil {
+			return nil, err
+		}
+	}
+	p, err := plan.BuildWith(ctx, r.exp, bench)
+	if err != nil {
+		return nil, err
+	}
+	if err := HostIsolation(p.Bench, r.opts.Exec); err != nil {
+		return nil, err
+	}
+	if ps := CheckTaskTools(p); len(ps) > 0 {
+		return nil, ps
+	}
+	return p, nil
+}
+
+// prepare starts the harnesses and containers, checks a resume and runs
+// the preflight, then writes the lock and keeps the run's inputs.
+func (r *run) prepare(ctx context.Context) error {
+	p := r.plan
+	if err := r.startHarnesses(); err != nil {
+		return err
+	}
+	if err := r.startContainers(ctx); err != nil {
+		return err
+	}
+	for label, rt := range r.configs {
+		p.Lock.Harnesses[label] = rt.harness.Name() + "@" + rt.harness.Version()
+	}
+	p.Lock.Shard = r.opts.Shard.String()
+	// A resume that will be refused is refused before the preflight spends
+	// a token; what it will extend is said once it is accepted.
+	notes, err := ResumeCheck(r.out, p.Lock, r.opts.AllowChangedConfig)
+	if err != nil {
+		return err
+	}
+	if r.opts.Preflight {
+		if err := r.preflight(ctx); err != nil {
+			return err
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(r.opts.Out, n)
+	}
+	if err := writeLock(r.out, p); err != nil {
+		return err
+	}
+	return keepInputs(r.out, r.exp)
 }
 
 // ResumeCheck compares the lock of an existing run directory out with the
