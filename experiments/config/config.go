@@ -535,6 +535,32 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 		v.add(line(child(doc, "output"), doc.Line), "output (the run directory) is missing")
 	}
 	v.checkBenchmark(doc, e)
+	v.checkTasks(doc, e)
+	v.checkConfigs(doc, e)
+	v.checkConditions(doc, e)
+	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
+		v.add(line(child(doc, "repetitions"), doc.Line), "repetitions must be between 1 and %d, got %d", MaxRepetitions, e.Repetitions)
+	}
+	if e.Concurrency < 1 || e.Concurrency > MaxConcurrency {
+		v.add(line(child(doc, "concurrency"), doc.Line), "concurrency must be between 1 and %d, got %d", MaxConcurrency, e.Concurrency)
+	}
+	v.checkTimeouts(doc, e)
+	rn := child(doc, "retries")
+	if e.Retries.Contract < 0 || e.Retries.Infrastructure < 0 || e.Retries.Backoff < 0 {
+		v.add(line(rn, doc.Line), "retries must not be negative")
+	}
+	if e.Budget.Tokens < 0 {
+		v.add(line(child(doc, "budget"), doc.Line), "budget.tokens must not be negative (0 = unlimited)")
+	}
+	v.checkPrices(doc, e)
+	if kn := child(child(doc, "containers"), "pids_limit"); kn != nil && e.Containers.PidsLimit < 1 {
+		v.add(kn.Line, "containers.pids_limit must be positive, got %d (leave the key out for the default: %d)", e.Containers.PidsLimit, docker.DefaultPids)
+	}
+}
+
+// checkTasks checks the task selection: at most one way of selecting, and
+// a sample per family of a positive size.
+func (v *validator) checkTasks(doc *yaml.Node, e *Experiment) {
 	tn := child(doc, "tasks")
 	n := 0
 	for _, set := range []bool{len(e.Tasks.IDs) > 0, len(e.Tasks.Glob) > 0, e.Tasks.Sample != nil, e.Tasks.Named != ""} {
@@ -554,7 +580,11 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 			v.add(line(child(sn, "k"), line(sn, 0)), "tasks.sample.k must be positive")
 		}
 	}
-	v.checkConfigs(doc, e)
+}
+
+// checkConditions checks that there are conditions, each one valid,
+// within the step limit and listed once (each problem at its line).
+func (v *validator) checkConditions(doc *yaml.Node, e *Experiment) {
 	cn := child(doc, "conditions")
 	if len(e.Conditions) == 0 {
 		v.add(line(cn, doc.Line), "conditions is empty: name at least one (e.g. vanilla, hoh@3)")
@@ -577,12 +607,10 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 		}
 		seen[c] = true
 	}
-	if e.Repetitions < 1 || e.Repetitions > MaxRepetitions {
-		v.add(line(child(doc, "repetitions"), doc.Line), "repetitions must be between 1 and %d, got %d", MaxRepetitions, e.Repetitions)
-	}
-	if e.Concurrency < 1 || e.Concurrency > MaxConcurrency {
-		v.add(line(child(doc, "concurrency"), doc.Line), "concurrency must be between 1 and %d, got %d", MaxConcurrency, e.Concurrency)
-	}
+}
+
+// checkTimeouts checks that each timeout written is a real limit.
+func (v *validator) checkTimeouts(doc *yaml.Node, e *Experiment) {
 	tmn := child(doc, "timeouts")
 	for _, key := range []string{"planner", "developer", "qa", "idle"} {
 		d := map[string]time.Duration{"planner": e.Timeouts.Planner, "developer": e.Timeouts.Developer, "qa": e.Timeouts.QA, "idle": e.Timeouts.Idle}[key]
@@ -594,17 +622,6 @@ func (v *validator) check(doc *yaml.Node, e *Experiment) {
 		if _, err := time.ParseDuration(kn.Value); err == nil && d <= 0 { // a bad duration is reported by the decoder
 			v.add(kn.Line, "timeouts.%s must be positive, got %s (leave the key out for the default: %s)", key, d, TimeoutDefaults[key])
 		}
-	}
-	rn := child(doc, "retries")
-	if e.Retries.Contract < 0 || e.Retries.Infrastructure < 0 || e.Retries.Backoff < 0 {
-		v.add(line(rn, doc.Line), "retries must not be negative")
-	}
-	if e.Budget.Tokens < 0 {
-		v.add(line(child(doc, "budget"), doc.Line), "budget.tokens must not be negative (0 = unlimited)")
-	}
-	v.checkPrices(doc, e)
-	if kn := child(child(doc, "containers"), "pids_limit"); kn != nil && e.Containers.PidsLimit < 1 {
-		v.add(kn.Line, "containers.pids_limit must be positive, got %d (leave the key out for the default: %d)", e.Containers.PidsLimit, docker.DefaultPids)
 	}
 }
 
