@@ -523,6 +523,8 @@ var safeSegment = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // package applies them; idle: none).
 var TimeoutDefaults = map[string]string{"planner": "30m", "developer": "2h", "qa": "1h", "idle": "no idle limit"}
 
+// check validates the decoded config against its document, each problem
+// at its line, in the order of the keys.
 func (v *validator) check(doc *yaml.Node, e *Experiment) {
 	if doc.Kind != yaml.MappingNode {
 		v.add(doc.Line, "the config must be a mapping of keys (name, output, benchmark, ...)")

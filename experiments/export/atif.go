@@ -184,11 +184,35 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 			cost = func(_ string, u runrecord.Usage) *big.Rat { return p.Cost(u) }
 		}
 	}
-	kind, version, _ := strings.Cut(meta.harness[spec.Config], "@")
-	model := meta.model[spec.Config]
+	root := rootTrajectory(spec, meta)
+	d := &dispatches{root: &root, spec: spec, cost: cost, totalCost: new(big.Rat), costKnown: cost != nil}
+	d.kind, d.version, _ = strings.Cut(meta.harness[spec.Config], "@")
+	d.model = meta.model[spec.Config]
+	// A multi-step trial's invocations are its steps', in step order.
+	for _, u := range l.Units() {
+		step := ""
+		if u.Dir != l.Dir {
+			step, _ = filepath.Rel(trialDir, u.Dir)
+		}
+		if err := d.addUnit(u, step); err != nil {
+			return atif.Trajectory{}, err
+		}
+	}
+	root.FinalMetrics = atif.UsageFinal(d.total, len(root.Steps))
+	if d.costKnown && d.dispatched > 0 {
+		f, _ := d.totalCost.Float64()
+		root.FinalMetrics.TotalCostUSD = &f
+		root.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(d.totalCost)
+	}
+	return root, nil
+}
+
+// rootTrajectory is a trial's root trajectory before its dispatches: hoh
+// as the agent, the trial's identity, and the task as its first step.
+func rootTrajectory(spec runrecord.TrialSpec, meta runMeta) atif.Trajectory {
 	root := atif.Trajectory{
 		SchemaVersion: atif.SchemaVersion, SessionID: spec.Key, TrajectoryID: spec.Key,
-		Agent: atif.Agent{Name: "hoh", Version: orUnknown(meta.hohVersion), ModelName: model,
+		Agent: atif.Agent{Name: "hoh", Version: orUnknown(meta.hohVersion), ModelName: meta.model[spec.Config],
 			Extra: map[string]any{"harness": meta.harness[spec.Config], "config": spec.Config}},
 		Notes: "Exported by hoh from the trial's records. Each role invocation (Planner, Developer, QA Tester, " +
 			"or a Vanilla pass) is an embedded subagent trajectory built from its CLI's own event stream; " +
@@ -201,52 +225,56 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 	}
 	root.Steps = append(root.Steps, atif.Step{StepID: 1, Source: "user",
 		Message: fmt.Sprintf("Task %s of %s under %s with %s.", spec.Task, spec.Benchmark, spec.Arm, spec.Config)})
-	var total runrecord.Usage
-	totalCost := new(big.Rat)
-	costKnown := cost != nil
-	dispatched := 0
-	// A multi-step trial's invocations are its steps', in step order.
-	for _, u := range l.Units() {
-		ledger, err := runrecord.ReadLedger(u.Usage())
+	return root
+}
+
+// dispatches adds a trial's invocations to its root trajectory and totals
+// their usage and, while every one is priced, their cost.
+type dispatches struct {
+	root                 *atif.Trajectory
+	spec                 runrecord.TrialSpec
+	kind, version, model string // the configuration's harness and model
+	cost                 func(config string, u runrecord.Usage) *big.Rat
+
+	total      runrecord.Usage
+	totalCost  *big.Rat
+	costKnown  bool
+	dispatched int
+}
+
+// addUnit adds the invocations of one unit's token ledger (the trial, or
+// a multi-step trial's step named step): a dispatch step each, and its
+// subagent trajectory.
+func (d *dispatches) addUnit(u runrecord.TrialLayout, step string) error {
+	ledger, err := runrecord.ReadLedger(u.Usage())
+	if err != nil {
+		return err
+	}
+	for _, inv := range ledger {
+		d.total = d.total.Add(inv.Usage)
+		d.dispatched++
+		ikind := d.kind
+		if ikind == "" {
+			ikind = kindFromCommand(filepath.Join(u.Dir, inv.Dir))
+		}
+		sub, err := invocationTrajectory(u.Dir, step, inv.Invocation, ikind, d.version, d.model)
 		if err != nil {
-			return atif.Trajectory{}, err
+			return err
 		}
-		step := ""
-		if u.Dir != l.Dir {
-			step, _ = filepath.Rel(trialDir, u.Dir)
+		if d.cost != nil {
+			if usd := d.cost(d.spec.Config, inv.Usage); usd != nil {
+				f, _ := usd.Float64()
+				sub.FinalMetrics.TotalCostUSD = &f
+				sub.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(usd)
+				d.totalCost.Add(d.totalCost, usd)
+			} else {
+				d.costKnown = false
+			}
 		}
-		for _, inv := range ledger {
-			total = total.Add(inv.Usage)
-			dispatched++
-			ikind := kind
-			if ikind == "" {
-				ikind = kindFromCommand(filepath.Join(u.Dir, inv.Dir))
-			}
-			sub, err := invocationTrajectory(u.Dir, step, inv.Invocation, ikind, version, model)
-			if err != nil {
-				return atif.Trajectory{}, err
-			}
-			if cost != nil {
-				if usd := cost(spec.Config, inv.Usage); usd != nil {
-					f, _ := usd.Float64()
-					sub.FinalMetrics.TotalCostUSD = &f
-					sub.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(usd)
-					totalCost.Add(totalCost, usd)
-				} else {
-					costKnown = false
-				}
-			}
-			root.Steps = append(root.Steps, dispatchStep(len(root.Steps)+1, step, filepath.Join(u.Dir, inv.Dir), inv.Invocation, sub.TrajectoryID))
-			root.SubagentTrajectories = append(root.SubagentTrajectories, sub)
-		}
+		d.root.Steps = append(d.root.Steps, dispatchStep(len(d.root.Steps)+1, step, filepath.Join(u.Dir, inv.Dir), inv.Invocation, sub.TrajectoryID))
+		d.root.SubagentTrajectories = append(d.root.SubagentTrajectories, sub)
 	}
-	root.FinalMetrics = atif.UsageFinal(total, len(root.Steps))
-	if costKnown && dispatched > 0 {
-		f, _ := totalCost.Float64()
-		root.FinalMetrics.TotalCostUSD = &f
-		root.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(totalCost)
-	}
-	return root, nil
+	return nil
 }
 
 // dispatchStep is the root's step for one invocation: hoh's dispatch (no
