@@ -25,44 +25,78 @@ import (
 //     recommended update when given) and validation requirements.
 func Normalise(r QAReport, digest string, executed []Execution) Evidence {
 	e := Evidence{Iteration: r.Iteration, CandidateDigest: digest, QAStatus: r.QAStatus}
-	gapIDs := map[string]bool{}
-	var gaps []Claim
-	addGap := func(c Claim) {
-		c.Status = "gap"
-		if gapIDs[c.ClaimID] {
-			for i := range gaps {
-				if gaps[i].ClaimID == c.ClaimID {
-					gaps[i].ExecutionRecords = append(gaps[i].ExecutionRecords, c.ExecutionRecords...)
-				}
-			}
-			return
-		}
-		gapIDs[c.ClaimID] = true
-		gaps = append(gaps, c)
-	}
+	g := &gapSet{ids: map[string]bool{}}
 	for _, c := range r.GapRecords {
-		addGap(c)
+		g.add(c)
 	}
+	admitVerified(&e, r.VerifiedRecords, executed, g)
+	// A claim demoted after being accepted as verified must leave the verified set.
+	kept := e.Verified[:0]
+	for _, c := range e.Verified {
+		if !g.ids[c.ClaimID] {
+			kept = append(kept, c)
+		}
+	}
+	e.Verified = kept
+	e.Gaps = g.claims
+	// "pass" only without gaps; a QA's partial or fail stands.
+	if e.QAStatus == "pass" && len(e.Gaps) > 0 {
+		status := "partial"
+		if len(e.Verified) == 0 {
+			status = "fail"
+		}
+		e.Notes = append(e.Notes, fmt.Sprintf("qa_status \"pass\" reported with %d gaps: recorded as %q", len(e.Gaps), status))
+		e.QAStatus = status
+	}
+	deriveHandoff(&e)
+	return e
+}
+
+// gapSet is the gaps so far, one per claim id in order of first report.
+type gapSet struct {
+	ids    map[string]bool
+	claims []Claim
+}
+
+// add records c as a gap, merging its execution records into the gap of
+// the same claim id if there is one.
+func (g *gapSet) add(c Claim) {
+	c.Status = "gap"
+	if g.ids[c.ClaimID] {
+		for i := range g.claims {
+			if g.claims[i].ClaimID == c.ClaimID {
+				g.claims[i].ExecutionRecords = append(g.claims[i].ExecutionRecords, c.ExecutionRecords...)
+			}
+		}
+		return
+	}
+	g.ids[c.ClaimID] = true
+	g.claims = append(g.claims, c)
+}
+
+// admitVerified accepts the verified records the tool log backs (merged
+// by claim id) and records the others as gaps, each with a note saying why.
+func admitVerified(e *Evidence, records []Claim, executed []Execution, g *gapSet) {
 	verIDs := map[string]int{}
-	for _, c := range r.VerifiedRecords {
+	for _, c := range records {
 		switch {
-		case gapIDs[c.ClaimID]:
+		case g.ids[c.ClaimID]:
 			e.Notes = append(e.Notes, fmt.Sprintf("claim %q was reported both verified and gap: kept as gap", c.ClaimID))
 		case c.Status != "" && c.Status != "verified":
 			e.Notes = append(e.Notes, fmt.Sprintf("claim %q is in verified_records with status %q: recorded as gap", c.ClaimID, c.Status))
-			addGap(c)
+			g.add(c)
 		case !hasObservation(c):
 			e.Notes = append(e.Notes, fmt.Sprintf("claim %q reported verified without an execution record: recorded as gap", c.ClaimID))
 			if c.RecommendedUpdate == "" {
 				c.RecommendedUpdate = "Provide execution evidence for: " + c.Claim
 			}
-			addGap(c)
+			g.add(c)
 		case unbacked(c, executed) != "":
 			e.Notes = append(e.Notes, fmt.Sprintf("claim %q reported verified, but %s: recorded as gap", c.ClaimID, unbacked(c, executed)))
 			if c.RecommendedUpdate == "" {
 				c.RecommendedUpdate = "Run a command that demonstrates: " + c.Claim
 			}
-			addGap(c)
+			g.add(c)
 		default:
 			c.Status = "verified"
 			if i, dup := verIDs[c.ClaimID]; dup {
@@ -73,24 +107,12 @@ func Normalise(r QAReport, digest string, executed []Execution) Evidence {
 			e.Verified = append(e.Verified, c)
 		}
 	}
-	// A claim demoted after being accepted as verified must leave the verified set.
-	kept := e.Verified[:0]
-	for _, c := range e.Verified {
-		if !gapIDs[c.ClaimID] {
-			kept = append(kept, c)
-		}
-	}
-	e.Verified = kept
-	e.Gaps = gaps
-	// "pass" only without gaps; a QA's partial or fail stands.
-	if e.QAStatus == "pass" && len(e.Gaps) > 0 {
-		status := "partial"
-		if len(e.Verified) == 0 {
-			status = "fail"
-		}
-		e.Notes = append(e.Notes, fmt.Sprintf("qa_status \"pass\" reported with %d gaps: recorded as %q", len(e.Gaps), status))
-		e.QAStatus = status
-	}
+}
+
+// deriveHandoff derives the handoff from the records: verified claims
+// become preservation constraints, gaps update targets (their recommended
+// update when given) and validation requirements.
+func deriveHandoff(e *Evidence) {
 	for _, c := range e.Verified {
 		e.Handoff.PreservationConstraints = append(e.Handoff.PreservationConstraints, "Preserve verified behaviour: "+c.Claim)
 	}
@@ -102,7 +124,6 @@ func Normalise(r QAReport, digest string, executed []Execution) Evidence {
 		e.Handoff.UpdateTargets = append(e.Handoff.UpdateTargets, target)
 		e.Handoff.ValidationRequirements = append(e.Handoff.ValidationRequirements, "Demonstrate with an execution record: "+c.Claim)
 	}
-	return e
 }
 
 // unbacked says why the tool log does not back a claim ("" when it does).
