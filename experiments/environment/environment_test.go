@@ -188,9 +188,15 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 	// its own paths: inputs and the working-directory link read-only,
 	// scratch writable.
 	want := map[string]bool{env.Exchange.Inputs: false, env.Exchange.Scratch: true, filepath.Dir(env.Exchange.Current): false}
+	// The CLIs' tools directory is mounted read-only wherever it lives
+	// ($HOH_TOOLS or the checkout's .tools/harnesses).
+	toolsDirs := map[string]bool{}
+	for _, d := range cliinstall.ToolsDirs() {
+		toolsDirs[d] = true
+	}
 	roHarness := false
 	for _, m := range ins.Mounts {
-		roHarness = roHarness || (strings.HasSuffix(m.Destination, ".tools/harnesses") && !m.RW)
+		roHarness = roHarness || (toolsDirs[m.Destination] && !m.RW)
 		if rw, ok := want[m.Source]; ok && m.Destination == m.Source && m.RW == rw {
 			delete(want, m.Source)
 			continue
