@@ -74,6 +74,14 @@ type LoadNotes interface {
 	LoadNotes() []string
 }
 
+// Preparer is implemented by benchmarks that must make the selected tasks
+// ready before any trial starts (GameCraft in Docker builds each task's
+// image and checks its verifier can run there). An error refuses the run at
+// plan time, before anything is spent.
+type Preparer interface {
+	Prepare(ctx context.Context, tasks []Task) error
+}
+
 // Benchmark is a set of tasks and how to start, check and score them.
 type Benchmark interface {
 	Name() string

@@ -31,14 +31,14 @@ type containers struct {
 }
 
 // connectDocker connects to Docker only when the benchmark needs it: a kind
-// registered with NeedsDocker, or a test's benchmark that is a
+// that uses Docker with the config's options, or a test's benchmark that is a
 // ContainerBenchmark.
 func (r *run) connectDocker(ctx context.Context, bench benchmark.Benchmark) error {
 	if bench != nil {
 		if _, ok := bench.(environment.ContainerBenchmark); !ok {
 			return nil
 		}
-	} else if k, ok := registry.Lookup(r.exp.Benchmark.Kind); !ok || !k.NeedsDocker {
+	} else if !registry.UsesDocker(registry.Spec{Kind: r.exp.Benchmark.Kind, Options: r.exp.Benchmark.Options, Resolve: r.exp.Resolve}) {
 		return nil
 	}
 	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-run-%d-%d", os.Getpid(), time.Now().UnixNano())})

@@ -177,6 +177,11 @@ func (r *run) buildPlan(ctx context.Context, bench benchmark.Benchmark) (*plan.P
 	if err := HostIsolation(p.Bench, r.opts.Exec); err != nil {
 		return nil, err
 	}
+	if pr, ok := p.Bench.(benchmark.Preparer); ok {
+		if err := pr.Prepare(ctx, p.Tasks); err != nil {
+			return nil, fmt.Errorf("%s: benchmark %s refused: %w", r.exp.File, p.Bench.Name(), err)
+		}
+	}
 	if ps := CheckTaskTools(p); len(ps) > 0 {
 		return nil, ps
 	}

@@ -29,6 +29,9 @@ type Kind struct {
 	// containers (an environment.ContainerBenchmark) needs it; a kind may
 	// also need it only to evaluate.
 	NeedsDocker bool
+	// DockerWhen, for a kind that needs Docker only with some options
+	// (GameCraft's agent_environment: docker), says whether these do.
+	DockerWhen func(Values) bool
 	// Options is the schema of benchmark.options; anything else is refused.
 	Options []Option
 	// Open builds the benchmark from a config's benchmark section.
@@ -118,6 +121,12 @@ func (es OptionErrors) Error() string {
 		msgs[i] = e.Msg
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// UsesDocker reports whether a benchmark of this kind opened with v needs
+// the run's Docker client (NeedsDocker, or DockerWhen says so).
+func (k Kind) UsesDocker(v Values) bool {
+	return k.NeedsDocker || (k.DockerWhen != nil && k.DockerWhen(v))
 }
 
 // Values are checked option values. Accessors return the zero value for an

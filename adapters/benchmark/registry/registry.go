@@ -145,8 +145,19 @@ type Spec struct {
 	Resolve func(string) string
 }
 
+// UsesDocker reports whether a run of spec needs Docker (kind.Kind.UsesDocker);
+// an unknown kind or bad options say no here and are refused by Open.
+func UsesDocker(s Spec) bool {
+	k, ok := Lookup(s.Kind)
+	if !ok {
+		return false
+	}
+	vals, errs := k.ParseOptions(s.Options, s.Resolve)
+	return len(errs) == 0 && k.UsesDocker(vals)
+}
+
 // Open opens the benchmark spec names. The Docker client is given to kinds
-// that need it (kind.NeedsDocker) when a run has one; nil
+// that need it (kind.Kind.UsesDocker) when a run has one; nil
 // when only planning. Problems with the options are a kind.OptionErrors
 // (all of them) or, for an option only a run needs, a *kind.OptionError.
 func Open(s Spec, c *docker.Client) (benchmark.Benchmark, error) {
@@ -159,7 +170,7 @@ func Open(s Spec, c *docker.Client) (benchmark.Benchmark, error) {
 		return nil, errs
 	}
 	o := kind.Opening{Path: s.Path, Options: vals}
-	if k.NeedsDocker {
+	if k.UsesDocker(vals) {
 		o.Docker = c
 	}
 	return k.Open(o)
