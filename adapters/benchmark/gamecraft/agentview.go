@@ -25,7 +25,7 @@ const (
 // Agent environments (option agent_environment).
 const (
 	EnvHost   = "host"   // per-invocation user+mount namespace on the host (the paper's setting)
-	EnvDocker = "docker" // the task's environment/Dockerfile through the Harbor path: not available yet
+	EnvDocker = "docker" // the task's environment/Dockerfile through the Harbor path (DockerBenchmark)
 )
 
 var _ benchmark.AgentView = (*Benchmark)(nil)
@@ -104,6 +104,11 @@ func (b *Benchmark) RoleEnvironment(ctx context.Context, _ benchmark.Task) strin
 		}
 		missing += "Xvfb is not installed (the screenshot tool renders on a virtual display)"
 	}
+	return screenshotText(missing)
+}
+
+// screenshotText is RoleEnvironment's text given what is missing ("": nothing).
+func screenshotText(missing string) string {
 	if missing == "" {
 		return "Screenshots can be taken here: Godot 4 and Xvfb are installed. `" + ToolsPath + "/screenshot.sh --path " + GamePath +
 			" -- --out " + WorkspacePath + "/NAME.png --frames 60` captures a frame of the game (add `--scenario ID` after `--` for a scenario). " +

@@ -7,28 +7,49 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/kind"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 )
 
 func TestAgentEnvironmentOption(t *testing.T) {
-	open := func(env string) (*Benchmark, error) {
-		b, err := Kind.Open(kind.Opening{Path: realRoot(t), Options: kind.NewValues(map[string]any{"agent_environment": env})})
-		if err != nil {
-			return nil, err
-		}
-		return b.(*Benchmark), nil
+	open := func(env string) (any, error) {
+		return Kind.Open(kind.Opening{Path: realRoot(t), Options: kind.NewValues(map[string]any{"agent_environment": env})})
 	}
-	// The Docker path is not finished: refused when the benchmark opens,
-	// which hoh run --check does, with the reason and the alternative.
-	if _, err := open(EnvDocker); err == nil || !strings.Contains(err.Error(), "not available yet") || !strings.Contains(err.Error(), "agent_environment: host") {
+	// Docker: the task's Dockerfile through the Harbor adapter. The
+	// benchmark is a container benchmark and never a host agent view (whose
+	// namespace mounts would not apply in a container); without a Docker
+	// client (planning) it still lists every task.
+	d, err := open(EnvDocker)
+	if err != nil {
 		t.Fatalf("agent_environment docker: %v", err)
+	}
+	db, ok := d.(*DockerBenchmark)
+	if !ok {
+		t.Fatalf("agent_environment docker opened %T", d)
+	}
+	if _, isView := d.(benchmark.AgentView); isView {
+		t.Error("the Docker benchmark must not be a host AgentView")
+	}
+	if _, isContainer := d.(interface {
+		ContainerImage(context.Context, benchmark.Task) (string, string, error)
+	}); !isContainer {
+		t.Error("the Docker benchmark must name its container image")
+	}
+	if ts, err := db.Tasks(context.Background()); err != nil || len(ts) != 140 {
+		t.Errorf("docker tasks: %d %v", len(ts), err)
+	}
+	if err := db.Prepare(context.Background(), nil); err != nil {
+		t.Errorf("planning without Docker prepares nothing: %v", err)
+	}
+	if !Kind.UsesDocker(kind.NewValues(map[string]any{"agent_environment": EnvDocker})) || Kind.UsesDocker(kind.NewValues(nil)) {
+		t.Error("the kind needs Docker for agent_environment docker only")
 	}
 	if _, err := open("podman"); err == nil || !strings.Contains(err.Error(), "want host or docker") {
 		t.Fatalf("agent_environment podman: %v", err)
 	}
 	b, err := open("")
-	if err != nil || b.Opts.AgentEnvironment != EnvHost {
+	if err != nil || b.(*Benchmark).Opts.AgentEnvironment != EnvHost {
 		t.Fatalf("the default is the host namespace: %v %+v", err, b)
 	}
 }

@@ -86,7 +86,7 @@ type Options struct {
 	// Verifier, when set, runs each task's tests/test.sh per checkpoint.
 	Verifier *Verifier
 	// AgentEnvironment is where agents run: EnvHost (default; AgentMounts)
-	// or EnvDocker (refused: not available yet).
+	// or EnvDocker (the benchmark is then a DockerBenchmark).
 	AgentEnvironment string
 }
 

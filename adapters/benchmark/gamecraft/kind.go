@@ -18,18 +18,19 @@ var Kind = kind.Kind{
 	Name:      Name,
 	NeedsPath: true,
 	Options: []kind.Option{
-		{Name: "godot_bin", Type: kind.Path, Doc: "Godot 4.6 binary the verifier builds and replays with (default godot from PATH; none: every build gate fails, score 0)"},
+		{Name: "godot_bin", Type: kind.Path, Doc: "Godot 4.6 binary the verifier builds and replays with (default godot from PATH, in docker the image's PATH; none: every build gate fails, score 0)"},
 		{Name: "judge", Type: kind.String, Doc: "judge backend, GAMECRAFT_BENCH_JUDGE (stub, claude, opus, kimi, openai, gemini; default upstream's, openai)"},
 		{Name: "judge_model", Type: kind.String, Doc: "judge model, GAMECRAFT_BENCH_JUDGE_MODEL (default upstream's)"},
 		{Name: "judge_key_env", Type: kind.String, Doc: "NAME of the environment variable holding the judge's key, passed to the verifier (the value is never recorded)"},
 		{Name: "verifier_timeout", Type: kind.Duration, Doc: "wall limit of one verification (default the task's verifier timeout_sec)"},
 		{Name: "verifier_pythonpath", Type: kind.Path, Doc: "folder holding gamecraft_bench (default the checkout itself)"},
-		{Name: "agent_environment", Type: kind.String, Doc: "where agents run: host (default, the paper's setting: each invocation in a user+mount namespace showing /workspace/game, /workspace/assets, /workspace/tools and /logs) or docker (the task's environment/Dockerfile through the Harbor code: not available yet, refused)"},
+		{Name: "agent_environment", Type: kind.String, Doc: "where agents run: host (default, the paper's setting: each invocation in a user+mount namespace showing /workspace/game, /workspace/assets, /workspace/tools and /logs) or docker (the task's environment/Dockerfile built and started through the Harbor code: every role works in that container, seeing /workspace/game, the asset libraries and tools read-only, never tests/; each checkpoint's verifier runs in the agents' committed container with /tests and gamecraft_bench added; a run is refused before it starts when an image does not build or lacks Godot 4, python3, bash, Xvfb, ffmpeg or xdotool, unless godot_bin: none)"},
 	},
-	Open:      open,
-	List:      list,
-	Check:     checkConformance,
-	Reporting: reporting(),
+	DockerWhen: func(v kind.Values) bool { return v.Str("agent_environment") == EnvDocker },
+	Open:       open,
+	List:       list,
+	Check:      checkConformance,
+	Reporting:  reporting(),
 }
 
 func open(o kind.Opening) (benchmark.Benchmark, error) {
@@ -38,17 +39,20 @@ func open(o kind.Opening) (benchmark.Benchmark, error) {
 		return nil, err
 	}
 	v := o.Options
-	switch env := v.Str("agent_environment"); env {
+	env := v.Str("agent_environment")
+	switch env {
 	case "", EnvHost:
 		b.Opts.AgentEnvironment = EnvHost
 	case EnvDocker:
-		return nil, fmt.Errorf("gamecraft: agent_environment docker is not available yet (the task's environment/Dockerfile through the Harbor code path is not wired for GameCraft); use agent_environment: host, the paper's setting")
 	default:
 		return nil, fmt.Errorf("gamecraft: agent_environment %q: want host or docker", env)
 	}
 	b.Opts.GodotBin = v.Str("godot_bin")
 	b.Opts.Verifier = &Verifier{GodotBin: v.Str("godot_bin"), Judge: v.Str("judge"), JudgeModel: v.Str("judge_model"),
 		JudgeKeyEnv: v.Str("judge_key_env"), Timeout: v.Duration("verifier_timeout"), PythonPath: v.Str("verifier_pythonpath")}
+	if env == EnvDocker {
+		return NewDocker(b, o.Docker), nil
+	}
 	return b, nil
 }
 

@@ -130,8 +130,11 @@ func unshareCheck(ctx context.Context, env Env, req bool, why string) Check {
 	return Check{Name: name, OK: true, Required: req, Detail: p + " --user --map-root-user --mount works"}
 }
 
+// JudgeKeyCheck names the check of the judge's key variable.
+const JudgeKeyCheck = "gamecraft: judge key"
+
 func judgeKeyCheck(env Env, g GameCraft, req bool) Check {
-	name := "gamecraft: judge key"
+	name := JudgeKeyCheck
 	switch {
 	case g.Judge == "stub":
 		return Check{Name: name, OK: true, Required: req, Detail: "judge stub needs no key (it scores every requirement a constant: plumbing only, never a result)"}
