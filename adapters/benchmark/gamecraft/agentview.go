@@ -104,15 +104,16 @@ func (b *Benchmark) RoleEnvironment(ctx context.Context, _ benchmark.Task) strin
 		}
 		missing += "Xvfb is not installed (the screenshot tool renders on a virtual display)"
 	}
-	return screenshotText(missing)
+	return screenshotText(missing, "they are kept with this stage's records")
 }
 
-// screenshotText is RoleEnvironment's text given what is missing ("": nothing).
-func screenshotText(missing string) string {
+// screenshotText is RoleEnvironment's text given what is missing ("":
+// nothing) and what becomes of the frames saved under /workspace.
+func screenshotText(missing, kept string) string {
 	if missing == "" {
 		return "Screenshots can be taken here: Godot 4 and Xvfb are installed. `" + ToolsPath + "/screenshot.sh --path " + GamePath +
 			" -- --out " + WorkspacePath + "/NAME.png --frames 60` captures a frame of the game (add `--scenario ID` after `--` for a scenario). " +
-			"Save frames under " + WorkspacePath + "/ (they are kept with this stage's records) and cite every frame you looked at in an " +
+			"Save frames under " + WorkspacePath + "/ (" + kept + ") and cite every frame you looked at in an " +
 			"execution record of type \"screenshot\" with its path and what it shows."
 	}
 	return "Screenshots and replays cannot be taken on this machine: " + missing + ". Do not claim to have seen the game's screens: " +

@@ -283,7 +283,7 @@ func (d *DockerBenchmark) RoleEnvironment(ctx context.Context, t benchmark.Task)
 			}
 		}
 	}
-	return screenshotText(missing)
+	return screenshotText(missing, "outside the project; they stay in this container")
 }
 
 // Check implements benchmark.Check in a throw-away container of the task
