@@ -52,3 +52,38 @@ conditions: [vanilla]
 		t.Errorf("a plumbing run (godot_bin: none) was refused or not marked (exit %d):\n%s%s", code, out, errs)
 	}
 }
+
+// With agent_environment: docker the verifier runs in the task's image,
+// which hoh run checks once it has built it: hoh run --check does not ask
+// for Godot or namespaces on this host, only for the judge's key, which
+// the verifier gets from here.
+func TestRunCheckOfGameCraftInDockerAsksOnlyForTheJudgeKey(t *testing.T) {
+	requireCodex(t)
+	bench := testenv.SharedPath(t, "benchmarks", "gamecraft-bench")
+	script := filepath.Join(testenv.RepoRoot(t), "configs/examples/scripts/local-smoke.yaml")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "gc-docker.yaml")
+	text := `name: gc
+output: runs/gc
+benchmark: {kind: gamecraft, path: ` + bench + `, options: {agent_environment: docker, godot_bin: ` + filepath.Join(dir, "no-such-godot") + `, judge: openai, judge_key_env: HOH_TEST_JUDGE_KEY}}
+tasks: {ids: [platformer-arcborne]}
+configs:
+  - label: codex-scripted
+    harness: codex
+    provider: {name: scripted, api: responses, base_url: "", key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: ` + script + `}
+conditions: [vanilla]
+`
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv("HOH_TEST_JUDGE_KEY")
+	code, out, errs := runCLI(t, "run", "--check", p)
+	if code == 0 || !strings.Contains(errs, "HOH_TEST_JUDGE_KEY is not set") || strings.Contains(errs, "not found") || strings.Contains(errs, "namespaces") || strings.Contains(errs, "Xvfb") {
+		t.Fatalf("without the judge's key (exit %d), want only that refused:\n%s%s", code, out, errs)
+	}
+	t.Setenv("HOH_TEST_JUDGE_KEY", "test-judge-key")
+	if code, out, errs := runCLI(t, "run", "--check", p); code != 0 || !strings.Contains(out, "config OK") {
+		t.Errorf("with the key, the host needs nothing else (exit %d):\n%s%s", code, out, errs)
+	}
+}
