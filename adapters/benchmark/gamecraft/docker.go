@@ -14,6 +14,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/harbor"
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/classify"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
@@ -464,7 +465,7 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	text := log.String()
 	for _, s := range secrets {
 		if len(s) >= 4 {
-			text = strings.ReplaceAll(text, s, "[REDACTED]")
+			text = strings.ReplaceAll(text, s, harness.Redacted)
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
