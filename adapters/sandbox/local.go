@@ -96,51 +96,10 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	waited := make(chan error, 1)
 	go func() { waited <- c.Wait() }()
 
-	var wall <-chan time.Time
-	if cmd.WallTimeout > 0 {
-		t := time.NewTimer(cmd.WallTimeout)
-		defer t.Stop()
-		wall = t.C
-	}
-	idleCheck := time.NewTimer(time.Hour)
-	if cmd.IdleTimeout > 0 {
-		idleCheck.Reset(cmd.IdleTimeout)
-	} else {
-		idleCheck.Stop()
-	}
-	defer idleCheck.Stop()
-
 	ex := Exit{Code: -1}
-	var waitErr error
-	killed := false
-	kill := func() {
-		killed = true
+	waitErr, killed := Watch(ctx, waited, cmd.WallTimeout, cmd.IdleTimeout, &lastOutput, &ex)
+	if killed {
 		waitErr = killGroup(pgid, grace, waited)
-	}
-loop:
-	for {
-		select {
-		case waitErr = <-waited:
-			break loop
-		case <-ctx.Done():
-			ex.Detail = "cancelled: " + ctx.Err().Error()
-			kill()
-			break loop
-		case <-wall:
-			ex.TimedOut = true
-			ex.Detail = fmt.Sprintf("killed after wall timeout %s", cmd.WallTimeout)
-			kill()
-			break loop
-		case <-idleCheck.C:
-			quiet := time.Since(time.Unix(0, lastOutput.Load()))
-			if quiet >= cmd.IdleTimeout {
-				ex.Idle = true
-				ex.Detail = fmt.Sprintf("killed after %s without output (idle timeout %s)", quiet.Round(time.Millisecond), cmd.IdleTimeout)
-				kill()
-				break loop
-			}
-			idleCheck.Reset(cmd.IdleTimeout - quiet)
-		}
 	}
 	if !killed {
 		// The leader is gone; its leftovers (background jobs) go with it.

@@ -172,46 +172,17 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 		copied <- err
 	}()
 
-	var wall <-chan time.Time
-	if cmd.WallTimeout > 0 {
-		t := time.NewTimer(cmd.WallTimeout)
-		defer t.Stop()
-		wall = t.C
-	}
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
 	exit := sandbox.Exit{}
-	var killOnce sync.Once
-	kill := func(why string) {
-		killOnce.Do(func() {
-			exit.Detail = why
-			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-			defer cancel()
-			if err := env.killExec(kctx, pids.pid()); err != nil {
-				// Last resort: the container goes, and with it the tree.
-				exit.Detail += fmt.Sprintf("; tree kill failed (%v), container killed", err)
-				_ = env.Kill(kctx)
-			}
-		})
-	}
-	var copyErr error
-loop:
-	for {
-		select {
-		case copyErr = <-copied:
-			break loop
-		case <-wall:
-			exit.TimedOut = true
-			kill(fmt.Sprintf("killed after wall timeout %s", cmd.WallTimeout))
-		case <-ctx.Done():
-			kill("cancelled: " + ctx.Err().Error())
-		case <-tick.C:
-			if cmd.IdleTimeout > 0 && !exit.TimedOut && !exit.Idle &&
-				time.Since(time.Unix(0, last.Load())) > cmd.IdleTimeout {
-				exit.Idle = true
-				kill(fmt.Sprintf("killed after %s without output", cmd.IdleTimeout))
-			}
+	copyErr, fired := sandbox.Watch(ctx, copied, cmd.WallTimeout, cmd.IdleTimeout, &last, &exit)
+	if fired {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		if err := env.killExec(kctx, pids.pid()); err != nil {
+			// Last resort: the container goes, and with it the tree.
+			exit.Detail += fmt.Sprintf("; tree kill failed (%v), container killed", err)
+			_ = env.Kill(kctx)
 		}
+		cancel()
+		copyErr = <-copied
 	}
 	exit.Duration = time.Since(start)
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
