@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -24,7 +25,7 @@ import (
 // circuit breaker for a provider), says why, and has no score row, so hoh
 // report --results shows only the healthy configuration.
 func TestNoModelTurnNoScore(t *testing.T) {
-	codex := testenv.CLI(t, "codex")
+	codex := clienv.CLI(t, "codex")
 	root := testenv.RepoRoot(t)
 	smoke, err := os.ReadFile(filepath.Join(root, "configs/examples/scripts/local-smoke.yaml"))
 	if err != nil {
@@ -175,7 +176,7 @@ func script(t *testing.T, dir, name, text string) string {
 // finished turn, or its own idle timeout) is the role's result: scored,
 // never replaced, and the configuration does not stop.
 func TestSlowStreamingModelIsNotAProviderFault(t *testing.T) {
-	codex := testenv.CLI(t, "codex")
+	codex := clienv.CLI(t, "codex")
 	root := testenv.RepoRoot(t)
 	smoke, err := os.ReadFile(filepath.Join(root, "configs/examples/scripts/local-smoke.yaml"))
 	if err != nil {

@@ -17,10 +17,11 @@ import (
 
 	"github.com/hoh-research/hoh/experiments/project"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
 
 func TestProjectCommands(t *testing.T) {
-	testenv.CLI(t, "codex")
+	clienv.CLI(t, "codex")
 	bin := buildHoh(t)
 	root := testenv.RepoRoot(t)
 	dir := filepath.Join(t.TempDir(), "greet")

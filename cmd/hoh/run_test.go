@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -51,7 +52,7 @@ func smokeConfig(t *testing.T, out string) string {
 
 func requireCodex(t *testing.T) {
 	t.Helper()
-	testenv.CLI(t, "codex")
+	clienv.CLI(t, "codex")
 }
 
 func hohRun(t *testing.T, bin string, args ...string) string {

@@ -25,6 +25,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/project"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -69,7 +70,7 @@ func projectScript() scripted.Script {
 // Codex CLI against the scripted test-double provider.
 func runTestProject(t *testing.T) string {
 	t.Helper()
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	root := t.TempDir()
 	dir := filepath.Join(root, "app")
 	mustOK(t, os.MkdirAll(dir, 0o755))

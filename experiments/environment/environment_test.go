@@ -25,6 +25,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -113,7 +114,7 @@ func scriptedProvider(t *testing.T, script scripted.Script) (*scripted.Server, h
 
 func codexFor(t *testing.T, p harness.Provider) *codex.Harness {
 	t.Helper()
-	testenv.CLI(t, "codex")
+	clienv.CLI(t, "codex")
 	h, err := codex.New(codex.Config{Provider: p, BypassSandbox: true})
 	if err != nil {
 		t.Fatal(err)

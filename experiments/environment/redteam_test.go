@@ -26,6 +26,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -134,13 +135,13 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 	var h harness.Harness = codexFor(t, env.Provider)
 	switch cli {
 	case "pi":
-		ph, err := pi.New(pi.Config{Binary: testenv.CLI(t, "pi"), Provider: env.Provider})
+		ph, err := pi.New(pi.Config{Binary: clienv.CLI(t, "pi"), Provider: env.Provider})
 		if err != nil {
 			t.Fatal(err)
 		}
 		h = ph
 	case "opencode":
-		oh, err := opencode.New(opencode.Config{Binary: testenv.CLI(t, "opencode"), Provider: env.Provider})
+		oh, err := opencode.New(opencode.Config{Binary: clienv.CLI(t, "opencode"), Provider: env.Provider})
 		if err != nil {
 			t.Fatal(err)
 		}

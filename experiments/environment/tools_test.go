@@ -21,7 +21,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
 	"github.com/hoh-research/hoh/internal/testenv/mcptest"
 	"github.com/hoh-research/hoh/runrecord"
@@ -79,7 +79,7 @@ func toolTask(t *testing.T, root string, b *harbor.Benchmark) benchmark.Task {
 // unless the CLI completed.
 func runCLI(t *testing.T, env *Env, ex sandbox.Executor, kind, api string, role harness.Role, prompt, ws string) harness.Result {
 	t.Helper()
-	testenv.CLI(t, kind)
+	clienv.CLI(t, kind)
 	p := env.Provider
 	p.API = api
 	h, err := catalogue.New(harness.Spec{Kind: kind, Provider: p, InContainer: true, Tools: env.Tools})

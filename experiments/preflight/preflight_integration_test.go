@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
 
 const dummyKey = "hoh-preflight-dummy-key"
@@ -43,7 +44,7 @@ func target(t *testing.T, c config.HarnessModel, p harness.Provider) Target {
 	spec := c.HarnessSpec()
 	spec.Provider = p
 	cli, _ := catalogue.Lookup(c.Harness)
-	spec.Binary = testenv.CLIAt(t, cli.Executable, c.Version)
+	spec.Binary = clienv.CLIAt(t, cli.Executable, c.Version)
 	h, err := catalogue.New(spec)
 	if err != nil {
 		t.Fatalf("config %s: %v", c.Label, err)
@@ -200,7 +201,7 @@ configs:
     scripted: {script: s.yaml}
 conditions: [vanilla]
 `), 0o644)
-	testenv.CLI(t, "codex")
+	clienv.CLI(t, "codex")
 	e, err := config.Load(p)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
 
 // codexScript: the Planner and Developer answer the same every loop (the
@@ -44,7 +45,7 @@ func codexScript(sched []schedIssue, loops int) scripted.Script {
 func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 	t.Parallel() // long: overlaps with the other project tests
 	const loops = 70
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	sched := schedule(loops)
 	root := t.TempDir()
 	scriptPath := filepath.Join(root, "script.yaml")

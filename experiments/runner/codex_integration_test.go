@@ -13,7 +13,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/experiments/served"
-	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -34,7 +34,7 @@ const faultScript = `entries:
 `
 
 func TestRealCodexInjectedTransportErrorAndSilentProviderAreReplaced(t *testing.T) {
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "faults.yaml"), []byte(faultScript), 0o644)
 	out := filepath.Join(dir, "run")

@@ -27,6 +27,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -38,7 +39,7 @@ const smokeBaseTag = "hoh-smoke-busybox:latest"
 // builds the busybox base image (removed when the test ends).
 func dockerPrereqs(t *testing.T) *docker.Client {
 	t.Helper()
-	testenv.CLI(t, "codex")
+	clienv.CLI(t, "codex")
 	ctx := context.Background()
 	c, err := docker.New(ctx, docker.Options{RunID: fmt.Sprintf("hoh-runner-test-base-%d", time.Now().UnixNano())})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -24,7 +25,7 @@ import (
 // Codex), writing to out.
 func smokeExperiment(t *testing.T, out string) *config.Experiment {
 	t.Helper()
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	root := testenv.RepoRoot(t)
 	p := filepath.Join(t.TempDir(), "exp.yaml")
 	os.WriteFile(p, []byte(`name: enospc

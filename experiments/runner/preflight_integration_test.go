@@ -14,13 +14,14 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
 
 // A provider that rejects the configuration's requests stops the run before
 // any trial: no trial directory, no score row, and the error names the
 // configuration and the cause.
 func TestRunRefusesToStartWhenThePreflightFails(t *testing.T) {
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "reject.yaml"), []byte("fault: {kind: status, status: 400, message: \"no such model\"}\nentries:\n  - name: any\n    match: .\n    repeat: true\n    steps:\n      - say: unreachable\n"), 0o644)
 	out := filepath.Join(dir, "run")

@@ -14,6 +14,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -21,7 +22,7 @@ import (
 // the trial replaced attempts and, once they are used up, a runner failure:
 // never a score row, never a completed trial.
 func TestProviderDyingMidRunIsReplacedNeverScored(t *testing.T) {
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	root := testenv.RepoRoot(t)
 	script, err := scripted.LoadScript(filepath.Join(root, "configs/examples/scripts/local-smoke.yaml"))
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -64,7 +64,7 @@ type codexRun struct {
 // talking to it (its own sandbox bypassed when bypass is set).
 func scriptedCodex(t *testing.T, sc scripted.Script, bypass bool) (*scripted.Server, harness.Harness) {
 	t.Helper()
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	srv, err := scripted.Start(sc, scripted.Options{LogPath: filepath.Join(t.TempDir(), "provider.jsonl")})
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +326,7 @@ func TestCodexVanillaWithProseIsOnePassAndContinuationResumesIt(t *testing.T) {
 	vanillaTurns := served("vanilla")
 
 	// VC@2 continues this very trial: one more invocation, resuming the session.
-	h, err := codex.New(codex.Config{Binary: testenv.CLI(t, "codex"), Provider: harness.Provider{
+	h, err := codex.New(codex.Config{Binary: clienv.CLI(t, "codex"), Provider: harness.Provider{
 		Name: "scripted", API: "responses", BaseURL: r.srv.URL() + "/v1", KeyEnv: itKeyEnv, Model: "scripted-model"}})
 	if err != nil {
 		t.Fatal(err)

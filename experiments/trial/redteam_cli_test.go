@@ -30,6 +30,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -124,11 +125,11 @@ func redTeamHarness(t *testing.T, cli string, srv *scripted.Server) harness.Harn
 	var err error
 	switch cli {
 	case "codex":
-		h, err = codex.New(codex.Config{Binary: testenv.CLI(t, "codex"), Provider: prov})
+		h, err = codex.New(codex.Config{Binary: clienv.CLI(t, "codex"), Provider: prov})
 	case "pi":
-		h, err = pi.New(pi.Config{Binary: testenv.CLI(t, "pi"), Provider: prov})
+		h, err = pi.New(pi.Config{Binary: clienv.CLI(t, "pi"), Provider: prov})
 	case "opencode":
-		h, err = opencode.New(opencode.Config{Binary: testenv.CLI(t, "opencode"), Provider: prov})
+		h, err = opencode.New(opencode.Config{Binary: clienv.CLI(t, "opencode"), Provider: prov})
 	}
 	if err != nil {
 		t.Fatal(err)

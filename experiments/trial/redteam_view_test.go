@@ -29,6 +29,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -149,14 +150,14 @@ func hostCLI(t *testing.T, cli, baseURL string) harness.Harness {
 	var err error
 	switch cli {
 	case "codex":
-		h, err = codex.New(codex.Config{Binary: testenv.CLI(t, "codex"), Provider: prov})
+		h, err = codex.New(codex.Config{Binary: clienv.CLI(t, "codex"), Provider: prov})
 	case "claude":
 		prov.API = harness.APIAnthropic
-		h, err = claude.New(claude.Config{Binary: testenv.CLI(t, "claude"), Provider: prov})
+		h, err = claude.New(claude.Config{Binary: clienv.CLI(t, "claude"), Provider: prov})
 	case "pi":
-		h, err = pi.New(pi.Config{Binary: testenv.CLI(t, "pi"), Provider: prov})
+		h, err = pi.New(pi.Config{Binary: clienv.CLI(t, "pi"), Provider: prov})
 	case "opencode":
-		h, err = opencode.New(opencode.Config{Binary: testenv.CLI(t, "opencode"), Provider: prov})
+		h, err = opencode.New(opencode.Config{Binary: clienv.CLI(t, "opencode"), Provider: prov})
 	}
 	if err != nil {
 		t.Fatal(err)

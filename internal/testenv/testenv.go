@@ -1,7 +1,7 @@
 // Package testenv holds the test set-up that many packages' tests share:
-// the repository root, the shared data beside it, the installed harness
-// CLIs and the check that a secret reached no file. Imported only by tests;
-// a missing prerequisite fails the test, never skips it.
+// the repository root, the shared data beside it and the check that a
+// secret reached no file (the installed CLIs: clienv). Imported only by
+// tests; a missing prerequisite fails the test, never skips it.
 package testenv
 
 import (
@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -51,31 +50,6 @@ func SharedPath(t testing.TB, parts ...string) string {
 		t.Fatalf("shared data %s is required (shared/ must sit beside the repository): %v", p, err)
 	}
 	return p
-}
-
-// CLI is the path of the installed harness CLI executable name ("codex",
-// "claude", "opencode", "pi") at its default pin; the test fails, naming
-// the CLI as the catalogue does, when it is not installed.
-func CLI(t testing.TB, name string) string {
-	t.Helper()
-	return CLIAt(t, name, "")
-}
-
-// CLIAt is CLI at version (empty: the default pin).
-func CLIAt(t testing.TB, name, version string) string {
-	t.Helper()
-	cli, ok := catalogue.ByExecutable(name)
-	if !ok {
-		t.Fatalf("%s is not an executable of the harness catalogue", name)
-	}
-	if version == "" {
-		version = cli.Pin()
-	}
-	bin, err := cliinstall.FindVersion(cli.Package, name, version)
-	if err != nil {
-		t.Fatalf("the %s %s is required for this test (run scripts/install-harnesses.sh): %v", cli.Display, version, err)
-	}
-	return bin
 }
 
 // AssertNoSecret fails the test for every regular file under roots (files

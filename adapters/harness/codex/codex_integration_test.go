@@ -24,6 +24,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
 
 const (
@@ -40,7 +41,7 @@ type rig struct {
 
 func newRig(t *testing.T, script scripted.Script, cfg codex.Config) *rig {
 	t.Helper()
-	bin := testenv.CLI(t, "codex")
+	bin := clienv.CLI(t, "codex")
 	base := t.TempDir()
 	logPath := filepath.Join(base, "provider.jsonl")
 	srv, err := scripted.Start(script, scripted.Options{LogPath: logPath})
@@ -376,7 +377,7 @@ func TestShippedConfigsCodexProviderAsWritten(t *testing.T) {
 				local, _ := url.Parse(srv.URL())
 				u.Scheme, u.Host = local.Scheme, local.Host
 				p.BaseURL = u.String()
-				h, err := codex.New(codex.Config{Binary: testenv.CLIAt(t, "codex", c.Version), Version: c.Version, Provider: p})
+				h, err := codex.New(codex.Config{Binary: clienv.CLIAt(t, "codex", c.Version), Version: c.Version, Provider: p})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -411,7 +412,7 @@ func TestCodexRefusedConnectionIsInfraFailureBeforeTheWallTimeout(t *testing.T) 
 	closed := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()
 	p := harness.Provider{Name: "scripted", API: "responses", BaseURL: closed, KeyEnv: testKeyEnv, Model: "scripted-model"}
-	h, err := codex.New(codex.Config{Binary: testenv.CLI(t, "codex"), Provider: p})
+	h, err := codex.New(codex.Config{Binary: clienv.CLI(t, "codex"), Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}

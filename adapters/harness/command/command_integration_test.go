@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
 
 func loadSpec(t *testing.T, name string) *command.Spec {
@@ -26,7 +27,7 @@ func loadSpec(t *testing.T, name string) *command.Spec {
 
 func TestCommandHarnessDescribingPi(t *testing.T) {
 	spec := loadSpec(t, "pi.yaml")
-	testenv.CLI(t, "pi")
+	clienv.CLI(t, "pi")
 	clitest.Suite(t, clitest.Target{
 		New: func(t *testing.T, p harness.Provider) harness.Harness {
 			h, err := command.New(spec, p)

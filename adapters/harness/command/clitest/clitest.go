@@ -18,7 +18,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
 
 // KeyEnv and Key are the test provider key; Key must never reach a file.
@@ -33,7 +33,7 @@ func At(kind, version string) func(t *testing.T, p harness.Provider) harness.Har
 	return func(t *testing.T, p harness.Provider) harness.Harness {
 		t.Helper()
 		cli, _ := catalogue.Lookup(kind)
-		h, err := catalogue.New(harness.Spec{Kind: kind, Binary: testenv.CLIAt(t, cli.Executable, version), Version: version, Provider: p})
+		h, err := catalogue.New(harness.Spec{Kind: kind, Binary: clienv.CLIAt(t, cli.Executable, version), Version: version, Provider: p})
 		if err != nil {
 			t.Fatal(err)
 		}
