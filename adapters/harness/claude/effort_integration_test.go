@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/harness/harnesstest"
 )
 
 func TestClaudeReasoningEffortReachesTheRequest(t *testing.T) {
@@ -13,7 +13,7 @@ func TestClaudeReasoningEffortReachesTheRequest(t *testing.T) {
 			Effort string `json:"effort"`
 		} `json:"output_config"`
 	}
-	json.Unmarshal([]byte(clitest.Effort(t, clitest.Target{New: newClaude}, "anthropic", "high")), &req)
+	json.Unmarshal([]byte(harnesstest.Effort(t, harnesstest.Target{New: newClaude}, "anthropic", "high")), &req)
 	if req.OutputConfig.Effort != "high" {
 		t.Errorf("request output_config.effort %q, want high", req.OutputConfig.Effort)
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
-	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/harness/harnesstest"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -435,13 +435,13 @@ func TestCodexRefusedConnectionIsInfraFailureBeforeTheWallTimeout(t *testing.T) 
 // as a failing test; the tests above cover the default pin.
 func TestCodexAgainstScriptedProviderAtTheOtherPins(t *testing.T) {
 	for _, v := range codex.CLI.Pins[1:] {
-		t.Run(v, func(t *testing.T) { clitest.Suite(t, codexTarget(v)) })
+		t.Run(v, func(t *testing.T) { harnesstest.Suite(t, codexTarget(v)) })
 	}
 }
 
-func codexTarget(v string) clitest.Target {
-	return clitest.Target{
-		New:              clitest.At("codex", v),
+func codexTarget(v string) harnesstest.Target {
+	return harnesstest.Target{
+		New:              harnesstest.At("codex", v),
 		APIs:             codex.CLI.APIs,
 		ReportsReasoning: true,
 		StateEnv:         "CODEX_HOME",

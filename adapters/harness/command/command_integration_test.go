@@ -10,7 +10,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/command"
-	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/harness/harnesstest"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
@@ -28,7 +28,7 @@ func loadSpec(t *testing.T, name string) *command.Spec {
 func TestCommandHarnessDescribingPi(t *testing.T) {
 	spec := loadSpec(t, "pi.yaml")
 	clienv.CLI(t, "pi")
-	clitest.Suite(t, clitest.Target{
+	harnesstest.Suite(t, harnesstest.Target{
 		New: func(t *testing.T, p harness.Provider) harness.Harness {
 			h, err := command.New(spec, p)
 			if err != nil {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/hoh-research/hoh/adapters/harness/command/clitest"
+	"github.com/hoh-research/hoh/adapters/harness/harnesstest"
 )
 
 // Pi's --thinking maps onto the wire API's own reasoning field.
@@ -12,7 +12,7 @@ func TestPiReasoningEffortReachesTheRequest(t *testing.T) {
 	var chat struct {
 		ReasoningEffort string `json:"reasoning_effort"`
 	}
-	json.Unmarshal([]byte(clitest.Effort(t, clitest.Target{New: newPi}, "chat", "high")), &chat)
+	json.Unmarshal([]byte(harnesstest.Effort(t, harnesstest.Target{New: newPi}, "chat", "high")), &chat)
 	if chat.ReasoningEffort != "high" {
 		t.Errorf("chat request reasoning_effort %q, want high", chat.ReasoningEffort)
 	}
@@ -21,7 +21,7 @@ func TestPiReasoningEffortReachesTheRequest(t *testing.T) {
 			Type string `json:"type"`
 		} `json:"thinking"`
 	}
-	json.Unmarshal([]byte(clitest.Effort(t, clitest.Target{New: newPi}, "anthropic", "high")), &anth)
+	json.Unmarshal([]byte(harnesstest.Effort(t, harnesstest.Target{New: newPi}, "anthropic", "high")), &anth)
 	if anth.Thinking.Type != "enabled" {
 		t.Errorf("anthropic request thinking %+v, want enabled", anth.Thinking)
 	}

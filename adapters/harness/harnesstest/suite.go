@@ -1,4 +1,4 @@
-package clitest
+package harnesstest
 
 import (
 	"encoding/json"
