@@ -1,7 +1,7 @@
-// Package harnesstest holds what the harness adapters' integration tests share:
-// a scripted provider with fresh work/state/log dirs, the secret-leak check,
-// and the check that no process of a killed invocation survives. It is
-// imported only by _test files.
+// Package harnesstest holds what the harness adapters' integration tests
+// share: a scripted provider with fresh work/state/log dirs, the secret-leak
+// check, and the check that no process of a killed invocation survives. It
+// is imported only by _test files.
 package harnesstest
 
 import (
