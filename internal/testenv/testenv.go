@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/internal/fstree"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -179,24 +180,8 @@ func HarborTaskTree(t testing.TB, dir, rel string, files map[string]string) stri
 	t.Helper()
 	src := SharedPath(t, "benchmarks", "harbor-tasks", rel)
 	task := filepath.Join(dir, filepath.Base(rel))
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		r, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(task, r), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(task, r), data, info.Mode().Perm()|0o644)
-	})
+	// Writable, whatever the shared copy's modes (it is read-only).
+	err := fstree.Copy(src, task, fstree.Options{DirBits: 0o755, FileBits: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,3 +95,34 @@ func TestAssertNoSecret(t *testing.T) {
 		t.Fatalf("empty root: %q", r.errors)
 	}
 }
+
+func TestHarborTaskTreeCopiesTheWholeTaskWritable(t *testing.T) {
+	rel := filepath.Join("harbor-examples", "tasks", "hello-multi-step-simple")
+	src := SharedPath(t, "benchmarks", "harbor-tasks", rel)
+	task := HarborTaskTree(t, t.TempDir(), rel, map[string]string{"environment/Dockerfile": "FROM local\n"})
+	n := 0
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		r, _ := filepath.Rel(src, p)
+		st, err := os.Stat(filepath.Join(task, r))
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o644 != 0o644 {
+			t.Errorf("%s: mode %v is not writable", r, st.Mode())
+		}
+		n++
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("copied %d files: %v", n, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(task, "environment", "Dockerfile")); err != nil || string(b) != "FROM local\n" {
+		t.Fatalf("Dockerfile not written over: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(task, "steps")); err != nil {
+		t.Fatalf("steps/ not copied: %v", err)
+	}
+}
