@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/analysis/figures"
 	"github.com/hoh-research/hoh/experiments/config"
@@ -72,7 +73,7 @@ func projectInit(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Harness.Harness, "harness", "codex", "harness CLI: "+strings.Join(catalogue.Kinds(), ", "))
 	fs.StringVar(&c.Harness.Provider.Model, "model", "", "model name")
 	fs.StringVar(&c.Harness.Provider.Name, "provider", "", `provider name ("scripted" for the test double)`)
-	fs.StringVar(&c.Harness.Provider.API, "api", "", "wire API: responses, chat, anthropic (default: the harness's)")
+	fs.StringVar(&c.Harness.Provider.API, "api", "", "wire API: "+strings.Join(harness.APIs, ", ")+" (default: the harness's)")
 	fs.StringVar(&c.Harness.Provider.BaseURL, "base-url", "", "provider endpoint")
 	fs.StringVar(&c.Harness.Provider.KeyEnv, "key-env", "", "NAME of the environment variable holding the API key (never the key)")
 	fs.StringVar(&c.Harness.Binary, "binary", "", "harness CLI binary (default: the pinned install)")
