@@ -93,9 +93,9 @@ func (p *perDemos) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("per_demo: want numbers, [{score}] or {demo: number}, got %.80s", data)
 }
 
-// Aggregate combines per-demo scores by a requirement's agg (max or mean);
+// aggregate combines per-demo scores by a requirement's agg (max or mean);
 // no demos give 0.
-func Aggregate(agg string, perDemo []float64) (float64, error) {
+func aggregate(agg string, perDemo []float64) (float64, error) {
 	if len(perDemo) == 0 {
 		return 0, nil
 	}
@@ -118,12 +118,12 @@ func Aggregate(agg string, perDemo []float64) (float64, error) {
 
 const scoreTolerance = 1e-6
 
-// ScoreBreakdown scores a verifier breakdown.json with the task's rubric:
+// scoreBreakdown scores a verifier breakdown.json with the task's rubric:
 // per-requirement aggregated scores -> the task's formula with BUILD from
 // build_ok -> clamp to [0,1]. Metrics are on the 0-100 scale (build is 0/1,
 // reward 0-1). Disagreements with the file's own reward or per-demo scores are
 // listed in Evaluation.Error; an unreadable file is a returned error.
-func ScoreBreakdown(td *TaskData, data []byte) (benchmark.Evaluation, error) {
+func scoreBreakdown(td *TaskData, data []byte) (benchmark.Evaluation, error) {
 	var bd Breakdown
 	if err := json.Unmarshal(data, &bd); err != nil {
 		return benchmark.Evaluation{}, fmt.Errorf("breakdown.json for %s: %w", td.Task.ID, err)
@@ -152,7 +152,7 @@ func ScoreBreakdown(td *TaskData, data []byte) (benchmark.Evaluation, error) {
 			if got.Agg != "" && got.Agg != q.Agg {
 				problems = append(problems, fmt.Sprintf("requirement %s: breakdown agg %q, rubric agg %q", q.ID, got.Agg, q.Agg))
 			}
-			re, err := Aggregate(q.Agg, got.PerDemo)
+			re, err := aggregate(q.Agg, got.PerDemo)
 			if err == nil && math.Abs(re-got.Aggregated) > scoreTolerance {
 				problems = append(problems, fmt.Sprintf("requirement %s: aggregated %.6g but %s over per_demo %v gives %.6g",
 					q.ID, got.Aggregated, q.Agg, []float64(got.PerDemo), re))
@@ -223,7 +223,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 			}
 			data, err := os.ReadFile(filepath.Join(vdir, BreakdownFile))
 			if err == nil {
-				return ScoreBreakdown(td, data)
+				return scoreBreakdown(td, data)
 			}
 			if !errors.Is(err, os.ErrNotExist) {
 				return benchmark.Evaluation{}, err
@@ -272,5 +272,5 @@ func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, _ benchmark.Eval
 	if err != nil {
 		return benchmark.Evaluation{}, err
 	}
-	return ScoreBreakdown(td, data)
+	return scoreBreakdown(td, data)
 }

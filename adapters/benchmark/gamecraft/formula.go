@@ -108,8 +108,8 @@ func (n avgNode) idents(add func(string, int)) {
 	}
 }
 
-// ParseFormula parses src; syntax errors are *FormulaError with the position.
-func ParseFormula(src string) (*Formula, error) {
+// parseFormula parses src; syntax errors are *FormulaError with the position.
+func parseFormula(src string) (*Formula, error) {
 	p := &parser{src: src}
 	p.next()
 	root, err := p.expr()

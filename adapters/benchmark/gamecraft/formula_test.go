@@ -29,7 +29,7 @@ func TestFormulaEval(t *testing.T) {
 		{"x_1 / 2", 2},
 	}
 	for _, c := range cases {
-		f, err := ParseFormula(c.src)
+		f, err := parseFormula(c.src)
 		if err != nil {
 			t.Fatalf("%q: %v", c.src, err)
 		}
@@ -60,7 +60,7 @@ func TestFormulaErrorsCarryPosition(t *testing.T) {
 		{"", 0, "end of formula"},
 	}
 	for _, c := range cases {
-		_, err := ParseFormula(c.src)
+		_, err := parseFormula(c.src)
 		var fe *FormulaError
 		if !errors.As(err, &fe) {
 			t.Fatalf("%q: want a FormulaError, got %v", c.src, err)
@@ -72,7 +72,7 @@ func TestFormulaErrorsCarryPosition(t *testing.T) {
 }
 
 func TestFormulaUnknownIdentifier(t *testing.T) {
-	f, err := ParseFormula("BUILD * (M1 + Q7)")
+	f, err := parseFormula("BUILD * (M1 + Q7)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestFormulaUnknownIdentifier(t *testing.T) {
 	if got := strings.Join(f.Identifiers(), ","); got != "BUILD,M1,Q7" {
 		t.Errorf("Identifiers = %s", got)
 	}
-	z, _ := ParseFormula("1 / (M1 - M1)")
+	z, _ := parseFormula("1 / (M1 - M1)")
 	if _, err := z.Eval(map[string]float64{"M1": 1}); err == nil || !strings.Contains(err.Error(), "division by zero") {
 		t.Errorf("division by zero: got %v", err)
 	}

@@ -114,7 +114,7 @@ var _ benchmark.Benchmark = (*Benchmark)(nil)
 // bad task never stops the rest; it is an error, naming every file, only
 // when no task loads.
 func Load(root string) (*Benchmark, error) {
-	b, errs := Scan(root)
+	b, errs := scan(root)
 	if b == nil {
 		return nil, errors.Join(errs...)
 	}
@@ -140,11 +140,11 @@ func (b *Benchmark) LoadNotes() []string {
 	return notes
 }
 
-// Scan reads the checkout like Load, keeping the tasks that load, and
+// scan reads the checkout like Load, keeping the tasks that load, and
 // returns every malformed task's error (for conformance reports); folders
 // that are not tasks go to Skipped. A nil Benchmark means the root itself is
 // unusable.
-func Scan(root string) (*Benchmark, []error) {
+func scan(root string) (*Benchmark, []error) {
 	dirs, err := taskDirs(root)
 	if err != nil {
 		return nil, []error{err}
@@ -188,7 +188,7 @@ func loadTask(dir string) (*TaskData, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := CategoryWeights(formula, rubric)
+	w, err := categoryWeights(formula, rubric)
 	if err != nil {
 		return nil, fileErr(rubricPath, 0, "%v", err)
 	}
@@ -237,11 +237,11 @@ func seconds(s, def float64) time.Duration {
 	return time.Duration(s * float64(time.Second))
 }
 
-// CategoryWeights derives a formula's weights on M, D, V, A by evaluating it
+// categoryWeights derives a formula's weights on M, D, V, A by evaluating it
 // with BUILD=1 and unit inputs for one category at a time. It also checks
 // the formula is linear in the category means (zero inputs give 0, half
 // inputs give half), which the weight view assumes.
-func CategoryWeights(f *Formula, r *Rubric) (Weights, error) {
+func categoryWeights(f *Formula, r *Rubric) (Weights, error) {
 	letters := []string{"M", "D", "V", "A"}
 	eval := func(values map[string]float64) (float64, error) {
 		vars := map[string]float64{"BUILD": 1}

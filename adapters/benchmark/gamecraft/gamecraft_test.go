@@ -119,7 +119,7 @@ func expectedWeights(id string) Weights {
 // TestRealFormulasOnSyntheticJudgeOutputs evaluates every task's formula on
 // random judge scores and compares with BUILD * sum(w_c * mean_c), computed
 // from the rubric's categories and the expected weights; then feeds the same
-// scores as a breakdown.json through ScoreBreakdown.
+// scores as a breakdown.json through scoreBreakdown.
 func TestRealFormulasOnSyntheticJudgeOutputs(t *testing.T) {
 	b := loadReal(t)
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -182,9 +182,9 @@ func TestRealFormulasOnSyntheticJudgeOutputs(t *testing.T) {
 				"reward": want, "formula": td.Rubric.ScoreFormula, "build_ok": build == 1,
 				"requirements": reqs, "judge": "synthetic", "demos": []string{}, "errors": []string{},
 			})
-			ev, err := ScoreBreakdown(td, data)
+			ev, err := scoreBreakdown(td, data)
 			if err != nil || ev.Error != "" {
-				t.Fatalf("%s: ScoreBreakdown: %v %s", td.Task.ID, err, ev.Error)
+				t.Fatalf("%s: scoreBreakdown: %v %s", td.Task.ID, err, ev.Error)
 			}
 			if math.Abs(ev.Metrics["overall"]-100*want) > 1e-9 || ev.Metrics["build"] != build ||
 				math.Abs(ev.Metrics["mechanics"]-100*means["M"]) > 1e-9 || math.Abs(ev.Metrics["art"]-100*means["A"]) > 1e-9 {
@@ -214,7 +214,7 @@ func TestScoreBreakdownReportsMismatches(t *testing.T) {
 		{"id":"V1","agg":"mean","aggregated":0,"per_demo":{"demo1":0}},
 		{"id":"A1","agg":"max","aggregated":1,"per_demo":[1]},
 		{"id":"Z9","agg":"max","aggregated":1,"per_demo":[1]}]}`
-	ev, err := ScoreBreakdown(td, []byte(data))
+	ev, err := scoreBreakdown(td, []byte(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +228,11 @@ func TestScoreBreakdownReportsMismatches(t *testing.T) {
 			t.Errorf("Error %q lacks %q", ev.Error, frag)
 		}
 	}
-	if _, err := ScoreBreakdown(td, []byte(`{"reward": "x"}`)); err == nil {
+	if _, err := scoreBreakdown(td, []byte(`{"reward": "x"}`)); err == nil {
 		t.Error("malformed breakdown.json accepted")
 	}
 	// Build gate off: score 0 whatever the judge said; clamp keeps [0,1].
-	ev, _ = ScoreBreakdown(td, []byte(`{"reward":0,"build_ok":false,"requirements":[{"id":"M1","agg":"max","aggregated":1,"per_demo":[1]}]}`))
+	ev, _ = scoreBreakdown(td, []byte(`{"reward":0,"build_ok":false,"requirements":[{"id":"M1","agg":"max","aggregated":1,"per_demo":[1]}]}`))
 	if ev.Metrics["overall"] != 0 || ev.Metrics["build"] != 0 || ev.Metrics["mechanics"] != 50 {
 		t.Errorf("build gate: %v", ev.Metrics)
 	}

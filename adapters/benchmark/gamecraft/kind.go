@@ -59,7 +59,7 @@ func open(o kind.Opening) (benchmark.Benchmark, error) {
 // list is strict, as kind.List asks: `hoh tasks list` names every malformed
 // task instead of listing the others silently (a run excludes them with a note).
 func list(path string) ([]benchmark.Task, error) {
-	b, errs := Scan(path)
+	b, errs := scan(path)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -72,7 +72,7 @@ func reporting() runrecord.Reporting { r, _ := runrecord.ReportingOf(Name); retu
 // run, build commands hoh does not run, and rubric weights that differ from
 // the paper's.
 func checkConformance(r *conformance.Report) {
-	b, errs := Scan(r.Root)
+	b, errs := scan(r.Root)
 	r.AddLoadErrors(errs)
 	if b == nil {
 		return

@@ -92,7 +92,7 @@ func decodeRubric(path string) (*Rubric, *Formula, error) {
 	if r.ScoreFormula == "" {
 		return nil, nil, fileErr(path, 0, "score_formula is missing")
 	}
-	f, err := ParseFormula(r.ScoreFormula)
+	f, err := parseFormula(r.ScoreFormula)
 	if err != nil {
 		return nil, nil, fileErr(path, 0, "score_formula: %v", err)
 	}

@@ -180,5 +180,5 @@ func (b *Benchmark) verify(ctx context.Context, td *TaskData, dir string) (bench
 	if err != nil {
 		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w: it wrote no %s (see %s.log)", td.Task.ID, errEvaluationUnavailable, BreakdownFile, out)
 	}
-	return ScoreBreakdown(td, data)
+	return scoreBreakdown(td, data)
 }

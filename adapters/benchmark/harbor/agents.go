@@ -31,7 +31,7 @@ func (Oracle) Run(ctx context.Context, env *docker.Environment, t benchmark.Task
 		return sandbox.Exit{Code: -1}, err
 	}
 	// [solution.env] from the host, on top of the container's environment.
-	senv, err := ResolveEnv("solution.env", f.Solution.Env, os.LookupEnv)
+	senv, err := resolveEnv("solution.env", f.Solution.Env, os.LookupEnv)
 	if err != nil {
 		return sandbox.Exit{Code: -1}, fmt.Errorf("task %s: %w", t.ID, err)
 	}

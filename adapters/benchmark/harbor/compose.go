@@ -27,8 +27,8 @@ const MainService = "main"
 // composeNames are the file names Compose looks for, in its order.
 var composeNames = []string{"compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"}
 
-// ComposeFile returns the task's environment/ compose file, or "".
-func ComposeFile(taskDir string) string {
+// composeFile returns the task's environment/ compose file, or "".
+func composeFile(taskDir string) string {
 	for _, n := range composeNames {
 		p := filepath.Join(taskDir, "environment", n)
 		if _, err := os.Stat(p); err == nil {
@@ -71,12 +71,12 @@ var mainAttributes = map[string]bool{"build": true, "depends_on": true, "environ
 
 var projectNameChars = regexp.MustCompile(`[^a-z0-9_-]+`)
 
-// LoadCompose reads the task's compose file with the Compose project's own
+// loadCompose reads the task's compose file with the Compose project's own
 // loader, merged onto Harbor's base (main built from environment/), with
 // ${VAR} interpolated from the host's environment. unsupported names each
 // attribute of the file hoh would not honour (dotted path).
-func LoadCompose(ctx context.Context, taskDir string) (p *types.Project, unsupported []string, err error) {
-	file := ComposeFile(taskDir)
+func loadCompose(ctx context.Context, taskDir string) (p *types.Project, unsupported []string, err error) {
+	file := composeFile(taskDir)
 	if file == "" {
 		return nil, nil, nil
 	}
@@ -144,16 +144,16 @@ func setAttributes(s types.ServiceConfig) []string {
 // or using local ones, in dependency order. It returns nil for a task
 // without a compose file.
 func (b *Benchmark) composeServices(ctx context.Context, t benchmark.Task) (*docker.Services, error) {
-	p, unsupported, err := LoadCompose(ctx, t.Dir)
+	p, unsupported, err := loadCompose(ctx, t.Dir)
 	if err != nil || p == nil {
 		return nil, err
 	}
 	if len(unsupported) > 0 {
-		return nil, fmt.Errorf("task %s: %s: attributes hoh does not run: %s", t.ID, ComposeFile(t.Dir), strings.Join(unsupported, ", "))
+		return nil, fmt.Errorf("task %s: %s: attributes hoh does not run: %s", t.ID, composeFile(t.Dir), strings.Join(unsupported, ", "))
 	}
 	order, err := serviceOrder(p)
 	if err != nil {
-		return nil, fmt.Errorf("task %s: %s: %w", t.ID, ComposeFile(t.Dir), err)
+		return nil, fmt.Errorf("task %s: %s: %w", t.ID, composeFile(t.Dir), err)
 	}
 	wait := map[string]string{}
 	for _, s := range p.Services {
@@ -197,9 +197,9 @@ func (b *Benchmark) composeServices(ctx context.Context, t benchmark.Task) (*doc
 	return out, nil
 }
 
-// ComposeMainEnv is the environment the task's compose file gives main.
-func ComposeMainEnv(ctx context.Context, taskDir string) ([]string, error) {
-	p, _, err := LoadCompose(ctx, taskDir)
+// composeMainEnv is the environment the task's compose file gives main.
+func composeMainEnv(ctx context.Context, taskDir string) ([]string, error) {
+	p, _, err := loadCompose(ctx, taskDir)
 	if err != nil || p == nil {
 		return nil, err
 	}
@@ -309,11 +309,11 @@ func composeHealthConfig(h *types.HealthCheckConfig) *container.HealthConfig {
 // composeRefusals are the reasons a task's compose file cannot be run:
 // the loader's error, attributes hoh does not honour, a bad depends_on.
 func (l Loaded) composeRefusals() []Refusal {
-	file := ComposeFile(l.Task.Dir)
+	file := composeFile(l.Task.Dir)
 	if file == "" {
 		return nil
 	}
-	p, unsupported, err := LoadCompose(context.Background(), l.Task.Dir)
+	p, unsupported, err := loadCompose(context.Background(), l.Task.Dir)
 	if err != nil {
 		return []Refusal{{file, "Compose environment", "the Compose loader rejects it: " + err.Error()}}
 	}
@@ -330,7 +330,7 @@ func (l Loaded) composeRefusals() []Refusal {
 // composeImagesAvailable makes the prebuilt images of the task's sidecars
 // present locally, pulling those that are not.
 func (b *Benchmark) composeImagesAvailable(ctx context.Context, l Loaded) error {
-	p, _, err := LoadCompose(ctx, l.Task.Dir)
+	p, _, err := loadCompose(ctx, l.Task.Dir)
 	if err != nil || p == nil {
 		return err
 	}
@@ -339,7 +339,7 @@ func (b *Benchmark) composeImagesAvailable(ctx context.Context, l Loaded) error 
 		if name == MainService || s.Build != nil {
 			continue
 		}
-		if err := b.ensureImage(ctx, fmt.Sprintf("%s: services.%s.image", ComposeFile(l.Task.Dir), name), s.Image, "give the service a build context"); err != nil {
+		if err := b.ensureImage(ctx, fmt.Sprintf("%s: services.%s.image", composeFile(l.Task.Dir), name), s.Image, "give the service a build context"); err != nil {
 			return err
 		}
 	}

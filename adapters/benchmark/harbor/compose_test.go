@@ -56,7 +56,7 @@ func writeFile(t *testing.T, path, body string) {
 // hoh would drop.
 func TestLoadComposeRealExample(t *testing.T) {
 	dir := testenv.SharedPath(t, "benchmarks", "harbor-tasks", "harbor-examples", "tasks", "hello-mcp")
-	p, unsupported, err := LoadCompose(context.Background(), dir)
+	p, unsupported, err := loadCompose(context.Background(), dir)
 	if err != nil || len(unsupported) != 0 {
 		t.Fatalf("%v %v", unsupported, err)
 	}

@@ -142,7 +142,7 @@ func checkConformance(r *conformance.Report) {
 // listTasks is the Harbor Kind's List: every task that loads (tasks check
 // names the broken ones); an error only when none does.
 func listTasks(path string) ([]benchmark.Task, error) {
-	ls, _, err := LoadDir("harbor", harborRoot(path), "")
+	ls, _, err := loadDir("harbor", harborRoot(path), "")
 	if err != nil {
 		return nil, err
 	}

@@ -45,10 +45,10 @@ func buildTimeout(f TaskFile) time.Duration {
 	return DefaultBuildTimeout
 }
 
-// ResolveEnv resolves a task.toml env table (${VAR} and ${VAR:-default}
+// resolveEnv resolves a task.toml env table (${VAR} and ${VAR:-default}
 // from the host) into sorted KEY=VALUE pairs; errors name the table and
 // key, never a value.
-func ResolveEnv(table string, m map[string]string, lookup func(string) (string, bool)) ([]string, error) {
+func resolveEnv(table string, m map[string]string, lookup func(string) (string, bool)) ([]string, error) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -56,7 +56,7 @@ func ResolveEnv(table string, m map[string]string, lookup func(string) (string, 
 	sort.Strings(keys)
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
-		v, err := ResolveEnvTemplate(m[k], lookup)
+		v, err := resolveEnvTemplate(m[k], lookup)
 		if err != nil {
 			return nil, fmt.Errorf("[%s] %s: %w", table, k, err)
 		}
@@ -107,7 +107,7 @@ func (b *Benchmark) containerSpec(ctx context.Context, t benchmark.Task, f TaskF
 	if err != nil {
 		return docker.Spec{}, err
 	}
-	env, err := ResolveEnv("environment.env", f.Environment.Env, os.LookupEnv)
+	env, err := resolveEnv("environment.env", f.Environment.Env, os.LookupEnv)
 	if err != nil {
 		return docker.Spec{}, fmt.Errorf("task %s: %s: %w", t.ID, filepath.Join(t.Dir, "task.toml"), err)
 	}
@@ -134,7 +134,7 @@ func (l Loaded) EnvResolvable(lookup func(string) (string, bool)) error {
 		name string
 		m    map[string]string
 	}{{"environment.env", f.Environment.Env}, {"verifier.env", f.Verifier.Env}} {
-		if _, err := ResolveEnv(tbl.name, tbl.m, lookup); err != nil {
+		if _, err := resolveEnv(tbl.name, tbl.m, lookup); err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(l.Task.Dir, "task.toml"), err)
 		}
 	}

@@ -24,7 +24,7 @@ func writeTaskDir(t *testing.T, root, id, toml string) string {
 // Terminal-Bench 2.0 as published: all 89 tasks load, with the legacy
 // memory/storage strings migrated and no key reported unknown.
 func TestTerminalBench2LoadsEveryTask(t *testing.T) {
-	ls, broken, err := LoadDir("terminal-bench", filepath.Join(harborTasks, "terminal-bench-2"), "")
+	ls, broken, err := loadDir("terminal-bench", filepath.Join(harborTasks, "terminal-bench-2"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestHarborExamplesLoadOrAreRefusedByName(t *testing.T) {
 	refusals := map[string]string{}
 	loaded := 0
 	for _, sub := range []string{"tasks", "template-task", "network-policy-matrix-dynamic", "network-policy-matrix-static", "verifier-mode-matrix"} {
-		ls, broken, err := LoadDir("harbor", filepath.Join(root, sub), "")
+		ls, broken, err := loadDir("harbor", filepath.Join(root, sub), "")
 		for _, b := range broken {
 			if !strings.Contains(b.Error(), "task.toml") && !strings.Contains(b.Error(), "instruction.md") {
 				t.Errorf("%s: broken task without a named file: %v", sub, b)
@@ -210,7 +210,7 @@ func TestLoadDirIsPerTask(t *testing.T) {
 	root := t.TempDir()
 	writeTaskDir(t, root, "good", `schema_version = "1.3"`)
 	writeTaskDir(t, root, "broken", "version = \"1.0\"\n[agent]\ntimeout_sec = = 1\n")
-	ls, broken, err := LoadDir("d", root, "")
+	ls, broken, err := loadDir("d", root, "")
 	if err != nil || len(ls) != 1 || ls[0].Task.ID != "good" || len(broken) != 1 || !strings.Contains(broken[0].Error(), filepath.Join(root, "broken", "task.toml")) {
 		t.Fatalf("loaded %d, broken %v, err %v", len(ls), broken, err)
 	}
@@ -223,11 +223,11 @@ func TestResolveEnvTemplate(t *testing.T) {
 		"${TOKEN}": "s3cret", "Bearer ${TOKEN}!": "Bearer s3cret!", "${UNSET:-dflt}": "dflt",
 		"${EMPTY:-dflt}": "dflt", "${EMPTY}": "", "plain $TOKEN": "plain $TOKEN", "${TOKEN:-x}": "s3cret",
 	} {
-		if got, err := ResolveEnvTemplate(in, lookup); err != nil || got != want {
+		if got, err := resolveEnvTemplate(in, lookup); err != nil || got != want {
 			t.Errorf("%q: %q %v, want %q", in, got, err, want)
 		}
 	}
-	_, err := ResolveEnvTemplate("${TOKEN}${NOPE}", lookup)
+	_, err := resolveEnvTemplate("${TOKEN}${NOPE}", lookup)
 	if err == nil || !strings.Contains(err.Error(), "NOPE") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("unset: %v", err)
 	}

@@ -21,8 +21,8 @@ const GroupExcluded = "excluded"
 
 var groupNames = map[string]bool{"implementation": true, "performance": true, "research": true, GroupExcluded: true}
 
-// DefaultGroups returns the shipped grouping, task id -> group.
-func DefaultGroups() map[string]string {
+// defaultGroups returns the shipped grouping, task id -> group.
+func defaultGroups() map[string]string {
 	g, err := parseGroups(strings.NewReader(frontierSWEGroups), "frontierswe_groups.csv")
 	if err != nil {
 		panic(err) // the embedded file is checked by tests
@@ -30,9 +30,9 @@ func DefaultGroups() map[string]string {
 	return g
 }
 
-// LoadGroups reads a task,group CSV (a header row, then one task per row);
+// loadGroups reads a task,group CSV (a header row, then one task per row);
 // its entries override the shipped grouping.
-func LoadGroups(path string) (map[string]string, error) {
+func loadGroups(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func LoadGroups(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := DefaultGroups()
+	g := defaultGroups()
 	for k, v := range over {
 		g[k] = v
 	}

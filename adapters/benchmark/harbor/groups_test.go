@@ -12,7 +12,7 @@ import (
 // The shipped grouping is the paper's Table 11 as transcribed in
 // results/paper/tasks.csv: 15 tasks, 4 / 9 / 2.
 func TestShippedGroupingIsTable11(t *testing.T) {
-	g := DefaultGroups()
+	g := defaultGroups()
 	count := map[string]int{}
 	for _, v := range g {
 		count[v]++
@@ -87,7 +87,7 @@ func TestFrontierSWEGroupingAtPlanTime(t *testing.T) {
 	// The config's grouping file places it (and may regroup a shipped task).
 	p := filepath.Join(t.TempDir(), "groups.csv")
 	os.WriteFile(p, []byte("task,group\nnew-task,research\ngit-to-zig,performance\n"), 0o644)
-	g, err := LoadGroups(p)
+	g, err := loadGroups(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestFrontierSWEGroupingAtPlanTime(t *testing.T) {
 		}
 	}
 	os.WriteFile(p, []byte("task,group\nnew-task,speed\n"), 0o644)
-	if _, err := LoadGroups(p); err == nil || !strings.Contains(err.Error(), p+":2") {
+	if _, err := loadGroups(p); err == nil || !strings.Contains(err.Error(), p+":2") {
 		t.Errorf("bad group: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ type Benchmark struct {
 	// (default "reward"); every other number is kept as a metric too.
 	RewardKey string
 	// Groups maps task id -> FrontierSWE group for gated datasets; nil
-	// means the shipped grouping (DefaultGroups).
+	// means the shipped grouping (defaultGroups).
 	Groups map[string]string
 	// RelayBinary is the static hoh-relay the egress proxy of an allowlist
 	// task uses; default the model relay's, else docker.FindRelayBinary.
@@ -73,7 +73,7 @@ func (b *Benchmark) categoryKey() string {
 // Tasks loads every task under Root. A broken or unrunnable task is
 // excluded and named by LoadNotes, so one bad task never stops the rest.
 func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
-	ls, broken, err := LoadDir(b.Dataset, b.Root, b.categoryKey())
+	ls, broken, err := loadDir(b.Dataset, b.Root, b.categoryKey())
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (b *Benchmark) Tasks(ctx context.Context) ([]benchmark.Task, error) {
 	var ungrouped []error
 	groups := b.Groups
 	if b.Gate != nil && groups == nil {
-		groups = DefaultGroups()
+		groups = defaultGroups()
 	}
 	for _, l := range ls {
 		if b.Gate != nil {
@@ -300,7 +300,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 func (b *Benchmark) evaluateFile(ctx context.Context, t benchmark.Task, dir string, f TaskFile) (benchmark.Evaluation, error) {
 	ev := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
 	fail := func(msg string) (benchmark.Evaluation, error) { return failed(ev, msg) }
-	venv, err := ResolveEnv("verifier.env", f.Verifier.Env, os.LookupEnv)
+	venv, err := resolveEnv("verifier.env", f.Verifier.Env, os.LookupEnv)
 	if err != nil {
 		return fail(fmt.Sprintf("task %s: %v", t.ID, err))
 	}

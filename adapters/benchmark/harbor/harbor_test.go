@@ -77,7 +77,7 @@ func task(t *testing.T, b *Benchmark, id string) benchmark.Task {
 }
 
 func TestLoadDefaultsAndSpec(t *testing.T) {
-	ls, _, err := LoadDir("synthetic", "testdata/tasks", "category")
+	ls, _, err := loadDir("synthetic", "testdata/tasks", "category")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 // right limits; upstream's tasks/example template is a Harbor task too.
 func TestLoadRealGameCraftTasks(t *testing.T) {
 	root := testenv.SharedPath(t, "benchmarks", "gamecraft-bench", "tasks")
-	ls, _, err := LoadDir("gamecraft", root, "")
+	ls, _, err := loadDir("gamecraft", root, "")
 	if err != nil {
 		t.Fatalf("shared benchmark data (../shared/benchmarks) required: %v", err)
 	}

@@ -36,7 +36,7 @@ func open(o kind.Opening) (benchmark.Benchmark, error) {
 		b.Gate = &Gate{}
 	}
 	if p := o.Options.Str("groups"); p != "" {
-		g, err := LoadGroups(p)
+		g, err := loadGroups(p)
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ var mcpKeys = map[string]bool{"name": true, "transport": true, "url": true, "com
 // services. Errors name the entry.
 func (l Loaded) MCPServers() (servers []harness.MCPServer, warnings []string, err error) {
 	services := map[string]bool{}
-	if p, _, cerr := LoadCompose(context.Background(), l.Task.Dir); cerr == nil && p != nil {
+	if p, _, cerr := loadCompose(context.Background(), l.Task.Dir); cerr == nil && p != nil {
 		for n := range p.Services {
 			services[n] = true
 		}

@@ -117,7 +117,7 @@ func (b *Benchmark) decorate(ctx context.Context, t benchmark.Task, f TaskFile, 
 	}
 	if svcs != nil {
 		spec.Services = svcs
-		env, err := ComposeMainEnv(ctx, t.Dir)
+		env, err := composeMainEnv(ctx, t.Dir)
 		if err != nil {
 			return err
 		}

@@ -21,10 +21,10 @@ import (
 // there is an artifact without being declared.
 const ArtifactsDir = "/logs/artifacts"
 
-// ArtifactPaths are the container paths a separate verifier receives: the
+// artifactPaths are the container paths a separate verifier receives: the
 // task's declared artifacts (strings, or tables with a source) and
 // ArtifactsDir, sorted, without duplicates.
-func ArtifactPaths(f TaskFile) []string {
+func artifactPaths(f TaskFile) []string {
 	seen := map[string]bool{ArtifactsDir: true}
 	out := []string{ArtifactsDir}
 	for _, a := range f.Artifacts {
@@ -187,7 +187,7 @@ func (b *Benchmark) evaluateSeparate(ctx context.Context, t benchmark.Task, dir 
 		return ev, err
 	}
 	defer os.RemoveAll(stage)
-	staged, missing, err := b.stageArtifacts(ctx, envImage, dir, wp, stage, ArtifactPaths(f))
+	staged, missing, err := b.stageArtifacts(ctx, envImage, dir, wp, stage, artifactPaths(f))
 	if err != nil {
 		return ev, err
 	}

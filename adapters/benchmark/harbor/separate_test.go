@@ -13,7 +13,7 @@ import (
 
 func TestArtifactPaths(t *testing.T) {
 	f := TaskFile{Artifacts: []any{"/tmp/a.txt", map[string]any{"source": "/app/out/", "destination": "out"}, "/tmp/a.txt", "/logs/artifacts"}}
-	if got := strings.Join(ArtifactPaths(f), " "); got != "/app/out /logs/artifacts /tmp/a.txt" {
+	if got := strings.Join(artifactPaths(f), " "); got != "/app/out /logs/artifacts /tmp/a.txt" {
 		t.Fatalf("artifact paths %q", got)
 	}
 }

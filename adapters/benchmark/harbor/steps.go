@@ -276,7 +276,7 @@ func (b *Benchmark) stepImagesAvailable(ctx context.Context, l Loaded) error {
 // EnvResolvable does the task's tables.
 func (l Loaded) stepsEnvResolvable(lookup func(string) (string, bool)) error {
 	for _, s := range l.File.Steps {
-		if _, err := ResolveEnv("steps.verifier.env", s.Verifier.Env, lookup); err != nil {
+		if _, err := resolveEnv("steps.verifier.env", s.Verifier.Env, lookup); err != nil {
 			return fmt.Errorf("%s: step %s: %w", filepath.Join(l.Task.Dir, "task.toml"), s.Name, err)
 		}
 	}

@@ -63,7 +63,7 @@ func TestHarborMultiStepExamplesLoadAsSteps(t *testing.T) {
 		verifierContext(sv.Task.Dir, sv.File.ForStep(1)) != filepath.Join(sv.Task.Dir, "tests") {
 		t.Errorf("separate-verifier-multi-step: step modes not as declared")
 	}
-	if got := ArtifactPaths(sv.File.ForStep(1)); strings.Join(got, " ") != "/logs/artifacts /tmp/step-two-configured.txt /tmp/task-configured.txt" {
+	if got := artifactPaths(sv.File.ForStep(1)); strings.Join(got, " ") != "/logs/artifacts /tmp/step-two-configured.txt /tmp/task-configured.txt" {
 		t.Errorf("step 2 artifacts %v", got)
 	}
 }

@@ -382,11 +382,11 @@ func (l Loaded) Runnable() error {
 	return nil
 }
 
-// LoadDir loads every task folder (a folder holding task.toml) under root.
+// loadDir loads every task folder (a folder holding task.toml) under root.
 // Loading is per task: a broken task is one error in broken (naming its
 // file) and the rest load; err is set only when root is unreadable or no
 // task loads.
-func LoadDir(dataset, root, categoryKey string) (tasks []Loaded, broken []error, err error) {
+func loadDir(dataset, root, categoryKey string) (tasks []Loaded, broken []error, err error) {
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, nil, err
@@ -418,10 +418,10 @@ func LoadDir(dataset, root, categoryKey string) (tasks []Loaded, broken []error,
 
 var envTemplate = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// ResolveEnvTemplate expands Harbor's ${VAR} and ${VAR:-default} from
+// resolveEnvTemplate expands Harbor's ${VAR} and ${VAR:-default} from
 // lookup (the host's environment). An unset VAR without a default is an
 // error naming VAR; values never appear in errors.
-func ResolveEnvTemplate(v string, lookup func(string) (string, bool)) (string, error) {
+func resolveEnvTemplate(v string, lookup func(string) (string, bool)) (string, error) {
 	var missing []string
 	out := envTemplate.ReplaceAllStringFunc(v, func(m string) string {
 		sub := envTemplate.FindStringSubmatch(m)

@@ -42,9 +42,9 @@ type InstanceImages struct {
 	Exists func(ctx context.Context, ref string) bool
 }
 
-// UpstreamImage is upstream's name of an instance's image:
+// upstreamImage is upstream's name of an instance's image:
 // <repo>/<instance with "__" written "_1776_">:<tag>.
-func UpstreamImage(repo, instance, tag string) string {
+func upstreamImage(repo, instance, tag string) string {
 	return repo + "/" + strings.ReplaceAll(instance, "__", "_1776_") + ":" + tag
 }
 
@@ -53,7 +53,7 @@ func (im InstanceImages) local(ctx context.Context, instance, tag string) string
 	if im.Repo == "" || im.Exists == nil {
 		return ""
 	}
-	if ref := UpstreamImage(im.Repo, instance, tag); im.Exists(ctx, ref) {
+	if ref := upstreamImage(im.Repo, instance, tag); im.Exists(ctx, ref) {
 		return ref
 	}
 	return ""

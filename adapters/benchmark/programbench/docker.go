@@ -96,7 +96,7 @@ func (d DockerEvaluator) Run(ctx context.Context, inst *Instance, workspace stri
 	}
 	if d.Docker == nil || d.Image == "" {
 		return nil, fmt.Errorf("programbench: evaluating %s needs Docker and an image (%s is not present locally and no eval_image is configured)",
-			inst.ID, UpstreamImage(d.Images.Repo, inst.ID, TaskTag))
+			inst.ID, upstreamImage(d.Images.Repo, inst.ID, TaskTag))
 	}
 	if inst.Tests == nil {
 		return nil, fmt.Errorf("programbench: %s has no tests.json: nothing to run", inst.ID)
@@ -253,7 +253,7 @@ func (d DockerEvaluator) runBranch(ctx context.Context, env *docker.Environment,
 	if err != nil || len(bytes.TrimSpace(data)) == 0 {
 		return branchFailed("results_read_failed", "no eval/results.xml after eval/run.sh")
 	}
-	res, err := ResultsFromJUnit(branch, data, expected)
+	res, err := resultsFromJUnit(branch, data, expected)
 	if err != nil {
 		return branchFailed("xml_parse_failed", err.Error())
 	}

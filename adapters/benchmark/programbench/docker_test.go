@@ -34,7 +34,7 @@ func busyboxImage(t *testing.T, c *docker.Client) string {
 // submission, the correct one's files overlaid with testdata/calc/submissions/<name>.
 func submission(t *testing.T, b *Benchmark, name string) string {
 	t.Helper()
-	task := TaskOf(mustInstance(t, b))
+	task := taskOf(mustInstance(t, b))
 	dir := t.TempDir()
 	if err := b.InitialWorkspace(context.Background(), task, dir); err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 	_, img, b, ev := calcInDocker(t)
 	ev.Image = img
 	b.Opts.Runner = ev.Run
-	task := TaskOf(mustInstance(t, b))
+	task := taskOf(mustInstance(t, b))
 
 	// A_0 holds no evaluator-only files.
 	a0 := submission(t, b, "")
@@ -159,14 +159,14 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 func TestInstanceTaskImageIsUsedWhenPresent(t *testing.T) {
 	c, img, b, ev := calcInDocker(t)
 	repo := "hohtest-pb-" + c.RunID()
-	ref := UpstreamImage(repo, calcID, TaskTag)
+	ref := upstreamImage(repo, calcID, TaskTag)
 	if ref != repo+"/hohtest_1776_calc.0000001:task" {
 		t.Fatalf("upstream image name %q", ref)
 	}
 	exists := func(ctx context.Context, r string) bool { _, err := c.API.ImageInspect(ctx, r); return err == nil }
 	ev.Images = InstanceImages{Repo: repo, Exists: exists}
 	b.Opts.Runner = ev.Run
-	task := TaskOf(mustInstance(t, b))
+	task := taskOf(mustInstance(t, b))
 	got, err := b.Evaluate(context.Background(), task, submission(t, b, "correct"))
 	if err != nil || !strings.Contains(got.Error, ref) {
 		t.Fatalf("without the image or eval_image the error must name %s: %q %v", ref, got.Error, err)
@@ -184,7 +184,7 @@ func TestInstanceTaskImageIsUsedWhenPresent(t *testing.T) {
 	if agent, _, err := b.ContainerImage(ctx, task); err != nil || agent != "agent:fallback" {
 		t.Fatalf("without a local :task_cleanroom image the agent runs agent_image: %q %v", agent, err)
 	}
-	clean := UpstreamImage(repo, calcID, CleanroomTag)
+	clean := upstreamImage(repo, calcID, CleanroomTag)
 	if err := c.API.ImageTag(ctx, img, clean); err != nil {
 		t.Fatal(err)
 	}

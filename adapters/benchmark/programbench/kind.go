@@ -95,10 +95,10 @@ func evaluator(v kind.Values) DockerEvaluator {
 // checkConformance reports files that do not load and instances without
 // tests.json.
 func checkConformance(r *conformance.Report) {
-	insts, errs := Scan(r.Root)
+	insts, errs := scan(r.Root)
 	r.AddLoadErrors(errs)
 	for _, in := range insts {
-		r.Tasks = append(r.Tasks, TaskOf(in))
+		r.Tasks = append(r.Tasks, taskOf(in))
 		if in.Tests == nil {
 			r.Problems = append(r.Problems, conformance.Problem{Severity: conformance.Warning, Path: filepath.Join(in.Dir, "tests.json"), Task: in.ID,
 				Message: "no tests.json: ignored tests cannot be dropped when scoring this instance"})

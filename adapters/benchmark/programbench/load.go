@@ -61,10 +61,10 @@ type Instance struct {
 // FileError is the benchmark package's error naming one file of a task.
 type FileError = benchmark.FileError
 
-// StripTrailingCommas removes commas that directly precede (up to
+// stripTrailingCommas removes commas that directly precede (up to
 // whitespace) a closing } or ], outside JSON strings. String contents,
 // including escaped quotes, are left untouched.
-func StripTrailingCommas(data []byte) []byte {
+func stripTrailingCommas(data []byte) []byte {
 	out := make([]byte, 0, len(data))
 	inString, escaped := false, false
 	for i := 0; i < len(data); i++ {
@@ -98,10 +98,10 @@ func StripTrailingCommas(data []byte) []byte {
 	return out
 }
 
-// ParseTests parses a tests.json leniently (trailing commas allowed) but
+// parseTests parses a tests.json leniently (trailing commas allowed) but
 // rejects unknown fields.
-func ParseTests(path string, data []byte) (*TestsFile, error) {
-	clean := StripTrailingCommas(data)
+func parseTests(path string, data []byte) (*TestsFile, error) {
+	clean := stripTrailingCommas(data)
 	dec := json.NewDecoder(bytes.NewReader(clean))
 	dec.DisallowUnknownFields()
 	var tf TestsFile
@@ -161,8 +161,8 @@ func parseTaskYAML(path string, data []byte) (TaskYAML, error) {
 	return ty, nil
 }
 
-// LoadInstance reads one tasks/<instance>/ folder.
-func LoadInstance(dir string) (*Instance, error) {
+// loadInstance reads one tasks/<instance>/ folder.
+func loadInstance(dir string) (*Instance, error) {
 	inst := &Instance{ID: filepath.Base(dir), Dir: dir}
 	path := filepath.Join(dir, "task.yaml")
 	data, err := os.ReadFile(path)
@@ -179,16 +179,16 @@ func LoadInstance(dir string) (*Instance, error) {
 	case err != nil:
 		return nil, &FileError{Path: path, Err: err}
 	default:
-		if inst.Tests, err = ParseTests(path, data); err != nil {
+		if inst.Tests, err = parseTests(path, data); err != nil {
 			return nil, err
 		}
 	}
 	return inst, nil
 }
 
-// Scan loads every root/tasks/<instance>/ and returns the problems found; a
+// scan loads every root/tasks/<instance>/ and returns the problems found; a
 // nil slice of instances with an error means root itself is unusable.
-func Scan(root string) ([]*Instance, []error) {
+func scan(root string) ([]*Instance, []error) {
 	entries, err := os.ReadDir(filepath.Join(root, "tasks"))
 	if err != nil {
 		return nil, []error{fmt.Errorf("programbench: %w (expected a ProgramBench checkout with tasks/<instance>/)", err)}
@@ -206,7 +206,7 @@ func Scan(root string) ([]*Instance, []error) {
 	var out []*Instance
 	var errs []error
 	for _, n := range names {
-		inst, err := LoadInstance(filepath.Join(root, "tasks", n))
+		inst, err := loadInstance(filepath.Join(root, "tasks", n))
 		if err != nil {
 			errs = append(errs, err)
 			continue

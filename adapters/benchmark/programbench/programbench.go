@@ -64,7 +64,7 @@ var _ benchmark.Benchmark = (*Benchmark)(nil)
 
 // Load reads every instance; any problem is an error naming the file.
 func Load(root string) (*Benchmark, error) {
-	insts, errs := Scan(root)
+	insts, errs := scan(root)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -84,9 +84,9 @@ func (b *Benchmark) Instance(id string) (*Instance, bool) {
 // Name implements benchmark.Benchmark.
 func (b *Benchmark) Name() string { return Name }
 
-// TaskOf converts an instance to a hoh task: Family is the original
+// taskOf converts an instance to a hoh task: Family is the original
 // language, Category the difficulty.
-func TaskOf(in *Instance) benchmark.Task {
+func taskOf(in *Instance) benchmark.Task {
 	return benchmark.Task{
 		Benchmark: Name,
 		ID:        in.ID,
@@ -103,7 +103,7 @@ func TaskOf(in *Instance) benchmark.Task {
 func (b *Benchmark) Tasks(context.Context) ([]benchmark.Task, error) {
 	out := make([]benchmark.Task, len(b.instances))
 	for i, in := range b.instances {
-		out[i] = TaskOf(in)
+		out[i] = taskOf(in)
 	}
 	return out, nil
 }
@@ -213,10 +213,10 @@ func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]
 	return []benchmark.CheckResult{res}, nil
 }
 
-// EvaluationOf turns a Score and the raw eval.json into a record evaluation:
+// evaluationOf turns a Score and the raw eval.json into a record evaluation:
 // pass_rate (0-100), tests_passed, tests_total, resolved and almost_resolved
 // (0/1). An evaluator error_code goes to Error.
-func EvaluationOf(s Score, r *EvalResult, raw []byte) benchmark.Evaluation {
+func evaluationOf(s Score, r *EvalResult, raw []byte) benchmark.Evaluation {
 	ev := benchmark.Evaluation{Metrics: map[string]float64{
 		"pass_rate":       s.PassRate(),
 		"tests_passed":    float64(s.Passed),
@@ -265,13 +265,13 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 		return benchmark.Evaluation{}, err
 	}
 	if b.Opts.Runner == nil {
-		ev := EvaluationOf(Score{}, nil, nil)
+		ev := evaluationOf(Score{}, nil, nil)
 		ev.Error = "ProgramBench evaluation needs a Docker runner (compile in a fresh container, run the hidden test branches); none is configured: pass_rate 0"
 		return ev, nil
 	}
 	raw, err := b.Opts.Runner(ctx, in, dir)
 	if err != nil {
-		ev := EvaluationOf(Score{}, nil, nil)
+		ev := evaluationOf(Score{}, nil, nil)
 		ev.Error = "evaluation runner failed: " + err.Error()
 		return ev, nil
 	}
@@ -280,7 +280,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return benchmark.Evaluation{}, err
 		}
-		if err := os.WriteFile(filepath.Join(out, EvalFileName(in.ID)), raw, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, evalFileName(in.ID)), raw, 0o644); err != nil {
 			return benchmark.Evaluation{}, err
 		}
 	}
@@ -288,15 +288,15 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 }
 
 func (b *Benchmark) score(in *Instance, raw []byte) (benchmark.Evaluation, error) {
-	r, err := ParseEval(EvalFileName(in.ID), raw)
+	r, err := parseEval(evalFileName(in.ID), raw)
 	if err != nil {
 		return benchmark.Evaluation{}, err
 	}
-	return EvaluationOf(ScoreResults(r.TestResults, in.Tests), r, raw), nil
+	return evaluationOf(scoreResults(r.TestResults, in.Tests), r, raw), nil
 }
 
-// EvalFileName is the name upstream's evaluator gives an instance's result.
-func EvalFileName(id string) string { return id + ".eval.json" }
+// evalFileName is the name upstream's evaluator gives an instance's result.
+func evalFileName(id string) string { return id + ".eval.json" }
 
 // Rescore implements benchmark.Rescorer: the checkpoint's kept eval.json
 // (or, in records made before it was kept as a file, the copy in the
@@ -306,11 +306,11 @@ func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, prev benchmark.E
 	if err != nil {
 		return benchmark.Evaluation{}, err
 	}
-	raw, err := os.ReadFile(filepath.Join(outputDir, EvalFileName(in.ID)))
+	raw, err := os.ReadFile(filepath.Join(outputDir, evalFileName(in.ID)))
 	if errors.Is(err, os.ErrNotExist) {
 		s, ok := prev.Details["eval_json"].(string)
 		if !ok {
-			return benchmark.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, EvalFileName(in.ID))
+			return benchmark.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, evalFileName(in.ID))
 		}
 		raw, err = []byte(s), nil
 	}

@@ -35,14 +35,14 @@ func TestStripTrailingCommas(t *testing.T) {
 		{`"unterminated ,]`, `"unterminated ,]`},
 	}
 	for _, c := range cases {
-		if got := string(StripTrailingCommas([]byte(c.in))); got != c.want {
+		if got := string(stripTrailingCommas([]byte(c.in))); got != c.want {
 			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
 		}
 		var v any
 		if strings.HasPrefix(c.in, `"unterminated`) {
 			continue
 		}
-		if err := json.Unmarshal(StripTrailingCommas([]byte(c.in)), &v); err != nil {
+		if err := json.Unmarshal(stripTrailingCommas([]byte(c.in)), &v); err != nil {
 			t.Errorf("%q: result is not JSON: %v", c.in, err)
 		}
 	}
@@ -80,7 +80,7 @@ func TestAllRealFilesLoad(t *testing.T) {
 }
 
 // expectedFixtureRate computes the pass rate of an eval.json by the
-// benchmark's rule straight from the JSON, independently of ScoreResults.
+// benchmark's rule straight from the JSON, independently of scoreResults.
 func expectedFixtureRate(t *testing.T, evalPath, testsPath string) float64 {
 	var tests struct {
 		Branches map[string]struct {
@@ -91,7 +91,7 @@ func expectedFixtureRate(t *testing.T, evalPath, testsPath string) float64 {
 		} `json:"branches"`
 	}
 	raw, _ := os.ReadFile(testsPath)
-	if err := json.Unmarshal(StripTrailingCommas(raw), &tests); err != nil {
+	if err := json.Unmarshal(stripTrailingCommas(raw), &tests); err != nil {
 		t.Fatal(err)
 	}
 	var ev struct {
@@ -136,7 +136,7 @@ func TestRealFixturesScore(t *testing.T) {
 	got := map[string]float64{}
 	for _, kind := range []string{"correct", "incorrect"} {
 		path := filepath.Join(root, "test_runs", kind, id+".eval.json")
-		s, r, err := ScoreEvalFile(in, path)
+		s, r, err := scoreEvalFile(in, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,11 +181,11 @@ func TestScoreDropsIgnored(t *testing.T) {
 		{Name: "tests.test_toy.test_flaky", Branch: "b1", Status: "passed"}, // ignored test
 		{Name: "tests.test_old.test_a", Branch: "b2", Status: "passed"},     // ignored branch
 	}
-	s := ScoreResults(results, in.Tests)
+	s := scoreResults(results, in.Tests)
 	if s.Passed != 1 || s.Total != 2 || s.Dropped != 2 || s.PassRate() != 50 {
 		t.Errorf("score %+v", s)
 	}
-	if s := ScoreResults(nil, in.Tests); s.Rate != 0 {
+	if s := scoreResults(nil, in.Tests); s.Rate != 0 {
 		t.Errorf("empty: %+v", s)
 	}
 }
@@ -201,7 +201,7 @@ func TestJUnitBranches(t *testing.T) {
 	if err := os.WriteFile(xmlPath, []byte(xmlText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, results, err := ScoreJUnitBranches(in, map[string]string{"b1": xmlPath})
+	s, results, err := scoreJUnitBranches(in, map[string]string{"b1": xmlPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,21 +217,21 @@ func TestJUnitBranches(t *testing.T) {
 		t.Errorf("score %+v", s)
 	}
 	// A branch with no results file counts its tests as not run.
-	s, _, _ = ScoreJUnitBranches(in, nil)
+	s, _, _ = scoreJUnitBranches(in, nil)
 	if s.Passed != 0 || s.Total != 2 {
 		t.Errorf("no results: %+v", s)
 	}
-	if _, _, err := ScoreJUnitBranches(in, map[string]string{"b1": filepath.Join(dir, "absent.xml")}); err == nil {
+	if _, _, err := scoreJUnitBranches(in, map[string]string{"b1": filepath.Join(dir, "absent.xml")}); err == nil {
 		t.Error("missing results file accepted")
 	}
 }
 
 func TestSummarize(t *testing.T) {
-	s := Summarize([]string{"a", "b", "c", "d"}, map[string]float64{"a": 100, "b": 96, "c": 50})
+	s := summarize([]string{"a", "b", "c", "d"}, map[string]float64{"a": 100, "b": 96, "c": 50})
 	if s.Scored != 3 || s.Resolved != 1 || s.AlmostResolved != 2 || math.Abs(s.AvgPassRate-246.0/4) > 1e-12 {
 		t.Errorf("%+v", s)
 	}
-	if Summarize(nil, nil).AvgPassRate != 0 {
+	if summarize(nil, nil).AvgPassRate != 0 {
 		t.Error("empty summary")
 	}
 }
@@ -239,7 +239,7 @@ func TestSummarize(t *testing.T) {
 func TestCleanroomWorkspace(t *testing.T) {
 	b, in := loadMini(t)
 	ws := t.TempDir()
-	if err := b.InitialWorkspace(context.Background(), TaskOf(in), ws); err != nil {
+	if err := b.InitialWorkspace(context.Background(), taskOf(in), ws); err != nil {
 		t.Fatal(err)
 	}
 	var files []string
@@ -258,14 +258,14 @@ func TestCleanroomWorkspace(t *testing.T) {
 		t.Error("executable lost its mode")
 	}
 	b.Opts.CleanroomRoot = t.TempDir()
-	if err := b.InitialWorkspace(context.Background(), TaskOf(in), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no clean-room executable") {
+	if err := b.InitialWorkspace(context.Background(), taskOf(in), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no clean-room executable") {
 		t.Errorf("missing clean room: %v", err)
 	}
 }
 
 func TestEvaluateAndCheck(t *testing.T) {
 	b, in := loadMini(t)
-	task := TaskOf(in)
+	task := taskOf(in)
 	ctx := context.Background()
 	ev, _ := b.Evaluate(ctx, task, t.TempDir())
 	if ev.Metrics["pass_rate"] != 0 || !strings.Contains(ev.Error, "Docker runner") {
@@ -303,7 +303,7 @@ func TestEvaluateAndCheck(t *testing.T) {
 
 func TestEvalJSONIsKeptAndRescoredWithoutRunning(t *testing.T) {
 	b, in := loadMini(t)
-	task := TaskOf(in)
+	task := taskOf(in)
 	out := filepath.Join(t.TempDir(), "cp-1-verifier")
 	runs := 0
 	b.Opts.Runner = func(context.Context, *Instance, string) ([]byte, error) {
@@ -317,7 +317,7 @@ func TestEvalJSONIsKeptAndRescoredWithoutRunning(t *testing.T) {
 	if err != nil || ev.Metrics["pass_rate"] != 50 {
 		t.Fatalf("evaluate: %+v %v", ev, err)
 	}
-	kept := filepath.Join(out, EvalFileName(in.ID))
+	kept := filepath.Join(out, evalFileName(in.ID))
 	if _, err := os.Stat(kept); err != nil {
 		t.Fatalf("eval.json was not kept with the checkpoint: %v", err)
 	}
@@ -375,14 +375,14 @@ func TestPaperAggregatesExcludeTheToyBothWays(t *testing.T) {
 	var ids, toys []string
 	for _, x := range tasks {
 		ids = append(ids, x.ID)
-		if IsToy(x.ID) {
+		if isToy(x.ID) {
 			toys = append(toys, x.ID)
 		}
 	}
-	if len(ids) != 201 || len(toys) != 1 || toys[0] != "testorg__calculator.abc1234" || len(PaperInstances(ids)) != 200 {
-		t.Fatalf("%d instances, toys %v, paper %d", len(ids), toys, len(PaperInstances(ids)))
+	if len(ids) != 201 || len(toys) != 1 || toys[0] != "testorg__calculator.abc1234" || len(paperInstances(ids)) != 200 {
+		t.Fatalf("%d instances, toys %v, paper %d", len(ids), toys, len(paperInstances(ids)))
 	}
-	paper := PaperInstances(ids)
+	paper := paperInstances(ids)
 	rates := map[string]float64{toys[0]: 100, paper[0]: 100, paper[1]: 50}
 	lb, at := PaperSummaries(ids, rates)
 	if lb.Instances != 200 || lb.Scored != 2 || math.Abs(lb.AvgPassRate-0.75) > 1e-9 || lb.Resolved != 1 {

@@ -39,12 +39,12 @@ type Score struct {
 // PassRate is the score on the 0-100 scale.
 func (s Score) PassRate() float64 { return 100 * s.Rate }
 
-// ScoreResults applies ProgramBench's rule: drop results of ignored branches
+// scoreResults applies ProgramBench's rule: drop results of ignored branches
 // and of ignored tests (matched as branch/name), then passed / remaining;
 // only status "passed" counts. When tests is known, results of branches it
 // does not list are dropped as well (the evaluator scores active branches
 // only); with tests nil nothing can be dropped.
-func ScoreResults(results []TestResult, tests *TestsFile) Score {
+func scoreResults(results []TestResult, tests *TestsFile) Score {
 	ignored := map[string]bool{}
 	active := map[string]bool{}
 	if tests != nil {
@@ -74,8 +74,8 @@ func ScoreResults(results []TestResult, tests *TestsFile) Score {
 	return s
 }
 
-// ParseEval decodes an eval.json.
-func ParseEval(path string, data []byte) (*EvalResult, error) {
+// parseEval decodes an eval.json.
+func parseEval(path string, data []byte) (*EvalResult, error) {
 	var r EvalResult
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, jsonError(path, data, err)
@@ -83,17 +83,17 @@ func ParseEval(path string, data []byte) (*EvalResult, error) {
 	return &r, nil
 }
 
-// ScoreEvalFile reads and scores an <instance>.eval.json for inst.
-func ScoreEvalFile(inst *Instance, path string) (Score, *EvalResult, error) {
+// scoreEvalFile reads and scores an <instance>.eval.json for inst.
+func scoreEvalFile(inst *Instance, path string) (Score, *EvalResult, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Score{}, nil, err
 	}
-	r, err := ParseEval(path, data)
+	r, err := parseEval(path, data)
 	if err != nil {
 		return Score{}, nil, err
 	}
-	return ScoreResults(r.TestResults, inst.Tests), r, nil
+	return scoreResults(r.TestResults, inst.Tests), r, nil
 }
 
 // junit mirrors the parts of a JUnit XML report that matter for scoring.
@@ -118,10 +118,10 @@ func (s junitSuite) all(out []junitCase) []junitCase {
 	return out
 }
 
-// ResultsFromJUnit turns one branch's JUnit XML (pytest --junitxml) into test
+// resultsFromJUnit turns one branch's JUnit XML (pytest --junitxml) into test
 // results named classname.name, and adds a not_run result for every expected
 // test missing from the XML, as ProgramBench's evaluator does.
-func ResultsFromJUnit(branch string, data []byte, expected []string) ([]TestResult, error) {
+func resultsFromJUnit(branch string, data []byte, expected []string) ([]TestResult, error) {
 	var root junitSuite
 	if err := xml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("JUnit XML of branch %s: %w", branch, err)
@@ -154,11 +154,11 @@ func ResultsFromJUnit(branch string, data []byte, expected []string) ([]TestResu
 	return out, nil
 }
 
-// ScoreJUnitBranches scores a compiled workspace from its per-branch JUnit
+// scoreJUnitBranches scores a compiled workspace from its per-branch JUnit
 // XML files (branch id -> path), so that a sandbox runner only has to run
 // each branch's eval/run.sh and collect results.xml. Active branches without
 // a file count all their tests as not_run.
-func ScoreJUnitBranches(inst *Instance, xmlByBranch map[string]string) (Score, []TestResult, error) {
+func scoreJUnitBranches(inst *Instance, xmlByBranch map[string]string) (Score, []TestResult, error) {
 	var results []TestResult
 	var branches []string
 	if inst.Tests != nil {
@@ -180,7 +180,7 @@ func ScoreJUnitBranches(inst *Instance, xmlByBranch map[string]string) (Score, [
 		}
 		path, ok := xmlByBranch[id]
 		if !ok {
-			r, _ := ResultsFromJUnit(id, []byte("<testsuites/>"), expected)
+			r, _ := resultsFromJUnit(id, []byte("<testsuites/>"), expected)
 			results = append(results, r...)
 			continue
 		}
@@ -188,13 +188,13 @@ func ScoreJUnitBranches(inst *Instance, xmlByBranch map[string]string) (Score, [
 		if err != nil {
 			return Score{}, nil, err
 		}
-		r, err := ResultsFromJUnit(id, data, expected)
+		r, err := resultsFromJUnit(id, data, expected)
 		if err != nil {
 			return Score{}, nil, fmt.Errorf("%s: %w", path, err)
 		}
 		results = append(results, r...)
 	}
-	return ScoreResults(results, inst.Tests), results, nil
+	return scoreResults(results, inst.Tests), results, nil
 }
 
 // Summary is the benchmark-level result over a set of instances.
@@ -206,9 +206,9 @@ type Summary struct {
 	AlmostResolved int     // pass rate >= 95 % (resolved included)
 }
 
-// Summarize computes Avg. Test Pass Rate over instances from pass rates on
+// summarize computes Avg. Test Pass Rate over instances from pass rates on
 // the 0-100 scale; instances without a rate count 0.
-func Summarize(instances []string, passRates map[string]float64) Summary {
+func summarize(instances []string, passRates map[string]float64) Summary {
 	s := Summary{Instances: len(instances)}
 	if len(instances) == 0 {
 		return s
@@ -242,14 +242,14 @@ func (s Summary) String() string {
 // paper's 200 instances or its aggregates.
 const ToyPrefix = "testorg__"
 
-// IsToy reports whether an instance is one of upstream's toys.
-func IsToy(id string) bool { return strings.HasPrefix(id, ToyPrefix) }
+// isToy reports whether an instance is one of upstream's toys.
+func isToy(id string) bool { return strings.HasPrefix(id, ToyPrefix) }
 
-// PaperInstances are the ids aggregates run over: every instance but the toys.
-func PaperInstances(ids []string) []string {
+// paperInstances are the ids aggregates run over: every instance but the toys.
+func paperInstances(ids []string) []string {
 	var out []string
 	for _, id := range ids {
-		if !IsToy(id) {
+		if !isToy(id) {
 			out = append(out, id)
 		}
 	}
@@ -260,12 +260,12 @@ func PaperInstances(ids []string) []string {
 // leaderboard's (every instance, a missing one counting 0) and the one over
 // the instances attempted (those with a pass rate).
 func PaperSummaries(ids []string, passRates map[string]float64) (leaderboard, attempted Summary) {
-	paper := PaperInstances(ids)
+	paper := paperInstances(ids)
 	var tried []string
 	for _, id := range paper {
 		if _, ok := passRates[id]; ok {
 			tried = append(tried, id)
 		}
 	}
-	return Summarize(paper, passRates), Summarize(tried, passRates)
+	return summarize(paper, passRates), summarize(tried, passRates)
 }
