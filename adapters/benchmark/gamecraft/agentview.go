@@ -14,7 +14,7 @@ import (
 // The paths GameCraft-Bench's tasks address (upstream's local runner binds
 // the same ones; /tests appears only to the verifier).
 const (
-	WorkspacePath = "/workspace"
+	workspacePath = "/workspace"
 	GamePath      = "/workspace/game"
 	AssetsPath    = "/workspace/assets"
 	ToolsPath     = "/workspace/tools"
@@ -50,8 +50,8 @@ func (b *Benchmark) AgentMounts(t benchmark.Task, workDir, scratch string, writa
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return nil, err
 	}
-	m := []sandbox.Mount{{Source: scratch, Target: WorkspacePath, Writable: true}}
-	game := filepath.Join(workDir, GameDir)
+	m := []sandbox.Mount{{Source: scratch, Target: workspacePath, Writable: true}}
+	game := filepath.Join(workDir, gameDir)
 	if writable {
 		if err := os.MkdirAll(game, 0o755); err != nil {
 			return nil, err
@@ -67,8 +67,8 @@ func (b *Benchmark) AgentMounts(t benchmark.Task, workDir, scratch string, writa
 	// scripts/fetch_assets.py and fetch_oga_assets.py put in the checkout.
 	if entries, err := os.ReadDir(filepath.Join(td.Task.Dir, "workspace")); err == nil {
 		for _, e := range entries {
-			if e.Name() != GameDir {
-				m = append(m, sandbox.Mount{Source: filepath.Join(td.Task.Dir, "workspace", e.Name()), Target: filepath.Join(WorkspacePath, e.Name())})
+			if e.Name() != gameDir {
+				m = append(m, sandbox.Mount{Source: filepath.Join(td.Task.Dir, "workspace", e.Name()), Target: filepath.Join(workspacePath, e.Name())})
 			}
 		}
 	}
@@ -112,8 +112,8 @@ func (b *Benchmark) RoleEnvironment(ctx context.Context, _ benchmark.Task) strin
 func screenshotText(missing, kept string) string {
 	if missing == "" {
 		return "Screenshots can be taken here: Godot 4 and Xvfb are installed. `" + ToolsPath + "/screenshot.sh --path " + GamePath +
-			" -- --out " + WorkspacePath + "/NAME.png --frames 60` captures a frame of the game (add `--scenario ID` after `--` for a scenario). " +
-			"Save frames under " + WorkspacePath + "/ (" + kept + ") and cite every frame you looked at in an " +
+			" -- --out " + workspacePath + "/NAME.png --frames 60` captures a frame of the game (add `--scenario ID` after `--` for a scenario). " +
+			"Save frames under " + workspacePath + "/ (" + kept + ") and cite every frame you looked at in an " +
 			"execution record of type \"screenshot\" with its path and what it shows."
 	}
 	return "Screenshots and replays cannot be taken on this machine: " + missing + ". Do not claim to have seen the game's screens: " +

@@ -79,7 +79,7 @@ func TestAgentMountsShowOnlyPublicFiles(t *testing.T) {
 				t.Errorf("an agent mount shows the task's folder (its tests are evaluator-only): %+v", m)
 			}
 		}
-		if g := got[GamePath]; g.Source != filepath.Join(ws, GameDir) || g.Writable != writable {
+		if g := got[GamePath]; g.Source != filepath.Join(ws, gameDir) || g.Writable != writable {
 			t.Errorf("writable=%v: /workspace/game is %+v", writable, g)
 		}
 		for target, src := range map[string]string{AssetsPath + "/library": "assets/library", AssetsPath + "/library-oga": "assets/library-oga", ToolsPath: "tools"} {

@@ -14,11 +14,11 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 )
 
-// BuildCheckName names the public build check in CheckResults.
-const BuildCheckName = "godot-build"
+// buildCheckName names the public build check in CheckResults.
+const buildCheckName = "godot-build"
 
-// GodotMissing is the Output of an Unavailable build check.
-const GodotMissing = "Godot 4 is not installed: the build gate cannot run here"
+// godotMissing is the Output of an Unavailable build check.
+const godotMissing = "Godot 4 is not installed: the build gate cannot run here"
 
 const maxCheckOutput = 16 << 10
 
@@ -31,7 +31,7 @@ func (b *Benchmark) godot4(ctx context.Context) (string, string) {
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return "", fmt.Sprintf("%s (%q not found)", GodotMissing, bin)
+		return "", fmt.Sprintf("%s (%q not found)", godotMissing, bin)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -40,7 +40,7 @@ func (b *Benchmark) godot4(ctx context.Context) (string, string) {
 	out, err := cmd.Output()
 	version := strings.TrimSpace(string(out))
 	if err != nil || !strings.HasPrefix(version, "4.") {
-		return "", fmt.Sprintf("%s (%s --version gave %q)", GodotMissing, path, firstLine(version))
+		return "", fmt.Sprintf("%s (%s --version gave %q)", godotMissing, path, firstLine(version))
 	}
 	return path, ""
 }
@@ -61,8 +61,8 @@ func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]
 }
 
 func (b *Benchmark) buildCheck(ctx context.Context, dir string) benchmark.CheckResult {
-	game := filepath.Join(dir, GameDir)
-	res := benchmark.CheckResult{Name: BuildCheckName, ExitCode: -1}
+	game := filepath.Join(dir, gameDir)
+	res := benchmark.CheckResult{Name: buildCheckName, ExitCode: -1}
 	bin, why := b.godot4(ctx)
 	if bin == "" {
 		res.Command = fmt.Sprintf("godot --headless --path %s --quit-after 5", game)

@@ -294,7 +294,7 @@ func (d *DockerBenchmark) Check(ctx context.Context, t benchmark.Task, dir strin
 	if _, err := d.host.lookup(t); err != nil {
 		return nil, err
 	}
-	res := benchmark.CheckResult{Name: BuildCheckName, ExitCode: -1,
+	res := benchmark.CheckResult{Name: buildCheckName, ExitCode: -1,
 		Command: d.godotName() + " --headless --path " + GamePath + " --quit-after 5"}
 	spec, err := d.ContainerSpec(ctx, t)
 	if err != nil {
@@ -303,7 +303,7 @@ func (d *DockerBenchmark) Check(ctx context.Context, t benchmark.Task, dir strin
 	if p, err := d.probe(ctx, t, spec.Image); err != nil {
 		return nil, err
 	} else if p.Godot == "" {
-		res.Unavailable, res.Output = true, GodotMissing+" (the task's environment image has none)"
+		res.Unavailable, res.Output = true, godotMissing+" (the task's environment image has none)"
 		return []benchmark.CheckResult{res}, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, "project.godot")); err != nil {
@@ -495,7 +495,7 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w: it wrote no %s in the container (exit %d; see %s.log): %s",
 			t.ID, errEvaluationUnavailable, BreakdownFile, ex.Code, out, classify.LastLines(text, 5))
 	}
-	ev, err := ScoreBreakdown(td, data)
+	ev, err := scoreBreakdown(td, data)
 	if err != nil {
 		return ev, err
 	}

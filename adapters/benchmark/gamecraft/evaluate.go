@@ -237,7 +237,7 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	zero.Details = map[string]any{"build_check": check}
 	switch {
 	case check.Unavailable:
-		zero.Error = GodotMissing + "; with no verifier breakdown.json the task cannot be scored (score 0 per the build gate)"
+		zero.Error = godotMissing + "; with no verifier breakdown.json the task cannot be scored (score 0 per the build gate)"
 	case !check.Passed:
 		zero.Error = fmt.Sprintf("build gate failed (exit %d): score 0", check.ExitCode)
 	default:

@@ -49,8 +49,8 @@ func Family(slug string) string {
 // Weights are a formula's weights on the category means M, D, V, A.
 type Weights struct{ M, D, V, A float64 }
 
-// PaperWeights are the weights the paper states for GameCraft-Bench.
-var PaperWeights = Weights{M: 0.15, D: 0.35, V: 0.15, A: 0.35}
+// paperWeights are the weights the paper states for GameCraft-Bench.
+var paperWeights = Weights{M: 0.15, D: 0.35, V: 0.15, A: 0.35}
 
 // Equal compares weights up to floating-point rounding.
 func (w Weights) Equal(o Weights) bool {
@@ -304,13 +304,13 @@ func (b *Benchmark) lookup(t benchmark.Task) (*TaskData, error) {
 	return td, nil
 }
 
-// GameDir is the Godot project folder inside a workspace.
-const GameDir = "game"
+// gameDir is the Godot project folder inside a workspace.
+const gameDir = "game"
 
 // InitialWorkspace writes A_0: an empty game/ project folder.
 func (b *Benchmark) InitialWorkspace(_ context.Context, t benchmark.Task, dir string) error {
 	if _, err := b.lookup(t); err != nil {
 		return err
 	}
-	return os.MkdirAll(filepath.Join(dir, GameDir), 0o755)
+	return os.MkdirAll(filepath.Join(dir, gameDir), 0o755)
 }

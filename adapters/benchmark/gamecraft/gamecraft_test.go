@@ -92,7 +92,7 @@ func TestRealCategoryWeights(t *testing.T) {
 	b := loadReal(t)
 	var deviating []string
 	for _, td := range b.tasks {
-		if !td.Weights.Equal(PaperWeights) {
+		if !td.Weights.Equal(paperWeights) {
 			deviating = append(deviating, td.Task.ID)
 			if !td.Weights.Equal(vnWeights) {
 				t.Errorf("%s: weights %s are neither the paper's nor the visual-novel ones", td.Task.ID, td.Weights)
@@ -113,7 +113,7 @@ func expectedWeights(id string) Weights {
 			return vnWeights
 		}
 	}
-	return PaperWeights
+	return paperWeights
 }
 
 // TestRealFormulasOnSyntheticJudgeOutputs evaluates every task's formula on
@@ -274,11 +274,11 @@ func TestEvaluateWithoutGodotOrJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Metrics["overall"] != 0 || !strings.Contains(ev.Error, GodotMissing) || !strings.Contains(ev.Error, "cannot be scored") {
+	if ev.Metrics["overall"] != 0 || !strings.Contains(ev.Error, godotMissing) || !strings.Contains(ev.Error, "cannot be scored") {
 		t.Errorf("got %v %q", ev.Metrics, ev.Error)
 	}
 	res, _ := b.Check(context.Background(), td.Task, t.TempDir())
-	if len(res) != 1 || !res[0].Unavailable || res[0].Passed || !strings.Contains(res[0].Output, GodotMissing) {
+	if len(res) != 1 || !res[0].Unavailable || res[0].Passed || !strings.Contains(res[0].Output, godotMissing) {
 		t.Errorf("check without godot: %+v", res)
 	}
 }
@@ -316,7 +316,7 @@ func TestCheckRunsGodotBuild(t *testing.T) {
 		if err := b.InitialWorkspace(ctx, td.Task, ws); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(ws, GameDir, "project.godot"), []byte(c.project), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(ws, gameDir, "project.godot"), []byte(c.project), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		res, err := b.Check(ctx, td.Task, ws)
@@ -326,7 +326,7 @@ func TestCheckRunsGodotBuild(t *testing.T) {
 		if res[0].Passed != c.passed || res[0].ExitCode != c.exit || res[0].Unavailable {
 			t.Errorf("%q: %+v", c.project, res[0])
 		}
-		if !strings.Contains(res[0].Command, "--headless --path "+filepath.Join(ws, GameDir)+" --quit-after 5") {
+		if !strings.Contains(res[0].Command, "--headless --path "+filepath.Join(ws, gameDir)+" --quit-after 5") {
 			t.Errorf("command %q", res[0].Command)
 		}
 	}

@@ -88,9 +88,9 @@ func checkConformance(r *conformance.Report) {
 			r.Problems = append(r.Problems, conformance.Problem{Severity: conformance.Warning, Path: filepath.Join(t.Dir, "tests", "rubric.json"), Task: t.ID,
 				Message: "build_check.cmd differs from the public build command hoh runs: " + cmd})
 		}
-		if !td.Weights.Equal(PaperWeights) {
+		if !td.Weights.Equal(paperWeights) {
 			r.Problems = append(r.Problems, conformance.Problem{Severity: conformance.Warning, Path: filepath.Join(t.Dir, "tests", "rubric.json"), Task: t.ID,
-				Message: fmt.Sprintf("score_formula weights %s differ from the paper's %s", td.Weights, PaperWeights)})
+				Message: fmt.Sprintf("score_formula weights %s differ from the paper's %s", td.Weights, paperWeights)})
 		}
 	}
 }

@@ -169,7 +169,7 @@ func (b *Benchmark) verify(ctx context.Context, td *TaskData, dir string) (bench
 	if err := os.RemoveAll(out); err != nil {
 		return benchmark.Evaluation{}, err
 	}
-	game := filepath.Join(dir, GameDir)
+	game := filepath.Join(dir, gameDir)
 	if err := os.MkdirAll(game, 0o755); err != nil {
 		return benchmark.Evaluation{}, err
 	}

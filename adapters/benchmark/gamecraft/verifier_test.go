@@ -27,7 +27,7 @@ func verifyReal(t *testing.T, v *Verifier, out string) (benchmark.Evaluation, ma
 		t.Fatal("platformer-arcborne is missing from the real checkout")
 	}
 	ws := t.TempDir()
-	game := filepath.Join(ws, GameDir)
+	game := filepath.Join(ws, gameDir)
 	if err := os.MkdirAll(game, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,10 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 )
 
-// MainService is the Compose service Harbor runs the agent in; a task's
+// mainService is the Compose service Harbor runs the agent in; a task's
 // compose file only adds to it (dependencies, environment) and defines the
 // sidecars.
-const MainService = "main"
+const mainService = "main"
 
 // composeNames are the file names Compose looks for, in its order.
 var composeNames = []string{"compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"}
@@ -101,10 +101,10 @@ func loadCompose(ctx context.Context, taskDir string) (p *types.Project, unsuppo
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if main, ok := p.Services[MainService]; ok {
+	if main, ok := p.Services[mainService]; ok {
 		for _, attr := range setAttributes(main) {
 			if !mainAttributes[attr] {
-				unsupported = append(unsupported, fmt.Sprintf("services.%s.%s (Harbor sets the main service itself)", MainService, attr))
+				unsupported = append(unsupported, fmt.Sprintf("services.%s.%s (Harbor sets the main service itself)", mainService, attr))
 			}
 		}
 	}
@@ -168,7 +168,7 @@ func (b *Benchmark) composeServices(ctx context.Context, t benchmark.Task) (*doc
 			}
 		}
 	}
-	out := &docker.Services{MainAlias: MainService}
+	out := &docker.Services{MainAlias: mainService}
 	for _, name := range order {
 		s := p.Services[name]
 		img, err := b.serviceImage(ctx, t, s)
@@ -204,7 +204,7 @@ func composeMainEnv(ctx context.Context, taskDir string) ([]string, error) {
 		return nil, err
 	}
 	var env []string
-	for k, v := range p.Services[MainService].Environment {
+	for k, v := range p.Services[mainService].Environment {
 		if v != nil {
 			env = append(env, k+"="+*v)
 		}
@@ -218,7 +218,7 @@ func composeMainEnv(ctx context.Context, taskDir string) ([]string, error) {
 func serviceOrder(p *types.Project) ([]string, error) {
 	var names []string
 	for n := range p.Services {
-		if n != MainService {
+		if n != mainService {
 			names = append(names, n)
 		}
 	}
@@ -236,7 +236,7 @@ func serviceOrder(p *types.Project) ([]string, error) {
 		state[n] = 1
 		deps := make([]string, 0, len(p.Services[n].DependsOn))
 		for d := range p.Services[n].DependsOn {
-			if d == MainService {
+			if d == mainService {
 				return fmt.Errorf("service %s depends on main, which Harbor starts last", n)
 			}
 			if _, ok := p.Services[d]; !ok {
@@ -336,7 +336,7 @@ func (b *Benchmark) composeImagesAvailable(ctx context.Context, l Loaded) error 
 	}
 	for _, name := range p.ServiceNames() {
 		s := p.Services[name]
-		if name == MainService || s.Build != nil {
+		if name == mainService || s.Build != nil {
 			continue
 		}
 		if err := b.ensureImage(ctx, fmt.Sprintf("%s: services.%s.image", composeFile(l.Task.Dir), name), s.Image, "give the service a build context"); err != nil {

@@ -64,8 +64,8 @@ func TestLoadComposeRealExample(t *testing.T) {
 	if !ok || mcp.Build == nil || mcp.Build.Context != filepath.Join(dir, "environment", "mcp-server") || mcp.HealthCheck == nil {
 		t.Fatalf("mcp-server: %+v", mcp)
 	}
-	if d := p.Services[MainService].DependsOn["mcp-server"]; d.Condition != "service_healthy" {
-		t.Fatalf("main depends_on: %+v", p.Services[MainService].DependsOn)
+	if d := p.Services[mainService].DependsOn["mcp-server"]; d.Condition != "service_healthy" {
+		t.Fatalf("main depends_on: %+v", p.Services[mainService].DependsOn)
 	}
 	if svcs, err := serviceOrder(p); err != nil || strings.Join(svcs, ",") != "mcp-server" {
 		t.Fatalf("order %v %v", svcs, err)

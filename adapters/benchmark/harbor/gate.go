@@ -18,11 +18,11 @@ type Gate struct {
 	RewardField      string // default "reward"
 }
 
-// DefaultGate is FrontierSWE's gate with the default field names.
-var DefaultGate = Gate{CategoryKey: "category", CorrectnessField: "correctness", SpeedupField: "speedup", RewardField: "reward"}
+// defaultGate is FrontierSWE's gate with the default field names.
+var defaultGate = Gate{CategoryKey: "category", CorrectnessField: "correctness", SpeedupField: "speedup", RewardField: "reward"}
 
 func (g Gate) withDefaults() Gate {
-	d := DefaultGate
+	d := defaultGate
 	if g.CategoryKey != "" {
 		d.CategoryKey = g.CategoryKey
 	}

@@ -25,7 +25,7 @@ import (
 // Container paths used by the Harbor format.
 const (
 	TestsPath       = "/tests"
-	VerifierLogsDir = "/logs/verifier"
+	verifierLogsDir = "/logs/verifier"
 	AgentLogsDir    = "/logs/agent"
 )
 
@@ -335,14 +335,14 @@ func (b *Benchmark) evaluateFile(ctx context.Context, t benchmark.Task, dir stri
 	// checkpoint) gives way to the checkpoint's own files.
 	var setup bytes.Buffer
 	ex, err := root.Run(ctx, sandbox.Command{
-		Args:   []string{"/bin/sh", "-c", `{ [ "$1" = / ] || rm -rf "$1"; } && mkdir -p "$1" "$2" && chmod 777 "$2"`, "setup", filepath.Clean(wp), VerifierLogsDir},
+		Args:   []string{"/bin/sh", "-c", `{ [ "$1" = / ] || rm -rf "$1"; } && mkdir -p "$1" "$2" && chmod 777 "$2"`, "setup", filepath.Clean(wp), verifierLogsDir},
 		Stdout: &setup, Stderr: &setup, WallTimeout: time.Minute,
 	})
 	if err != nil {
 		return ev, err
 	}
 	if ex.Code != 0 {
-		return ev, &docker.InfraError{Stage: "verifier setup", Err: fmt.Errorf("preparing %s and %s: exit %d: %s", wp, VerifierLogsDir, ex.Code, strings.TrimSpace(setup.String()))}
+		return ev, &docker.InfraError{Stage: "verifier setup", Err: fmt.Errorf("preparing %s and %s: exit %d: %s", wp, verifierLogsDir, ex.Code, strings.TrimSpace(setup.String()))}
 	}
 	if err := env.CopyContentsIn(ctx, dir, wp); err != nil {
 		return ev, err
@@ -446,7 +446,7 @@ func keepVerifierOutputs(ctx context.Context, env *docker.Environment, out strin
 	if err := os.RemoveAll(filepath.Join(out, "verifier")); err != nil {
 		return err
 	}
-	return env.CopyOut(ctx, VerifierLogsDir, out)
+	return env.CopyOut(ctx, verifierLogsDir, out)
 }
 
 // addRewardMetrics keeps every number of a (possibly nested) reward.json as
@@ -487,27 +487,27 @@ func sortedKeys(m map[string]any) []string {
 // readReward reads reward.json (kept whole) or reward.txt (one number,
 // returned as {"reward": x}).
 func readReward(ctx context.Context, env *docker.Environment) (map[string]any, error) {
-	b, err := env.ReadFile(ctx, VerifierLogsDir+"/reward.json")
+	b, err := env.ReadFile(ctx, verifierLogsDir+"/reward.json")
 	if err == nil {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s/reward.json: %v", VerifierLogsDir, err)
+			return nil, fmt.Errorf("%s/reward.json: %v", verifierLogsDir, err)
 		}
 		return m, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	b, err = env.ReadFile(ctx, VerifierLogsDir+"/reward.txt")
+	b, err = env.ReadFile(ctx, verifierLogsDir+"/reward.txt")
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("verifier wrote no reward (%s/reward.txt or reward.json)", VerifierLogsDir)
+		return nil, fmt.Errorf("verifier wrote no reward (%s/reward.txt or reward.json)", verifierLogsDir)
 	}
 	if err != nil {
 		return nil, err
 	}
 	x, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
 	if err != nil {
-		return nil, fmt.Errorf("%s/reward.txt: not one number: %q", VerifierLogsDir, tailString(string(b), 200))
+		return nil, fmt.Errorf("%s/reward.txt: not one number: %q", verifierLogsDir, tailString(string(b), 200))
 	}
 	return map[string]any{"reward": x}, nil
 }

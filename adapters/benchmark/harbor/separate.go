@@ -208,14 +208,14 @@ func (b *Benchmark) evaluateSeparate(ctx context.Context, t benchmark.Task, dir 
 	defer env.Close(context.WithoutCancel(ctx))
 	var setup strings.Builder
 	ex, err := env.ExecutorAs("0").Run(ctx, sandbox.Command{
-		Args:   []string{"/bin/sh", "-c", `mkdir -p "$1" && chmod 777 "$1"`, "setup", VerifierLogsDir},
+		Args:   []string{"/bin/sh", "-c", `mkdir -p "$1" && chmod 777 "$1"`, "setup", verifierLogsDir},
 		Stdout: &setup, Stderr: &setup, WallTimeout: time.Minute,
 	})
 	if err != nil {
 		return ev, err
 	}
 	if ex.Code != 0 {
-		return ev, &docker.InfraError{Stage: "verifier setup", Err: fmt.Errorf("preparing %s: exit %d: %s", VerifierLogsDir, ex.Code, strings.TrimSpace(setup.String()))}
+		return ev, &docker.InfraError{Stage: "verifier setup", Err: fmt.Errorf("preparing %s: exit %d: %s", verifierLogsDir, ex.Code, strings.TrimSpace(setup.String()))}
 	}
 	if err := giveArtifacts(ctx, env, stage, staged); err != nil {
 		return ev, err

@@ -98,7 +98,7 @@ func (b *Benchmark) Steps(t benchmark.Task) ([]benchmark.Step, error) {
 		st := t
 		st.Spec = instr[i]
 		st.Limits.AgentTimeout = timeoutOr(v.Agent.TimeoutSec, DefaultAgentTimeout)
-		st.Limits.VerifierTimeout = timeoutOr(v.Verifier.TimeoutSec, DefaultVerifierTimeout)
+		st.Limits.VerifierTimeout = timeoutOr(v.Verifier.TimeoutSec, defaultVerifierTimeout)
 		sb := stepBenchmark{Benchmark: b, step: i}
 		out[i] = benchmark.Step{Name: s.Name, Task: st, Context: stepContext(f, i, instr), Bench: sb, Gate: stepGate(s),
 			Start: func(ctx context.Context, image, ws string, labels map[string]string) (benchmark.StepStart, error) {

@@ -24,7 +24,7 @@ import (
 // Harbor's documented defaults.
 const (
 	DefaultAgentTimeout    = 600 * time.Second
-	DefaultVerifierTimeout = 600 * time.Second
+	defaultVerifierTimeout = 600 * time.Second
 	DefaultBuildTimeout    = 600 * time.Second
 	DefaultCPUs            = 1
 	DefaultMemoryMB        = 2048
@@ -291,7 +291,7 @@ func LoadTask(dataset, dir, categoryKey string) (Loaded, error) {
 	}
 	lim := benchmark.Limits{
 		CPUs: DefaultCPUs, MemoryMB: DefaultMemoryMB, StorageMB: DefaultStorageMB,
-		AllowInternet: true, AgentTimeout: DefaultAgentTimeout, VerifierTimeout: DefaultVerifierTimeout,
+		AllowInternet: true, AgentTimeout: DefaultAgentTimeout, VerifierTimeout: defaultVerifierTimeout,
 		Image: e.DockerImage,
 	}
 	if e.CPUs != nil {

@@ -17,7 +17,7 @@ func (b *Benchmark) ContainerImage(ctx context.Context, t benchmark.Task) (image
 	if _, err := b.lookup(t); err != nil {
 		return "", "", err
 	}
-	if ref := b.Opts.Images.local(ctx, t.ID, CleanroomTag); ref != "" {
+	if ref := b.Opts.Images.local(ctx, t.ID, cleanroomTag); ref != "" {
 		return ref, WorkspacePath, nil
 	}
 	if b.Opts.AgentImage == "" {
@@ -29,7 +29,7 @@ func (b *Benchmark) ContainerImage(ctx context.Context, t benchmark.Task) (image
 // Tags of upstream's per-instance images: the agent's clean-room image and
 // the evaluation image with the original build toolchain.
 const (
-	CleanroomTag = "task_cleanroom"
+	cleanroomTag = "task_cleanroom"
 	TaskTag      = "task"
 )
 

@@ -25,7 +25,7 @@ const WorkspacePath = "/workspace"
 
 // Default evaluation timeouts.
 const (
-	DefaultCompileTimeout = 10 * time.Minute
+	defaultCompileTimeout = 10 * time.Minute
 	DefaultTestTimeout    = 30 * time.Minute
 )
 
@@ -84,7 +84,7 @@ type evalOutput struct {
 // Submission failures upstream records as error_code with a zero score.
 const (
 	CompileFailed        = "compile_failed"
-	CopyExecutableFailed = "copy_executable_failed"
+	copyExecutableFailed = "copy_executable_failed"
 )
 
 // Run evaluates the submission in workspace (a copy the caller owns; it is
@@ -123,7 +123,7 @@ func (d DockerEvaluator) Run(ctx context.Context, inst *Instance, workspace stri
 	defer env.Close(context.WithoutCancel(ctx))
 	timeout := d.CompileTimeout
 	if timeout <= 0 {
-		timeout = DefaultCompileTimeout
+		timeout = defaultCompileTimeout
 	}
 	ex, err := step(ctx, env, &out, "compile", "chmod +x ./compile.sh && ./compile.sh", timeout)
 	if err != nil {
@@ -134,7 +134,7 @@ func (d DockerEvaluator) Run(ctx context.Context, inst *Instance, workspace stri
 	}
 	exe, err := os.ReadFile(filepath.Join(workspace, "executable"))
 	if errors.Is(err, os.ErrNotExist) {
-		return failed(CopyExecutableFailed, "compile.sh succeeded but left no ./executable")
+		return failed(copyExecutableFailed, "compile.sh succeeded but left no ./executable")
 	}
 	if err != nil {
 		return nil, err

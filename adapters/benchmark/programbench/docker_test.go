@@ -102,7 +102,7 @@ func TestCalculatorEndToEndInDocker(t *testing.T) {
 		{"correct", 100, 4, ""},
 		{"broken", 75, 3, ""},
 		{"", 0, 0, CompileFailed},
-		{"cheat", 0, 0, CopyExecutableFailed},
+		{"cheat", 0, 0, copyExecutableFailed},
 		// ./executable exists and works, but compile.sh failed: upstream scores 0.
 		{"compile-fails", 0, 0, CompileFailed},
 		// The executable needs what compile.sh installed outside the workspace.
@@ -184,7 +184,7 @@ func TestInstanceTaskImageIsUsedWhenPresent(t *testing.T) {
 	if agent, _, err := b.ContainerImage(ctx, task); err != nil || agent != "agent:fallback" {
 		t.Fatalf("without a local :task_cleanroom image the agent runs agent_image: %q %v", agent, err)
 	}
-	clean := upstreamImage(repo, calcID, CleanroomTag)
+	clean := upstreamImage(repo, calcID, cleanroomTag)
 	if err := c.API.ImageTag(ctx, img, clean); err != nil {
 		t.Fatal(err)
 	}

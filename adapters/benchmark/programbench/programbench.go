@@ -247,7 +247,7 @@ func evaluationOf(s Score, r *EvalResult, raw []byte) benchmark.Evaluation {
 // submissionFailure: error codes upstream gives a submission whose build
 // fails (its compile step or the executable it should leave).
 func submissionFailure(code string) bool {
-	return code == CompileFailed || code == CopyExecutableFailed
+	return code == CompileFailed || code == copyExecutableFailed
 }
 
 func b2f(b bool) float64 {

@@ -237,13 +237,13 @@ func (s Summary) String() string {
 		s.AvgPassRate, s.Instances, s.Scored, s.Resolved, s.AlmostResolved))
 }
 
-// ToyPrefix marks upstream's toy instances (testorg__calculator.abc1234, the
+// toyPrefix marks upstream's toy instances (testorg__calculator.abc1234, the
 // evaluator's own test fixture): they load and run, but are no part of the
 // paper's 200 instances or its aggregates.
-const ToyPrefix = "testorg__"
+const toyPrefix = "testorg__"
 
 // isToy reports whether an instance is one of upstream's toys.
-func isToy(id string) bool { return strings.HasPrefix(id, ToyPrefix) }
+func isToy(id string) bool { return strings.HasPrefix(id, toyPrefix) }
 
 // paperInstances are the ids aggregates run over: every instance but the toys.
 func paperInstances(ids []string) []string {
