@@ -205,7 +205,7 @@ func ReadActivity(l TrialLayout) Activity {
 	return readStageActivity(l)
 }
 
-var roleRank = map[string]int{"planner": 0, "developer": 1, "qa": 2}
+var roleRank = map[string]int{RolePlanner: 0, RoleDeveloper: 1, RoleQA: 2}
 
 func readStageActivity(l TrialLayout) Activity {
 	var a Activity

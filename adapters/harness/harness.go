@@ -15,9 +15,9 @@ import (
 type Role string
 
 const (
-	RolePlanner   Role = "planner"
-	RoleDeveloper Role = "developer"
-	RoleQA        Role = "qa"
+	RolePlanner   Role = runrecord.RolePlanner
+	RoleDeveloper Role = runrecord.RoleDeveloper
+	RoleQA        Role = runrecord.RoleQA
 )
 
 // Access is what an invocation may do to its working directory.

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 //go:embed prompts/*.md
@@ -22,9 +24,9 @@ var templates = template.Must(template.ParseFS(promptFS, "prompts/*.md"))
 type Kind string
 
 const (
-	Planner      Kind = "planner"
-	Developer    Kind = "developer"
-	QA           Kind = "qa"
+	Planner      Kind = runrecord.RolePlanner
+	Developer    Kind = runrecord.RoleDeveloper
+	QA           Kind = runrecord.RoleQA
 	Vanilla      Kind = "vanilla"
 	Continuation Kind = "continuation"
 )
