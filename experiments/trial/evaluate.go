@@ -47,7 +47,7 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 		r.env.Checkpoints.Release(ctx)
 	}
 	for t := 1; t <= r.arm.Steps; t++ {
-		dev := r.st.find(t, "developer")
+		dev := r.st.find(t, runrecord.RoleDeveloper)
 		if dev == nil {
 			continue // not reached: the trial stopped earlier
 		}
@@ -212,7 +212,7 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.
 	if r.env.Checkpoints != nil {
 		img, err := r.env.Checkpoints.Image(ctx, t)
 		if err != nil {
-			return ev, &InfraError{Stage: fmt.Sprintf("checkpoint %d environment", t), Evidence: err.Error()}
+			return ev, checkpointInfra(t, "environment", err)
 		}
 		if img != "" {
 			ectx = benchmark.WithEnvironmentImage(ectx, img)

@@ -139,9 +139,6 @@ func (r *runner) copyWorkspace(dst string) error {
 	return history.CopyTree(r.ws, dst, r.env.Exclude...)
 }
 
-// slots fills the iteration context of a prompt: the iteration (never a
-// total T, so a run can be extended), or in project mode the loop number and
-// the budget left.
 // roleEnvironment is what the benchmark says this machine lets the
 // Developer and the QA Tester observe ("" when it says nothing).
 func (r *runner) roleEnvironment(ctx context.Context) string {
@@ -151,6 +148,9 @@ func (r *runner) roleEnvironment(ctx context.Context) string {
 	return ""
 }
 
+// slots fills the iteration context of a prompt: the iteration (never a
+// total T, so a run can be extended), or in project mode the loop number and
+// the budget left.
 func (r *runner) slots(t int, s roles.Slots) roles.Slots {
 	s.Iteration = t
 	if r.env.Loop != nil {
@@ -209,11 +209,11 @@ func (r *runner) scrubArtifact(rec *runrecord.StageRecord) error {
 
 func roleName(role string) string {
 	switch role {
-	case string(harness.RolePlanner):
+	case runrecord.RolePlanner:
 		return "Planner"
-	case string(harness.RoleDeveloper):
+	case runrecord.RoleDeveloper:
 		return "Developer"
-	case string(harness.RoleQA):
+	case runrecord.RoleQA:
 		return "QA Tester"
 	}
 	return role
@@ -250,7 +250,7 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 			return err
 		}
 	}
-	if rec.Role == "developer" {
+	if rec.Role == runrecord.RoleDeveloper {
 		if err := r.repo.Tag(fmt.Sprintf("cp-%d", rec.Iteration), c); err != nil {
 			return err
 		}
@@ -306,17 +306,17 @@ func (r *runner) writeLedger() error {
 func (r *runner) loop(ctx context.Context) error {
 	c := r.arm.Condition
 	for t := 1; t <= r.arm.Steps; t++ {
-		if c.Planning != conditions.NoPlan && r.st.find(t, "planner") == nil {
+		if c.Planning != conditions.NoPlan && r.st.find(t, runrecord.RolePlanner) == nil {
 			if err := r.planStage(ctx, t); err != nil {
 				return err
 			}
 		}
-		if r.st.find(t, "developer") == nil {
+		if r.st.find(t, runrecord.RoleDeveloper) == nil {
 			if err := r.developStage(ctx, t); err != nil {
 				return err
 			}
 		}
-		if c.QA && r.st.find(t, "qa") == nil {
+		if c.QA && r.st.find(t, runrecord.RoleQA) == nil {
 			if err := r.qaStage(ctx, t); err != nil {
 				return err
 			}
@@ -342,171 +342,6 @@ func (r *runner) writeSpec(dir string) (string, error) {
 	return p, runrecord.WriteFile(p, []byte(r.env.Task.Spec))
 }
 
-// call runs one role invocation with contract retries. parse validates the
-// final message; it returns the validation errors. Infrastructure failures
-// abort the stage.
-type reply struct {
-	result  harness.Result
-	invs    []runrecord.Invocation
-	valid   bool
-	errs    []string
-	session string
-	// tools: every tool call of every attempt, as the CLIs reported them
-	// (retries continue the session, so a final reply may rest on
-	// commands of an earlier attempt).
-	tools []harness.ToolCall
-}
-
-func (r *runner) call(ctx context.Context, t int, role harness.Role, access harness.Access, workDir, prompt string,
-	timeout time.Duration, session, stateDir string, shown []string, parse func(string) []string) (reply, error) {
-	dir := r.stageDir(t, string(role))
-	var out reply
-	attemptPrompt := prompt
-	for retry := 0; ; retry++ {
-		attempt := nextAttempt(dir)
-		al := runrecord.StageLayout{Dir: dir}.Attempt(attempt)
-		adir := al.Dir
-		if err := runrecord.WriteFile(al.Prompt(), []byte(attemptPrompt)); err != nil {
-			return out, err
-		}
-		sd := stateDir
-		if sd == "" {
-			sd = al.State()
-		}
-		if err := os.MkdirAll(sd, 0o755); err != nil {
-			return out, err
-		}
-		ex, roots, err := r.invocationExec(role, access, workDir, sd, dir, shown)
-		if err != nil {
-			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
-		}
-		release := func() {}
-		if role != harness.RoleDeveloper && r.env.RoleEnvironment != nil {
-			// The Planner works on A_{t-1}, QA on A_t: each in the
-			// environment the Developer left with it.
-			after := t
-			if role == harness.RolePlanner {
-				after = t - 1
-			}
-			if ex, release, err = r.env.RoleEnvironment(ctx, after); err != nil {
-				if ctx.Err() != nil {
-					return out, ctx.Err()
-				}
-				return out, stageInfra(t, role, "the role's container: "+err.Error(), CauseEnvironment)
-			}
-		}
-		viewSD, err := r.stateIn(ctx, sd)
-		if err != nil {
-			release()
-			return out, stageInfra(t, role, err.Error(), CauseLocal)
-		}
-		viewWD, back, err := r.placeWork(workDir)
-		if err != nil {
-			release()
-			return out, stageInfra(t, role, err.Error(), CauseLocal)
-		}
-		inv := harness.Invocation{
-			Role: role, Access: access, Prompt: attemptPrompt, WorkDir: viewWD,
-			StateDir: viewSD, LogDir: al.Logs(), Session: session,
-			WallTimeout: timeout, IdleTimeout: r.env.Timeouts.Idle,
-			Env: r.env.Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
-		}
-		if r.env.OnRole != nil {
-			r.env.OnRole(t, role, attempt)
-		} else {
-			r.env.Logf("%s: iteration %d %s attempt %d", r.spec.Key, t, role, attempt)
-		}
-		started := time.Now().UTC()
-		if r.env.Relay != nil {
-			r.env.Relay.SetAttempt(r.rel(adir))
-		}
-		res, err := r.env.Harness.Run(ctx, inv)
-		release()
-		if backErr := back(); backErr != nil {
-			return out, fmt.Errorf("trial %s iteration %d %s: taking the workspace back from the container's view: %w", r.spec.Key, t, role, backErr)
-		}
-		if r.env.Relay != nil {
-			r.env.Relay.Settle(5 * time.Second)
-			r.env.Relay.SetAttempt("")
-		}
-		if err != nil {
-			return out, fmt.Errorf("trial %s iteration %d %s: %w", r.spec.Key, t, role, err)
-		}
-		if err := r.stateOut(ctx, viewSD, sd); err != nil {
-			return out, stageInfra(t, role, err.Error(), CauseLocal)
-		}
-		if ctx.Err() == nil {
-			if why := invocationFault(res.Evidence, inv.LogDir, sd, adir); why != "" {
-				res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "local fault: "+why
-				// Best effort on a failing disk: the attempt is replaced either way.
-				_ = runrecord.WriteJSON(al.Result(), res)
-				for _, d := range []string{adir, sd} {
-					_ = harness.ScrubSecrets(d, r.env.Secrets)
-				}
-				r.recordReplaced(runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
-					Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
-				return out, stageInfra(t, role, res.Evidence, CauseLocal)
-			}
-		}
-		// No model turn, no score: the relay's view of the invocation's
-		// traffic outranks the CLI's word (docs/no-model-turn.md).
-		cause, stopsConfig := "", false
-		if r.env.ServedLog != "" && ctx.Err() == nil {
-			cause, stopsConfig = r.relayVerdict(&res, r.rel(adir), started)
-		}
-		if res.Outcome == harness.OutcomeInfraFailure && cause == "" {
-			cause = causeFromWords(res.Evidence)
-		}
-		if err := runrecord.WriteJSON(al.Result(), res); err != nil {
-			return out, err
-		}
-		// Whatever the CLI wrote (logs, its own state), no key stays on disk.
-		for _, d := range []string{adir, sd} {
-			if err := harness.ScrubSecrets(d, r.env.Secrets); err != nil {
-				return out, err
-			}
-		}
-		out.invs = append(out.invs, runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt,
-			Outcome: res.Outcome, Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration,
-			Session: res.SessionID, Dir: r.rel(adir)})
-		out.result = res
-		out.tools = append(out.tools, res.Tools...)
-		if res.SessionID != "" {
-			out.session = res.SessionID
-		}
-		if res.Outcome == harness.OutcomeInfraFailure {
-			r.recordReplaced(runrecord.Invocation{Iteration: t, Role: string(role), Attempt: attempt, Outcome: res.Outcome,
-				Evidence: res.Evidence, Usage: res.Usage, Duration: res.Duration, Dir: r.rel(adir)})
-			ie := stageInfra(t, role, res.Evidence, cause)
-			ie.StopsConfig = stopsConfig
-			return out, ie
-		}
-		if res.Outcome != harness.OutcomeCompleted {
-			return out, nil // agent failure or timeout: a result, not retried
-		}
-		if parse == nil { // no output contract (Vanilla): whatever it says is fine
-			out.valid = true
-			return out, nil
-		}
-		out.errs = parse(res.FinalMessage)
-		if len(out.errs) == 0 {
-			out.valid = true
-			return out, nil
-		}
-		if retry >= r.env.ContractRetries {
-			return out, nil
-		}
-		// Retry in the same session when the CLI has one: cheaper, and the
-		// work already done stays in context. Otherwise re-ask in full.
-		if res.SessionID != "" {
-			session, stateDir = res.SessionID, sd
-			attemptPrompt = roles.WithRetry("", out.errs)
-		} else {
-			attemptPrompt = roles.WithRetry(prompt, out.errs)
-		}
-	}
-}
-
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
@@ -524,29 +359,9 @@ func materialPaths(mats []roles.Material) []string {
 	return out
 }
 
-func nextAttempt(dir string) int {
-	n := 1
-	for {
-		if _, err := os.Stat(runrecord.StageLayout{Dir: dir}.Attempt(n).Dir); os.IsNotExist(err) {
-			return n
-		}
-		n++
-	}
-}
-
-func (r *runner) timeout(role harness.Role) time.Duration {
-	d := map[harness.Role]time.Duration{harness.RolePlanner: r.env.Timeouts.Planner,
-		harness.RoleDeveloper: r.env.Timeouts.Developer, harness.RoleQA: r.env.Timeouts.QA}[role]
-	if d == 0 {
-		d = map[harness.Role]time.Duration{harness.RolePlanner: 30 * time.Minute,
-			harness.RoleDeveloper: 2 * time.Hour, harness.RoleQA: time.Hour}[role]
-	}
-	return d
-}
-
 // checkUnchanged enforces the single-writer boundary after a Planner or QA
 // stage: a changed workspace is a protocol violation and is undone.
-func (r *runner) checkUnchanged(before, role string, t int) ([]string, error) {
+func (r *runner) checkUnchanged(before string, role harness.Role, t int) ([]string, error) {
 	after, err := r.digest()
 	if err != nil {
 		return nil, err
@@ -554,7 +369,7 @@ func (r *runner) checkUnchanged(before, role string, t int) ([]string, error) {
 	if after == before {
 		return nil, nil
 	}
-	v := fmt.Sprintf("iteration %d: the %s changed the candidate (digest %s -> %s); the change was undone", t, role, before, after)
+	v := fmt.Sprintf("iteration %d: the %s changed the candidate (digest %s -> %s); the change was undone", t, roleName(string(role)), before, after)
 	r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
 	if err := r.repo.Restore("HEAD"); err != nil {
 		return nil, err
@@ -563,24 +378,8 @@ func (r *runner) checkUnchanged(before, role string, t int) ([]string, error) {
 }
 
 func (r *runner) planStage(ctx context.Context, t int) error {
-	c := r.arm.Condition
-	dir := r.stageDir(t, "planner")
-	if c.Planning == conditions.PlanOnce && t > 1 {
-		// w/o Plan Update: D_t = D_1 byte for byte, no planner invocation.
-		if !r.planValid(1) {
-			return r.commitStage(runrecord.StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1,
-				RoleFailure: "there is no D_1 to reuse: the Planner of iteration 1 failed"})
-		}
-		for _, f := range []func(runrecord.StageLayout) string{runrecord.StageLayout.Plan, runrecord.StageLayout.PlanMarkdown} {
-			data, err := os.ReadFile(f(r.stage(1, "planner")))
-			if err != nil {
-				return err
-			}
-			if err := runrecord.WriteFile(f(r.stage(t, "planner")), data); err != nil {
-				return err
-			}
-		}
-		return r.commitStage(runrecord.StageRecord{Iteration: t, Role: "planner", ReusedFrom: 1})
+	if r.arm.Condition.Planning == conditions.PlanOnce && t > 1 {
+		return r.reusePlan(t)
 	}
 	before, err := r.digest()
 	if err != nil {
@@ -588,15 +387,53 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	}
 	// A hard-link snapshot: the view is read-only, and a write through it
 	// changes the workspace, which checkUnchanged catches and undoes.
-	view := r.stage(t, "planner").Artifact()
+	view := r.stage(t, runrecord.RolePlanner).Artifact()
 	os.RemoveAll(view)
 	if err := history.Snapshot(r.ws, view, r.env.Exclude...); err != nil {
 		return err
 	}
 	defer os.RemoveAll(view)
-	specPath, err := r.writeSpec(dir)
+	call, in, err := r.planInputs(t, view)
 	if err != nil {
 		return err
+	}
+	defer in.done()
+	var plan roles.Plan
+	call.parse = func(msg string) []string { p, errs := roles.ParsePlan(msg); plan = p; return errs }
+	rep, err := r.call(ctx, call)
+	if err != nil {
+		return err
+	}
+	return r.judgePlan(t, before, rep, plan)
+}
+
+// reusePlan is the Planner stage of w/o Plan Update after the first: D_t =
+// D_1 byte for byte, no planner invocation.
+func (r *runner) reusePlan(t int) error {
+	if !r.planValid(1) {
+		return r.commitStage(runrecord.StageRecord{Iteration: t, Role: runrecord.RolePlanner, ReusedFrom: 1,
+			RoleFailure: "there is no D_1 to reuse: the Planner of iteration 1 failed"})
+	}
+	for _, f := range []func(runrecord.StageLayout) string{runrecord.StageLayout.Plan, runrecord.StageLayout.PlanMarkdown} {
+		data, err := os.ReadFile(f(r.stage(1, runrecord.RolePlanner)))
+		if err != nil {
+			return err
+		}
+		if err := runrecord.WriteFile(f(r.stage(t, runrecord.RolePlanner)), data); err != nil {
+			return err
+		}
+	}
+	return r.commitStage(runrecord.StageRecord{Iteration: t, Role: runrecord.RolePlanner, ReusedFrom: 1})
+}
+
+// planInputs are the Planner's materials (A_{t-1} as view, S, and E_{t-1}
+// when the condition feeds evidence back), placed in its view, and its
+// call.
+func (r *runner) planInputs(t int, view string) (callSpec, *inputs, error) {
+	c := r.arm.Condition
+	specPath, err := r.writeSpec(r.stageDir(t, runrecord.RolePlanner))
+	if err != nil {
+		return callSpec{}, nil, err
 	}
 	mats := []roles.Material{
 		{Category: "Current artifact (read-only copy; your working directory)", Path: view},
@@ -605,52 +442,54 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if c.EvidenceToPlanner && t > 1 {
 		ev, err := r.evidence(t - 1)
 		if err != nil {
-			return err
+			return callSpec{}, nil, err
 		}
 		if ev != nil {
-			p := r.stage(t, "planner").PriorEvidence(t - 1)
+			p := r.stage(t, runrecord.RolePlanner).PriorEvidence(t - 1)
 			if err := runrecord.WriteJSON(p, ev); err != nil {
-				return err
+				return callSpec{}, nil, err
 			}
 			mats = append(mats, roles.Material{Category: "Evidence from the previous iteration", Path: p, About: ev.Summary()})
 		}
 	}
 	in, err := r.placeInputs(view, mats)
 	if err != nil {
-		return err
+		return callSpec{}, nil, err
 	}
-	defer in.done()
-	view, mats = in.workDir, in.mats
-	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessReadOnly), Materials: mats})
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessReadOnly), Materials: in.mats})
 	if r.env.Loop != nil && r.env.Loop.PlannerIssues != nil {
 		if slots.Issues, err = r.env.Loop.PlannerIssues(t); err != nil {
-			return err
+			in.done()
+			return callSpec{}, nil, err
 		}
 	}
 	prompt, err := roles.Render(roles.Planner, slots)
 	if err != nil {
-		return err
+		in.done()
+		return callSpec{}, nil, err
 	}
-	var plan roles.Plan
-	rep, err := r.call(ctx, t, harness.RolePlanner, harness.AccessReadOnly, view, prompt, r.timeout(harness.RolePlanner), "", "", materialPaths(mats),
-		func(msg string) []string { p, errs := roles.ParsePlan(msg); plan = p; return errs })
-	if err != nil {
-		return err
-	}
-	rec := runrecord.StageRecord{Iteration: t, Role: "planner", Invocations: rep.invs}
-	if rec.Violations, err = r.checkUnchanged(before, "Planner", t); err != nil {
+	return callSpec{iteration: t, role: harness.RolePlanner, access: harness.AccessReadOnly, workDir: in.workDir,
+		prompt: prompt, shown: materialPaths(in.mats)}, in, nil
+}
+
+// judgePlan commits the Planner stage: D_t when the reply is a valid plan,
+// else the role failure.
+func (r *runner) judgePlan(t int, before string, rep reply, plan roles.Plan) error {
+	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RolePlanner, Invocations: rep.invs}
+	var err error
+	if rec.Violations, err = r.checkUnchanged(before, harness.RolePlanner, t); err != nil {
 		return err
 	}
 	switch {
 	case rep.result.Outcome != harness.OutcomeCompleted:
-		rec.RoleFailure = fmt.Sprintf("planner %s: %s", rep.result.Outcome, rep.result.Evidence)
+		rec.RoleFailure = fmt.Sprintf("%s %s: %s", rec.Role, rep.result.Outcome, rep.result.Evidence)
 	case !rep.valid:
 		rec.RoleFailure = "planner output violated its contract after retries: " + strings.Join(rep.errs, "; ")
 	default:
-		if err := runrecord.WriteJSON(r.stage(t, "planner").Plan(), plan); err != nil {
+		if err := runrecord.WriteJSON(r.stage(t, runrecord.RolePlanner).Plan(), plan); err != nil {
 			return err
 		}
-		if err := runrecord.WriteFile(r.stage(t, "planner").PlanMarkdown(), []byte(plan.Markdown(t))); err != nil {
+		if err := runrecord.WriteFile(r.stage(t, runrecord.RolePlanner).PlanMarkdown(), []byte(plan.Markdown(t))); err != nil {
 			return err
 		}
 	}
@@ -659,11 +498,11 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 
 // planValid reports whether iteration s produced a development document.
 func (r *runner) planValid(s int) bool {
-	st := r.st.find(s, "planner")
+	st := r.st.find(s, runrecord.RolePlanner)
 	if st == nil || st.RoleFailure != "" {
 		return false
 	}
-	_, err := os.Stat(r.stage(s, "planner").Plan())
+	_, err := os.Stat(r.stage(s, runrecord.RolePlanner).Plan())
 	return err == nil
 }
 
@@ -680,7 +519,7 @@ func (r *runner) lastPlan(t int) int {
 
 // evidence loads E_t, or nil when the QA stage of t produced none.
 func (r *runner) evidence(t int) (*roles.Evidence, error) {
-	p := r.stage(t, "qa").Evidence()
+	p := r.stage(t, runrecord.RoleQA).Evidence()
 	var ev roles.Evidence
 	if err := runrecord.ReadJSON(p, &ev); err != nil {
 		if os.IsNotExist(err) {
@@ -692,101 +531,129 @@ func (r *runner) evidence(t int) (*roles.Evidence, error) {
 }
 
 func (r *runner) developStage(ctx context.Context, t int) error {
-	c := r.arm.Condition
-	dir := r.stageDir(t, "developer")
-	rec := runrecord.StageRecord{Iteration: t, Role: "developer"}
-	if !c.WarmStart && t > 1 {
+	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RoleDeveloper}
+	if !r.arm.Condition.WarmStart && t > 1 {
 		// w/o Warm-Start: every Developer pass starts from A_0.
 		if err := r.repo.Restore("cp-0"); err != nil {
 			return err
 		}
 		rec.StartedFrom = "cp-0"
 	}
-	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "",
-		Environment: r.roleEnvironment(ctx)})
-	var kind roles.Kind
-	var session, stateDir string
-	var parse func(string) []string
 	var report roles.DevReport
-	switch {
-	case c.Planning == conditions.NoPlan:
-		// Vanilla and its continuation passes are plain harness passes: no
-		// hoh contract, no retries, whatever the reply says. The session
-		// lives in one state directory so later passes can resume it.
-		stateDir = r.l.SessionState()
-		kind = roles.Vanilla
-		if t > 1 {
-			kind = roles.Continuation
-			if prev := r.st.find(t-1, "developer"); prev != nil && prev.Session != "" {
-				session = prev.Session
-			} else {
-				rec.SessionNote = fmt.Sprintf("pass %d left no harness session: pass %d started a new session with the task and p_cont", t-1, t)
-			}
-		}
-	default:
-		kind = roles.Developer
-		parse = func(msg string) []string { d, errs := roles.ParseDevReport(msg); report = d; return errs }
-		specPath, err := r.writeSpec(dir)
-		if err != nil {
-			return err
-		}
-		rec.PlanFrom = r.lastPlan(t)
-		if rec.PlanFrom > 0 {
-			pl := r.stage(rec.PlanFrom, "planner")
-			doc := "Development document D_" + fmt.Sprint(rec.PlanFrom)
-			slots.Materials = append(slots.Materials,
-				roles.Material{Category: doc, Path: pl.PlanMarkdown(), About: "objective, tasks, functionality to preserve, acceptance requirements"},
-				roles.Material{Category: doc, Path: pl.Plan(), About: "the same, structured"})
-		}
-		slots.Materials = append(slots.Materials, roles.Material{Category: "Specification", Path: specPath, About: "the public task specification, as above"})
-		switch {
-		case rec.PlanFrom == 0:
-			slots.PlanNote = "The Planner produced no development document for this iteration: work from the specification toward its most important missing or broken behaviour."
-		case rec.PlanFrom < t:
-			slots.PlanNote = fmt.Sprintf("The Planner produced no new development document for this iteration: continue with D_%d, the latest one.", rec.PlanFrom)
-		}
-	}
-	in, err := r.placeInputs(r.ws, slots.Materials)
+	call, in, err := r.developInputs(ctx, t, &rec, &report)
 	if err != nil {
 		return err
 	}
 	defer in.done()
-	slots.Materials = in.mats
-	prompt, err := roles.Render(kind, slots)
+	rep, err := r.call(ctx, call)
 	if err != nil {
 		return err
+	}
+	return r.judgeDevelop(ctx, t, rec, rep, call.parse != nil, report)
+}
+
+// developInputs are the Developer's prompt and materials, placed in its
+// view, and its call; a parsed report goes to report.
+func (r *runner) developInputs(ctx context.Context, t int, rec *runrecord.StageRecord, report *roles.DevReport) (callSpec, *inputs, error) {
+	call := callSpec{iteration: t, role: harness.RoleDeveloper, access: harness.AccessWrite, workDir: r.ws}
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "",
+		Environment: r.roleEnvironment(ctx)})
+	kind := roles.Developer
+	if r.arm.Condition.Planning == conditions.NoPlan {
+		kind = r.plainPass(t, rec, &call)
+	} else {
+		call.parse = func(msg string) []string { d, errs := roles.ParseDevReport(msg); *report = d; return errs }
+		if err := r.developerMaterials(t, rec, &slots); err != nil {
+			return callSpec{}, nil, err
+		}
+	}
+	in, err := r.placeInputs(r.ws, slots.Materials)
+	if err != nil {
+		return callSpec{}, nil, err
+	}
+	slots.Materials = in.mats
+	call.shown = materialPaths(slots.Materials)
+	if call.prompt, err = roles.Render(kind, slots); err != nil {
+		in.done()
+		return callSpec{}, nil, err
 	}
 	if rec.SessionNote != "" {
 		// A new session has not seen the task: give it S, then p_cont (Eq. 7).
 		vanilla, err := roles.Render(roles.Vanilla, slots)
 		if err != nil {
-			return err
+			in.done()
+			return callSpec{}, nil, err
 		}
-		prompt = vanilla + "\n" + prompt
+		call.prompt = vanilla + "\n" + call.prompt
 	}
 	if rec.StartDigest, err = r.digest(); err != nil {
-		return err
+		in.done()
+		return callSpec{}, nil, err
 	}
-	rep, err := r.call(ctx, t, harness.RoleDeveloper, harness.AccessWrite, r.ws, prompt,
-		r.timeout(harness.RoleDeveloper), session, stateDir, materialPaths(slots.Materials), parse)
+	return call, in, nil
+}
+
+// plainPass sets up a Vanilla pass or a continuation pass: a plain harness
+// pass, no hoh contract, no retries, whatever the reply says. The session
+// lives in one state directory so later passes can resume it.
+func (r *runner) plainPass(t int, rec *runrecord.StageRecord, call *callSpec) roles.Kind {
+	call.stateDir = r.l.SessionState()
+	if t == 1 {
+		return roles.Vanilla
+	}
+	if prev := r.st.find(t-1, runrecord.RoleDeveloper); prev != nil && prev.Session != "" {
+		call.session = prev.Session
+	} else {
+		rec.SessionNote = fmt.Sprintf("pass %d left no harness session: pass %d started a new session with the task and p_cont", t-1, t)
+	}
+	return roles.Continuation
+}
+
+// developerMaterials lists the HoH Developer's materials: the latest valid
+// development document (rec.PlanFrom) and S, with a note when D_t is not
+// new.
+func (r *runner) developerMaterials(t int, rec *runrecord.StageRecord, slots *roles.Slots) error {
+	specPath, err := r.writeSpec(r.stageDir(t, runrecord.RoleDeveloper))
 	if err != nil {
 		return err
 	}
+	rec.PlanFrom = r.lastPlan(t)
+	if rec.PlanFrom > 0 {
+		pl := r.stage(rec.PlanFrom, runrecord.RolePlanner)
+		doc := "Development document D_" + fmt.Sprint(rec.PlanFrom)
+		slots.Materials = append(slots.Materials,
+			roles.Material{Category: doc, Path: pl.PlanMarkdown(), About: "objective, tasks, functionality to preserve, acceptance requirements"},
+			roles.Material{Category: doc, Path: pl.Plan(), About: "the same, structured"})
+	}
+	slots.Materials = append(slots.Materials, roles.Material{Category: "Specification", Path: specPath, About: "the public task specification, as above"})
+	switch {
+	case rec.PlanFrom == 0:
+		slots.PlanNote = "The Planner produced no development document for this iteration: work from the specification toward its most important missing or broken behaviour."
+	case rec.PlanFrom < t:
+		slots.PlanNote = fmt.Sprintf("The Planner produced no new development document for this iteration: continue with D_%d, the latest one.", rec.PlanFrom)
+	}
+	return nil
+}
+
+// judgeDevelop commits the Developer stage: whatever the reply, the
+// workspace as left is A_t; an agent failure or an invalid report is the
+// role failure.
+func (r *runner) judgeDevelop(ctx context.Context, t int, rec runrecord.StageRecord, rep reply, contract bool, report roles.DevReport) error {
+	st := r.stage(t, runrecord.RoleDeveloper)
 	rec.Invocations, rec.Session = rep.invs, rep.session
-	if parse == nil {
+	if !contract {
 		// The final message of a plain pass is kept as text.
-		if err := runrecord.WriteFile(runrecord.StageLayout{Dir: dir}.FinalMessage(), []byte(rep.result.FinalMessage)); err != nil {
+		if err := runrecord.WriteFile(st.FinalMessage(), []byte(rep.result.FinalMessage)); err != nil {
 			return err
 		}
 	}
 	switch {
 	case rep.result.Outcome != harness.OutcomeCompleted:
-		// An agent failure or timeout is a result: the workspace as left is A_t.
-		rec.RoleFailure = fmt.Sprintf("developer %s: %s", rep.result.Outcome, rep.result.Evidence)
+		rec.RoleFailure = fmt.Sprintf("%s %s: %s", rec.Role, rep.result.Outcome, rep.result.Evidence)
 	case !rep.valid:
 		rec.RoleFailure = "developer report violated its contract after retries: " + strings.Join(rep.errs, "; ")
-	case parse != nil:
-		if err := runrecord.WriteJSON(runrecord.StageLayout{Dir: dir}.Report(), report); err != nil {
+	case contract:
+		if err := runrecord.WriteJSON(st.Report(), report); err != nil {
 			return err
 		}
 	}
@@ -794,38 +661,25 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	// the whole environment it was made in.
 	if r.env.Checkpoints != nil {
 		if err := r.env.Checkpoints.Save(ctx, t); err != nil {
-			return &InfraError{Stage: fmt.Sprintf("checkpoint %d environment commit", t), Evidence: err.Error()}
+			return checkpointInfra(t, "environment commit", err)
 		}
 	}
 	return r.commitStage(rec)
 }
 
 func (r *runner) qaStage(ctx context.Context, t int) (err error) {
-	var ev roles.Evidence
-	dir := r.stageDir(t, "qa")
 	digest, err := r.digest()
 	if err != nil {
 		return err
 	}
-	// Public runtime checks run on their own throw-away copy.
-	checksCopy := r.stage(t, "qa").ChecksCopy()
-	os.RemoveAll(checksCopy)
-	if err := r.copyWorkspace(checksCopy); err != nil {
-		return err
-	}
-	checks, err := r.env.Bench.Check(ctx, r.env.Task, checksCopy)
-	os.RemoveAll(checksCopy)
+	checks, err := r.runtimeChecks(ctx, t)
 	if err != nil {
-		return fmt.Errorf("trial %s iteration %d runtime checks: %w", r.spec.Key, t, err)
-	}
-	checksPath := r.stage(t, "qa").RuntimeChecks()
-	if err := runrecord.WriteJSON(checksPath, checks); err != nil {
 		return err
 	}
 	// The candidate is a hard-link snapshot of the workspace: QA's view of
 	// it is read-only, and a write through it anyway changes the workspace
 	// too, which checkUnchanged catches and undoes from the history.
-	candidate := r.stage(t, "qa").Candidate()
+	candidate := r.stage(t, runrecord.RoleQA).Candidate()
 	os.RemoveAll(candidate)
 	if err := history.Snapshot(r.ws, candidate, r.env.Exclude...); err != nil {
 		return err
@@ -833,58 +687,21 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 	// The next Developer writes the workspace in place, so the snapshot is
 	// not kept: its artifact is the checkpoint in the history, its digest in
 	// E_t; only the media E_t cites are kept, as copies of their own.
+	var ev roles.Evidence
 	defer func() {
 		if err == nil {
 			err = pruneCandidate(r.l.Dir, candidate, ev.Media)
 		}
 	}()
-	specPath, err := r.writeSpec(dir)
-	if err != nil {
-		return err
-	}
-	passed := 0
-	for _, c := range checks {
-		if c.Passed {
-			passed++
-		}
-	}
-	mats := []roles.Material{
-		{Category: "Candidate (frozen; your working directory)", Path: candidate, About: "frozen candidate " + digest},
-	}
-	// The document the Developer worked to (the last valid one).
-	if dev := r.st.find(t, "developer"); dev != nil && dev.PlanFrom > 0 {
-		mats = append(mats, roles.Material{Category: "Development document D_" + fmt.Sprint(dev.PlanFrom),
-			Path: r.stage(dev.PlanFrom, "planner").PlanMarkdown()})
-	}
-	// The Developer's public execution records (paper Table 4): its report.
-	if rep := r.stage(t, "developer").Report(); fileExists(rep) {
-		mats = append(mats, roles.Material{Category: "Developer's report", Path: rep, About: "its summary and the self-tests it ran"})
-	}
-	mats = append(mats,
-		roles.Material{Category: "Runtime check results", Path: checksPath, About: fmt.Sprintf("%d of %d public checks passed", passed, len(checks))},
-		roles.Material{Category: "Specification", Path: specPath})
-	in, err := r.placeInputs(candidate, mats)
+	var report roles.QAReport
+	call, in, err := r.qaInputs(ctx, t, digest, candidate, checks, &report)
 	if err != nil {
 		return err
 	}
 	defer in.done()
-	seen := in.workDir // the candidate as QA sees it: read-only in a container
-	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: in.mats,
-		Environment: r.roleEnvironment(ctx)})
-	if r.env.Loop != nil && r.env.Loop.QAIssues != nil {
-		if slots.Issues, err = r.env.Loop.QAIssues(t); err != nil {
-			return err
-		}
-	}
-	prompt, err := roles.Render(roles.QA, slots)
-	if err != nil {
-		return err
-	}
-	var report roles.QAReport
 	// The candidate is the working directory, read-only in the view.
 	r.viewMounts = nil
-	rep, err := r.call(ctx, t, harness.RoleQA, harness.AccessExec, seen, prompt, r.timeout(harness.RoleQA), "", "", materialPaths(in.mats),
-		func(msg string) []string { q, errs := roles.ParseQAReport(msg); report = q; return errs })
+	rep, err := r.call(ctx, call)
 	if err != nil {
 		return err
 	}
@@ -895,62 +712,157 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 	if err := in.done(); err != nil {
 		return err
 	}
-	rec := runrecord.StageRecord{Iteration: t, Role: "qa", Invocations: rep.invs, Digest: digest}
-	if rec.Violations, err = r.checkUnchanged(digest, "QA Tester", t); err != nil {
+	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RoleQA, Invocations: rep.invs, Digest: digest}
+	if ev, err = r.judgeQA(t, &rec, candidate, rep, report); err != nil {
 		return err
 	}
-	// The candidate QA assessed must be the frozen one: a change (where no
-	// read-only view could be made, or through a path it did not cover) is a
-	// violation, its verified claims are not about the candidate, and the
-	// retained copy is put back to the assessed artifact.
-	candidateChanged := false
-	if after, err := history.Digest(candidate); err != nil {
+	if err := runrecord.WriteJSON(r.stage(t, runrecord.RoleQA).Evidence(), ev); err != nil {
 		return err
-	} else if after != digest {
-		candidateChanged = true
-		rec.Violations = append(rec.Violations, fmt.Sprintf("iteration %d: the QA Tester changed the frozen candidate (digest %s -> %s); its verified claims were demoted to gaps and the candidate restored", t, digest, after))
-		if err := os.RemoveAll(candidate); err != nil {
-			return err
+	}
+	return r.commitStage(rec)
+}
+
+// checkSummary is what QA is told of the public runtime checks: where
+// their results are and how many passed.
+type checkSummary struct {
+	path          string
+	passed, total int
+}
+
+// runtimeChecks runs the benchmark's public runtime checks on a throw-away
+// copy of the workspace and keeps their results for QA.
+func (r *runner) runtimeChecks(ctx context.Context, t int) (checkSummary, error) {
+	checksCopy := r.stage(t, runrecord.RoleQA).ChecksCopy()
+	os.RemoveAll(checksCopy)
+	if err := r.copyWorkspace(checksCopy); err != nil {
+		return checkSummary{}, err
+	}
+	checks, err := r.env.Bench.Check(ctx, r.env.Task, checksCopy)
+	os.RemoveAll(checksCopy)
+	if err != nil {
+		return checkSummary{}, fmt.Errorf("trial %s iteration %d runtime checks: %w", r.spec.Key, t, err)
+	}
+	s := checkSummary{path: r.stage(t, runrecord.RoleQA).RuntimeChecks(), total: len(checks)}
+	for _, c := range checks {
+		if c.Passed {
+			s.passed++
 		}
-		if err := r.copyWorkspace(candidate); err != nil {
-			return err
+	}
+	return s, runrecord.WriteJSON(s.path, checks)
+}
+
+// qaInputs are the QA Tester's materials (the frozen candidate, the
+// document the Developer worked to, its report, the runtime checks, S),
+// placed in its view, and its call; a parsed report goes to report.
+func (r *runner) qaInputs(ctx context.Context, t int, digest, candidate string, checks checkSummary, report *roles.QAReport) (callSpec, *inputs, error) {
+	specPath, err := r.writeSpec(r.stageDir(t, runrecord.RoleQA))
+	if err != nil {
+		return callSpec{}, nil, err
+	}
+	mats := []roles.Material{
+		{Category: "Candidate (frozen; your working directory)", Path: candidate, About: "frozen candidate " + digest},
+	}
+	// The document the Developer worked to (the last valid one).
+	if dev := r.st.find(t, runrecord.RoleDeveloper); dev != nil && dev.PlanFrom > 0 {
+		mats = append(mats, roles.Material{Category: "Development document D_" + fmt.Sprint(dev.PlanFrom),
+			Path: r.stage(dev.PlanFrom, runrecord.RolePlanner).PlanMarkdown()})
+	}
+	// The Developer's public execution records (paper Table 4): its report.
+	if rep := r.stage(t, runrecord.RoleDeveloper).Report(); fileExists(rep) {
+		mats = append(mats, roles.Material{Category: "Developer's report", Path: rep, About: "its summary and the self-tests it ran"})
+	}
+	mats = append(mats,
+		roles.Material{Category: "Runtime check results", Path: checks.path, About: fmt.Sprintf("%d of %d public checks passed", checks.passed, checks.total)},
+		roles.Material{Category: "Specification", Path: specPath})
+	in, err := r.placeInputs(candidate, mats)
+	if err != nil {
+		return callSpec{}, nil, err
+	}
+	call, err := r.qaCall(ctx, t, digest, in, report)
+	if err != nil {
+		in.done()
+		return callSpec{}, nil, err
+	}
+	return call, in, nil
+}
+
+// qaCall is the QA Tester's call on its placed inputs: the candidate as it
+// sees it (read-only in a container) is its working directory.
+func (r *runner) qaCall(ctx context.Context, t int, digest string, in *inputs, report *roles.QAReport) (callSpec, error) {
+	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: in.mats,
+		Environment: r.roleEnvironment(ctx)})
+	var err error
+	if r.env.Loop != nil && r.env.Loop.QAIssues != nil {
+		if slots.Issues, err = r.env.Loop.QAIssues(t); err != nil {
+			return callSpec{}, err
 		}
+	}
+	prompt, err := roles.Render(roles.QA, slots)
+	if err != nil {
+		return callSpec{}, err
+	}
+	return callSpec{iteration: t, role: harness.RoleQA, access: harness.AccessExec, workDir: in.workDir, prompt: prompt,
+		shown: materialPaths(in.mats), parse: func(msg string) []string { q, errs := roles.ParseQAReport(msg); *report = q; return errs }}, nil
+}
+
+// judgeQA records the QA stage's violations in rec and returns E_t: the
+// normalised report, or "unavailable" and why.
+func (r *runner) judgeQA(t int, rec *runrecord.StageRecord, candidate string, rep reply, report roles.QAReport) (roles.Evidence, error) {
+	digest := rec.Digest
+	candidateChanged, err := r.checkCandidate(t, rec, candidate)
+	if err != nil {
+		return roles.Evidence{}, err
 	}
 	switch {
 	case rep.result.Outcome != harness.OutcomeCompleted:
 		rec.RoleFailure = fmt.Sprintf("QA Tester %s: %s", rep.result.Outcome, rep.result.Evidence)
-		ev = roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
-			Notes: []string{fmt.Sprintf("the QA Tester did not complete (%s): no claims were assessed", rep.result.Outcome)}}
+		return roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
+			Notes: []string{fmt.Sprintf("the QA Tester did not complete (%s): no claims were assessed", rep.result.Outcome)}}, nil
 	case !rep.valid:
 		rec.RoleFailure = "QA report violated its contract after retries: " + strings.Join(rep.errs, "; ")
-		ev = roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
-			Notes: []string{"the QA Tester's report violated its contract after the retries: no claims were assessed"}}
-	default:
-		report.Iteration = t
-		if err := runrecord.WriteJSON(runrecord.StageLayout{Dir: dir}.Report(), report); err != nil {
-			return err
-		}
-		if candidateChanged {
-			report.GapRecords = append(report.GapRecords, report.VerifiedRecords...)
-			report.VerifiedRecords = nil
-		}
-		notes := checkMedia(&report, candidate, r.viewMounts)
-		// Verified claims must rest on commands this QA invocation's CLI
-		// reported executing and on what it recorded them printing (its own
-		// event stream), not on its say-so.
-		ev = roles.Normalise(report, digest, executions(rep.tools))
-		ev.Notes = append(ev.Notes, notes...)
-		if candidateChanged {
-			ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")
-		}
-		if ev.Media, err = mediaManifest(r.l.Dir, filepath.Join(dir, ViewScratch), candidate, &ev, r.viewMounts); err != nil {
-			return err
-		}
+		return roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
+			Notes: []string{"the QA Tester's report violated its contract after the retries: no claims were assessed"}}, nil
 	}
-	if err := runrecord.WriteJSON(r.stage(t, "qa").Evidence(), ev); err != nil {
-		return err
+	report.Iteration = t
+	if err := runrecord.WriteJSON(r.stage(t, runrecord.RoleQA).Report(), report); err != nil {
+		return roles.Evidence{}, err
 	}
-	return r.commitStage(rec)
+	if candidateChanged {
+		report.GapRecords = append(report.GapRecords, report.VerifiedRecords...)
+		report.VerifiedRecords = nil
+	}
+	notes := checkMedia(&report, candidate, r.viewMounts)
+	// Verified claims must rest on commands this QA invocation's CLI
+	// reported executing and on what it recorded them printing (its own
+	// event stream), not on its say-so.
+	ev := roles.Normalise(report, digest, executions(rep.tools))
+	ev.Notes = append(ev.Notes, notes...)
+	if candidateChanged {
+		ev.Notes = append(ev.Notes, "the QA Tester changed the candidate it assessed: every verified claim was recorded as a gap")
+	}
+	ev.Media, err = mediaManifest(r.l.Dir, filepath.Join(r.stageDir(t, runrecord.RoleQA), ViewScratch), candidate, &ev, r.viewMounts)
+	return ev, err
+}
+
+// checkCandidate records in rec what the QA Tester changed: the workspace
+// (undone from the history) and the frozen candidate. The candidate QA
+// assessed must be the frozen one: a change (where no read-only view could
+// be made, or through a path it did not cover) is a violation, its verified
+// claims are not about the candidate, and the retained copy is put back to
+// the assessed artifact.
+func (r *runner) checkCandidate(t int, rec *runrecord.StageRecord, candidate string) (changed bool, err error) {
+	if rec.Violations, err = r.checkUnchanged(rec.Digest, harness.RoleQA, t); err != nil {
+		return false, err
+	}
+	after, err := history.Digest(candidate)
+	if err != nil || after == rec.Digest {
+		return false, err
+	}
+	rec.Violations = append(rec.Violations, fmt.Sprintf("iteration %d: the QA Tester changed the frozen candidate (digest %s -> %s); its verified claims were demoted to gaps and the candidate restored", t, rec.Digest, after))
+	if err := os.RemoveAll(candidate); err != nil {
+		return true, err
+	}
+	return true, r.copyWorkspace(candidate)
 }
 
 // executions are the shell commands of a CLI's tool log with the outputs it

@@ -173,9 +173,10 @@ const (
 	CauseUnreachable = "provider-unreachable"  // the CLI could not connect
 )
 
-// stageInfra is the infrastructure failure of iteration t's role.
-func stageInfra(t int, role harness.Role, evidence, cause string) *InfraError {
-	return &InfraError{Stage: fmt.Sprintf("iteration %d %s", t, role), Evidence: evidence, Cause: cause, Local: cause == CauseLocal}
+// checkpointInfra is an infrastructure failure of checkpoint t's kept
+// environment (what: the operation).
+func checkpointInfra(t int, what string, err error) *InfraError {
+	return &InfraError{Stage: fmt.Sprintf("checkpoint %d %s", t, what), Evidence: err.Error()}
 }
 
 // CauseOf is err's cause class ("" when it is no infrastructure failure).
@@ -242,47 +243,15 @@ func run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*r
 		return nil, err
 	}
 	l := runrecord.TrialLayout{Dir: dir}
-	// A crashed hoh may have left role processes still writing into the
-	// workspace: they end before anything here is touched.
-	if killed, err := (sandbox.Leftovers{Path: l.Processes()}).End(); err != nil {
-		return nil, fmt.Errorf("trial %s: end processes left by an interrupted run: %w", spec.Key, err)
-	} else if len(killed) > 0 {
-		env.Logf("%s: ended %d role process(es) an interrupted run left: %v", spec.Key, len(killed), killed)
-	}
-	ws, gitDir := l.Workspace(), l.GitDir()
-	if env.Workspace != "" {
-		ws, gitDir = env.Workspace, env.GitDir
-		if _, err := os.Stat(l.Spec()); err != nil {
-			return nil, fmt.Errorf("trial %s: project trial not initialised: %w", spec.Key, err)
-		}
-	}
-	if _, err := os.Stat(l.Spec()); err == nil {
-		// A resume: an attempt killed with the run never had its state
-		// deleted nor its logs scrubbed; do that before anything else.
-		if err := removeAttemptStates(l); err != nil {
-			return nil, fmt.Errorf("trial %s: delete the CLI state of interrupted attempts: %w", spec.Key, err)
-		}
-		if len(env.Secrets) > 0 {
-			if err := harness.ScrubSecrets(l.Dir, env.Secrets); err != nil {
-				return nil, fmt.Errorf("trial %s: scrub the logs of interrupted attempts: %w", spec.Key, err)
-			}
-		}
-	}
-	if err := prepare(ctx, l, spec, env); err != nil {
-		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
-	}
-	repo, err := history.Open(gitDir, ws)
-	if err != nil {
+	if err := clearInterrupted(l, spec, env); err != nil {
 		return nil, err
 	}
-	repo.Exclude = env.Exclude
-	if env.Workspace == "" {
-		// hoh's own history: a git killed with the run left its locks.
-		if removed, err := repo.RemoveStaleLocks(); err != nil {
-			return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
-		} else if len(removed) > 0 {
-			env.Logf("%s: removed stale git lock(s) %v left by a killed run", spec.Key, removed)
-		}
+	if err := prepareTrial(ctx, l, spec, env); err != nil {
+		return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
+	}
+	repo, err := openHistory(l, spec, env)
+	if err != nil {
+		return nil, err
 	}
 	st, err := loadState(l)
 	if err != nil {
@@ -306,6 +275,58 @@ func run(ctx context.Context, dir string, spec runrecord.TrialSpec, env Env) (*r
 	return r.finish(ctx)
 }
 
+// clearInterrupted ends what an interrupted run left behind before anything
+// is touched: role processes still writing into the workspace, and on a
+// resume its attempts' CLI state and unscrubbed logs.
+func clearInterrupted(l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env) error {
+	if killed, err := (sandbox.Leftovers{Path: l.Processes()}).End(); err != nil {
+		return fmt.Errorf("trial %s: end processes left by an interrupted run: %w", spec.Key, err)
+	} else if len(killed) > 0 {
+		env.Logf("%s: ended %d role process(es) an interrupted run left: %v", spec.Key, len(killed), killed)
+	}
+	if env.Workspace != "" {
+		if _, err := os.Stat(l.Spec()); err != nil {
+			return fmt.Errorf("trial %s: project trial not initialised: %w", spec.Key, err)
+		}
+	}
+	if _, err := os.Stat(l.Spec()); err != nil {
+		return nil
+	}
+	// A resume: an attempt killed with the run never had its state deleted
+	// nor its logs scrubbed; do that before anything else.
+	if err := removeAttemptStates(l); err != nil {
+		return fmt.Errorf("trial %s: delete the CLI state of interrupted attempts: %w", spec.Key, err)
+	}
+	if len(env.Secrets) > 0 {
+		if err := harness.ScrubSecrets(l.Dir, env.Secrets); err != nil {
+			return fmt.Errorf("trial %s: scrub the logs of interrupted attempts: %w", spec.Key, err)
+		}
+	}
+	return nil
+}
+
+// openHistory opens the trial's history: hoh's own repository, whose locks
+// a git killed with the run left are removed, or a project's (Env.GitDir).
+func openHistory(l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env) (*history.Repo, error) {
+	ws, gitDir := l.Workspace(), l.GitDir()
+	if env.Workspace != "" {
+		ws, gitDir = env.Workspace, env.GitDir
+	}
+	repo, err := history.Open(gitDir, ws)
+	if err != nil {
+		return nil, err
+	}
+	repo.Exclude = env.Exclude
+	if env.Workspace == "" {
+		if removed, err := repo.RemoveStaleLocks(); err != nil {
+			return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
+		} else if len(removed) > 0 {
+			env.Logf("%s: removed stale git lock(s) %v left by a killed run", spec.Key, removed)
+		}
+	}
+	return repo, nil
+}
+
 // extension checks that spec only raises the step count of the trial old
 // (same series, same everything else) and returns the record of it.
 func extension(dir string, old, spec runrecord.TrialSpec) (runrecord.Extension, error) {
@@ -323,10 +344,10 @@ func extension(dir string, old, spec runrecord.TrialSpec) (runrecord.Extension, 
 	return runrecord.Extension{FromArm: old.Arm, ToArm: spec.Arm, From: a.Steps, To: b.Steps, Time: time.Now().UTC()}, nil
 }
 
-// prepare writes the trial spec and A_0 the first time. A spec that raises
+// prepareTrial writes the trial spec and A_0 the first time. A spec that raises
 // the step count of the trial in dir extends it: its existing stages stay
 // and the loop continues after them, recorded in extensions.jsonl.
-func prepare(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env) error {
+func prepareTrial(ctx context.Context, l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env) error {
 	var old runrecord.TrialSpec
 	if err := runrecord.ReadJSON(l.Spec(), &old); err == nil {
 		if old == spec {
