@@ -17,15 +17,6 @@ import (
 // reads as a sequence of named steps.
 const maxFuncLines = 80
 
-// tooLong are the functions still over the limit, as longFuncs names them.
-var tooLong = map[string]bool{
-	// being split in the attempt pipeline
-	"trial runner.qaStage":      true,
-	"trial runner.call":         true,
-	"trial runner.developStage": true,
-	"trial runner.planStage":    true,
-}
-
 // longFuncs reports the functions of a file spanning more than max lines,
 // each as "DIR NAME (N lines)": declared functions by name (methods as
 // Receiver.Name), function literals outside them (a package variable's) by
@@ -79,7 +70,6 @@ func funcName(fd *ast.FuncDecl) string {
 func TestFunctionLength(t *testing.T) {
 	fset := token.NewFileSet()
 	files := 0
-	allowed := map[string]bool{}
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -96,11 +86,6 @@ func TestFunctionLength(t *testing.T) {
 		}
 		files++
 		for _, long := range longFuncs(fset, f, filepath.ToSlash(filepath.Dir(p)), maxFuncLines) {
-			name, _, _ := strings.Cut(long, " (")
-			if tooLong[name] {
-				allowed[name] = true
-				continue
-			}
 			t.Errorf("experiments/%s: split it into named steps of at most %d lines", long, maxFuncLines)
 		}
 		return nil
@@ -110,11 +95,6 @@ func TestFunctionLength(t *testing.T) {
 	}
 	if files < 50 {
 		t.Fatalf("parsed only %d non-test Go files under experiments/", files)
-	}
-	for name := range tooLong {
-		if !allowed[name] {
-			t.Logf("%s is no longer over %d lines: drop it from tooLong", name, maxFuncLines)
-		}
 	}
 }
 
