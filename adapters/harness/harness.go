@@ -71,23 +71,6 @@ type Invocation struct {
 	WritableRoots []string
 }
 
-// Outcome classifies how an invocation ended. It is recorded in the token
-// ledger, so its values are defined with the record (runrecord).
-type Outcome = runrecord.Outcome
-
-const (
-	OutcomeCompleted    = runrecord.OutcomeCompleted
-	OutcomeAgentFailure = runrecord.OutcomeAgentFailure
-	OutcomeTimeout      = runrecord.OutcomeTimeout
-	OutcomeInfraFailure = runrecord.OutcomeInfraFailure // transport, provider 5xx, auth, container
-)
-
-// Usage is token usage in one convention for all CLIs (runrecord.Usage):
-// Input counts every input token sent (cached reads included), CachedInput
-// is the cached part of Input, Output counts every generated token,
-// Reasoning is the reasoning part of Output, Total = Input + Output.
-type Usage = runrecord.Usage
-
 // ToolCall is one tool the agent used, as reported by the CLI's event stream.
 type ToolCall struct {
 	Name     string `json:"name"`
@@ -114,15 +97,15 @@ func ToolOutput(s string) *string {
 
 // Result is what hoh records about one invocation.
 type Result struct {
-	Outcome      Outcome       `json:"outcome"`
-	Evidence     string        `json:"evidence,omitempty"` // why it was classified so
-	ExitCode     int           `json:"exit_code"`
-	FinalMessage string        `json:"final_message"`
-	Usage        Usage         `json:"usage"`
-	SessionID    string        `json:"session_id,omitempty"`
-	Tools        []ToolCall    `json:"tools,omitempty"`
-	Command      []string      `json:"command"` // argv with secrets redacted
-	Duration     time.Duration `json:"duration_ns"`
+	Outcome      runrecord.Outcome `json:"outcome"`
+	Evidence     string            `json:"evidence,omitempty"` // why it was classified so
+	ExitCode     int               `json:"exit_code"`
+	FinalMessage string            `json:"final_message"`
+	Usage        runrecord.Usage   `json:"usage"`
+	SessionID    string            `json:"session_id,omitempty"`
+	Tools        []ToolCall        `json:"tools,omitempty"`
+	Command      []string          `json:"command"` // argv with secrets redacted
+	Duration     time.Duration     `json:"duration_ns"`
 }
 
 // Harness is one coding-agent CLI configured with a provider.

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Options configure a Server.
@@ -32,17 +32,17 @@ type Options struct {
 
 // Served describes one API request and what the test double answered.
 type Served struct {
-	Time     time.Time     `json:"time"`
-	Method   string        `json:"method"`
-	Path     string        `json:"path"`
-	API      string        `json:"api,omitempty"`
-	Entry    string        `json:"entry,omitempty"` // matched entry name
-	Step     int           `json:"step"`            // step index answered (-1: none)
-	Answer   string        `json:"answer"`          // "tool:NAME", "text", "plain", "fault:KIND", "error"
-	UserText string        `json:"user_text,omitempty"`
-	Usage    harness.Usage `json:"usage"` // usage reported to the client (zero unless a full answer)
-	Status   int           `json:"status"`
-	Error    string        `json:"error,omitempty"`
+	Time     time.Time       `json:"time"`
+	Method   string          `json:"method"`
+	Path     string          `json:"path"`
+	API      string          `json:"api,omitempty"`
+	Entry    string          `json:"entry,omitempty"` // matched entry name
+	Step     int             `json:"step"`            // step index answered (-1: none)
+	Answer   string          `json:"answer"`          // "tool:NAME", "text", "plain", "fault:KIND", "error"
+	UserText string          `json:"user_text,omitempty"`
+	Usage    runrecord.Usage `json:"usage"` // usage reported to the client (zero unless a full answer)
+	Status   int             `json:"status"`
+	Error    string          `json:"error,omitempty"`
 }
 
 // PreflightMarker in the newest user message makes the server answer "OK"
@@ -143,8 +143,8 @@ func (s *Server) Served() []Served {
 }
 
 // TotalUsage sums the usage served so far.
-func (s *Server) TotalUsage() harness.Usage {
-	var u harness.Usage
+func (s *Server) TotalUsage() runrecord.Usage {
+	var u runrecord.Usage
 	for _, r := range s.Served() {
 		u = u.Add(r.Usage)
 	}
@@ -423,8 +423,8 @@ func readBody(r *http.Request) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-func toHarness(u Usage) harness.Usage {
-	return harness.Usage{Input: u.Input, CachedInput: u.Cached, Output: u.Output, Reasoning: u.Reasoning, Total: u.Input + u.Output}
+func toHarness(u Usage) runrecord.Usage {
+	return runrecord.Usage{Input: u.Input, CachedInput: u.Cached, Output: u.Output, Reasoning: u.Reasoning, Total: u.Input + u.Output}
 }
 
 func prefix(s string, n int) string {

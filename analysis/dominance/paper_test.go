@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/analysis/dominance"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Table 1's Dominance from the paper's per-task FrontierSWE rewards. The
@@ -23,7 +23,7 @@ import (
 // member is off by more than 6 points.
 func TestTable1DominanceFromPrintedRewards(t *testing.T) {
 	root := testenv.RepoRoot(t)
-	rows, err := results.ReadFile(filepath.Join(root, "results", "paper", "frontierswe-main.csv"))
+	rows, err := runrecord.ReadScores(filepath.Join(root, "results", "paper", "frontierswe-main.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

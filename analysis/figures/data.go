@@ -15,18 +15,18 @@ import (
 	"github.com/hoh-research/hoh/analysis/dominance"
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
-	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // armColor keeps one colour per arm across figures: more HoH loops go from
 // yellow to vermillion; Vanilla is sky blue.
-func armColor(a results.Arm) color.Color {
+func armColor(a runrecord.Arm) color.Color {
 	switch a.Condition {
-	case results.Vanilla:
+	case runrecord.Vanilla:
 		return skyBlue
-	case results.VanillaContinuation:
+	case runrecord.VanillaContinuation:
 		return blue
-	case results.HoH:
+	case runrecord.HoH:
 		switch a.Checkpoint {
 		case 1:
 			return yellow
@@ -34,11 +34,11 @@ func armColor(a results.Arm) color.Color {
 			return orange
 		}
 		return vermillion
-	case results.WithoutPlanUpdate:
+	case runrecord.WithoutPlanUpdate:
 		return green
-	case results.WithoutEvidence:
+	case runrecord.WithoutEvidence:
 		return purple
-	case results.WithoutWarmStart:
+	case runrecord.WithoutWarmStart:
 		return black
 	}
 	return grey
@@ -75,8 +75,8 @@ func renderData(c *chart, err error) (*figure, error) {
 // the rows of its benchmark.
 type input struct {
 	bench, metric string
-	arms          []results.Arm // the fixed arms it compares, if any
-	rows          []results.Row
+	arms          []runrecord.Arm // the fixed arms it compares, if any
+	rows          []runrecord.Row
 	ix            *metrics.Index // every series of the figure read from one index
 }
 
@@ -179,12 +179,12 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 	}
 	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
 	cats, catErr := ix.Labels(bench, metrics.Category)
-	vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
+	vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
 	var cfgs []string
 	lastT := map[string]int{}
 	for _, cfg := range configsOf(rows, opts) {
 		for _, r := range rows {
-			if r.Config == cfg && r.Condition == results.HoH && r.Metric == metric {
+			if r.Config == cfg && r.Condition == runrecord.HoH && r.Metric == metric {
 				lastT[cfg] = max(lastT[cfg], r.Checkpoint)
 			}
 		}
@@ -201,9 +201,9 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 		T := lastT[cfg]
 		maxT = max(maxT, T)
 		pool := map[string]map[string]float64{}
-		arms := []results.Arm{vanilla}
+		arms := []runrecord.Arm{vanilla}
 		for t := 1; t <= T; t++ {
-			arms = append(arms, results.Arm{Condition: results.HoH, Checkpoint: t})
+			arms = append(arms, runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t})
 		}
 		for _, a := range arms {
 			if !hasArm(ix, cfg, a, metric) {
@@ -278,7 +278,7 @@ func orderLabels(labels map[string]string, first []string) []string {
 // labelBars draws task means of each arm by task label (group or category),
 // one panel per configuration.
 func labelBars(fig string, in *input, d Data, opts Options, g metrics.Grouping, order []string,
-	armsFor func(rows []results.Row, cfg, metric string) []results.Arm, title, yLabel string, yMax float64, stagger bool) (*chart, error) {
+	armsFor func(rows []runrecord.Row, cfg, metric string) []runrecord.Arm, title, yLabel string, yMax float64, stagger bool) (*chart, error) {
 	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
 	labels, err := ix.Labels(bench, g)
 	if err != nil {
@@ -344,7 +344,7 @@ func fig7(d Data, opts Options) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	arms := func([]results.Row, string, string) []results.Arm { return in.arms }
+	arms := func([]runrecord.Row, string, string) []runrecord.Arm { return in.arms }
 	return renderData(labelBars("fig7", in, d, opts, metrics.Group, paperGroups, arms,
 		benchmarkName(in.bench)+" Overall by reporting group: mean over tasks", "Overall score (0-100)", 100, true))
 }
@@ -356,17 +356,17 @@ func fig8(d Data, opts Options) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	arms := func(rows []results.Row, cfg, metric string) []results.Arm {
-		out := []results.Arm{{Condition: results.Vanilla, Checkpoint: 1}}
+	arms := func(rows []runrecord.Row, cfg, metric string) []runrecord.Arm {
+		out := []runrecord.Arm{{Condition: runrecord.Vanilla, Checkpoint: 1}}
 		cps := map[int]bool{}
 		for _, r := range rows {
-			if r.Config == cfg && r.Condition == results.HoH && r.Metric == metric {
+			if r.Config == cfg && r.Condition == runrecord.HoH && r.Metric == metric {
 				cps[r.Checkpoint] = true
 			}
 		}
 		for t := 1; len(cps) > 0; t++ {
 			if cps[t] {
-				out = append(out, results.Arm{Condition: results.HoH, Checkpoint: t})
+				out = append(out, runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t})
 				delete(cps, t)
 			}
 		}
@@ -419,7 +419,7 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		for _, r := range rows {
-			if r.Config == c && r.Condition == results.VanillaContinuation {
+			if r.Config == c && r.Condition == runrecord.VanillaContinuation {
 				cfgs = append(cfgs, c)
 				break
 			}
@@ -432,11 +432,11 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 	for _, cfg := range cfgs {
 		K := 0
 		for _, r := range rows {
-			if r.Config == cfg && (r.Condition == results.VanillaContinuation || r.Condition == results.HoH) {
+			if r.Config == cfg && (r.Condition == runrecord.VanillaContinuation || r.Condition == runrecord.HoH) {
 				K = max(K, r.Checkpoint)
 			}
 		}
-		vanilla := results.Arm{Condition: results.Vanilla, Checkpoint: 1}
+		vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
 		if !hasArm(ix, cfg, vanilla, metric) {
 			return nil, missing(fig, "no %s rows for %s vanilla (pass 1 of Vanilla Continuation)", metric, cfg)
 		}
@@ -444,16 +444,16 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 			name  string
 			clr   color.Color
 			shift float64
-			armAt func(k int) results.Arm
+			armAt func(k int) runrecord.Arm
 		}
 		all := []series{
-			{"Vanilla Continuation", blue, -0.06, func(k int) results.Arm {
+			{"Vanilla Continuation", blue, -0.06, func(k int) runrecord.Arm {
 				if k == 1 {
 					return vanilla
 				}
-				return results.Arm{Condition: results.VanillaContinuation, Checkpoint: k}
+				return runrecord.Arm{Condition: runrecord.VanillaContinuation, Checkpoint: k}
 			}},
-			{"HoH", vermillion, 0.06, func(k int) results.Arm { return results.Arm{Condition: results.HoH, Checkpoint: k} }},
+			{"HoH", vermillion, 0.06, func(k int) runrecord.Arm { return runrecord.Arm{Condition: runrecord.HoH, Checkpoint: k} }},
 		}
 		score := panelSpec{key: cfg + "/score", kind: passesPanel, title: configName(cfg) + ": score", xLabel: "Development passes",
 			yLabel: "Overall score (0-100)", passes: K, yMax: 100}
@@ -522,7 +522,7 @@ func joinKeys(m map[string]bool) string {
 	return strings.Join(ks, ", ")
 }
 
-var ablationConditions = []string{results.WithoutPlanUpdate, results.WithoutEvidence, results.WithoutWarmStart}
+var ablationConditions = []string{runrecord.WithoutPlanUpdate, runrecord.WithoutEvidence, runrecord.WithoutWarmStart}
 
 // fig10: final score vs mean cumulative tokens for Vanilla (reference), full
 // HoH and the ablations at the same T. An arm with per-task tokens is a
@@ -559,17 +559,17 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 	var notPlotted []string
 	kinds, reportedIn := map[string]bool{}, map[string]bool{}
 	for pi, cfg := range cfgs {
-		full := results.Arm{Condition: results.HoH, Checkpoint: T[cfg]}
+		full := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: T[cfg]}
 		if !hasArm(ix, cfg, full, metric) {
 			return nil, missing(fig, "no %s rows for %s %s (full HoH at the ablations' T)", metric, cfg, full)
 		}
-		arms := []results.Arm{}
-		if v := (results.Arm{Condition: results.Vanilla, Checkpoint: 1}); hasArm(ix, cfg, v, metric) {
+		arms := []runrecord.Arm{}
+		if v := (runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}); hasArm(ix, cfg, v, metric) {
 			arms = append(arms, v)
 		}
 		arms = append(arms, full)
 		for _, c := range ablationConditions {
-			if a := (results.Arm{Condition: c, Checkpoint: T[cfg]}); hasArm(ix, cfg, a, metric) {
+			if a := (runrecord.Arm{Condition: c, Checkpoint: T[cfg]}); hasArm(ix, cfg, a, metric) {
 				arms = append(arms, a)
 			}
 		}
@@ -686,9 +686,9 @@ func fig11Data(d Data, opts Options) (*chart, error) {
 	if len(invs) == 0 {
 		return nil, missing(fig, "no usage.jsonl invocations in the given records")
 	}
-	pseudo := make([]results.Row, len(invs))
+	pseudo := make([]runrecord.Row, len(invs))
 	for i, inv := range invs {
-		pseudo[i] = results.Row{Config: inv.Config}
+		pseudo[i] = runrecord.Row{Config: inv.Config}
 	}
 	cfgs := configsOf(pseudo, opts)
 	if len(cfgs) == 0 {
@@ -785,7 +785,7 @@ func deltasData(d Data, opts Options) (*chart, error) {
 	}
 	for pi, cfg := range cfgs {
 		var vals [2]map[string]float64
-		for i, a := range []results.Arm{hoh3, vanilla} {
+		for i, a := range []runrecord.Arm{hoh3, vanilla} {
 			if !hasArm(ix, cfg, a, metric) {
 				return nil, missing(fig, "no %s rows for %s %s", metric, cfg, a)
 			}

@@ -205,7 +205,7 @@ func Plot(name string, paths []string, opts Options) ([]Output, []Skip, error) {
 
 // configsOf orders the configurations found among rows: opts.Configs when
 // given, else the paper's order followed by the rest sorted.
-func configsOf(rows []results.Row, opts Options) []string {
+func configsOf(rows []runrecord.Row, opts Options) []string {
 	have := map[string]bool{}
 	for _, r := range rows {
 		have[r.Config] = true
@@ -248,12 +248,12 @@ func configName(c string) string {
 
 // armName prints an arm as the paper's figures do: "Vanilla", "HoH@3",
 // "w/o Warm-Start" (the figures show ablations at one T only).
-func armName(a results.Arm) string {
+func armName(a runrecord.Arm) string {
 	c, known := runrecord.LookupCondition(a.Condition)
 	switch {
 	case !known:
 		return fmt.Sprintf("%s@%d", a.Condition, a.Checkpoint)
-	case a.Condition == results.Vanilla && a.Checkpoint == 1, c.Ablation:
+	case a.Condition == runrecord.Vanilla && a.Checkpoint == 1, c.Ablation:
 		return c.Label
 	}
 	return fmt.Sprintf("%s@%d", c.Label, a.Checkpoint)
@@ -283,18 +283,18 @@ func benchmarkName(b string) string {
 	return r.Label
 }
 
-func rowsOf(d Data, fig, benchmark string) ([]results.Row, error) {
+func rowsOf(d Data, fig, benchmark string) ([]runrecord.Row, error) {
 	if d.Set == nil {
 		return nil, missing(fig, "no per-task result rows given")
 	}
-	rows := d.Set.Filter(func(r results.Row) bool { return r.Benchmark == benchmark })
+	rows := d.Set.Filter(func(r runrecord.Row) bool { return r.Benchmark == benchmark })
 	if len(rows) == 0 {
 		return nil, missing(fig, "no rows for benchmark %s", benchmark)
 	}
 	return rows, nil
 }
 
-func hasArm(ix *metrics.Index, config string, arm results.Arm, metric string) bool {
+func hasArm(ix *metrics.Index, config string, arm runrecord.Arm, metric string) bool {
 	for _, s := range ix.Selectors() {
 		if s.Config == config && s.Arm == arm && (metric == "" || s.Metric == metric) {
 			return true
@@ -304,7 +304,7 @@ func hasArm(ix *metrics.Index, config string, arm results.Arm, metric string) bo
 }
 
 // reportedValue finds a printed aggregate over all tasks.
-func reportedValue(rs []paper.Reported, benchmark, config string, arm results.Arm, metric string) (paper.Reported, bool) {
+func reportedValue(rs []paper.Reported, benchmark, config string, arm runrecord.Arm, metric string) (paper.Reported, bool) {
 	for _, r := range rs {
 		if r.Benchmark == benchmark && r.Config == config && r.Arm == arm.String() &&
 			r.Scope == "all" && r.Metric == metric && r.Baseline == "" {

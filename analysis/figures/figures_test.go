@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // paperOnce draws the paper figures once for all tests that read them.
@@ -53,9 +54,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func readFile(t *testing.T, path string) []results.Row {
+func readFile(t *testing.T, path string) []runrecord.Row {
 	t.Helper()
-	rows, err := results.ReadFile(filepath.Join(testenv.RepoRoot(t), "results", "paper", path))
+	rows, err := runrecord.ReadScores(filepath.Join(testenv.RepoRoot(t), "results", "paper", path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +102,8 @@ func checkInterval(t *testing.T, what string, p Point, iv bootstrap.Interval, n 
 
 const codex = "codex-gpt-5.5-high"
 
-func arm(t *testing.T, s string) results.Arm {
-	a, err := results.ParseArm(s)
+func arm(t *testing.T, s string) runrecord.Arm {
+	a, err := runrecord.ParseArm(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestFig9ComputedAndReportedKeptApart(t *testing.T) {
 	series := []struct {
 		name string
 		arms []string
-		rows []results.Row
+		rows []runrecord.Row
 	}{
 		{"Vanilla Continuation", []string{"vanilla", "vanilla-continuation@2", "vanilla-continuation@3"}, pass},
 		{"HoH", []string{"hoh@1", "hoh@2", "hoh@3"}, nil},
@@ -390,7 +391,7 @@ func TestDeltasMatchMetricsDelta(t *testing.T) {
 }
 
 // writeTrial writes a trial folder as experiments/trial lays it out.
-func writeTrial(t *testing.T, dir string, spec map[string]any, scores []results.Row, ledger []string) {
+func writeTrial(t *testing.T, dir string, spec map[string]any, scores []runrecord.Row, ledger []string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -405,7 +406,7 @@ func writeTrial(t *testing.T, dir string, spec map[string]any, scores []results.
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := results.Write(f, scores); err != nil {
+		if err := runrecord.EncodeScores(f, scores); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -424,11 +425,11 @@ func syntheticFrontier(t *testing.T, T int) string {
 	cats := []string{"Implementation", "Implementation", "Implementation", "Performance", "Performance", "Research"}
 	for i, cat := range cats {
 		task := fmt.Sprintf("task-%d", i)
-		row := func(cond string, cp int, v float64) results.Row {
-			return results.Row{Benchmark: "frontierswe", Config: codex, Condition: cond, Checkpoint: cp, Task: task,
+		row := func(cond string, cp int, v float64) runrecord.Row {
+			return runrecord.Row{Benchmark: "frontierswe", Config: codex, Condition: cond, Checkpoint: cp, Task: task,
 				Category: cat, Metric: "reward", Value: v, Tokens: math.NaN(), Rep: 1}
 		}
-		var hoh []results.Row
+		var hoh []runrecord.Row
 		for cp := 1; cp <= T; cp++ {
 			// Rises with loops, dips at 7 on odd tasks, and ties happen.
 			v := math.Round(float64(cp*(i+2))/3) / 10
@@ -439,7 +440,7 @@ func syntheticFrontier(t *testing.T, T int) string {
 		}
 		writeTrial(t, filepath.Join(root, task, "hoh@10"), map[string]any{"benchmark": "frontierswe", "task": task, "config": codex, "arm": "hoh@10"}, hoh, nil)
 		writeTrial(t, filepath.Join(root, task, "vanilla"), map[string]any{"benchmark": "frontierswe", "task": task, "config": codex, "arm": "vanilla"},
-			[]results.Row{row("vanilla", 1, 0.1*float64(i%3))}, nil)
+			[]runrecord.Row{row("vanilla", 1, 0.1*float64(i%3))}, nil)
 	}
 	return root
 }
@@ -543,7 +544,7 @@ func TestFig11FromUsageLedgers(t *testing.T) {
 
 func TestMissingDataIsNamed(t *testing.T) {
 	rows := readFile(t, "gamecraft-components.csv")
-	var kept []results.Row
+	var kept []runrecord.Row
 	for _, r := range rows {
 		kept = append(kept, r)
 		if r.Arm().String() == "vanilla" && r.Metric != "overall" {

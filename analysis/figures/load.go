@@ -185,7 +185,7 @@ func PaperData(fsys fs.FS) (map[string]Data, error) {
 				d.Reported = append(d.Reported, r)
 			}
 		}
-		var rows []results.Row
+		var rows []runrecord.Row
 		for _, src := range f.Results {
 			rs, err := src.Rows(fsys, dir)
 			if err != nil {
@@ -215,7 +215,7 @@ func readPaperFigures(fsys fs.FS) (PaperFigures, error) {
 	}
 	for name, f := range cfg.Figures {
 		for _, a := range f.Arms {
-			if _, err := results.ParseArm(a); err != nil {
+			if _, err := runrecord.ParseArm(a); err != nil {
 				return cfg, fmt.Errorf("figures: %s: %s: %w", PaperConfigPath, name, err)
 			}
 		}
@@ -229,7 +229,7 @@ var definitions = sync.OnceValues(func() (PaperFigures, error) { return readPape
 
 // definition is one figure's entry; a figure that compares fixed arms gets
 // them parsed (want: how many it compares).
-func definition(name string, want int) (PaperFigure, []results.Arm, error) {
+func definition(name string, want int) (PaperFigure, []runrecord.Arm, error) {
 	defs, err := definitions()
 	if err != nil {
 		return PaperFigure{}, nil, err
@@ -241,9 +241,9 @@ func definition(name string, want int) (PaperFigure, []results.Arm, error) {
 	if len(def.Arms) != want {
 		return def, nil, fmt.Errorf("figures: %s: %s lists %d arms, the figure compares %d", name, PaperConfigPath, len(def.Arms), want)
 	}
-	arms := make([]results.Arm, len(def.Arms))
+	arms := make([]runrecord.Arm, len(def.Arms))
 	for i, a := range def.Arms {
-		arms[i], _ = results.ParseArm(a) // checked when read
+		arms[i], _ = runrecord.ParseArm(a) // checked when read
 	}
 	return def, arms, nil
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -21,7 +20,7 @@ import (
 // output is an interval, not a value compared digit for digit.
 
 // RowExact is a row's value as written: its exact decimal.
-func RowExact(r *results.Row) *big.Rat {
+func RowExact(r *runrecord.Row) *big.Rat {
 	if r.Exact != nil {
 		return r.Exact
 	}

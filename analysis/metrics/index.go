@@ -55,11 +55,11 @@ func (x *Index) at(i int32) string {
 }
 
 // row returns row i.
-func (x *Index) row(i int32) results.Row { return x.t.Row(int(i)) }
+func (x *Index) row(i int32) runrecord.Row { return x.t.Row(int(i)) }
 
 type armKey struct {
 	Benchmark, Config string
-	Arm               results.Arm
+	Arm               runrecord.Arm
 }
 
 type labelKey struct {
@@ -73,7 +73,7 @@ type labelled struct {
 }
 
 // NewIndex groups rows; it keeps a compact copy of them.
-func NewIndex(rows []results.Row) *Index {
+func NewIndex(rows []runrecord.Row) *Index {
 	t := runrecord.NewScoreTable(len(rows))
 	for _, r := range rows {
 		t.Append(r)
@@ -99,7 +99,7 @@ func newIndex(t *runrecord.ScoreTable, series, arms *runrecord.Groups) *Index {
 	}
 	arm := func(id uint32) armKey {
 		a := t.Arm(id)
-		return armKey{t.Name(a.Benchmark), t.Name(a.Config), results.Arm{Condition: t.Name(a.Condition), Checkpoint: int(a.Checkpoint)}}
+		return armKey{t.Name(a.Benchmark), t.Name(a.Config), runrecord.Arm{Condition: t.Name(a.Condition), Checkpoint: int(a.Checkpoint)}}
 	}
 	for g, id := range series.Keys {
 		s := t.Series(id)
@@ -134,8 +134,8 @@ func (x *Index) benchRows(benchmark string) []int32 {
 }
 
 // Rows yields the indexed rows in their original order.
-func (x *Index) Rows() iter.Seq[results.Row] {
-	return func(yield func(results.Row) bool) {
+func (x *Index) Rows() iter.Seq[runrecord.Row] {
+	return func(yield func(runrecord.Row) bool) {
 		for i := range x.t.Len() {
 			if !yield(x.t.Row(i)) {
 				return
@@ -174,9 +174,9 @@ func (x *Index) Benchmarks() []string {
 }
 
 // BenchmarkRows returns the rows of one benchmark in their original order.
-func (x *Index) BenchmarkRows(benchmark string) []results.Row {
+func (x *Index) BenchmarkRows(benchmark string) []runrecord.Row {
 	idx := x.benchRows(benchmark)
-	out := make([]results.Row, len(idx))
+	out := make([]runrecord.Row, len(idx))
 	for i, j := range idx {
 		out[i] = x.row(j)
 	}
@@ -185,7 +185,7 @@ func (x *Index) BenchmarkRows(benchmark string) []results.Row {
 
 // TaskFirstRows returns the first row of each task of a benchmark, in the
 // order the tasks first appear.
-func (x *Index) TaskFirstRows(benchmark string) []results.Row {
+func (x *Index) TaskFirstRows(benchmark string) []runrecord.Row {
 	idx, ok := x.tasks[benchmark]
 	if !ok {
 		seen := map[string]bool{}
@@ -197,7 +197,7 @@ func (x *Index) TaskFirstRows(benchmark string) []results.Row {
 		}
 		x.tasks[benchmark] = idx
 	}
-	out := make([]results.Row, len(idx))
+	out := make([]runrecord.Row, len(idx))
 	for i, j := range idx {
 		out[i] = x.row(j)
 	}

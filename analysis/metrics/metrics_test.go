@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 const recs = `benchmark,config,condition,checkpoint,task,family,group,category,metric,value,tokens,rep
@@ -30,9 +31,9 @@ gc,c1,hoh,2,t2,shooter,Action,,overall,50,,1
 gc,c2,vanilla,1,t1,shooter,Action,,overall,10,,1
 `
 
-func load(t *testing.T, text string) []results.Row {
+func load(t *testing.T, text string) []runrecord.Row {
 	t.Helper()
-	rows, err := results.Decode(strings.NewReader(text))
+	rows, err := runrecord.DecodeScores(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func load(t *testing.T, text string) []results.Row {
 }
 
 func sel(cond string, cp int) Selector {
-	return Selector{Benchmark: "gc", Config: "c1", Arm: results.Arm{Condition: cond, Checkpoint: cp}, Metric: "overall"}
+	return Selector{Benchmark: "gc", Config: "c1", Arm: runrecord.Arm{Condition: cond, Checkpoint: cp}, Metric: "overall"}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
@@ -103,7 +104,7 @@ func TestSummarizeByGroupAndFamily(t *testing.T) {
 	if _, err := NewIndex(rows).Labels("gc", Category); err == nil {
 		t.Fatal("no category labels should be an error")
 	}
-	bad := append([]results.Row{}, rows...)
+	bad := append([]runrecord.Row{}, rows...)
 	bad[0].Group, bad[0].Source = "Timing", "x.csv"
 	if _, err := NewIndex(bad).Labels("gc", Group); err == nil || !strings.Contains(err.Error(), "t1") {
 		t.Fatalf("conflicting label error: %v", err)

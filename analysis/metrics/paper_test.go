@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/analysis/metrics"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Recomputes printed aggregates of the paper from its transcribed per-task
@@ -53,9 +53,9 @@ func readReported(t *testing.T, name string) []reported {
 
 func TestTable1MeansFromPerTaskData(t *testing.T) {
 	files := map[string]string{"gamecraft": "gamecraft-main.csv", "frontierswe": "frontierswe-main.csv"}
-	rows := map[string][]results.Row{}
+	rows := map[string][]runrecord.Row{}
 	for b, f := range files {
-		r, err := results.ReadFile(paperFile(t, f))
+		r, err := runrecord.ReadScores(paperFile(t, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestTable1MeansFromPerTaskData(t *testing.T) {
 		if (rep.metric != "overall" && rep.metric != "reward") || rows[rep.benchmark] == nil {
 			continue
 		}
-		arm, err := results.ParseArm(rep.arm)
+		arm, err := runrecord.ParseArm(rep.arm)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,12 +101,12 @@ func TestTable1MeansFromPerTaskData(t *testing.T) {
 }
 
 func TestTable2TokensAndEtaFromPerTaskData(t *testing.T) {
-	rows, err := results.ReadFile(paperFile(t, "gamecraft-pass-controlled.csv"))
+	rows, err := runrecord.ReadScores(paperFile(t, "gamecraft-pass-controlled.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sel := func(arm string) metrics.Selector {
-		a, err := results.ParseArm(arm)
+		a, err := runrecord.ParseArm(arm)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -28,7 +27,7 @@ import (
 type Selector struct {
 	Benchmark string
 	Config    string
-	Arm       results.Arm
+	Arm       runrecord.Arm
 	Metric    string
 }
 
@@ -95,7 +94,7 @@ const (
 	Category Grouping = "category"
 )
 
-func (g Grouping) of(r results.Row) (string, error) {
+func (g Grouping) of(r runrecord.Row) (string, error) {
 	switch g {
 	case Family:
 		return r.Family, nil

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func TestMatchesUsesPrintedRounding(t *testing.T) {
@@ -102,7 +102,7 @@ func TestIndexAndTasksLookups(t *testing.T) {
 func TestCrossTableDisagreements(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(t), "results", "paper")
 	load := func(name string) map[string]float64 {
-		rows, err := results.ReadFile(filepath.Join(dir, name))
+		rows, err := runrecord.ReadScores(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}

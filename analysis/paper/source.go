@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Source is one file of per-task results with optional filters: the
@@ -21,16 +22,16 @@ type Source struct {
 
 // Rows reads the source, its path relative to dir, from fsys (nil: the
 // operating system's files) and keeps the rows its filters select.
-func (s Source) Rows(fsys fs.FS, dir string) ([]results.Row, error) {
-	var rows []results.Row
+func (s Source) Rows(fsys fs.FS, dir string) ([]runrecord.Row, error) {
+	var rows []runrecord.Row
 	var err error
 	switch {
 	case fsys != nil:
 		rows, err = results.ReadFS(fsys, path.Join(dir, s.Path))
 	case filepath.IsAbs(s.Path) || dir == "":
-		rows, err = results.ReadFile(s.Path)
+		rows, err = runrecord.ReadScores(s.Path)
 	default:
-		rows, err = results.ReadFile(filepath.Join(dir, s.Path))
+		rows, err = runrecord.ReadScores(filepath.Join(dir, s.Path))
 	}
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // This test re-reads the paper text itself, independently of the CSVs, and
@@ -408,7 +409,7 @@ func checkResults(t *testing.T, path string, want *transcribed, count int, tasks
 	if len(want.values) != count {
 		t.Fatalf("paper parse for %s: %d cells, want %d", path, len(want.values), count)
 	}
-	rows, err := results.ReadFile(path)
+	rows, err := runrecord.ReadScores(path)
 	if err != nil {
 		t.Fatal(err)
 	}

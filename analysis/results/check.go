@@ -13,7 +13,7 @@ import (
 // (adapters/benchmark). A benchmark hoh does not know may have any name and
 // metrics, but not a case variant of a known name, which would silently
 // split its records from the real ones.
-func CheckRow(r Row) error {
+func CheckRow(r runrecord.Row) error {
 	m, err := checkNames(r.Benchmark, r.Condition, r.Metric)
 	if err != nil {
 		return err
@@ -28,7 +28,7 @@ type metricRange struct {
 	min, max          float64
 }
 
-func (m *metricRange) check(r Row) error {
+func (m *metricRange) check(r runrecord.Row) error {
 	if m == nil || !outside(r, m.min, m.max) {
 		return nil
 	}
@@ -133,7 +133,7 @@ func unknownName(what, name string, valid []string) error {
 
 // outside compares the value as written with a metric's range: a float
 // would let 100.000000000000000001 pass as 100.
-func outside(r Row, lo, hi float64) bool {
+func outside(r runrecord.Row, lo, hi float64) bool {
 	if r.Exact == nil {
 		return r.Value < lo || r.Value > hi
 	}

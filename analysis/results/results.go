@@ -22,34 +22,6 @@ import (
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-// Condition names used in the record format.
-const (
-	Vanilla             = runrecord.Vanilla
-	VanillaContinuation = runrecord.VanillaContinuation
-	HoH                 = runrecord.HoH
-	WithoutPlanUpdate   = runrecord.WithoutPlanUpdate
-	WithoutEvidence     = runrecord.WithoutEvidence
-	WithoutWarmStart    = runrecord.WithoutWarmStart
-)
-
-type (
-	// Row is one per-task result (runrecord.Row).
-	Row = runrecord.Row
-	// Arm is a condition at a checkpoint (runrecord.Arm).
-	Arm = runrecord.Arm
-	// Key identifies a row (runrecord.Key).
-	Key = runrecord.Key
-)
-
-// The record format's codec, defined in runrecord.
-var (
-	Columns  = runrecord.ScoreColumns
-	ParseArm = runrecord.ParseArm
-	ReadFile = runrecord.ReadScores
-	Decode   = runrecord.DecodeScores
-	Write    = runrecord.EncodeScores
-)
-
 // Set is a validated collection of rows, held compactly (a
 // runrecord.ScoreTable: about 64 bytes a row).
 type Set struct {
@@ -64,14 +36,14 @@ type Set struct {
 func (s *Set) Len() int { return s.t.Len() }
 
 // Row returns row i.
-func (s *Set) Row(i int) Row { return s.t.Row(i) }
+func (s *Set) Row(i int) runrecord.Row { return s.t.Row(i) }
 
 // Rows returns every row (a copy: prefer All or Row for large sets).
-func (s *Set) Rows() []Row { return s.t.Rows() }
+func (s *Set) Rows() []runrecord.Row { return s.t.Rows() }
 
 // All yields every row in order.
-func (s *Set) All() iter.Seq[Row] {
-	return func(yield func(Row) bool) {
+func (s *Set) All() iter.Seq[runrecord.Row] {
+	return func(yield func(runrecord.Row) bool) {
 		for i := range s.t.Len() {
 			if !yield(s.t.Row(i)) {
 				return
@@ -221,7 +193,7 @@ func countLines(files []string) int {
 // never hashing a string per row), so each check looks only at its group
 // (linear in the number of rows); the error reported is the one at the
 // earliest row, as a row-by-row scan would find it.
-func NewSet(rows []Row) (*Set, error) {
+func NewSet(rows []runrecord.Row) (*Set, error) {
 	t := runrecord.NewScoreTable(len(rows))
 	for _, r := range rows {
 		t.Append(r)
@@ -373,8 +345,8 @@ func (s *Set) Arms() *runrecord.Groups {
 }
 
 // Filter returns the rows for which keep is true.
-func (s *Set) Filter(keep func(Row) bool) []Row {
-	var out []Row
+func (s *Set) Filter(keep func(runrecord.Row) bool) []runrecord.Row {
+	var out []runrecord.Row
 	for r := range s.All() {
 		if keep(r) {
 			out = append(out, r)

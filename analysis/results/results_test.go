@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 const sample = `benchmark,config,condition,checkpoint,task,metric,value,tokens
@@ -37,7 +39,7 @@ func TestLoadSkipsNonResultCSVInFolders(t *testing.T) {
 
 func TestTokensMustAgreeWithinATrial(t *testing.T) {
 	in := "benchmark,config,condition,checkpoint,task,metric,value,tokens\nb,c,hoh,1,t,overall,1,10\nb,c,hoh,1,t,art,1,11\n"
-	rows, err := Decode(strings.NewReader(in))
+	rows, err := runrecord.DecodeScores(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}

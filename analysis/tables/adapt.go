@@ -7,7 +7,6 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -38,13 +37,13 @@ var primaryMetrics = []string{"overall", "reward", "pass_rate"}
 var paperBenchmarks = []string{"gamecraft", "frontierswe", "programbench"}
 
 // conditionRank orders arms the way the paper's tables list them.
-var conditionRank = map[string]int{results.Vanilla: 0, results.VanillaContinuation: 1, results.HoH: 2,
-	results.WithoutPlanUpdate: 3, results.WithoutEvidence: 4, results.WithoutWarmStart: 5}
+var conditionRank = map[string]int{runrecord.Vanilla: 0, runrecord.VanillaContinuation: 1, runrecord.HoH: 2,
+	runrecord.WithoutPlanUpdate: 3, runrecord.WithoutEvidence: 4, runrecord.WithoutWarmStart: 5}
 
-var ablations = []string{results.WithoutPlanUpdate, results.WithoutEvidence, results.WithoutWarmStart}
+var ablations = []string{runrecord.WithoutPlanUpdate, runrecord.WithoutEvidence, runrecord.WithoutWarmStart}
 
 func sortArms(arms []string) {
-	rank := func(a results.Arm) int {
+	rank := func(a runrecord.Arm) int {
 		if r, ok := conditionRank[a.Condition]; ok {
 			return r
 		}
@@ -207,10 +206,10 @@ func adapt(name string, s Spec, ix *metrics.Index) (Spec, layout, error) {
 	switch name {
 	case "table1", "table2":
 		need = "vanilla or hoh@t arms"
-		conds := map[string]bool{results.HoH: true}
+		conds := map[string]bool{runrecord.HoH: true}
 		if name == "table2" {
 			need = "vanilla, vanilla-continuation@k or hoh@t arms"
-			conds[results.VanillaContinuation] = true
+			conds[runrecord.VanillaContinuation] = true
 		}
 		for _, a := range c.arms {
 			if inSpec[a] || conds[parseArm(a).Condition] {
@@ -221,7 +220,7 @@ func adapt(name string, s Spec, ix *metrics.Index) (Spec, layout, error) {
 		if name == "table1" {
 			final := ""
 			for _, a := range arms {
-				if parseArm(a).Condition == results.HoH {
+				if parseArm(a).Condition == runrecord.HoH {
 					final = a // sorted: the last is the final loop
 				}
 			}
@@ -248,10 +247,10 @@ func adapt(name string, s Spec, ix *metrics.Index) (Spec, layout, error) {
 		sort.Ints(ts)
 		lay.baselines = map[string]string{}
 		for _, t := range ts {
-			base := results.Arm{Condition: results.HoH, Checkpoint: t}.String()
+			base := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t}.String()
 			for _, cond := range ablations {
 				if final[cond] == t {
-					a := results.Arm{Condition: cond, Checkpoint: t}.String()
+					a := runrecord.Arm{Condition: cond, Checkpoint: t}.String()
 					arms = append(arms, a)
 					lay.baselines[a] = base
 				}
@@ -359,7 +358,7 @@ func containsInt(xs []int, x int) bool {
 func taskSpecs(ix *metrics.Index) ([]Spec, error) {
 	c := survey(ix)
 	chosen := map[string]benchMetric{}
-	armsOf := map[[2]string][]results.Arm{} // benchmark, config -> arms, in order of appearance
+	armsOf := map[[2]string][]runrecord.Arm{} // benchmark, config -> arms, in order of appearance
 	for _, s := range ix.Selectors() {
 		k := [2]string{s.Benchmark, s.Config}
 		armsOf[k] = append(armsOf[k], s.Arm)
@@ -390,19 +389,19 @@ func taskSpecs(ix *metrics.Index) ([]Spec, error) {
 				chosen[key] = bm
 			}
 			s := Spec{Name: "tasks", Benchmark: bench, Configs: []string{config}, Arms: list, Metric: bm.metric,
-				Vanilla: results.Vanilla,
+				Vanilla: runrecord.Vanilla,
 				Title:   fmt.Sprintf("%s per-task %s, %s (from the given records)", bench, bm.metric, configLabel(config))}
 			lastHoH := 0
 			for _, a := range list {
-				if p := parseArm(a); p.Condition == results.HoH && p.Checkpoint > lastHoH {
+				if p := parseArm(a); p.Condition == runrecord.HoH && p.Checkpoint > lastHoH {
 					lastHoH = p.Checkpoint
 				}
 			}
-			if arms[results.Vanilla] && lastHoH > 0 {
-				s.Delta = fmt.Sprintf("%s@%d", results.HoH, lastHoH)
+			if arms[runrecord.Vanilla] && lastHoH > 0 {
+				s.Delta = fmt.Sprintf("%s@%d", runrecord.HoH, lastHoH)
 			}
 			for _, a := range list {
-				if a != results.Vanilla && arms[results.Vanilla] {
+				if a != runrecord.Vanilla && arms[runrecord.Vanilla] {
 					s.Compare = append(s.Compare, a)
 				}
 			}

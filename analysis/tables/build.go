@@ -14,7 +14,6 @@ import (
 	"github.com/hoh-research/hoh/analysis/dominance"
 	"github.com/hoh-research/hoh/analysis/metrics"
 	"github.com/hoh-research/hoh/analysis/paper"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -252,8 +251,8 @@ func (b *builder) tieBound(bench, member string) float64 {
 	return total / float64(len(perDomain))
 }
 
-func parseArm(s string) results.Arm {
-	a, err := results.ParseArm(s)
+func parseArm(s string) runrecord.Arm {
+	a, err := runrecord.ParseArm(s)
 	if err != nil {
 		panic(err) // validated by LoadConfig
 	}
@@ -627,7 +626,7 @@ func armLabelAmong(a string, shown []string) string {
 
 // armLabel is the arm as the paper prints it (runrecord's catalogue).
 func armLabel(a string) string {
-	p, err := results.ParseArm(a)
+	p, err := runrecord.ParseArm(a)
 	if err != nil {
 		return a
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/statistic/registry"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Source is one results file with optional filters (paper.Source).
@@ -115,7 +116,7 @@ func parseConfig(b []byte, name, dir string, fsys fs.FS) (Config, error) {
 	}
 	for _, s := range c.specs() {
 		for _, a := range append(append(append([]string{}, s.Arms...), s.GainArms...), s.Compare...) {
-			if _, err := results.ParseArm(a); err != nil {
+			if _, err := runrecord.ParseArm(a); err != nil {
 				return c, fmt.Errorf("%s: table %s: %w", name, s.Name, err)
 			}
 		}
@@ -183,7 +184,7 @@ func (c Config) LoadReported() ([]paper.Reported, error) {
 
 // LoadResults reads a spec's sources, applying their filters.
 func (c Config) LoadResults(s Spec) (*results.Set, error) {
-	var rows []results.Row
+	var rows []runrecord.Row
 	for _, src := range s.Results {
 		rs, err := src.Rows(c.fsys, c.dir)
 		if err != nil {

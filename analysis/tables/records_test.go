@@ -9,24 +9,25 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // row is one builtin pass_rate record of config alpha-local; tokens in millions.
-func row(config, arm, task string, value, tokensM float64) results.Row {
-	a, err := results.ParseArm(arm)
+func row(config, arm, task string, value, tokensM float64) runrecord.Row {
+	a, err := runrecord.ParseArm(arm)
 	if err != nil {
 		panic(err)
 	}
-	return results.Row{Benchmark: "builtin", Config: config, Condition: a.Condition, Checkpoint: a.Checkpoint,
+	return runrecord.Row{Benchmark: "builtin", Config: config, Condition: a.Condition, Checkpoint: a.Checkpoint,
 		Task: task, Metric: "pass_rate", Value: value, Tokens: tokensM * 1e6, Rep: 1, Source: "test"}
 }
 
 // writeRecords writes rows with results.Write into a run folder, as hoh run does.
-func writeRecords(t *testing.T, rows []results.Row) string {
+func writeRecords(t *testing.T, rows []runrecord.Row) string {
 	t.Helper()
 	dir := t.TempDir()
 	var buf bytes.Buffer
-	if err := results.Write(&buf, rows); err != nil {
+	if err := runrecord.EncodeScores(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "scores.csv"), buf.Bytes(), 0o644); err != nil {
@@ -38,8 +39,8 @@ func writeRecords(t *testing.T, rows []results.Row) string {
 // ownRunRows: a non-paper config on the builtin benchmark with HoH up to
 // T=2, continuation, and two ablations (wo-plan-update at t=1 and its final
 // t=2, wo-warm-start at t=2). A second metric must not displace pass_rate.
-func ownRunRows() []results.Row {
-	rows := []results.Row{
+func ownRunRows() []runrecord.Row {
+	rows := []runrecord.Row{
 		row("alpha-local", "vanilla", "t1", 50, 1), row("alpha-local", "vanilla", "t2", 100, 3),
 		row("alpha-local", "vanilla-continuation@2", "t1", 100, 4), row("alpha-local", "vanilla-continuation@2", "t2", 100, 4),
 		row("alpha-local", "hoh@1", "t1", 0, 2), row("alpha-local", "hoh@1", "t2", 50, 2),
@@ -199,7 +200,7 @@ func TestOwnRecordsShapeTables(t *testing.T) {
 
 // Paper configs come first in paper order, then the others sorted, named by label.
 func TestOwnRecordsConfigOrder(t *testing.T) {
-	var rows []results.Row
+	var rows []runrecord.Row
 	for _, c := range []string{"zeta-local", "pi-minimax-m3", "alpha-local", "codex-gpt-5.5-high"} {
 		rows = append(rows, row(c, "vanilla", "t1", 10, 1), row(c, "hoh@1", "t1", 20, 2))
 	}
@@ -219,7 +220,7 @@ func TestOwnRecordsConfigOrder(t *testing.T) {
 // A table with nothing to show fails naming what it needs and what the
 // records hold, instead of printing an empty skeleton.
 func TestOwnRecordsNoMatchError(t *testing.T) {
-	dir := writeRecords(t, []results.Row{row("alpha-local", "vanilla", "t1", 50, 1), row("alpha-local", "hoh@1", "t1", 60, 2)})
+	dir := writeRecords(t, []runrecord.Row{row("alpha-local", "vanilla", "t1", 50, 1), row("alpha-local", "hoh@1", "t1", 60, 2)})
 	var out bytes.Buffer
 	err := Run("table3", paperConfig(t, "table3"), []string{dir}, "text", &out)
 	if err == nil {
@@ -245,7 +246,7 @@ func TestOwnRecordsNoMatchError(t *testing.T) {
 }
 
 func TestOwnRecordsPerTaskTables(t *testing.T) {
-	rows := []results.Row{
+	rows := []runrecord.Row{
 		row("alpha-local", "vanilla", "t1", 40, 1), row("alpha-local", "hoh@1", "t1", 60, 2), row("alpha-local", "hoh@2", "t1", 70, 3),
 		row("alpha-local", "vanilla", "t2", 50, 1), row("alpha-local", "hoh@1", "t2", 55, 2), row("alpha-local", "hoh@2", "t2", 45, 3),
 		row("beta-local", "vanilla", "t1", 10, 1),
@@ -299,7 +300,7 @@ func TestAblationLabelsNameTheirCheckpointWhenSeveralAreShown(t *testing.T) {
 // arm's mean cover fewer tasks under the same header: refused unless
 // allowed, and then said under the table; every cell shows its n.
 func TestArmsOverDifferentTaskSetsAreRefusedUnlessAllowed(t *testing.T) {
-	rows := []results.Row{
+	rows := []runrecord.Row{
 		row("alpha-local", "vanilla", "t1", 50, 1), row("alpha-local", "vanilla", "t2", 100, 3), row("alpha-local", "vanilla", "t3", 0, 1),
 		row("alpha-local", "hoh@1", "t1", 100, 2), row("alpha-local", "hoh@1", "t2", 100, 2),
 	}

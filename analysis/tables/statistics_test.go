@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/analysis/metrics"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/analysis/statistic/median"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // A registered statistic named in the config becomes a column of Table 2:
@@ -41,7 +41,7 @@ func TestStatisticsAreColumnsOfTable2(t *testing.T) {
 	for _, c := range tb.Cells() {
 		switch c.Metric {
 		case "median":
-			arm, _ := results.ParseArm(c.Arm)
+			arm, _ := runrecord.ParseArm(c.Arm)
 			vals, err := ix.TaskValues(metrics.Selector{Benchmark: c.Benchmark, Config: c.Config, Arm: arm, Metric: "overall"})
 			if err != nil || math.Abs(c.Computed-median.Of(vals)) > 1e-9 {
 				t.Errorf("%s: median %v, per-task median %v (%v)", c.ID(), c.Computed, median.Of(vals), err)

@@ -495,7 +495,7 @@ func (b *builder) unusedRows(t *Table) {
 		}
 		// Vanilla and the ablations have one checkpoint a table reports;
 		// hoh's other checkpoints are other tables' (Table 3 shows HoH@T).
-		if c, _ := runrecord.LookupCondition(s.Arm.Condition); s.Arm.Condition != results.Vanilla && !c.Ablation {
+		if c, _ := runrecord.LookupCondition(s.Arm.Condition); s.Arm.Condition != runrecord.Vanilla && !c.Ablation {
 			continue
 		}
 		k := key{s.Benchmark, a}
@@ -519,7 +519,7 @@ func (b *builder) unusedRows(t *Table) {
 			at = append(at, strconv.Itoa(c))
 		}
 		why := fmt.Sprintf("the table shows %s at checkpoint %s only", p.Condition, strings.Join(at, ", "))
-		if p.Condition == results.Vanilla {
+		if p.Condition == runrecord.Vanilla {
 			why = "Vanilla is one run, reported at checkpoint 1 (later checkpoints of a plain CLI are vanilla-continuation@k)"
 		}
 		b.warn("%s: %d row(s) of %s not used: %s", k.bench, count[k], k.arm, why)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hoh-research/hoh/analysis/paper"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // paperConfig is the config embedded in the binary, as hoh report reads it.
@@ -144,7 +145,7 @@ frontierswe,cx,hoh,3,f2,,Research,reward,1.0,
 
 func syntheticSet(t *testing.T) *results.Set {
 	t.Helper()
-	rows, err := results.Decode(strings.NewReader(synthetic))
+	rows, err := runrecord.DecodeScores(strings.NewReader(synthetic))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -195,7 +194,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 // tables choose a benchmark's metric.
 var primaryMetrics = []string{"overall", "reward", "pass_rate"}
 
-func primaryMetric(rows []results.Row) map[string]string {
+func primaryMetric(rows []runrecord.Row) map[string]string {
 	have := map[string]map[string]bool{}
 	for _, r := range rows {
 		if have[r.Benchmark] == nil {

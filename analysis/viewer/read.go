@@ -15,7 +15,6 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -24,7 +23,7 @@ type runRecords struct {
 	Dir          string
 	Lock         runrecord.Lock
 	Trials       []trialEntry
-	Scores       []results.Row
+	Scores       []runrecord.Row
 	Replacements []runrecord.Replacement
 	ConfigText   string // the config as run, when the run directory keeps one
 }
@@ -69,7 +68,7 @@ func readRun(dir string) (*runRecords, error) {
 	}
 	// scores.csv of the run holds every finished trial's rows; a trial that
 	// finished after the runner last rewrote it still has its own file.
-	if rows, err := results.ReadFile(runrecord.RunLayout{Dir: dir}.Scores()); err == nil {
+	if rows, err := runrecord.ReadScores(runrecord.RunLayout{Dir: dir}.Scores()); err == nil {
 		rr.Scores = rows
 	} else if !os.IsNotExist(err) {
 		return nil, err
@@ -82,7 +81,7 @@ func readRun(dir string) (*runRecords, error) {
 		if t.State != string(runrecord.StateDone) || have[t.Key] {
 			continue
 		}
-		rows, err := results.ReadFile(runrecord.RunLayout{Dir: dir}.Trial(t.Dir).Scores())
+		rows, err := runrecord.ReadScores(runrecord.RunLayout{Dir: dir}.Trial(t.Dir).Scores())
 		if err == nil {
 			rr.Scores = append(rr.Scores, rows...)
 		}
@@ -137,7 +136,7 @@ type loopRecords struct {
 	Failure      *runrecord.Failure
 	Iterations   []iterationRecords
 	Evaluations  map[int]benchmark.Evaluation
-	Scores       []results.Row
+	Scores       []runrecord.Row
 	Replacements []runrecord.Replacement
 	HistoryNote  string // why there is no diff, when there is none
 }
@@ -202,7 +201,7 @@ func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 	if lr.Failure, err = readJSONIf[runrecord.Failure](l.RunnerFailure()); err != nil {
 		return nil, err
 	}
-	if rows, err := results.ReadFile(l.Scores()); err == nil {
+	if rows, err := runrecord.ReadScores(l.Scores()); err == nil {
 		lr.Scores = rows
 	} else if !os.IsNotExist(err) {
 		return nil, err
@@ -426,7 +425,7 @@ type stepsRecords struct {
 	Spec    runrecord.TrialSpec
 	Summary *runrecord.Summary
 	Failure *runrecord.Failure
-	Scores  []results.Row
+	Scores  []runrecord.Row
 	Steps   []stepRecords
 }
 
@@ -452,7 +451,7 @@ func readSteps(dir string, maxDiff int) (*stepsRecords, error) {
 	if sr.Failure, err = readJSONIf[runrecord.Failure](l.RunnerFailure()); err != nil {
 		return nil, err
 	}
-	if rows, err := results.ReadFile(l.Scores()); err == nil {
+	if rows, err := runrecord.ReadScores(l.Scores()); err == nil {
 		sr.Scores = rows
 	} else if !os.IsNotExist(err) {
 		return nil, err

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -67,13 +66,13 @@ func writeStepsRun(t *testing.T, dir string) (done, running runrecord.PlannedTri
 	metrics := map[string]float64{"reward": 0.5, "step.one.reward": 1, "step.two.reward": 0}
 	must(t, writeJSON(runrecord.TrialLayout{Dir: ddir}.Summary(), runrecord.Summary{Spec: done.Spec(), Status: runrecord.StatusCompleted,
 		Checkpoints: []runrecord.Checkpoint{{Step: 2, Tokens: doneTokens, Metrics: metrics}}, Usage: runrecord.Usage{Total: doneTokens}}))
-	var rows []results.Row
+	var rows []runrecord.Row
 	for _, m := range sortedKeys(metrics) {
-		rows = append(rows, results.Row{Benchmark: "harbor", Config: "cfg", Condition: "hoh", Checkpoint: 2, Task: done.Task.ID,
+		rows = append(rows, runrecord.Row{Benchmark: "harbor", Config: "cfg", Condition: "hoh", Checkpoint: 2, Task: done.Task.ID,
 			Metric: m, Value: metrics[m], Tokens: float64(doneTokens), Rep: 1, Source: done.Key})
 	}
 	var buf bytes.Buffer
-	must(t, results.Write(&buf, rows))
+	must(t, runrecord.EncodeScores(&buf, rows))
 	must(t, writeFile(runrecord.TrialLayout{Dir: ddir}.Scores(), buf.Bytes()))
 	must(t, writeFile(runrecord.RunLayout{Dir: dir}.Scores(), buf.Bytes()))
 	line, _ := json.Marshal(runrecord.TrialLine{Key: done.Key, Dir: done.Dir, Config: "cfg", Arm: "hoh@2", Task: done.Task.ID, Rep: 1,

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -29,7 +28,7 @@ type stepsPage struct {
 	Refresh        int
 	Steps          []stepView
 	Roles          []roleTokens // over the steps
-	Total          harness.Usage
+	Total          runrecord.Usage
 	Violations     []string
 	Eval           evalView // the task's reward, composed from the steps
 	Files          []fileLink

@@ -17,7 +17,6 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -53,7 +52,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []runrecord.PlannedTri
 	}
 	must(t, writeJSON(filepath.Join(dir, "plan.json"), trials))
 	must(t, writeJSON(runrecord.RunLayout{Dir: dir}.Lock(), lock))
-	var rows []results.Row
+	var rows []runrecord.Row
 	var lines, reps bytes.Buffer
 	for i, tr := range trials {
 		shape := "completed"
@@ -66,7 +65,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []runrecord.PlannedTri
 		if shape == "missing" {
 			continue
 		}
-		arm, err := results.ParseArm(tr.Arm)
+		arm, err := runrecord.ParseArm(tr.Arm)
 		must(t, err)
 		steps := arm.Checkpoint
 		tdir := filepath.Join(dir, tr.Dir)
@@ -86,7 +85,7 @@ func writeSynthRun(t testing.TB, dir string, o synthOpts) []runrecord.PlannedTri
 		}
 	}
 	var buf bytes.Buffer
-	must(t, results.Write(&buf, rows))
+	must(t, runrecord.EncodeScores(&buf, rows))
 	must(t, writeFile(filepath.Join(dir, "scores.csv"), buf.Bytes()))
 	must(t, writeFile(filepath.Join(dir, "trials.jsonl"), lines.Bytes()))
 	if reps.Len() > 0 {
@@ -122,7 +121,7 @@ func must(t testing.TB, err error) {
 // synthScore is trial i's score at checkpoint s.
 func synthScore(i, s int) float64 { return float64((i*37+s*11)%100) + 0.5 }
 
-func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps, i int, shape string, o synthOpts) []results.Row {
+func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps, i int, shape string, o synthOpts) []runrecord.Row {
 	l := runrecord.TrialLayout{Dir: tdir}
 	spec := tr.Spec()
 	must(t, writeJSON(l.Spec(), spec))
@@ -137,16 +136,16 @@ func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps
 	}
 	var stages []runrecord.StageRecord
 	var cps []runrecord.Checkpoint
-	var rows []results.Row
+	var rows []runrecord.Row
 	var cum int64
 	summary := runrecord.Summary{Spec: spec, Status: runrecord.StatusCompleted, Harness: "codex", Version: "0.0.0-test",
-		ByRole: map[string]harness.Usage{}, ByIteration: map[int]harness.Usage{}}
+		ByRole: map[string]runrecord.Usage{}, ByIteration: map[int]runrecord.Usage{}}
 	for s := 1; s <= steps; s++ {
 		for _, role := range []string{"planner", "developer", "qa"} {
 			sd := l.Stage(s, role)
 			adir := filepath.Join(sd, "attempt-1")
-			u := harness.Usage{Input: 1000, CachedInput: 100, Output: 200, Reasoning: 20, Total: 1200}
-			inv := runrecord.Invocation{Iteration: s, Role: role, Attempt: 1, Outcome: harness.OutcomeCompleted, Usage: u,
+			u := runrecord.Usage{Input: 1000, CachedInput: 100, Output: 200, Reasoning: 20, Total: 1200}
+			inv := runrecord.Invocation{Iteration: s, Role: role, Attempt: 1, Outcome: runrecord.OutcomeCompleted, Usage: u,
 				Duration: time.Duration(500+100*s) * time.Millisecond, Dir: filepath.ToSlash(filepath.Join(fmt.Sprintf("iter-%02d", s), role, "attempt-1"))}
 			cum += u.Input + u.Output
 			summary.Usage = summary.Usage.Add(u)
@@ -157,7 +156,7 @@ func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps
 				stderr += "log line " + strings.ReplaceAll(o.Hostile, "MARK", "LOG") + "\n"
 			}
 			must(t, writeFile(filepath.Join(adir, "logs", "stderr.log"), []byte(stderr)))
-			must(t, writeJSON(filepath.Join(adir, "result.json"), harness.Result{Outcome: harness.OutcomeCompleted,
+			must(t, writeJSON(filepath.Join(adir, "result.json"), harness.Result{Outcome: runrecord.OutcomeCompleted,
 				FinalMessage: "{}", Usage: u, Tools: []harness.ToolCall{{Name: "command_execution", Input: "ls"}}}))
 			rec := runrecord.StageRecord{Iteration: s, Role: role, Invocations: []runrecord.Invocation{inv}, Finished: time.Unix(1700000000+int64(s), 0)}
 			switch role {
@@ -209,8 +208,8 @@ func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps
 		cps = append(cps, runrecord.Checkpoint{Step: s, Tokens: cum, Metrics: map[string]float64{"pass_rate": v}})
 		must(t, writeJSON(filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", s)),
 			benchmark.Evaluation{Metrics: map[string]float64{"pass_rate": v}, Details: map[string]any{"passed": 3, "total": 6}}))
-		arm, _ := results.ParseArm(tr.Arm)
-		rows = append(rows, results.Row{Benchmark: "builtin", Config: tr.Config, Condition: arm.Condition, Checkpoint: s,
+		arm, _ := runrecord.ParseArm(tr.Arm)
+		rows = append(rows, runrecord.Row{Benchmark: "builtin", Config: tr.Config, Condition: arm.Condition, Checkpoint: s,
 			Task: tr.Task.ID, Metric: "pass_rate", Value: v, Tokens: float64(cum), Rep: 1, Source: tr.Key})
 	}
 	var sl bytes.Buffer
@@ -222,7 +221,7 @@ func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps
 	summary.Checkpoints = cps
 	must(t, writeJSON(l.Summary(), summary))
 	var buf bytes.Buffer
-	must(t, results.Write(&buf, rows))
+	must(t, runrecord.EncodeScores(&buf, rows))
 	must(t, writeFile(l.Scores(), buf.Bytes()))
 	return rows
 }

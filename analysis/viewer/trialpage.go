@@ -13,7 +13,6 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/analysis/results"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -45,7 +44,7 @@ type trialPage struct {
 	Timeline       []timelineRow
 	Iterations     []iterationView
 	Roles          []roleTokens
-	Total          harness.Usage
+	Total          runrecord.Usage
 	Violations     []string
 	HistoryNote    string
 	Eval           evalView
@@ -69,7 +68,7 @@ type timelineStage struct {
 type roleTokens struct {
 	Role        string
 	Invocations int
-	Usage       harness.Usage
+	Usage       runrecord.Usage
 	Duration    string
 }
 
@@ -118,7 +117,7 @@ type stageView struct {
 type invocationView struct {
 	Role, Outcome, Evidence, Duration, Session string
 	Attempt                                    int
-	Usage                                      harness.Usage
+	Usage                                      runrecord.Usage
 	Files                                      []fileLink
 	Tools                                      []harness.ToolCall
 	Stderr, FinalMessage                       string
@@ -126,7 +125,7 @@ type invocationView struct {
 
 type evalView struct {
 	Checkpoints []checkpointView
-	Scores      []results.Row
+	Scores      []runrecord.Row
 	ScoresHref  string
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/runner"
 	"github.com/hoh-research/hoh/experiments/runner/status"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // instant answers every role at once with a valid contract (greet.sh).
@@ -22,7 +23,7 @@ type instant struct{}
 func (instant) Name() string    { return "instant" }
 func (instant) Version() string { return "1" }
 func (instant) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
-	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: harness.Usage{Input: 100, Output: 10, Total: 110}, SessionID: "s-1"}
+	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 100, Output: 10, Total: 110}, SessionID: "s-1"}
 	switch inv.Role {
 	case harness.RolePlanner:
 		res.FinalMessage = `{"objective":"o","tasks":[{"id":"T1","description":"d"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"r","observation":"o"}]}`

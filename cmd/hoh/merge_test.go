@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -16,7 +15,7 @@ func TestMergeNamesMissingShardsAndRefusesMixedVersions(t *testing.T) {
 	base := t.TempDir()
 	shard := func(name, sh, version string) string {
 		d := filepath.Join(base, name)
-		if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: d}.Lock(), plan.Lock{Experiment: "x", Shard: sh, HohVersion: version}); err != nil {
+		if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: d}.Lock(), runrecord.Lock{Experiment: "x", Shard: sh, HohVersion: version}); err != nil {
 			t.Fatal(err)
 		}
 		return d

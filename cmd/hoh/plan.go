@@ -136,7 +136,7 @@ func choosePilot(ix *metrics.Index, paperData bool, bench, config, arm, metric s
 			seenC[s.Config] = true
 			configs = append(configs, s.Config)
 		}
-		if s.Arm.Condition == results.HoH {
+		if s.Arm.Condition == runrecord.HoH {
 			k := s.Benchmark + "|" + s.Config
 			last[k] = max(last[k], s.Arm.Checkpoint)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hoh-research/hoh"
 	"github.com/hoh-research/hoh/analysis/figures"
-	"github.com/hoh-research/hoh/experiments/project"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func init() {
@@ -51,7 +51,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
 		if !outSet {
 			// Not ./figures, beside the paper's figures: the project's reports.
-			dir = filepath.Join(project.Layout{Project: *proj}.Reports(), "figures")
+			dir = filepath.Join(runrecord.ProjectLayout{Project: *proj}.Reports(), "figures")
 		}
 		return plotDynamics(*proj, dir, stdout)
 	}

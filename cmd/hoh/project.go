@@ -127,7 +127,7 @@ func projectInit(args []string, stdout, stderr io.Writer) error {
 	if _, err := project.Init(project.InitOptions{Project: *repo, Spec: *spec, Config: c}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "initialised %s (config %s)\n", *repo, project.Layout{Project: *repo}.Config())
+	fmt.Fprintf(stdout, "initialised %s (config %s)\n", *repo, runrecord.ProjectLayout{Project: *repo}.Config())
 	return nil
 }
 
@@ -263,7 +263,7 @@ func projectIssues(args []string, stdout, stderr io.Writer) error {
 	case "csv":
 		_, err = stdout.Write(project.IssuesCSV(issues))
 	case "jsonl":
-		_, err = stdout.Write(project.IssuesJSONL(issues))
+		_, err = stdout.Write(runrecord.IssuesJSONL(issues))
 	case "markdown", "md":
 		_, err = stdout.Write(project.IssuesMarkdown(issues))
 	case "table":
@@ -317,7 +317,7 @@ func projectRollback(args []string, stdout, stderr io.Writer) error {
 	if err := project.Rollback(dir, *to); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "rolled %s back to the end of loop %d (history kept; see %s)\n", dir, *to, project.Layout{Project: dir}.Runs())
+	fmt.Fprintf(stdout, "rolled %s back to the end of loop %d (history kept; see %s)\n", dir, *to, runrecord.ProjectLayout{Project: dir}.Runs())
 	return nil
 }
 
@@ -327,7 +327,7 @@ func plotDynamics(dir, out string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rows, err := project.ReadDynamics(project.Layout{Project: dir}.Dynamics())
+	rows, err := runrecord.ReadDynamics(runrecord.ProjectLayout{Project: dir}.Dynamics())
 	if err != nil {
 		return err
 	}

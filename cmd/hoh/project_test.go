@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/project"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func TestProjectCommands(t *testing.T) {
@@ -42,7 +43,7 @@ func TestProjectCommands(t *testing.T) {
 	}
 
 	// Ctrl-C during loop 1: the run stops cleanly and says so.
-	stages := filepath.Join(project.Layout{Project: dir}.Trial(), "stages.jsonl")
+	stages := filepath.Join(runrecord.ProjectLayout{Project: dir}.Trial(), "stages.jsonl")
 	// startUntil starts `hoh project run DIR --loops N` and returns once
 	// stages.jsonl has at least lines lines.
 	var runOut bytes.Buffer
@@ -89,7 +90,7 @@ func TestProjectCommands(t *testing.T) {
 		t.Fatalf("run:\n%s", out)
 	}
 	issues, err := project.ReadIssues(dir)
-	if err != nil || len(issues) != 1 || issues[0].State != project.Open || fmt.Sprint(issues[0].GapLoops) != "[1 2]" || len(issues[0].History) != 1 {
+	if err != nil || len(issues) != 1 || issues[0].State != runrecord.IssueOpen || fmt.Sprint(issues[0].GapLoops) != "[1 2]" || len(issues[0].History) != 1 {
 		t.Fatalf("issue table after SIGKILL and resume: %+v %v", issues, err)
 	}
 	out = hoh("project", "status", dir)
@@ -109,14 +110,14 @@ func TestProjectCommands(t *testing.T) {
 	}
 	// Without --out, not ./figures beside the paper's: the project's reports.
 	hoh("plot", "dynamics", "--project", dir)
-	if _, err := os.Stat(filepath.Join(project.Layout{Project: dir}.Reports(), "figures", "dynamics.png")); err != nil {
+	if _, err := os.Stat(filepath.Join(runrecord.ProjectLayout{Project: dir}.Reports(), "figures", "dynamics.png")); err != nil {
 		t.Errorf("plot dynamics without --out: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "figures", "dynamics.png")); err == nil {
 		t.Errorf("plot dynamics wrote into the checkout's figures/")
 	}
 	hoh("project", "report", dir)
-	rep, err := os.ReadFile(filepath.Join(project.Layout{Project: dir}.Reports(), "report.md"))
+	rep, err := os.ReadFile(filepath.Join(runrecord.ProjectLayout{Project: dir}.Reports(), "report.md"))
 	if err != nil || !strings.Contains(string(rep), "greet by name") || !strings.Contains(string(rep), "scripted test double") {
 		t.Fatalf("report: %v\n%s", err, rep)
 	}
@@ -125,7 +126,7 @@ func TestProjectCommands(t *testing.T) {
 		t.Fatalf("status after rollback:\n%s", out)
 	}
 	// A changed model is refused.
-	cfg := project.Layout{Project: dir}.Config()
+	cfg := runrecord.ProjectLayout{Project: dir}.Config()
 	b, _ := os.ReadFile(cfg)
 	os.WriteFile(cfg, []byte(strings.Replace(string(b), "model: scripted-model", "model: another-model", 1)), 0o644)
 	cmd := exec.Command(bin, "project", "run", dir, "--loops", "2")

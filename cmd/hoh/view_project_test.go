@@ -103,7 +103,7 @@ func TestProjectReportInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(project.Layout{Project: dir}.State(), viewer.ReportDir, "index.html")
+	want := filepath.Join(runrecord.ProjectLayout{Project: dir}.State(), viewer.ReportDir, "index.html")
 	if res.Index != want || res.Trials != 3 {
 		t.Fatalf("project report %s with %d loop pages, want %s and 3", res.Index, res.Trials, want)
 	}
@@ -145,7 +145,7 @@ func TestProjectReportInABrowser(t *testing.T) {
 	var reopened string
 	for _, is := range issues {
 		fromRecords = append(fromRecords, is.ID+":"+is.State)
-		if is.State == project.Reopened {
+		if is.State == runrecord.IssueReopened {
 			reopened = is.ID + ":" + is.State
 		}
 	}
@@ -165,7 +165,7 @@ func TestProjectReportInABrowser(t *testing.T) {
 	if width == 0 {
 		t.Error("the dynamics plot did not load")
 	}
-	dyn, err := project.ReadDynamics(project.Layout{Project: dir}.Dynamics())
+	dyn, err := runrecord.ReadDynamics(runrecord.ProjectLayout{Project: dir}.Dynamics())
 	if err != nil || len(dyn) != 3 {
 		t.Fatalf("dynamics.csv: %+v %v", dyn, err)
 	}

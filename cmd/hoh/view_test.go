@@ -23,7 +23,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
@@ -144,7 +143,7 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`td[data-key="`+key+`"] a`)), chromedp.WaitVisible(chromedp.CSS("#t2"))); err != nil {
 		t.Fatal(err)
 	}
-	var plan roles.Plan
+	var plan runrecord.Plan
 	if err := runrecord.ReadJSON(filepath.Join(dir, "iter-01", "planner", "plan.json"), &plan); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +155,7 @@ func TestViewOfTheLocalSmokeRunInABrowser(t *testing.T) {
 	if len(plan.Acceptance) == 0 || !strings.Contains(acceptance, plan.Acceptance[0].Requirement) {
 		t.Errorf("D_1 acceptance shown %q, plan.json has %+v", acceptance, plan.Acceptance)
 	}
-	var ev roles.Evidence
+	var ev runrecord.Evidence
 	if err := runrecord.ReadJSON(filepath.Join(dir, "iter-01", "qa", "evidence.json"), &ev); err != nil {
 		t.Fatal(err)
 	}

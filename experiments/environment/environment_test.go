@@ -229,7 +229,7 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != harness.OutcomeCompleted || res.FinalMessage != "Wrote answer.txt." {
+	if res.Outcome != runrecord.OutcomeCompleted || res.FinalMessage != "Wrote answer.txt." {
 		so, _ := os.ReadFile(filepath.Join(adir, "logs", "stdout.jsonl"))
 		se, _ := os.ReadFile(filepath.Join(adir, "logs", "stderr.log"))
 		t.Fatalf("codex in container: %+v\nstdout:\n%s\nstderr:\n%s", res, so, se)

@@ -23,7 +23,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
@@ -226,7 +225,7 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		if r := s.Checkpoints[cp-1].Metrics["reward"]; r != 0 {
 			t.Errorf("cp-%d reward %v recorded for an answer of 41", cp, r)
 		}
-		var ev roles.Evidence
+		var ev runrecord.Evidence
 		if err := runrecord.ReadJSON(filepath.Join(l.Stage(cp, "qa"), "evidence.json"), &ev); err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func runCLI(t *testing.T, env *Env, ex sandbox.Executor, kind, api string, role 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != harness.OutcomeCompleted {
+	if res.Outcome != runrecord.OutcomeCompleted {
 		so, _ := os.ReadFile(filepath.Join(adir, "logs", "stdout.jsonl"))
 		se, _ := os.ReadFile(filepath.Join(adir, "logs", "stderr.log"))
 		t.Fatalf("%s as %s: %+v\nstdout:\n%s\nstderr:\n%s", kind, role, res, so, se)

@@ -62,7 +62,7 @@ type Plan struct {
 	Bench      benchmark.Benchmark
 	Tasks      []benchmark.Task
 	Trials     []Trial
-	Lock       Lock
+	Lock       runrecord.Lock
 }
 
 // OpenBenchmark opens the benchmark the config names through the benchmark
@@ -336,12 +336,8 @@ func (p *Plan) Select(s Shard) []Trial {
 	return out
 }
 
-// Lock pins what a run directory was started with (lock.json,
-// runrecord.Lock).
-type Lock = runrecord.Lock
-
-func newLock(e *config.Experiment, p *Plan) (Lock, error) {
-	l := Lock{Experiment: e.Name, ConfigDigest: e.Digest(), Config: e.Canonical(), TaskDigests: map[string]string{},
+func newLock(e *config.Experiment, p *Plan) (runrecord.Lock, error) {
+	l := runrecord.Lock{Experiment: e.Name, ConfigDigest: e.Digest(), Config: e.Canonical(), TaskDigests: map[string]string{},
 		Harnesses: map[string]string{}, HohVersion: HohVersion(), Endpoints: map[string]string{}}
 	for _, t := range p.Trials {
 		l.TaskDigests[t.Task.ID] = t.TaskDigest
@@ -426,7 +422,7 @@ func checkoutRevision(module string) (rev string, dirty bool) {
 
 // Diff lists what differs between an existing lock and a new one; the hoh
 // version alone is not a difference that blocks a resume.
-func Diff(old, cur Lock) []string {
+func Diff(old, cur runrecord.Lock) []string {
 	var out []string
 	if old.ConfigDigest != cur.ConfigDigest {
 		changes := configChanges(old.Config, cur.Config)
@@ -496,7 +492,7 @@ func Diff(old, cur Lock) []string {
 
 // EndpointChanges lists configurations whose endpoint moved (host or port):
 // allowed on resume, and said.
-func EndpointChanges(old, cur Lock) []string {
+func EndpointChanges(old, cur runrecord.Lock) []string {
 	var out []string
 	for label, u := range cur.Endpoints {
 		if prev, ok := old.Endpoints[label]; ok && prev != u {
@@ -633,7 +629,7 @@ func flatten(path string, v any, out map[string]string) {
 // ArmChanges compares the arms two locks ran per configuration and series:
 // a raised step count extends finished trials (allowed), a lowered one would
 // discard checkpoints (refused, whatever --allow-changed-config says).
-func ArmChanges(old, cur Lock) (raised, lowered []string) {
+func ArmChanges(old, cur runrecord.Lock) (raised, lowered []string) {
 	var names []string
 	for k := range cur.Arms {
 		names = append(names, k)
@@ -656,4 +652,4 @@ func ArmChanges(old, cur Lock) (raised, lowered []string) {
 }
 
 // ReadLock reads a run directory's lock.
-func ReadLock(out string) (Lock, error) { return runrecord.ReadLock(out) }
+func ReadLock(out string) (runrecord.Lock, error) { return runrecord.ReadLock(out) }

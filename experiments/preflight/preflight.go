@@ -26,6 +26,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Prompt is the preflight turn. It carries scripted.PreflightMarker so the
@@ -249,7 +250,7 @@ func check(ctx context.Context, dir string, t Target) string {
 		}
 	}
 	switch {
-	case res.Outcome != harness.OutcomeCompleted:
+	case res.Outcome != runrecord.OutcomeCompleted:
 		return fmt.Sprintf("one trivial turn ended as %s: %s%s", res.Outcome, firstLine(res.Evidence), where)
 	case res.Usage.Total == 0 && strings.TrimSpace(res.FinalMessage) == "":
 		return "the CLI exited without any model answer (no tokens, no message)" + where

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"testing"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func dirSize(root string) int64 {
@@ -30,7 +32,7 @@ func BenchmarkProjectLoop(b *testing.B) {
 	if err := newTestProject(dir, nil); err != nil {
 		b.Fatal(err)
 	}
-	l := Layout{Project: dir}
+	l := runrecord.ProjectLayout{Project: dir}
 	state0, git0 := dirSize(l.State()), dirSize(l.GitDir())-dirSize(l.State())
 	h := &fakeHarness{sched: schedule(max(b.N, 70))}
 	b.ResetTimer()

@@ -21,6 +21,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // codexScript: the Planner and Developer answer the same every loop (the
@@ -74,12 +75,12 @@ func TestCodexSeventyLoopsFollowTheSchedule(t *testing.T) {
 		t.Fatalf("run: %+v", res)
 	}
 	checkSchedule(t, dir, sched, loops)
-	t.Logf("state: %d bytes per loop", dirSize(Layout{Project: dir}.State())/loops)
+	t.Logf("state: %d bytes per loop", dirSize(runrecord.ProjectLayout{Project: dir}.State())/loops)
 	// Tokens per role are what the provider served: one request for the
 	// Planner, two for the Developer and the QA Tester (a tool call, then
 	// the reply), each at the script's default usage.
 	per := scripted.DefaultUsage.Input + scripted.DefaultUsage.Output
-	dyn, err := ReadDynamics(Layout{Project: dir}.Dynamics())
+	dyn, err := runrecord.ReadDynamics(runrecord.ProjectLayout{Project: dir}.Dynamics())
 	if err != nil {
 		t.Fatal(err)
 	}

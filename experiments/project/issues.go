@@ -9,32 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/runrecord"
-)
-
-// Issue states (runrecord).
-const (
-	Open     = runrecord.IssueOpen
-	Closed   = runrecord.IssueClosed
-	Reopened = runrecord.IssueReopened
-)
-
-// The issue table's and dynamics' rows are records of the project's state
-// directory (runrecord).
-type (
-	Transition   = runrecord.Transition
-	Issue        = runrecord.Issue
-	LoopIssues   = runrecord.LoopIssues
-	LoopDynamics = runrecord.LoopDynamics
-)
-
-// Their codecs, defined with the rows.
-var (
-	IssuesJSONL     = runrecord.IssuesJSONL
-	DynamicsCSV     = runrecord.DynamicsCSV
-	ReadDynamics    = runrecord.ReadDynamics
-	DynamicsColumns = runrecord.DynamicsColumns
 )
 
 // Bundle is the evidence of one loop: nil Evidence when the loop has no QA
@@ -42,7 +17,7 @@ var (
 type Bundle struct {
 	Loop     int
 	Path     string
-	Evidence *roles.Evidence
+	Evidence *runrecord.Evidence
 }
 
 // Normalise a claim's text for matching: lower case, every run of
@@ -87,12 +62,12 @@ func NormaliseClaim(s string) string {
 //     conservative reading, as in roles.Normalise).
 //
 // It returns the issues in id order and the per-loop counts of loops 1..n.
-func BuildIssues(bundles []Bundle) ([]Issue, []LoopIssues) {
-	tb := &issueTable{byID: map[string]*Issue{}, byKey: map[string]*Issue{},
+func BuildIssues(bundles []Bundle) ([]runrecord.Issue, []runrecord.LoopIssues) {
+	tb := &issueTable{byID: map[string]*runrecord.Issue{}, byKey: map[string]*runrecord.Issue{},
 		verifiedByID: map[string][]int{}, verifiedByKey: map[string][]int{}}
-	var counts []LoopIssues
+	var counts []runrecord.LoopIssues
 	for _, b := range bundles {
-		lc := LoopIssues{Loop: b.Loop}
+		lc := runrecord.LoopIssues{Loop: b.Loop}
 		if ev := b.Evidence; ev != nil {
 			gapped := tb.applyGaps(b, ev.Gaps, &lc)
 			tb.applyVerified(b, ev.Verified, gapped, &lc)
@@ -105,7 +80,7 @@ func BuildIssues(bundles []Bundle) ([]Issue, []LoopIssues) {
 		lc.Total = len(tb.issues)
 		counts = append(counts, lc)
 	}
-	out := make([]Issue, len(tb.issues))
+	out := make([]runrecord.Issue, len(tb.issues))
 	for i, is := range tb.issues {
 		out[i] = *is
 	}
@@ -116,14 +91,14 @@ func BuildIssues(bundles []Bundle) ([]Issue, []LoopIssues) {
 // and normalised claim, and the loops in which claims that were never an
 // issue were verified.
 type issueTable struct {
-	issues                      []*Issue
-	byID, byKey                 map[string]*Issue
+	issues                      []*runrecord.Issue
+	byID, byKey                 map[string]*runrecord.Issue
 	verifiedByID, verifiedByKey map[string][]int
 }
 
 // match is the issue a claim belongs to, by claim id first, then by its
 // normalised text (nil: none).
-func (tb *issueTable) match(c roles.Claim) *Issue {
+func (tb *issueTable) match(c runrecord.Claim) *runrecord.Issue {
 	if is, ok := tb.byID[c.ClaimID]; ok {
 		return is
 	}
@@ -131,7 +106,7 @@ func (tb *issueTable) match(c roles.Claim) *Issue {
 }
 
 // associate adds the claim's id (and text, unless taken) to the issue.
-func (tb *issueTable) associate(is *Issue, c roles.Claim) {
+func (tb *issueTable) associate(is *runrecord.Issue, c runrecord.Claim) {
 	tb.byID[c.ClaimID] = is
 	if k := NormaliseClaim(c.Claim); tb.byKey[k] == nil {
 		tb.byKey[k] = is
@@ -146,21 +121,21 @@ func (tb *issueTable) associate(is *Issue, c roles.Claim) {
 
 // applyGaps opens or reopens the issues of a bundle's gaps and returns the
 // issues that received a gap in its loop.
-func (tb *issueTable) applyGaps(b Bundle, gaps []roles.Claim, lc *LoopIssues) map[*Issue]bool {
-	gapped := map[*Issue]bool{}
+func (tb *issueTable) applyGaps(b Bundle, gaps []runrecord.Claim, lc *runrecord.LoopIssues) map[*runrecord.Issue]bool {
+	gapped := map[*runrecord.Issue]bool{}
 	for _, c := range gaps {
 		is := tb.match(c)
 		switch {
 		case is == nil:
 			key := NormaliseClaim(c.Claim)
-			is = &Issue{ID: fmt.Sprintf("I-%03d", len(tb.issues)+1), State: Open, Claim: c.Claim, Key: key, Opened: b.Loop}
+			is = &runrecord.Issue{ID: fmt.Sprintf("I-%03d", len(tb.issues)+1), State: runrecord.IssueOpen, Claim: c.Claim, Key: key, Opened: b.Loop}
 			is.PreviouslyVerified = mergeLoops(tb.verifiedByID[c.ClaimID], tb.verifiedByKey[key])
-			is.History = append(is.History, Transition{Loop: b.Loop, To: Open, ClaimID: c.ClaimID, Evidence: b.Path})
+			is.History = append(is.History, runrecord.Transition{Loop: b.Loop, To: runrecord.IssueOpen, ClaimID: c.ClaimID, Evidence: b.Path})
 			tb.issues = append(tb.issues, is)
 			lc.New++
-		case is.State == Closed:
-			is.History = append(is.History, Transition{Loop: b.Loop, From: Closed, To: Reopened, ClaimID: c.ClaimID, Evidence: b.Path})
-			is.State = Reopened
+		case is.State == runrecord.IssueClosed:
+			is.History = append(is.History, runrecord.Transition{Loop: b.Loop, From: runrecord.IssueClosed, To: runrecord.IssueReopened, ClaimID: c.ClaimID, Evidence: b.Path})
+			is.State = runrecord.IssueReopened
 			is.ReopenedLoops = append(is.ReopenedLoops, b.Loop)
 			lc.Reopened++
 		}
@@ -181,8 +156,8 @@ func (tb *issueTable) applyGaps(b Bundle, gaps []roles.Claim, lc *LoopIssues) ma
 
 // applyVerified closes the issues a bundle verified, except those gapped
 // in the same loop, and remembers verified claims that are no issue.
-func (tb *issueTable) applyVerified(b Bundle, verifiedClaims []roles.Claim, gapped map[*Issue]bool, lc *LoopIssues) {
-	verified := map[*Issue]bool{}
+func (tb *issueTable) applyVerified(b Bundle, verifiedClaims []runrecord.Claim, gapped map[*runrecord.Issue]bool, lc *runrecord.LoopIssues) {
+	verified := map[*runrecord.Issue]bool{}
 	for _, c := range verifiedClaims {
 		is := tb.match(c)
 		if is == nil {
@@ -200,9 +175,9 @@ func (tb *issueTable) applyVerified(b Bundle, verifiedClaims []roles.Claim, gapp
 		}
 		verified[is] = true
 		is.VerifiedLoops = append(is.VerifiedLoops, b.Loop)
-		if is.State != Closed {
-			is.History = append(is.History, Transition{Loop: b.Loop, From: is.State, To: Closed, ClaimID: c.ClaimID, Evidence: b.Path})
-			is.State = Closed
+		if is.State != runrecord.IssueClosed {
+			is.History = append(is.History, runrecord.Transition{Loop: b.Loop, From: is.State, To: runrecord.IssueClosed, ClaimID: c.ClaimID, Evidence: b.Path})
+			is.State = runrecord.IssueClosed
 			is.ClosedLoops = append(is.ClosedLoops, b.Loop)
 			lc.Closed++
 		}
@@ -232,8 +207,8 @@ func mergeLoops(a, b []int) []int {
 // Ranked orders unresolved issues by importance: reopened first (a
 // regression of verified behaviour), then the most loops seen as a gap, then
 // the oldest, then id.
-func Ranked(issues []Issue) []Issue {
-	var out []Issue
+func Ranked(issues []runrecord.Issue) []runrecord.Issue {
+	var out []runrecord.Issue
 	for _, is := range issues {
 		if is.Unresolved() {
 			out = append(out, is)
@@ -241,8 +216,8 @@ func Ranked(issues []Issue) []Issue {
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if (a.State == Reopened) != (b.State == Reopened) {
-			return a.State == Reopened
+		if (a.State == runrecord.IssueReopened) != (b.State == runrecord.IssueReopened) {
+			return a.State == runrecord.IssueReopened
 		}
 		if len(a.GapLoops) != len(b.GapLoops) {
 			return len(a.GapLoops) > len(b.GapLoops)
@@ -284,12 +259,12 @@ func loopsText(ls []int) string {
 // working (closed issues, most recently verified first), each clipped to a
 // fixed length, with the rest counted and the full table's path named. Its
 // size is bounded by n, whatever the number of issues.
-func PlannerSection(issues []Issue, n int, fullTable string) string {
+func PlannerSection(issues []runrecord.Issue, n int, fullTable string) string {
 	var b strings.Builder
 	ranked := Ranked(issues)
 	reopened := 0
 	for _, is := range ranked {
-		if is.State == Reopened {
+		if is.State == runrecord.IssueReopened {
 			reopened++
 		}
 	}
@@ -313,9 +288,9 @@ func PlannerSection(issues []Issue, n int, fullTable string) string {
 		}
 		b.WriteString("\n")
 	}
-	var closed []Issue
+	var closed []runrecord.Issue
 	for _, is := range issues {
-		if is.State == Closed {
+		if is.State == runrecord.IssueClosed {
 			closed = append(closed, is)
 		}
 	}
@@ -344,7 +319,7 @@ func PlannerSection(issues []Issue, n int, fullTable string) string {
 // issues (Ranked) and n verified ones (most recently verified first) with
 // the claim id to reuse, so that a report on the same behaviour matches the
 // same issue; the rest counted. Bounded like PlannerSection.
-func QASection(issues []Issue, n int) string {
+func QASection(issues []runrecord.Issue, n int) string {
 	var b strings.Builder
 	ranked := Ranked(issues)
 	if len(ranked) == 0 && len(issues) == 0 {
@@ -359,9 +334,9 @@ func QASection(issues []Issue, n int) string {
 		}
 		fmt.Fprintf(&b, "- claim id %s (%s, %s): %s\n", is.ClaimIDs[len(is.ClaimIDs)-1], is.ID, is.State, clip(is.Claim, maxClaimText))
 	}
-	var closed []Issue
+	var closed []runrecord.Issue
 	for _, is := range issues {
-		if is.State == Closed {
+		if is.State == runrecord.IssueClosed {
 			closed = append(closed, is)
 		}
 	}
@@ -390,7 +365,7 @@ func joinInts(ls []int) string {
 }
 
 // IssuesCSV writes the table as CSV (lists space-separated).
-func IssuesCSV(issues []Issue) []byte {
+func IssuesCSV(issues []runrecord.Issue) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	_ = w.Write(IssueColumns)
@@ -408,14 +383,14 @@ func mdCell(s string) string {
 }
 
 // IssuesMarkdown renders the table and each issue's history.
-func IssuesMarkdown(issues []Issue) []byte {
+func IssuesMarkdown(issues []runrecord.Issue) []byte {
 	var b strings.Builder
 	open, reopened := 0, 0
 	for _, is := range issues {
 		switch is.State {
-		case Open:
+		case runrecord.IssueOpen:
 			open++
-		case Reopened:
+		case runrecord.IssueReopened:
 			reopened++
 		}
 	}

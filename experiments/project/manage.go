@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -37,7 +36,7 @@ type Status struct {
 // ReadStatus summarises the project from its records.
 func ReadStatus(project string) (*Status, error) {
 	project, _ = filepath.Abs(project)
-	l := Layout{Project: project}
+	l := runrecord.ProjectLayout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return nil, err
@@ -59,11 +58,11 @@ func ReadStatus(project string) (*Status, error) {
 		if is.Unresolved() {
 			s.Unresolved++
 		}
-		if is.State == Reopened {
+		if is.State == runrecord.IssueReopened {
 			s.Reopened++
 		}
 	}
-	if dyn, err := ReadDynamics(l.Dynamics()); err == nil && len(dyn) > 0 {
+	if dyn, err := runrecord.ReadDynamics(l.Dynamics()); err == nil && len(dyn) > 0 {
 		s.LastQA, s.LastBuild = dyn[len(dyn)-1].QAStatus, dyn[len(dyn)-1].BuildStatus
 	}
 	evs, err := ReadEvents(project)
@@ -93,7 +92,7 @@ func Rollback(project string, n int) error {
 	if err != nil {
 		return err
 	}
-	l := Layout{Project: project}
+	l := runrecord.ProjectLayout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return err
@@ -154,7 +153,7 @@ func Rollback(project string, n int) error {
 
 // nextRollback is the number of the project's next rollback: the first
 // without an archive directory.
-func nextRollback(l Layout) int {
+func nextRollback(l runrecord.ProjectLayout) int {
 	k := 1
 	for {
 		if _, err := os.Stat(filepath.Join(l.Rollbacks(), strconv.Itoa(k))); errors.Is(err, os.ErrNotExist) {
@@ -249,7 +248,7 @@ func archiveLoops(tl runrecord.TrialLayout, arch string, n, done int) error {
 // and what was repaired (issues closed).
 func Report(project string) (string, error) {
 	project, _ = filepath.Abs(project)
-	l := Layout{Project: project}
+	l := runrecord.ProjectLayout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return "", err
@@ -260,7 +259,7 @@ func Report(project string) (string, error) {
 	}
 	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	objective := func(t int) string {
-		var p roles.Plan
+		var p runrecord.Plan
 		if err := runrecord.ReadJSON(tl.StageFiles(t, "planner").Plan(), &p); err != nil {
 			return "(no plan)"
 		}
@@ -290,11 +289,11 @@ func Report(project string) (string, error) {
 // day (UTC).
 type reportDay struct {
 	date  string
-	loops []LoopDynamics
+	loops []runrecord.LoopDynamics
 }
 
 // reportDays groups the loops by the day they finished.
-func reportDays(dyn []LoopDynamics) []reportDay {
+func reportDays(dyn []runrecord.LoopDynamics) []reportDay {
 	var days []reportDay
 	for _, d := range dyn {
 		date := d.Finished.UTC().Format("2006-01-02")
@@ -308,7 +307,7 @@ func reportDays(dyn []LoopDynamics) []reportDay {
 
 // loopTotals sums the loops' issues (new, closed, reopened), tokens and
 // file changes (files, lines added, lines deleted).
-func loopTotals(ds []LoopDynamics) (n, cl, re int, tok int64, files, add, del int) {
+func loopTotals(ds []runrecord.LoopDynamics) (n, cl, re int, tok int64, files, add, del int) {
 	for _, d := range ds {
 		n, cl, re = n+d.New, cl+d.Closed, re+d.Reopened
 		tok += d.PlannerTokens + d.DeveloperTokens + d.QATokens
@@ -319,7 +318,7 @@ func loopTotals(ds []LoopDynamics) (n, cl, re int, tok int64, files, add, del in
 
 // issueEvents lists the issues opened, reopened and closed in loops
 // from..to.
-func issueEvents(issues []Issue, from, to int) (opened, reopened, closed []string) {
+func issueEvents(issues []runrecord.Issue, from, to int) (opened, reopened, closed []string) {
 	for _, is := range issues {
 		for _, h := range is.History {
 			if h.Loop < from || h.Loop > to {
@@ -329,9 +328,9 @@ func issueEvents(issues []Issue, from, to int) (opened, reopened, closed []strin
 			switch {
 			case h.From == "":
 				opened = append(opened, label)
-			case h.To == Reopened:
+			case h.To == runrecord.IssueReopened:
 				reopened = append(reopened, label)
-			case h.To == Closed:
+			case h.To == runrecord.IssueClosed:
 				closed = append(closed, label)
 			}
 		}
@@ -341,7 +340,7 @@ func issueEvents(issues []Issue, from, to int) (opened, reopened, closed []strin
 
 // writeReportDay writes a day's section: its totals, what was added (the
 // loops' objectives), what broke, was found and was repaired.
-func writeReportDay(b *strings.Builder, d reportDay, issues []Issue, objective func(int) string) {
+func writeReportDay(b *strings.Builder, d reportDay, issues []runrecord.Issue, objective func(int) string) {
 	first, last := d.loops[0].Loop, d.loops[len(d.loops)-1].Loop
 	n, cl, re, tok, files, add, del := loopTotals(d.loops)
 	span := fmt.Sprintf("loops %d-%d", first, last)
@@ -375,7 +374,7 @@ func writeReportDay(b *strings.Builder, d reportDay, issues []Issue, objective f
 // reopened to follow the table. repo may be "" (gh's default repository).
 func PushGitHub(project, repo string) ([]string, error) {
 	project, _ = filepath.Abs(project)
-	l := Layout{Project: project}
+	l := runrecord.ProjectLayout{Project: project}
 	gh, err := exec.LookPath("gh")
 	if err != nil {
 		return nil, errors.New("the gh CLI is not installed (https://cli.github.com); pushing issues is optional")
@@ -412,7 +411,7 @@ func PushGitHub(project, repo string) ([]string, error) {
 	save := func() error { return runrecord.WriteJSON(l.GitHub(), known) }
 	for _, is := range issues {
 		want := "open"
-		if is.State == Closed {
+		if is.State == runrecord.IssueClosed {
 			want = "closed"
 		}
 		p, ok := known[is.ID]

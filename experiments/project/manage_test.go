@@ -12,44 +12,43 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-func claim(id, text string) roles.Claim { return roles.Claim{ClaimID: id, Claim: text} }
+func claim(id, text string) runrecord.Claim { return runrecord.Claim{ClaimID: id, Claim: text} }
 
 func TestBuildIssuesMatchingRule(t *testing.T) {
-	ev := func(verified, gaps []roles.Claim) *roles.Evidence {
-		return &roles.Evidence{Verified: verified, Gaps: gaps}
+	ev := func(verified, gaps []runrecord.Claim) *runrecord.Evidence {
+		return &runrecord.Evidence{Verified: verified, Gaps: gaps}
 	}
 	issues, counts := BuildIssues([]Bundle{
 		// loop 1: a gap opens I-001; a verified claim that is no issue is remembered.
-		{Loop: 1, Evidence: ev([]roles.Claim{claim("v1", "Menu opens")}, []roles.Claim{claim("g1", "Score is shown")})},
+		{Loop: 1, Evidence: ev([]runrecord.Claim{claim("v1", "Menu opens")}, []runrecord.Claim{claim("g1", "Score is shown")})},
 		// loop 2: same claim id, different text: matched by id and closed.
-		{Loop: 2, Evidence: ev([]roles.Claim{claim("g1", "The score is displayed")}, nil)},
+		{Loop: 2, Evidence: ev([]runrecord.Claim{claim("g1", "The score is displayed")}, nil)},
 		// loop 3: new id, same normalised text as I-001: reopened; the menu
 		// regresses (verified before, never an issue): new issue I-002.
-		{Loop: 3, Evidence: ev(nil, []roles.Claim{claim("x9", "  SCORE is-shown!"), claim("m", "menu OPENS")})},
+		{Loop: 3, Evidence: ev(nil, []runrecord.Claim{claim("x9", "  SCORE is-shown!"), claim("m", "menu OPENS")})},
 		// loop 4: no QA evidence (QA timed out): nothing changes.
 		{Loop: 4},
 		// loop 5: a gap and a verified record collapse to I-001: it stays unresolved.
-		{Loop: 5, Evidence: ev([]roles.Claim{claim("other", "score is shown")}, []roles.Claim{claim("g1", "score still missing")})},
+		{Loop: 5, Evidence: ev([]runrecord.Claim{claim("other", "score is shown")}, []runrecord.Claim{claim("g1", "score still missing")})},
 	})
 	if len(issues) != 2 {
 		t.Fatalf("issues %+v", issues)
 	}
 	a, b := issues[0], issues[1]
-	if a.ID != "I-001" || a.State != Reopened || !reflect.DeepEqual(a.ClosedLoops, []int{2}) || !reflect.DeepEqual(a.ReopenedLoops, []int{3}) ||
+	if a.ID != "I-001" || a.State != runrecord.IssueReopened || !reflect.DeepEqual(a.ClosedLoops, []int{2}) || !reflect.DeepEqual(a.ReopenedLoops, []int{3}) ||
 		!reflect.DeepEqual(a.GapLoops, []int{1, 3, 5}) || !reflect.DeepEqual(a.ClaimIDs, []string{"g1", "x9"}) {
 		t.Errorf("I-001 %+v", a)
 	}
-	if len(a.History) != 3 || a.History[2].From != Closed || a.History[2].To != Reopened || a.History[2].Loop != 3 {
+	if len(a.History) != 3 || a.History[2].From != runrecord.IssueClosed || a.History[2].To != runrecord.IssueReopened || a.History[2].Loop != 3 {
 		t.Errorf("I-001 history %+v", a.History)
 	}
-	if b.ID != "I-002" || b.Opened != 3 || b.State != Open || !reflect.DeepEqual(b.PreviouslyVerified, []int{1}) {
+	if b.ID != "I-002" || b.Opened != 3 || b.State != runrecord.IssueOpen || !reflect.DeepEqual(b.PreviouslyVerified, []int{1}) {
 		t.Errorf("I-002 %+v", b)
 	}
-	want := []LoopIssues{{Loop: 1, New: 1, Closed: 0, Reopened: 0, Unresolved: 1, Total: 1}, {Loop: 2, New: 0, Closed: 1, Reopened: 0, Unresolved: 0, Total: 1}, {Loop: 3, New: 1, Closed: 0, Reopened: 1, Unresolved: 2, Total: 2}, {Loop: 4, New: 0, Closed: 0, Reopened: 0, Unresolved: 2, Total: 2}, {Loop: 5, New: 0, Closed: 0, Reopened: 0, Unresolved: 2, Total: 2}}
+	want := []runrecord.LoopIssues{{Loop: 1, New: 1, Closed: 0, Reopened: 0, Unresolved: 1, Total: 1}, {Loop: 2, New: 0, Closed: 1, Reopened: 0, Unresolved: 0, Total: 1}, {Loop: 3, New: 1, Closed: 0, Reopened: 1, Unresolved: 2, Total: 2}, {Loop: 4, New: 0, Closed: 0, Reopened: 0, Unresolved: 2, Total: 2}, {Loop: 5, New: 0, Closed: 0, Reopened: 0, Unresolved: 2, Total: 2}}
 	if !reflect.DeepEqual(counts, want) {
 		t.Errorf("counts %+v, want %+v", counts, want)
 	}
@@ -87,13 +86,13 @@ func TestStopConditions(t *testing.T) {
 		r, err := Run(context.Background(), dir, RunOptions{Limits: RunLimits{Loops: 10}, Harness: &fakeHarness{sched: sched},
 			AfterLoop: func(l int) {
 				if l == 2 {
-					os.WriteFile(Layout{Project: dir}.StopFile(), nil, 0o644)
+					os.WriteFile(runrecord.ProjectLayout{Project: dir}.StopFile(), nil, 0o644)
 				}
 			}})
 		if err != nil || r.Loops != 2 || r.Reason != StopFile {
 			t.Fatalf("%+v %v", r, err)
 		}
-		if _, err := os.Stat(Layout{Project: dir}.StopFile()); !os.IsNotExist(err) {
+		if _, err := os.Stat(runrecord.ProjectLayout{Project: dir}.StopFile()); !os.IsNotExist(err) {
 			t.Fatal("the stop file must be consumed")
 		}
 	})
@@ -147,8 +146,8 @@ func TestInfrastructureFailuresAreReplaced(t *testing.T) {
 		t.Fatalf("%d replacements recorded, want 2: %+v", n, evs)
 	}
 	// The budget counts the replaced attempts' tokens; the dynamics do not.
-	st, _ := stages(Layout{Project: dir})
-	if spent, err := spentTokens(Layout{Project: dir}, st); err != nil || spent != 5*660+2*50 {
+	st, _ := stages(runrecord.ProjectLayout{Project: dir})
+	if spent, err := spentTokens(runrecord.ProjectLayout{Project: dir}, st); err != nil || spent != 5*660+2*50 {
 		t.Fatalf("spent %d tokens (%v), want %d", spent, err, 5*660+2*50)
 	}
 	// A failure that persists beyond the retries stops the run with an error;
@@ -190,7 +189,7 @@ func TestChangedHarnessIsRefusedUnlessForced(t *testing.T) {
 		t.Fatalf("the forced change is not recorded: %+v", evs)
 	}
 	// A second runner on the same project is refused.
-	unlock, err := lock(Layout{Project: dir})
+	unlock, err := lock(runrecord.ProjectLayout{Project: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +272,7 @@ func TestPushGitHubWithAFakeGh(t *testing.T) {
 	issues, _ := ReadIssues(dir)
 	closed := 0
 	for _, is := range issues {
-		if is.State == Closed {
+		if is.State == runrecord.IssueClosed {
 			closed++
 		}
 	}
@@ -314,11 +313,11 @@ func TestRoleFailureIsRecordedAndTheProjectGoesOn(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 	checkSchedule(t, dir, sched, 4)
-	dyn, _ := ReadDynamics(Layout{Project: dir}.Dynamics())
+	dyn, _ := runrecord.ReadDynamics(runrecord.ProjectLayout{Project: dir}.Dynamics())
 	if dyn[1].FailedRoles != "" || dyn[2].FailedRoles != "planner" || dyn[3].FailedRoles != "planner" {
 		t.Fatalf("failed roles per loop: %q %q %q", dyn[1].FailedRoles, dyn[2].FailedRoles, dyn[3].FailedRoles)
 	}
-	st, _ := stages(Layout{Project: dir})
+	st, _ := stages(runrecord.ProjectLayout{Project: dir})
 	if dev := find(st, 4, "developer"); dev == nil || dev.PlanFrom != 2 {
 		t.Fatalf("the Developer of loop 4 must work from D_2: %+v", dev)
 	}
@@ -342,7 +341,7 @@ func TestProjectConfigReadsBackThroughRunrecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(Layout{Project: dir}.Config())
+	data, err := os.ReadFile(runrecord.ProjectLayout{Project: dir}.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,9 +61,6 @@ import (
 // StateDirName is the state directory, relative to the project.
 const StateDirName = runrecord.ProjectStateDir
 
-// Layout names the files of a project (runrecord.ProjectLayout).
-type Layout = runrecord.ProjectLayout
-
 // Check is one public runtime check the QA Tester is shown (a build, a smoke
 // run); a check named "build" (or, without one, all checks) gives the
 // dynamics' build status.
@@ -167,7 +164,7 @@ type Event struct {
 
 // LoadConfig reads <project>/.git/hoh/hoh-project.yaml.
 func LoadConfig(project string) (*Config, error) {
-	l := Layout{Project: project}
+	l := runrecord.ProjectLayout{Project: project}
 	data, err := os.ReadFile(l.Config())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s is not an hoh project (no %s; run hoh project init)", project, l.Config())
@@ -219,7 +216,7 @@ func Init(o InitOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Layout{Project: project}
+	l := runrecord.ProjectLayout{Project: project}
 	if _, err := os.Stat(l.Config()); err == nil {
 		return nil, fmt.Errorf("%s is already an hoh project (%s)", project, l.Config())
 	}
@@ -295,7 +292,7 @@ func trialSpec(c *Config, t int) runrecord.TrialSpec {
 		Arm: fmt.Sprintf("hoh@%d", t), Rep: 1}
 }
 
-func readIdentity(l Layout) (*Identity, error) {
+func readIdentity(l runrecord.ProjectLayout) (*Identity, error) {
 	var id Identity
 	if err := runrecord.ReadJSON(l.Identity(), &id); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -306,7 +303,7 @@ func readIdentity(l Layout) (*Identity, error) {
 	return &id, nil
 }
 
-func appendEvent(l Layout, e Event) error {
+func appendEvent(l runrecord.ProjectLayout, e Event) error {
 	e.Time = time.Now().UTC()
 	return runrecord.Append(l.Runs(), e)
 }
@@ -314,7 +311,7 @@ func appendEvent(l Layout, e Event) error {
 // ReadEvents reads runs.jsonl.
 func ReadEvents(project string) ([]Event, error) {
 	var evs []Event
-	_, err := runrecord.ReadLines(Layout{Project: project}.Runs(), func(b []byte) error {
+	_, err := runrecord.ReadLines(runrecord.ProjectLayout{Project: project}.Runs(), func(b []byte) error {
 		var e Event
 		if err := json.Unmarshal(b, &e); err != nil {
 			return err

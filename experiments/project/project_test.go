@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func runFake(t *testing.T, dir string, loops int, h *fakeHarness) *Result {
@@ -29,7 +30,7 @@ func runFake(t *testing.T, dir string, loops int, h *fakeHarness) *Result {
 // checkSchedule asserts that the table and dynamics equal the schedule.
 func checkSchedule(t *testing.T, dir string, sched []schedIssue, loops int) {
 	t.Helper()
-	dyn, err := ReadDynamics(Layout{Project: dir}.Dynamics())
+	dyn, err := runrecord.ReadDynamics(runrecord.ProjectLayout{Project: dir}.Dynamics())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func checkSchedule(t *testing.T, dir string, sched []schedIssue, loops int) {
 	}
 	// Issues are numbered in order of opening; the schedule opens them in
 	// order of N except issue 66 (loop 1).
-	byClaim := map[string]Issue{}
+	byClaim := map[string]runrecord.Issue{}
 	for _, is := range issues {
 		byClaim[NormaliseClaim(is.Claim)] = is
 	}
@@ -191,31 +192,31 @@ func sameTables(t *testing.T, a, b string) {
 	if !reflect.DeepEqual(ia, ib) {
 		t.Errorf("issue tables differ:\n%s\nvs\n%s", issueSummary(ia), issueSummary(ib))
 	}
-	da, _ := ReadDynamics(Layout{Project: a}.Dynamics())
-	db, _ := ReadDynamics(Layout{Project: b}.Dynamics())
-	for _, d := range [][]LoopDynamics{da, db} {
+	da, _ := runrecord.ReadDynamics(runrecord.ProjectLayout{Project: a}.Dynamics())
+	db, _ := runrecord.ReadDynamics(runrecord.ProjectLayout{Project: b}.Dynamics())
+	for _, d := range [][]runrecord.LoopDynamics{da, db} {
 		for i := range d {
 			d[i].Finished = time.Time{}
 		}
 	}
 	if !reflect.DeepEqual(da, db) {
-		t.Errorf("dynamics differ:\n%s\nvs\n%s", DynamicsCSV(da), DynamicsCSV(db))
+		t.Errorf("dynamics differ:\n%s\nvs\n%s", runrecord.DynamicsCSV(da), runrecord.DynamicsCSV(db))
 	}
 }
 
 func TestPlannerSectionIsBoundedWith500OpenIssues(t *testing.T) {
-	mk := func(n int) []Issue {
-		var ev roles.Evidence
+	mk := func(n int) []runrecord.Issue {
+		var ev runrecord.Evidence
 		for k := 0; k < n; k++ {
-			ev.Gaps = append(ev.Gaps, roles.Claim{ClaimID: "g" + strconv.Itoa(k), Claim: strings.Repeat("a long claim text ", 30) + strconv.Itoa(k)})
+			ev.Gaps = append(ev.Gaps, runrecord.Claim{ClaimID: "g" + strconv.Itoa(k), Claim: strings.Repeat("a long claim text ", 30) + strconv.Itoa(k)})
 		}
 		for k := 0; k < n/2; k++ {
-			ev.Verified = append(ev.Verified, roles.Claim{ClaimID: "v" + strconv.Itoa(k), Claim: "fine " + strconv.Itoa(k)})
+			ev.Verified = append(ev.Verified, runrecord.Claim{ClaimID: "v" + strconv.Itoa(k), Claim: "fine " + strconv.Itoa(k)})
 		}
 		is, _ := BuildIssues([]Bundle{{Loop: 1, Evidence: &ev}})
 		return is
 	}
-	render := func(issues []Issue) string {
+	render := func(issues []runrecord.Issue) string {
 		p, err := roles.Render(roles.Planner, roles.Slots{Iteration: 71, OpenEnded: true, Budget: "10 loops", Spec: specText,
 			Access: "read-only", Issues: PlannerSection(issues, 20, "/p/.git/hoh/issues.md")})
 		if err != nil {

@@ -80,7 +80,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Layout{Project: project}
+	l := runrecord.ProjectLayout{Project: project}
 	c, err := LoadConfig(project)
 	if err != nil {
 		return nil, err
@@ -123,7 +123,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 // projectRun is one Run's state between its loops.
 type projectRun struct {
 	project      string
-	l            Layout
+	l            runrecord.ProjectLayout
 	c            *Config
 	o            RunOptions
 	limits       RunLimits
@@ -271,7 +271,7 @@ func (r *projectRun) finish(t int) error {
 
 // progressText is the state a watcher wants between roles: issues open
 // and closed, tokens so far, and the budget left (st nil: read afresh).
-func progressText(l Layout, lim RunLimits, st []runrecord.StageRecord) string {
+func progressText(l runrecord.ProjectLayout, lim RunLimits, st []runrecord.StageRecord) string {
 	if st == nil {
 		var err error
 		if st, err = stages(l); err != nil {
@@ -282,7 +282,7 @@ func progressText(l Layout, lim RunLimits, st []runrecord.StageRecord) string {
 	if issues, err := ReadIssues(l.Project); err == nil {
 		open, closed := 0, 0
 		for _, is := range issues {
-			if is.State == Closed {
+			if is.State == runrecord.IssueClosed {
 				closed++
 			} else {
 				open++
@@ -305,7 +305,7 @@ func progressText(l Layout, lim RunLimits, st []runrecord.StageRecord) string {
 
 // endLoop writes the derived files, tags the loop's last commit and drops
 // the QA Tester's copy of the candidate (identical to the tagged commit).
-func endLoop(l Layout, c *Config, t int) error {
+func endLoop(l runrecord.ProjectLayout, c *Config, t int) error {
 	if err := writeDerived(l, c); err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func endLoop(l Layout, c *Config, t int) error {
 }
 
 // stopBefore checks the stop conditions before loop done+1 starts.
-func stopBefore(l Layout, lim RunLimits, st []runrecord.StageRecord, done int) (string, error) {
+func stopBefore(l runrecord.ProjectLayout, lim RunLimits, st []runrecord.StageRecord, done int) (string, error) {
 	if _, err := os.Stat(l.StopFile()); err == nil {
 		if err := os.Remove(l.StopFile()); err != nil {
 			return "", err
@@ -355,7 +355,7 @@ func stopBefore(l Layout, lim RunLimits, st []runrecord.StageRecord, done int) (
 		if err != nil {
 			return "", err
 		}
-		dyn, err := ReadDynamics(l.Dynamics())
+		dyn, err := runrecord.ReadDynamics(l.Dynamics())
 		if err != nil {
 			return "", err
 		}
@@ -373,7 +373,7 @@ func stopBefore(l Layout, lim RunLimits, st []runrecord.StageRecord, done int) (
 }
 
 // budgetText is what the prompts say is left: never a fixed total T.
-func budgetText(l Layout, lim RunLimits, st []runrecord.StageRecord, t int) string {
+func budgetText(l runrecord.ProjectLayout, lim RunLimits, st []runrecord.StageRecord, t int) string {
 	parts := []string{fmt.Sprintf("this run may continue to loop %d (%d more after this one)", lim.Loops, max(lim.Loops-t, 0))}
 	if lim.Tokens > 0 {
 		spent, _ := spentTokens(l, st) // the prompt's note only; stopBefore checked the file
@@ -387,7 +387,7 @@ func budgetText(l Layout, lim RunLimits, st []runrecord.StageRecord, t int) stri
 
 // checkIdentity refuses a changed harness or model unless forced; a forced
 // change is recorded and becomes the new identity.
-func checkIdentity(l Layout, now Identity, force bool) error {
+func checkIdentity(l runrecord.ProjectLayout, now Identity, force bool) error {
 	old, err := readIdentity(l)
 	if err != nil {
 		return err
@@ -410,7 +410,7 @@ func checkIdentity(l Layout, now Identity, force bool) error {
 }
 
 // lock takes the project's run lock.
-func lock(l Layout) (func(), error) {
+func lock(l runrecord.ProjectLayout) (func(), error) {
 	if err := os.MkdirAll(l.State(), 0o755); err != nil {
 		return nil, err
 	}
@@ -428,7 +428,7 @@ func lock(l Layout) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-func buildHarness(l Layout, c *Config, o RunOptions) (harness.Harness, []string, []string, func(), error) {
+func buildHarness(l runrecord.ProjectLayout, c *Config, o RunOptions) (harness.Harness, []string, []string, func(), error) {
 	env, secrets := append([]string{}, o.Env...), append([]string{}, o.Secrets...)
 	if o.Harness != nil {
 		return o.Harness, env, secrets, func() {}, nil

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/experiments/roles"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // schedIssue is one issue's life in the schedule: opened at Open, then
@@ -57,10 +57,10 @@ func (s schedIssue) stateAt(t int) string {
 	if t < s.Open {
 		return ""
 	}
-	st := Open
+	st := runrecord.IssueOpen
 	for i, e := range s.Events {
 		if e <= t {
-			st = map[bool]string{true: Closed, false: Reopened}[i%2 == 0]
+			st = map[bool]string{true: runrecord.IssueClosed, false: runrecord.IssueReopened}[i%2 == 0]
 		}
 	}
 	return st
@@ -79,16 +79,16 @@ func (s schedIssue) claim(t int) (id, text string) {
 // qaReport is the QA reply of loop t: a gap for every issue unresolved at
 // the end of t, a verified record for every issue that is closed at the end
 // of t and was mentioned at or before t.
-func qaReport(sched []schedIssue, t int) roles.QAReport {
-	r := roles.QAReport{Iteration: t, QAStatus: "pass"}
+func qaReport(sched []schedIssue, t int) runrecord.QAReport {
+	r := runrecord.QAReport{Iteration: t, QAStatus: "pass"}
 	for _, s := range sched {
 		st := s.stateAt(t)
 		if st == "" {
 			continue
 		}
 		id, text := s.claim(t)
-		c := roles.Claim{ClaimID: id, Claim: text, ExecutionRecords: []roles.ExecutionRecord{{Type: "command", Command: "sh app.sh", Observation: "app"}}} // what sh app.sh prints, as the tool log records it
-		if st == Closed {
+		c := runrecord.Claim{ClaimID: id, Claim: text, ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: "sh app.sh", Observation: "app"}}} // what sh app.sh prints, as the tool log records it
+		if st == runrecord.IssueClosed {
 			c.Status = "verified"
 			r.VerifiedRecords = append(r.VerifiedRecords, c)
 		} else {
@@ -101,10 +101,10 @@ func qaReport(sched []schedIssue, t int) roles.QAReport {
 }
 
 // expected counts, computed from the schedule alone.
-func expectedCounts(sched []schedIssue, loops int) []LoopIssues {
-	var out []LoopIssues
+func expectedCounts(sched []schedIssue, loops int) []runrecord.LoopIssues {
+	var out []runrecord.LoopIssues
 	for t := 1; t <= loops; t++ {
-		c := LoopIssues{Loop: t}
+		c := runrecord.LoopIssues{Loop: t}
 		for _, s := range sched {
 			if s.Open == t {
 				c.New++
@@ -121,7 +121,7 @@ func expectedCounts(sched []schedIssue, loops int) []LoopIssues {
 					}
 				}
 			}
-			if st := s.stateAt(t); st == Open || st == Reopened {
+			if st := s.stateAt(t); st == runrecord.IssueOpen || st == runrecord.IssueReopened {
 				c.Unresolved++
 			}
 		}
@@ -162,11 +162,11 @@ func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (harness.
 	f.mu.Unlock()
 	m := loopRe.FindStringSubmatch(inv.Prompt)
 	if m == nil {
-		return harness.Result{Outcome: harness.OutcomeAgentFailure, Evidence: "unexpected prompt"}, nil
+		return harness.Result{Outcome: runrecord.OutcomeAgentFailure, Evidence: "unexpected prompt"}, nil
 	}
 	t, _ := strconv.Atoi(m[2])
 	role := map[string]string{"Project Planner": "planner", "Developer": "developer", "QA Tester": "qa"}[m[1]]
-	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: harness.Usage{Input: 100, Output: 10, Total: 110}, Duration: time.Millisecond}
+	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 100, Output: 10, Total: 110}, Duration: time.Millisecond}
 	switch role {
 	case "planner":
 		res.FinalMessage = planReply
@@ -179,20 +179,20 @@ func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (harness.
 		fmt.Fprintf(fh, "progress\n")
 		fh.Close()
 		res.FinalMessage = devReply
-		res.Usage = harness.Usage{Input: 200, Output: 20, Total: 220}
+		res.Usage = runrecord.Usage{Input: 200, Output: 20, Total: 220}
 	case "qa":
 		b, _ := json.Marshal(qaReport(f.sched, t))
 		res.FinalMessage = string(b)
 		// The tool log a CLI would report for the command the claims name.
 		res.Tools = []harness.ToolCall{{Name: "bash", Input: `{"command":"sh app.sh"}`}}
-		res.Usage = harness.Usage{Input: 300, Output: 30, Total: 330}
+		res.Usage = runrecord.Usage{Input: 300, Output: 30, Total: 330}
 	}
 	if f.Block != nil {
 		f.Block(role, t)
 	}
 	if f.Infra != nil && f.Infra(role, t) {
-		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "provider answered 503 (test double)",
-			Usage: harness.Usage{Input: 40, Output: 10, Total: 50}}, nil
+		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "provider answered 503 (test double)",
+			Usage: runrecord.Usage{Input: 40, Output: 10, Total: 50}}, nil
 	}
 	return res, nil
 }
@@ -227,7 +227,7 @@ func newTestProject(dir string, hm func(*Config)) error {
 	return err
 }
 
-func issueSummary(is []Issue) string {
+func issueSummary(is []runrecord.Issue) string {
 	var b strings.Builder
 	for _, i := range is {
 		fmt.Fprintf(&b, "%s %s opened=%d closed=%v reopened=%v\n", i.ID, i.State, i.Opened, i.ClosedLoops, i.ReopenedLoops)

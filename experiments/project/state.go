@@ -9,12 +9,11 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
 // stages reads the committed stages of the project's trial.
-func stages(l Layout) ([]runrecord.StageRecord, error) {
+func stages(l runrecord.ProjectLayout) ([]runrecord.StageRecord, error) {
 	var out []runrecord.StageRecord
 	_, err := runrecord.ReadLines(runrecord.TrialLayout{Dir: l.Trial()}.Stages(), func(b []byte) error {
 		var s runrecord.StageRecord
@@ -61,7 +60,7 @@ func tokens(st []runrecord.StageRecord) int64 {
 // spentTokens is what the token budget counts: the committed stages'
 // tokens plus those of attempts lost to infrastructure failures (spent,
 // though no result counts them).
-func spentTokens(l Layout, st []runrecord.StageRecord) (int64, error) {
+func spentTokens(l runrecord.ProjectLayout, st []runrecord.StageRecord) (int64, error) {
 	n := tokens(st)
 	_, err := runrecord.ReadLines(runrecord.TrialLayout{Dir: l.Trial()}.ReplacedUsage(), func(b []byte) error {
 		var inv runrecord.Invocation
@@ -75,14 +74,14 @@ func spentTokens(l Layout, st []runrecord.StageRecord) (int64, error) {
 }
 
 // bundles loads the evidence of loops 1..n.
-func bundles(l Layout, n int) ([]Bundle, error) {
+func bundles(l runrecord.ProjectLayout, n int) ([]Bundle, error) {
 	tl := runrecord.TrialLayout{Dir: l.Trial()}
 	var out []Bundle
 	for t := 1; t <= n; t++ {
 		p := tl.StageFiles(t, "qa").Evidence()
 		rel, _ := filepath.Rel(l.State(), p)
 		b := Bundle{Loop: t, Path: rel}
-		var ev roles.Evidence
+		var ev runrecord.Evidence
 		if err := runrecord.ReadJSON(p, &ev); err == nil {
 			b.Evidence = &ev
 		} else if !errors.Is(err, os.ErrNotExist) {
@@ -151,7 +150,7 @@ func diffSize(repo *history.Repo, cache diffCache, from, to string) ([3]int, err
 }
 
 // derive computes the issue table and the dynamics from the records.
-func derive(l Layout) ([]Issue, []LoopDynamics, error) {
+func derive(l runrecord.ProjectLayout) ([]runrecord.Issue, []runrecord.LoopDynamics, error) {
 	st, err := stages(l)
 	if err != nil {
 		return nil, nil, err
@@ -171,7 +170,7 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 	cache := diffCache{}
 	_ = runrecord.ReadJSON(cachePath, &cache) // a lost cache is recomputed
 	tl := runrecord.TrialLayout{Dir: l.Trial()}
-	var dyn []LoopDynamics
+	var dyn []runrecord.LoopDynamics
 	var cum int64
 	prev := "cp-0"
 	if c, err := repo.Git("rev-parse", "cp-0"); err == nil {
@@ -179,7 +178,7 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 	}
 	for i, c := range counts {
 		t := c.Loop
-		d := LoopDynamics{LoopIssues: c}
+		d := runrecord.LoopDynamics{LoopIssues: c}
 		pl, dev, qa := find(st, t, "planner"), find(st, t, "developer"), find(st, t, "qa")
 		d.PlannerTokens, d.DeveloperTokens, d.QATokens = roleTokens(pl), roleTokens(dev), roleTokens(qa)
 		cum += d.PlannerTokens + d.DeveloperTokens + d.QATokens
@@ -218,12 +217,12 @@ func derive(l Layout) ([]Issue, []LoopDynamics, error) {
 }
 
 // writeDerived rewrites the issue table exports and dynamics.csv.
-func writeDerived(l Layout, c *Config) error {
+func writeDerived(l runrecord.ProjectLayout, c *Config) error {
 	issues, dyn, err := derive(l)
 	if err != nil {
 		return err
 	}
-	if err := runrecord.WriteFile(l.IssuesJSONL(), IssuesJSONL(issues)); err != nil {
+	if err := runrecord.WriteFile(l.IssuesJSONL(), runrecord.IssuesJSONL(issues)); err != nil {
 		return err
 	}
 	if err := runrecord.WriteFile(l.IssuesCSV(), IssuesCSV(issues)); err != nil {
@@ -232,10 +231,10 @@ func writeDerived(l Layout, c *Config) error {
 	if err := runrecord.WriteFile(l.IssuesMD(), IssuesMarkdown(issues)); err != nil {
 		return err
 	}
-	return runrecord.WriteFile(l.Dynamics(), DynamicsCSV(dyn))
+	return runrecord.WriteFile(l.Dynamics(), runrecord.DynamicsCSV(dyn))
 }
 
 // ReadIssues reads the issue table (issues.jsonl).
-func ReadIssues(project string) ([]Issue, error) {
-	return runrecord.ReadIssues(Layout{Project: project}.IssuesJSONL())
+func ReadIssues(project string) ([]runrecord.Issue, error) {
+	return runrecord.ReadIssues(runrecord.ProjectLayout{Project: project}.IssuesJSONL())
 }

@@ -9,21 +9,6 @@ import (
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-// The contracts' types are the records a trial writes (runrecord); the
-// aliases keep the roles' spelling.
-type (
-	Plan            = runrecord.Plan
-	PlanTask        = runrecord.PlanTask
-	Acceptance      = runrecord.Acceptance
-	DevReport       = runrecord.DevReport
-	SelfTest        = runrecord.SelfTest
-	QAReport        = runrecord.QAReport
-	Claim           = runrecord.Claim
-	ExecutionRecord = runrecord.ExecutionRecord
-	Handoff         = runrecord.Handoff
-	Evidence        = runrecord.Evidence
-)
-
 // ExtractJSON finds the answer in a final message: the last complete JSON
 // object (a draft before the final object is not the answer). Inside
 // ```json fenced blocks when there are any, else anywhere in the text;
@@ -96,8 +81,8 @@ func decodeReply(msg string, v any) []string {
 
 // ParsePlan validates a Planner reply. The returned errors are shown to the
 // Planner on retry.
-func ParsePlan(msg string) (Plan, []string) {
-	var p Plan
+func ParsePlan(msg string) (runrecord.Plan, []string) {
+	var p runrecord.Plan
 	if errs := decodeReply(msg, &p); errs != nil {
 		return p, errs
 	}
@@ -125,8 +110,8 @@ func ParsePlan(msg string) (Plan, []string) {
 }
 
 // ParseDevReport validates a Developer or Vanilla reply.
-func ParseDevReport(msg string) (DevReport, []string) {
-	var r DevReport
+func ParseDevReport(msg string) (runrecord.DevReport, []string) {
+	var r runrecord.DevReport
 	if errs := decodeReply(msg, &r); errs != nil {
 		return r, errs
 	}
@@ -137,8 +122,8 @@ func ParseDevReport(msg string) (DevReport, []string) {
 }
 
 // ParseQAReport validates a QA reply's shape; Normalise then builds E_t.
-func ParseQAReport(msg string) (QAReport, []string) {
-	var r QAReport
+func ParseQAReport(msg string) (runrecord.QAReport, []string) {
+	var r runrecord.QAReport
 	if errs := decodeReply(msg, &r); errs != nil {
 		return r, errs
 	}
@@ -151,7 +136,7 @@ func ParseQAReport(msg string) (QAReport, []string) {
 	if len(r.VerifiedRecords)+len(r.GapRecords) == 0 {
 		errs = append(errs, "no claims: give at least one verified or gap record")
 	}
-	check := func(kind string, cs []Claim) {
+	check := func(kind string, cs []runrecord.Claim) {
 		for i, c := range cs {
 			if strings.TrimSpace(c.ClaimID) == "" || strings.TrimSpace(c.Claim) == "" {
 				errs = append(errs, fmt.Sprintf("%s[%d] needs claim_id and claim", kind, i))

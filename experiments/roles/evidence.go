@@ -3,6 +3,8 @@ package roles
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Normalise turns a QA report into E_t deterministically:
@@ -23,8 +25,8 @@ import (
 //   - the handoff is derived from the records: verified claims become
 //     preservation constraints, gaps become update targets (their
 //     recommended update when given) and validation requirements.
-func Normalise(r QAReport, digest string, executed []Execution) Evidence {
-	e := Evidence{Iteration: r.Iteration, CandidateDigest: digest, QAStatus: r.QAStatus}
+func Normalise(r runrecord.QAReport, digest string, executed []Execution) runrecord.Evidence {
+	e := runrecord.Evidence{Iteration: r.Iteration, CandidateDigest: digest, QAStatus: r.QAStatus}
 	g := &gapSet{ids: map[string]bool{}}
 	for _, c := range r.GapRecords {
 		g.add(c)
@@ -55,12 +57,12 @@ func Normalise(r QAReport, digest string, executed []Execution) Evidence {
 // gapSet is the gaps so far, one per claim id in order of first report.
 type gapSet struct {
 	ids    map[string]bool
-	claims []Claim
+	claims []runrecord.Claim
 }
 
 // add records c as a gap, merging its execution records into the gap of
 // the same claim id if there is one.
-func (g *gapSet) add(c Claim) {
+func (g *gapSet) add(c runrecord.Claim) {
 	c.Status = "gap"
 	if g.ids[c.ClaimID] {
 		for i := range g.claims {
@@ -76,7 +78,7 @@ func (g *gapSet) add(c Claim) {
 
 // admitVerified accepts the verified records the tool log backs (merged
 // by claim id) and records the others as gaps, each with a note saying why.
-func admitVerified(e *Evidence, records []Claim, executed []Execution, g *gapSet) {
+func admitVerified(e *runrecord.Evidence, records []runrecord.Claim, executed []Execution, g *gapSet) {
 	verIDs := map[string]int{}
 	for _, c := range records {
 		switch {
@@ -112,7 +114,7 @@ func admitVerified(e *Evidence, records []Claim, executed []Execution, g *gapSet
 // deriveHandoff derives the handoff from the records: verified claims
 // become preservation constraints, gaps update targets (their recommended
 // update when given) and validation requirements.
-func deriveHandoff(e *Evidence) {
+func deriveHandoff(e *runrecord.Evidence) {
 	for _, c := range e.Verified {
 		e.Handoff.PreservationConstraints = append(e.Handoff.PreservationConstraints, "Preserve verified behaviour: "+c.Claim)
 	}
@@ -127,7 +129,7 @@ func deriveHandoff(e *Evidence) {
 }
 
 // unbacked says why the tool log does not back a claim ("" when it does).
-func unbacked(c Claim, executed []Execution) string {
+func unbacked(c runrecord.Claim, executed []Execution) string {
 	backed := false
 	for _, r := range c.ExecutionRecords {
 		if strings.TrimSpace(r.Command) == "" {
@@ -160,7 +162,7 @@ func unbacked(c Claim, executed []Execution) string {
 	return ""
 }
 
-func hasObservation(c Claim) bool {
+func hasObservation(c runrecord.Claim) bool {
 	for _, r := range c.ExecutionRecords {
 		if strings.TrimSpace(r.Observation) != "" {
 			return true

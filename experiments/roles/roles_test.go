@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func TestRenderInsertsSpecVerbatimAndIndex(t *testing.T) {
@@ -44,17 +46,17 @@ func TestParsePlan(t *testing.T) {
 }
 
 func TestNormaliseKeepsSetsDisjointAndRefusesUnsupportedVerification(t *testing.T) {
-	rec := []ExecutionRecord{{Type: "command", Command: "sh calc.sh 1 2", Observation: "prints 3"}}
-	r := QAReport{Iteration: 2, QAStatus: "partial",
-		VerifiedRecords: []Claim{
+	rec := []runrecord.ExecutionRecord{{Type: "command", Command: "sh calc.sh 1 2", Observation: "prints 3"}}
+	r := runrecord.QAReport{Iteration: 2, QAStatus: "partial",
+		VerifiedRecords: []runrecord.Claim{
 			{ClaimID: "add", Claim: "adds", ExecutionRecords: rec, Status: "verified"},
 			{ClaimID: "sub", Claim: "subtracts", Status: "verified"},                         // no execution record
 			{ClaimID: "mul", Claim: "multiplies", ExecutionRecords: rec, Status: "verified"}, // also a gap below
 		},
-		GapRecords: []Claim{{ClaimID: "mul", Claim: "multiplies", ExecutionRecords: rec, Status: "gap", RecommendedUpdate: "Fix multiply"}},
+		GapRecords: []runrecord.Claim{{ClaimID: "mul", Claim: "multiplies", ExecutionRecords: rec, Status: "gap", RecommendedUpdate: "Fix multiply"}},
 	}
 	e := Normalise(r, "sha256:abc", Commands("sh calc.sh 1 2"))
-	ids := func(cs []Claim) string {
+	ids := func(cs []runrecord.Claim) string {
 		var s []string
 		for _, c := range cs {
 			s = append(s, c.ClaimID+"="+c.Status)
@@ -103,8 +105,8 @@ func TestVanillaPromptIsTheSpecificationAlone(t *testing.T) {
 }
 
 func TestEvidenceWritesEmptyListsAsEmptyArrays(t *testing.T) {
-	data, err := json.Marshal(Normalise(QAReport{Iteration: 1, QAStatus: "fail",
-		GapRecords: []Claim{{ClaimID: "c1", Claim: "runs"}}}, "sha256:x", nil))
+	data, err := json.Marshal(Normalise(runrecord.QAReport{Iteration: 1, QAStatus: "fail",
+		GapRecords: []runrecord.Claim{{ClaimID: "c1", Claim: "runs"}}}, "sha256:x", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +118,8 @@ func TestEvidenceWritesEmptyListsAsEmptyArrays(t *testing.T) {
 
 // A record's status must match its list; "pass" only without gaps.
 func TestNormaliseStatusFollowsTheRecords(t *testing.T) {
-	rec := []ExecutionRecord{{Type: "command", Command: "sh greet.sh Ada", Observation: "ok"}}
-	r := QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []Claim{
+	rec := []runrecord.ExecutionRecord{{Type: "command", Command: "sh greet.sh Ada", Observation: "ok"}}
+	r := runrecord.QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []runrecord.Claim{
 		{ClaimID: "ok", Claim: "greets", ExecutionRecords: rec, Status: "verified"},
 		{ClaimID: "mislisted", Claim: "styled", ExecutionRecords: rec, Status: "gap"},
 	}}

@@ -3,6 +3,8 @@ package roles
 import (
 	"strings"
 	"testing"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // What "corresponds" means: equal after unwrapping shell -c wrappers and
@@ -43,14 +45,14 @@ func TestCommandRanFollowsTheDocumentedCorrespondence(t *testing.T) {
 // Verified claims the tool log does not back become gaps with a note, and
 // qa_status is recomputed from the partition.
 func TestNormaliseDemotesClaimsTheToolLogDoesNotBack(t *testing.T) {
-	cmd := func(c string) []ExecutionRecord {
-		return []ExecutionRecord{{Type: "command", Command: c, Observation: "ok"}}
+	cmd := func(c string) []runrecord.ExecutionRecord {
+		return []runrecord.ExecutionRecord{{Type: "command", Command: c, Observation: "ok"}}
 	}
-	r := QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []Claim{
+	r := runrecord.QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []runrecord.Claim{
 		{ClaimID: "ran", Claim: "greets Ada", ExecutionRecords: cmd("sh greet.sh Ada"), Status: "verified"},
 		{ClaimID: "invented", Claim: "greets Bo", ExecutionRecords: cmd("sh greet.sh Bo"), Status: "verified"},
-		{ClaimID: "pathonly", Claim: "logged", ExecutionRecords: []ExecutionRecord{{Type: "log", Path: "run.log", Observation: "fine"}}, Status: "verified"},
-		{ClaimID: "frame", Claim: "looks right", ExecutionRecords: []ExecutionRecord{{Type: "screenshot", Path: "s.png", Observation: "logo"}}, Status: "verified"},
+		{ClaimID: "pathonly", Claim: "logged", ExecutionRecords: []runrecord.ExecutionRecord{{Type: "log", Path: "run.log", Observation: "fine"}}, Status: "verified"},
+		{ClaimID: "frame", Claim: "looks right", ExecutionRecords: []runrecord.ExecutionRecord{{Type: "screenshot", Path: "s.png", Observation: "logo"}}, Status: "verified"},
 		{ClaimID: "mixed", Claim: "both", ExecutionRecords: append(cmd("sh greet.sh Ada"), cmd("sh greet.sh Cy")...), Status: "verified"},
 	}}
 	e := Normalise(r, "sha256:abc", Commands("/bin/bash -lc 'sh greet.sh Ada'"))
@@ -79,11 +81,11 @@ func TestNormaliseDemotesClaimsTheToolLogDoesNotBack(t *testing.T) {
 // and so is a claim about a script that did not exist.
 func TestNormaliseChecksObservationsAgainstRecordedOutput(t *testing.T) {
 	out := func(s string) *string { return &s }
-	claim := func(id, cmd, obs string) Claim {
-		return Claim{ClaimID: id, Claim: id, Status: "verified",
-			ExecutionRecords: []ExecutionRecord{{Type: "command", Command: cmd, Observation: obs}}}
+	claim := func(id, cmd, obs string) runrecord.Claim {
+		return runrecord.Claim{ClaimID: id, Claim: id, Status: "verified",
+			ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: cmd, Observation: obs}}}
 	}
-	r := QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []Claim{
+	r := runrecord.QAReport{Iteration: 1, QAStatus: "pass", VerifiedRecords: []runrecord.Claim{
 		claim("false", "./greet.sh Ada", "Hello, Ada!"),
 		claim("missing", "./farewell.sh Ada", "Bye, Ada!"),
 		claim("true", "./greet.sh Bo", "Hello,  Bo!"),

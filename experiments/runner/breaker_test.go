@@ -28,9 +28,9 @@ func (h *brokenHarness) Run(_ context.Context, inv harness.Invocation) (harness.
 	h.calls++
 	if h.alternate && h.calls%2 == 0 {
 		// An unreachable provider is another cause than its 503.
-		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "connection refused"}, nil
+		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "connection refused"}, nil
 	}
-	return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+	return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
 }
 
 // The circuit breaker: when a configuration's first attempts all fail the

@@ -37,7 +37,7 @@ func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (ha
 	if inv.Role == harness.RoleDeveloper {
 		if h.developed+1 == h.failBefore {
 			h.failBefore = 0
-			return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+			return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
 		}
 		h.developed++ // one Developer call per iteration: its output is always valid
 		script := h.byIteration[h.developed]

@@ -28,7 +28,7 @@ func (h *diskFullHarness) Run(ctx context.Context, inv harness.Invocation) (harn
 		h.fails--
 		os.MkdirAll(inv.LogDir, 0o755)
 		os.WriteFile(filepath.Join(inv.LogDir, "stderr.log"), []byte("ERROR codex_core::rollout: failed to write rollout: No space left on device (os error 28)\n"), 0o644)
-		res.Usage = harness.Usage{Input: 7, Output: 1, Total: 8} // too few: the rollout was not written
+		res.Usage = runrecord.Usage{Input: 7, Output: 1, Total: 8} // too few: the rollout was not written
 	}
 	return res, err
 }

@@ -63,8 +63,8 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 
 // sameLock checks that every shard ran the first one's configuration (its
 // shard aside) and returns that lock and plan.
-func sameLock(dirs []string) (plan.Lock, []plan.Trial, error) {
-	var base plan.Lock
+func sameLock(dirs []string) (runrecord.Lock, []plan.Trial, error) {
+	var base runrecord.Lock
 	var trials []plan.Trial
 	for i, d := range dirs {
 		l, err := plan.ReadLock(d)

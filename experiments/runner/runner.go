@@ -227,7 +227,7 @@ func (r *run) prepare(ctx context.Context) error {
 // configuration (unless allowChanged) or fewer steps, and otherwise returns
 // what the run will say about the resume (extensions, warnings, moved
 // endpoints). A directory without a lock is a new run: no notes.
-func ResumeCheck(out string, cur plan.Lock, allowChanged bool) ([]string, error) {
+func ResumeCheck(out string, cur runrecord.Lock, allowChanged bool) ([]string, error) {
 	old, err := plan.ReadLock(out)
 	switch {
 	case os.IsNotExist(err):

@@ -40,12 +40,12 @@ func (h *instantHarness) Run(_ context.Context, inv harness.Invocation) (harness
 		if strings.Contains(inv.Prompt, task+".sh") {
 			delete(h.infraFirst, task)
 			h.mu.Unlock()
-			return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+			return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
 		}
 	}
 	h.mu.Unlock()
 	n := roleUsage[inv.Role]
-	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: harness.Usage{Input: n, Output: n / 10, Total: n + n/10}, SessionID: "s-1"}
+	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: n, Output: n / 10, Total: n + n/10}, SessionID: "s-1"}
 	if inv.Session != "" {
 		res.SessionID = inv.Session
 	}

@@ -3,7 +3,6 @@ package runner
 import (
 	"testing"
 
-	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -18,7 +17,7 @@ func TestBudgetCountsWhatWasServed(t *testing.T) {
 		t.Errorf("without a relay log: %d, want ledger 30 + killed 20", got)
 	}
 	for _, u := range []runrecord.Usage{{Input: 25, Output: 5, Total: 30}, {Input: 15, Output: 5, Total: 20}, {Input: 40, Output: 10, Total: 50}} {
-		runrecord.Append(l.Served(), served.Line{Status: 200, Usage: u})
+		runrecord.Append(l.Served(), runrecord.ServedLine{Status: 200, Usage: u})
 	}
 	if got := trialSpent(l).Total; got != 100 {
 		t.Errorf("with the relay's log: %d, want the 100 served", got)

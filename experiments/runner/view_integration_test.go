@@ -15,7 +15,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/experiments/runner/status"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/browserenv"
@@ -62,7 +61,7 @@ func walkReport(t *testing.T, out string) {
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`td[data-key="`+ts.Trial.Key+`"] a`)), chromedp.WaitVisible(chromedp.CSS("#t1"))); err != nil {
 			t.Fatal(err)
 		}
-		var plan roles.Plan
+		var plan runrecord.Plan
 		if err := runrecord.ReadJSON(filepath.Join(out, ts.Trial.Dir, "iter-01", "planner", "plan.json"), &plan); err != nil {
 			t.Fatal(err)
 		}

@@ -26,15 +26,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
 // File is the name of the log in a trial directory.
 const File = runrecord.ServedFile
-
-// Line is one response the provider served (runrecord owns the format).
-type Line = runrecord.ServedLine
 
 type ticketKey struct{}
 
@@ -53,7 +49,7 @@ func ticketOf(req *http.Request) *ticket {
 	return tk
 }
 
-func (tk *ticket) log(l Line) {
+func (tk *ticket) log(l runrecord.ServedLine) {
 	if tk == nil {
 		return
 	}
@@ -133,7 +129,7 @@ func StartWith(upstream, logPath string, opts Options) (*Relay, error) {
 			}
 			stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 			resp.Body = &meter{ReadCloser: resp.Body, start: start, last: start, whole: !stream, done: func(m *meter) {
-				l := Line{Path: resp.Request.URL.Path, Status: resp.StatusCode, Usage: m.usage,
+				l := runrecord.ServedLine{Path: resp.Request.URL.Path, Status: resp.StatusCode, Usage: m.usage,
 					FirstByteMS: -1, Bytes: m.bytes, MaxGapMS: m.maxGap.Milliseconds(), Events: m.events, Complete: m.complete}
 				if m.bytes > 0 {
 					l.FirstByteMS = m.first.Sub(start).Milliseconds()
@@ -155,7 +151,7 @@ func StartWith(upstream, logPath string, opts Options) (*Relay, error) {
 			if req.Context().Err() != nil {
 				status = StatusClientGone
 			}
-			l := Line{Path: req.URL.Path, Status: status, FirstByteMS: -1}
+			l := runrecord.ServedLine{Path: req.URL.Path, Status: status, FirstByteMS: -1}
 			if tk := ticketOf(req); tk != nil {
 				l.SilentMS = time.Since(tk.start).Milliseconds()
 			}
@@ -271,7 +267,7 @@ func (r *Relay) Close() error {
 	return err
 }
 
-func (r *Relay) record(l Line) {
+func (r *Relay) record(l runrecord.ServedLine) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_ = runrecord.Append(r.log, l)
@@ -284,7 +280,7 @@ func (r *Relay) record(l Line) {
 type meter struct {
 	io.ReadCloser
 	buf   bytes.Buffer
-	usage harness.Usage
+	usage runrecord.Usage
 	once  sync.Once
 	done  func(*meter)
 
@@ -423,8 +419,8 @@ func num(v any) int64 {
 
 // usageOf maps the Responses, Chat Completions and Anthropic usage fields
 // onto hoh's convention (Input counts cached reads too).
-func usageOf(u map[string]any) harness.Usage {
-	var x harness.Usage
+func usageOf(u map[string]any) runrecord.Usage {
+	var x runrecord.Usage
 	if _, anthropic := u["cache_read_input_tokens"]; anthropic {
 		x.CachedInput = num(u["cache_read_input_tokens"])
 		x.Input = num(u["input_tokens"]) + x.CachedInput + num(u["cache_creation_input_tokens"])
@@ -439,7 +435,7 @@ func usageOf(u map[string]any) harness.Usage {
 
 // maxUsage keeps each field's largest value: streams repeat or accumulate
 // usage (Anthropic's message_delta carries the running output count).
-func maxUsage(a, b harness.Usage) harness.Usage {
+func maxUsage(a, b runrecord.Usage) runrecord.Usage {
 	a.Input, a.CachedInput = max(a.Input, b.Input), max(a.CachedInput, b.CachedInput)
 	a.Output, a.Reasoning = max(a.Output, b.Output), max(a.Reasoning, b.Reasoning)
 	a.Total = a.Input + a.Output
@@ -447,8 +443,8 @@ func maxUsage(a, b harness.Usage) harness.Usage {
 }
 
 // ByAttempt sums lines per attempt directory (lines without one under "").
-func ByAttempt(lines []Line) map[string]harness.Usage {
-	out := map[string]harness.Usage{}
+func ByAttempt(lines []runrecord.ServedLine) map[string]runrecord.Usage {
+	out := map[string]runrecord.Usage{}
 	for _, l := range lines {
 		out[l.Attempt] = out[l.Attempt].Add(l.Usage)
 	}
@@ -465,7 +461,7 @@ func Answered(path, attempt string, since time.Time) (bool, error) {
 
 // ofAttempt: a line naming attempt, or naming none and logged at or after
 // since.
-func ofAttempt(l Line, attempt string, since time.Time) bool {
+func ofAttempt(l runrecord.ServedLine, attempt string, since time.Time) bool {
 	return (attempt != "" && l.Attempt == attempt) || (l.Attempt == "" && !l.Time.Before(since))
 }
 
@@ -474,4 +470,6 @@ func ofAttempt(l Line, attempt string, since time.Time) bool {
 const StatusClientGone = 499
 
 // Read sums a served.jsonl; a missing file is no traffic.
-func Read(path string) ([]Line, harness.Usage, error) { return runrecord.ReadServed(path) }
+func Read(path string) ([]runrecord.ServedLine, runrecord.Usage, error) {
+	return runrecord.ReadServed(path)
+}

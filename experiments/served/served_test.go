@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Through the relay, the scripted TEST-DOUBLE provider answers each API,
@@ -60,7 +60,7 @@ func TestRelayCountsWhatEachAPIServed(t *testing.T) {
 		t.Errorf("relay counted %+v, provider served %+v", total, want)
 	}
 	for _, l := range lines {
-		w := harness.Usage{Input: 1000, CachedInput: 200, Output: 50, Reasoning: 10, Total: 1050}
+		w := runrecord.Usage{Input: 1000, CachedInput: 200, Output: 50, Reasoning: 10, Total: 1050}
 		if strings.HasSuffix(l.Path, "/messages") {
 			w.Reasoning = 0 // the Anthropic API reports no reasoning count
 		}

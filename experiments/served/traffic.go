@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Traffic is what hoh's relay saw of one invocation's model requests: the
@@ -30,13 +32,13 @@ type Traffic struct {
 	// flowing is a model at work; one long silent is a stalled provider.
 	Cut []int64
 	// Last is the invocation's last model request (nil without one).
-	Last *Line
+	Last *runrecord.ServedLine
 	// Statuses counts the statuses seen, for the evidence.
 	Statuses map[int]int
 }
 
 // IsModelRequest reports whether l is a request for a model turn.
-func IsModelRequest(l Line) bool {
+func IsModelRequest(l runrecord.ServedLine) bool {
 	if l.Method != "" && l.Method != http.MethodPost {
 		return false
 	}
@@ -45,7 +47,7 @@ func IsModelRequest(l Line) bool {
 }
 
 // Answer reports whether l is a successful model response.
-func Answer(l Line) bool {
+func Answer(l runrecord.ServedLine) bool {
 	if l.Status < 200 || l.Status >= 300 {
 		return false
 	}

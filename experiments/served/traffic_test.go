@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // The relay's byte-level view tells each way a provider can fail to give a
@@ -94,18 +95,18 @@ func TestRelayTellsNoTurnFromASlowModel(t *testing.T) {
 func TestEndedByProvider(t *testing.T) {
 	idle := 10 * time.Second
 	for _, c := range []struct {
-		last Line
+		last runrecord.ServedLine
 		want string
 	}{
-		{Line{Method: "POST", Status: 200, Events: 3, Complete: true}, ""},
-		{Line{Method: "POST", Status: 500}, CauseFailed},
-		{Line{Method: "POST", Status: 401}, CauseRefused},
-		{Line{Method: "POST", Status: 400}, ""}, // a rejected request (context too long) is the agent's
-		{Line{Method: "POST", Status: 200, Bytes: 40, Complete: true}, CauseGarbage},
-		{Line{Method: "POST", Status: StatusClientGone, SilentMS: 6000}, CauseSilent},
-		{Line{Method: "POST", Status: StatusClientGone, SilentMS: 1000}, ""},
-		{Line{Method: "POST", Status: 200, Events: 2, Bytes: 500, SilentMS: 300}, ""},           // slow, streaming
-		{Line{Method: "POST", Status: 200, Events: 2, Bytes: 500, SilentMS: 7000}, CauseSilent}, // stalled
+		{runrecord.ServedLine{Method: "POST", Status: 200, Events: 3, Complete: true}, ""},
+		{runrecord.ServedLine{Method: "POST", Status: 500}, CauseFailed},
+		{runrecord.ServedLine{Method: "POST", Status: 401}, CauseRefused},
+		{runrecord.ServedLine{Method: "POST", Status: 400}, ""}, // a rejected request (context too long) is the agent's
+		{runrecord.ServedLine{Method: "POST", Status: 200, Bytes: 40, Complete: true}, CauseGarbage},
+		{runrecord.ServedLine{Method: "POST", Status: StatusClientGone, SilentMS: 6000}, CauseSilent},
+		{runrecord.ServedLine{Method: "POST", Status: StatusClientGone, SilentMS: 1000}, ""},
+		{runrecord.ServedLine{Method: "POST", Status: 200, Events: 2, Bytes: 500, SilentMS: 300}, ""},           // slow, streaming
+		{runrecord.ServedLine{Method: "POST", Status: 200, Events: 2, Bytes: 500, SilentMS: 7000}, CauseSilent}, // stalled
 	} {
 		tr := Traffic{Requests: 2, Answered: 1, Last: &c.last}
 		if got, ev := tr.EndedByProvider(idle); got != c.want {

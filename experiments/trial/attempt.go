@@ -92,7 +92,7 @@ func (r *runner) call(ctx context.Context, c callSpec) (reply, error) {
 		if err := r.record(a, &out); err != nil {
 			return out, err
 		}
-		if a.res.Outcome != harness.OutcomeCompleted {
+		if a.res.Outcome != runrecord.OutcomeCompleted {
 			return out, nil // agent failure or timeout: a result, not retried
 		}
 		if c.parse == nil { // no output contract (Vanilla): whatever it says is fine
@@ -219,7 +219,7 @@ func (r *runner) invoke(ctx context.Context, a *attempt) error {
 func (r *runner) classify(ctx context.Context, a *attempt) {
 	if ctx.Err() == nil {
 		if why := invocationFault(a.res.Evidence, a.inv.LogDir, a.state, a.layout.Dir); why != "" {
-			a.res.Outcome, a.res.Evidence = harness.OutcomeInfraFailure, "local fault: "+why
+			a.res.Outcome, a.res.Evidence = runrecord.OutcomeInfraFailure, "local fault: "+why
 			a.localFault, a.cause = true, CauseLocal
 			return
 		}
@@ -227,7 +227,7 @@ func (r *runner) classify(ctx context.Context, a *attempt) {
 			a.cause, a.stopsConfig = r.relayVerdict(&a.res, a.rel, a.started)
 		}
 	}
-	if a.res.Outcome == harness.OutcomeInfraFailure && a.cause == "" {
+	if a.res.Outcome == runrecord.OutcomeInfraFailure && a.cause == "" {
 		a.cause = causeFromWords(a.res.Evidence)
 	}
 }
@@ -260,7 +260,7 @@ func (r *runner) record(a *attempt, out *reply) error {
 	if a.res.SessionID != "" {
 		out.session = a.res.SessionID
 	}
-	if a.res.Outcome == harness.OutcomeInfraFailure {
+	if a.res.Outcome == runrecord.OutcomeInfraFailure {
 		r.recordReplaced(a.replacedLine())
 		ie := a.call.infra(a.res.Evidence, a.cause)
 		ie.StopsConfig = a.stopsConfig

@@ -37,8 +37,8 @@ func TestAttemptRetry(t *testing.T) {
 // of usage-replaced.jsonl, does not.
 func TestAttemptLedgerLines(t *testing.T) {
 	a := &attempt{call: &callSpec{iteration: 3, role: harness.RoleDeveloper}, n: 2, rel: "iter-03/developer/attempt-2"}
-	a.res = harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "503", SessionID: "s-9", Usage: runrecord.Usage{Input: 7}}
-	want := runrecord.Invocation{Iteration: 3, Role: runrecord.RoleDeveloper, Attempt: 2, Outcome: harness.OutcomeInfraFailure,
+	a.res = harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "503", SessionID: "s-9", Usage: runrecord.Usage{Input: 7}}
+	want := runrecord.Invocation{Iteration: 3, Role: runrecord.RoleDeveloper, Attempt: 2, Outcome: runrecord.OutcomeInfraFailure,
 		Evidence: "503", Usage: runrecord.Usage{Input: 7}, Session: "s-9", Dir: "iter-03/developer/attempt-2"}
 	if got := a.ledgerLine(); got != want {
 		t.Errorf("ledger line %+v, want %+v", got, want)

@@ -52,7 +52,7 @@ func (h *servingHarness) Run(ctx context.Context, inv harness.Invocation) (harne
 	}
 	resp, err := http.Post(h.base+"/responses", "application/json", strings.NewReader(fmt.Sprintf(`{"model":"m","input":"call %d"}`, n)))
 	if err != nil {
-		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: err.Error()}, nil
+		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: err.Error()}, nil
 	}
 	var body struct {
 		Usage struct {
@@ -68,7 +68,7 @@ func (h *servingHarness) Run(ctx context.Context, inv harness.Invocation) (harne
 		select {} // SIGKILLed here, mid-attempt
 	}
 	res, err := h.fakeHarness.Run(ctx, inv)
-	res.Usage = harness.Usage{Input: body.Usage.Input, Output: body.Usage.Output, Total: body.Usage.Input + body.Usage.Output}
+	res.Usage = runrecord.Usage{Input: body.Usage.Input, Output: body.Usage.Output, Total: body.Usage.Input + body.Usage.Output}
 	return res, err
 }
 

@@ -398,7 +398,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 		return err
 	}
 	defer in.done()
-	var plan roles.Plan
+	var plan runrecord.Plan
 	call.parse = func(msg string) []string { p, errs := roles.ParsePlan(msg); plan = p; return errs }
 	rep, err := r.call(ctx, call)
 	if err != nil {
@@ -474,14 +474,14 @@ func (r *runner) planInputs(t int, view string) (callSpec, *inputs, error) {
 
 // judgePlan commits the Planner stage: D_t when the reply is a valid plan,
 // else the role failure.
-func (r *runner) judgePlan(t int, before string, rep reply, plan roles.Plan) error {
+func (r *runner) judgePlan(t int, before string, rep reply, plan runrecord.Plan) error {
 	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RolePlanner, Invocations: rep.invs}
 	var err error
 	if rec.Violations, err = r.checkUnchanged(before, harness.RolePlanner, t); err != nil {
 		return err
 	}
 	switch {
-	case rep.result.Outcome != harness.OutcomeCompleted:
+	case rep.result.Outcome != runrecord.OutcomeCompleted:
 		rec.RoleFailure = fmt.Sprintf("%s %s: %s", rec.Role, rep.result.Outcome, rep.result.Evidence)
 	case !rep.valid:
 		rec.RoleFailure = "planner output violated its contract after retries: " + strings.Join(rep.errs, "; ")
@@ -518,9 +518,9 @@ func (r *runner) lastPlan(t int) int {
 }
 
 // evidence loads E_t, or nil when the QA stage of t produced none.
-func (r *runner) evidence(t int) (*roles.Evidence, error) {
+func (r *runner) evidence(t int) (*runrecord.Evidence, error) {
 	p := r.stage(t, runrecord.RoleQA).Evidence()
-	var ev roles.Evidence
+	var ev runrecord.Evidence
 	if err := runrecord.ReadJSON(p, &ev); err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
@@ -539,7 +539,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 		}
 		rec.StartedFrom = "cp-0"
 	}
-	var report roles.DevReport
+	var report runrecord.DevReport
 	call, in, err := r.developInputs(ctx, t, &rec, &report)
 	if err != nil {
 		return err
@@ -554,7 +554,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 
 // developInputs are the Developer's prompt and materials, placed in its
 // view, and its call; a parsed report goes to report.
-func (r *runner) developInputs(ctx context.Context, t int, rec *runrecord.StageRecord, report *roles.DevReport) (callSpec, *inputs, error) {
+func (r *runner) developInputs(ctx context.Context, t int, rec *runrecord.StageRecord, report *runrecord.DevReport) (callSpec, *inputs, error) {
 	call := callSpec{iteration: t, role: harness.RoleDeveloper, access: harness.AccessWrite, workDir: r.ws}
 	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "",
 		Environment: r.roleEnvironment(ctx)})
@@ -638,7 +638,7 @@ func (r *runner) developerMaterials(t int, rec *runrecord.StageRecord, slots *ro
 // judgeDevelop commits the Developer stage: whatever the reply, the
 // workspace as left is A_t; an agent failure or an invalid report is the
 // role failure.
-func (r *runner) judgeDevelop(ctx context.Context, t int, rec runrecord.StageRecord, rep reply, contract bool, report roles.DevReport) error {
+func (r *runner) judgeDevelop(ctx context.Context, t int, rec runrecord.StageRecord, rep reply, contract bool, report runrecord.DevReport) error {
 	st := r.stage(t, runrecord.RoleDeveloper)
 	rec.Invocations, rec.Session = rep.invs, rep.session
 	if !contract {
@@ -648,7 +648,7 @@ func (r *runner) judgeDevelop(ctx context.Context, t int, rec runrecord.StageRec
 		}
 	}
 	switch {
-	case rep.result.Outcome != harness.OutcomeCompleted:
+	case rep.result.Outcome != runrecord.OutcomeCompleted:
 		rec.RoleFailure = fmt.Sprintf("%s %s: %s", rec.Role, rep.result.Outcome, rep.result.Evidence)
 	case !rep.valid:
 		rec.RoleFailure = "developer report violated its contract after retries: " + strings.Join(rep.errs, "; ")
@@ -687,13 +687,13 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 	// The next Developer writes the workspace in place, so the snapshot is
 	// not kept: its artifact is the checkpoint in the history, its digest in
 	// E_t; only the media E_t cites are kept, as copies of their own.
-	var ev roles.Evidence
+	var ev runrecord.Evidence
 	defer func() {
 		if err == nil {
 			err = pruneCandidate(r.l.Dir, candidate, ev.Media)
 		}
 	}()
-	var report roles.QAReport
+	var report runrecord.QAReport
 	call, in, err := r.qaInputs(ctx, t, digest, candidate, checks, &report)
 	if err != nil {
 		return err
@@ -754,7 +754,7 @@ func (r *runner) runtimeChecks(ctx context.Context, t int) (checkSummary, error)
 // qaInputs are the QA Tester's materials (the frozen candidate, the
 // document the Developer worked to, its report, the runtime checks, S),
 // placed in its view, and its call; a parsed report goes to report.
-func (r *runner) qaInputs(ctx context.Context, t int, digest, candidate string, checks checkSummary, report *roles.QAReport) (callSpec, *inputs, error) {
+func (r *runner) qaInputs(ctx context.Context, t int, digest, candidate string, checks checkSummary, report *runrecord.QAReport) (callSpec, *inputs, error) {
 	specPath, err := r.writeSpec(r.stageDir(t, runrecord.RoleQA))
 	if err != nil {
 		return callSpec{}, nil, err
@@ -788,7 +788,7 @@ func (r *runner) qaInputs(ctx context.Context, t int, digest, candidate string, 
 
 // qaCall is the QA Tester's call on its placed inputs: the candidate as it
 // sees it (read-only in a container) is its working directory.
-func (r *runner) qaCall(ctx context.Context, t int, digest string, in *inputs, report *roles.QAReport) (callSpec, error) {
+func (r *runner) qaCall(ctx context.Context, t int, digest string, in *inputs, report *runrecord.QAReport) (callSpec, error) {
 	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: in.mats,
 		Environment: r.roleEnvironment(ctx)})
 	var err error
@@ -807,25 +807,25 @@ func (r *runner) qaCall(ctx context.Context, t int, digest string, in *inputs, r
 
 // judgeQA records the QA stage's violations in rec and returns E_t: the
 // normalised report, or "unavailable" and why.
-func (r *runner) judgeQA(t int, rec *runrecord.StageRecord, candidate string, rep reply, report roles.QAReport) (roles.Evidence, error) {
+func (r *runner) judgeQA(t int, rec *runrecord.StageRecord, candidate string, rep reply, report runrecord.QAReport) (runrecord.Evidence, error) {
 	digest := rec.Digest
 	candidateChanged, err := r.checkCandidate(t, rec, candidate)
 	if err != nil {
-		return roles.Evidence{}, err
+		return runrecord.Evidence{}, err
 	}
 	switch {
-	case rep.result.Outcome != harness.OutcomeCompleted:
+	case rep.result.Outcome != runrecord.OutcomeCompleted:
 		rec.RoleFailure = fmt.Sprintf("QA Tester %s: %s", rep.result.Outcome, rep.result.Evidence)
-		return roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
+		return runrecord.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
 			Notes: []string{fmt.Sprintf("the QA Tester did not complete (%s): no claims were assessed", rep.result.Outcome)}}, nil
 	case !rep.valid:
 		rec.RoleFailure = "QA report violated its contract after retries: " + strings.Join(rep.errs, "; ")
-		return roles.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
+		return runrecord.Evidence{Iteration: t, CandidateDigest: digest, QAStatus: "unavailable",
 			Notes: []string{"the QA Tester's report violated its contract after the retries: no claims were assessed"}}, nil
 	}
 	report.Iteration = t
 	if err := runrecord.WriteJSON(r.stage(t, runrecord.RoleQA).Report(), report); err != nil {
-		return roles.Evidence{}, err
+		return runrecord.Evidence{}, err
 	}
 	if candidateChanged {
 		report.GapRecords = append(report.GapRecords, report.VerifiedRecords...)

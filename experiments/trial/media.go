@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/sandbox"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -22,7 +21,7 @@ var mediaExt = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif"
 
 // mediaRecord: an execution record that claims to have looked at a frame or
 // a recording.
-func mediaRecord(x roles.ExecutionRecord) bool {
+func mediaRecord(x runrecord.ExecutionRecord) bool {
 	return x.Type == "screenshot" || x.Type == "replay"
 }
 
@@ -55,9 +54,9 @@ func hostPath(p, dir string, mounts []sandbox.Mount) string {
 // checkMedia demotes verified claims backed only by screenshot or replay
 // records whose file the QA Tester's view does not hold: nothing counts as
 // looked at that was not captured. It returns the normalisation notes.
-func checkMedia(report *roles.QAReport, dir string, mounts []sandbox.Mount) []string {
+func checkMedia(report *runrecord.QAReport, dir string, mounts []sandbox.Mount) []string {
 	var notes []string
-	var kept []roles.Claim
+	var kept []runrecord.Claim
 	for _, c := range report.VerifiedRecords {
 		backed, missing := false, []string{}
 		for _, x := range c.ExecutionRecords {
@@ -90,7 +89,7 @@ func checkMedia(report *roles.QAReport, dir string, mounts []sandbox.Mount) []st
 // mediaManifest lists the frames and recordings under scratch (what the QA
 // Tester left at the task's top level) and those its records cite, with what
 // the records say each shows. Paths are relative to the trial directory.
-func mediaManifest(trialDir, scratch, dir string, ev *roles.Evidence, mounts []sandbox.Mount) ([]runrecord.MediaItem, error) {
+func mediaManifest(trialDir, scratch, dir string, ev *runrecord.Evidence, mounts []sandbox.Mount) ([]runrecord.MediaItem, error) {
 	items := map[string]*runrecord.MediaItem{}
 	add := func(host, view string) (*runrecord.MediaItem, error) {
 		if it, ok := items[host]; ok {
@@ -117,7 +116,7 @@ func mediaManifest(trialDir, scratch, dir string, ev *roles.Evidence, mounts []s
 		items[host] = it
 		return it, nil
 	}
-	for _, claims := range [][]roles.Claim{ev.Verified, ev.Gaps} {
+	for _, claims := range [][]runrecord.Claim{ev.Verified, ev.Gaps} {
 		for _, c := range claims {
 			for _, x := range c.ExecutionRecords {
 				if x.Path == "" || !(mediaRecord(x) || mediaExt[strings.ToLower(filepath.Ext(x.Path))]) {

@@ -7,6 +7,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // relayVerdict reclassifies an invocation that just ended from what hoh's
@@ -23,7 +24,7 @@ func (r *runner) relayVerdict(res *harness.Result, attempt string, since time.Ti
 		return "", false
 	}
 	cause, evidence := tr.NoTurn(r.idle())
-	if cause == "" && (res.Outcome == harness.OutcomeTimeout || res.Outcome == harness.OutcomeAgentFailure) {
+	if cause == "" && (res.Outcome == runrecord.OutcomeTimeout || res.Outcome == runrecord.OutcomeAgentFailure) {
 		cause, evidence = tr.EndedByProvider(r.idle())
 	}
 	if cause == "" {
@@ -33,7 +34,7 @@ func (r *runner) relayVerdict(res *harness.Result, attempt string, since time.Ti
 	if res.Evidence != "" {
 		cli += ": " + res.Evidence
 	}
-	res.Outcome = harness.OutcomeInfraFailure
+	res.Outcome = runrecord.OutcomeInfraFailure
 	res.Evidence = evidence + " (the CLI's own account: " + cli + ")"
 	return cause, cause == served.CauseNoRequest
 }

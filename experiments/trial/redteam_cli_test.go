@@ -28,7 +28,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
-	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
 	"github.com/hoh-research/hoh/runrecord"
@@ -259,7 +258,7 @@ func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
 				// so are the ones whose observation is not what the CLI
 				// recorded the command printing; the one it ran and quoted
 				// stays verified; "pass" is not kept with a gap.
-				var ev roles.Evidence
+				var ev runrecord.Evidence
 				if err := runrecord.ReadJSON(filepath.Join(l.Stage(cp, "qa"), "evidence.json"), &ev); err != nil {
 					t.Fatal(err)
 				}

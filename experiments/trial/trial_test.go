@@ -101,7 +101,7 @@ func promptIteration(p string) int {
 type call struct {
 	inv          harness.Invocation
 	startDigest  string
-	usage        harness.Usage
+	usage        runrecord.Usage
 	responseText string
 }
 
@@ -115,11 +115,11 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 	defer f.mu.Unlock()
 	d, _ := history.Digest(inv.WorkDir)
 	n := len(f.calls) + 1
-	u := harness.Usage{Input: int64(100 * n), CachedInput: 10, Output: int64(7 * n), Total: int64(107 * n)}
-	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: u, Duration: time.Millisecond}
+	u := runrecord.Usage{Input: int64(100 * n), CachedInput: 10, Output: int64(7 * n), Total: int64(107 * n)}
+	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: u, Duration: time.Millisecond}
 	if n == f.infraAt {
 		f.infraAt = 0
-		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "HTTP 503 from provider"
+		res.Outcome, res.Evidence = runrecord.OutcomeInfraFailure, "HTTP 503 from provider"
 		f.calls = append(f.calls, call{inv: inv, startDigest: d, usage: u})
 		return res, nil
 	}
@@ -733,21 +733,21 @@ func TestNoModelTurnIsInfrastructure(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		lines   []string
-		outcome harness.Outcome
+		outcome runrecord.Outcome
 		cause   string // "" : the CLI's outcome stands
 	}{
-		{"5xx until the timeout", []string{`"method":"POST","status":500,"bytes":20`}, harness.OutcomeTimeout, served.CauseFailed},
-		{"503, the CLI gave up", []string{`"method":"POST","status":503,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseFailed},
-		{"refused", []string{`"method":"POST","status":401,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseRefused},
-		{"400 without a turn", []string{`"method":"POST","status":400,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseRefused},
-		{"silent", []string{`"method":"POST","status":499,"first_byte_ms":-1,"silent_ms":60000`}, harness.OutcomeTimeout, served.CauseSilent},
-		{"garbage, the CLI completed", []string{`"method":"POST","status":200,"bytes":50,"complete":true`}, harness.OutcomeCompleted, served.CauseGarbage},
-		{"only a probe", []string{`"method":"HEAD","status":200`}, harness.OutcomeCompleted, served.CauseNoRequest},
-		{"answered, then a timeout", []string{answer}, harness.OutcomeTimeout, ""},
-		{"answered, then 400 (context too long)", []string{answer, `"method":"POST","status":400,"bytes":20`}, harness.OutcomeAgentFailure, ""},
-		{"answered, then 500", []string{answer, `"method":"POST","status":500,"bytes":20`}, harness.OutcomeAgentFailure, served.CauseFailed},
-		{"answered, then silent past half the idle timeout", []string{answer, `"method":"POST","status":499,"first_byte_ms":-1,"silent_ms":40000`}, harness.OutcomeTimeout, served.CauseSilent},
-		{"answered, then slow streaming", []string{answer, `"method":"POST","status":200,"events":4,"bytes":900,"silent_ms":2000`}, harness.OutcomeTimeout, ""},
+		{"5xx until the timeout", []string{`"method":"POST","status":500,"bytes":20`}, runrecord.OutcomeTimeout, served.CauseFailed},
+		{"503, the CLI gave up", []string{`"method":"POST","status":503,"bytes":20`}, runrecord.OutcomeAgentFailure, served.CauseFailed},
+		{"refused", []string{`"method":"POST","status":401,"bytes":20`}, runrecord.OutcomeAgentFailure, served.CauseRefused},
+		{"400 without a turn", []string{`"method":"POST","status":400,"bytes":20`}, runrecord.OutcomeAgentFailure, served.CauseRefused},
+		{"silent", []string{`"method":"POST","status":499,"first_byte_ms":-1,"silent_ms":60000`}, runrecord.OutcomeTimeout, served.CauseSilent},
+		{"garbage, the CLI completed", []string{`"method":"POST","status":200,"bytes":50,"complete":true`}, runrecord.OutcomeCompleted, served.CauseGarbage},
+		{"only a probe", []string{`"method":"HEAD","status":200`}, runrecord.OutcomeCompleted, served.CauseNoRequest},
+		{"answered, then a timeout", []string{answer}, runrecord.OutcomeTimeout, ""},
+		{"answered, then 400 (context too long)", []string{answer, `"method":"POST","status":400,"bytes":20`}, runrecord.OutcomeAgentFailure, ""},
+		{"answered, then 500", []string{answer, `"method":"POST","status":500,"bytes":20`}, runrecord.OutcomeAgentFailure, served.CauseFailed},
+		{"answered, then silent past half the idle timeout", []string{answer, `"method":"POST","status":499,"first_byte_ms":-1,"silent_ms":40000`}, runrecord.OutcomeTimeout, served.CauseSilent},
+		{"answered, then slow streaming", []string{answer, `"method":"POST","status":200,"events":4,"bytes":900,"silent_ms":2000`}, runrecord.OutcomeTimeout, ""},
 	} {
 		dir := t.TempDir()
 		log := runrecord.TrialLayout{Dir: dir}.Served()
@@ -774,7 +774,7 @@ func TestNoModelTurnIsInfrastructure(t *testing.T) {
 // (the fields of served.Line) for its attempt.
 type failingProviderHarness struct {
 	lines   []string
-	outcome harness.Outcome
+	outcome runrecord.Outcome
 	log     string
 }
 

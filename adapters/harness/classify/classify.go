@@ -12,8 +12,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Evidence is what an adapter observed about one invocation.
@@ -92,7 +92,7 @@ func IsInfra(msg string) bool {
 }
 
 // Classify turns evidence into an outcome and an evidence string.
-func Classify(e Evidence) (harness.Outcome, string) {
+func Classify(e Evidence) (runrecord.Outcome, string) {
 	var messages []string // notices, then problems: a failed turn is the last word
 	for _, m := range append(append([]string(nil), e.Notices...), e.Problems...) {
 		if !harmless.MatchString(m) {
@@ -104,22 +104,22 @@ func Classify(e Evidence) (harness.Outcome, string) {
 		if len(messages) > 0 {
 			evidence += "; last error: " + messages[len(messages)-1]
 		}
-		return harness.OutcomeTimeout, evidence
+		return runrecord.OutcomeTimeout, evidence
 	}
 	if e.Exit.Code == 0 && e.Completed && !anyUnharmed(e.Problems) {
-		return harness.OutcomeCompleted, ""
+		return runrecord.OutcomeCompleted, ""
 	}
 	for i := len(messages) - 1; i >= 0; i-- {
 		if IsInfra(messages[i]) {
-			return harness.OutcomeInfraFailure, "provider or transport failure: " + messages[i]
+			return runrecord.OutcomeInfraFailure, "provider or transport failure: " + messages[i]
 		}
 	}
 	if len(messages) > 0 {
 		last := messages[len(messages)-1]
 		if rejected.MatchString(last) {
-			return harness.OutcomeAgentFailure, "provider rejected the request (HTTP 400 class): " + last
+			return runrecord.OutcomeAgentFailure, "provider rejected the request (HTTP 400 class): " + last
 		}
-		return harness.OutcomeAgentFailure, last
+		return runrecord.OutcomeAgentFailure, last
 	}
 	// Nothing in the events explains the end: the CLI itself failed (bad
 	// config, crash, no turn at all). Its stderr is the evidence.
@@ -134,9 +134,9 @@ func Classify(e Evidence) (harness.Outcome, string) {
 		evidence += "; stderr: " + LastLines(e.StderrTail, 5)
 	}
 	if IsInfra(e.StderrTail) {
-		return harness.OutcomeInfraFailure, evidence
+		return runrecord.OutcomeInfraFailure, evidence
 	}
-	return harness.OutcomeAgentFailure, evidence
+	return runrecord.OutcomeAgentFailure, evidence
 }
 
 func anyUnharmed(list []string) bool {

@@ -15,13 +15,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/claude"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/adapters/harness/codex"
 	"github.com/hoh-research/hoh/adapters/harness/opencode"
 	"github.com/hoh-research/hoh/adapters/harness/pi"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 type cli struct {
@@ -71,24 +71,24 @@ func recorded(t *testing.T, dir string, c cli) cliproc.Process {
 	return p
 }
 
-func outcome(c cli, p cliproc.Process) (harness.Outcome, string) {
+func outcome(c cli, p cliproc.Process) (runrecord.Outcome, string) {
 	return cliproc.Outcome(p, c.parse(cliproc.JSONLines(p.Lines)))
 }
 
 func TestEveryCLIClassifiesTheSameFailureAlike(t *testing.T) {
 	cases := []struct {
 		dir  string
-		want harness.Outcome
+		want runrecord.Outcome
 	}{
-		{"success", harness.OutcomeCompleted},
-		{"status-500", harness.OutcomeInfraFailure},
-		{"status-529-overloaded", harness.OutcomeInfraFailure},
-		{"status-401", harness.OutcomeInfraFailure},
-		{"status-400", harness.OutcomeAgentFailure}, // the request itself was rejected
-		{"refused", harness.OutcomeInfraFailure},
-		{"dns", harness.OutcomeInfraFailure},
-		{"tls", harness.OutcomeInfraFailure},
-		{"reset", harness.OutcomeInfraFailure},
+		{"success", runrecord.OutcomeCompleted},
+		{"status-500", runrecord.OutcomeInfraFailure},
+		{"status-529-overloaded", runrecord.OutcomeInfraFailure},
+		{"status-401", runrecord.OutcomeInfraFailure},
+		{"status-400", runrecord.OutcomeAgentFailure}, // the request itself was rejected
+		{"refused", runrecord.OutcomeInfraFailure},
+		{"dns", runrecord.OutcomeInfraFailure},
+		{"tls", runrecord.OutcomeInfraFailure},
+		{"reset", runrecord.OutcomeInfraFailure},
 	}
 	for _, tc := range cases {
 		for _, c := range clis {
@@ -107,17 +107,17 @@ func TestEveryCLIReadsTheExitAndStderrAlike(t *testing.T) {
 		name   string
 		exit   sandbox.Exit
 		stderr string
-		want   harness.Outcome
+		want   runrecord.Outcome
 	}{
-		{"exit 0, no turn, fetch failed", sandbox.Exit{Code: 0}, "TypeError: fetch failed", harness.OutcomeInfraFailure},
-		{"exit 0, no turn, socket hang up", sandbox.Exit{Code: 0}, "Error: socket hang up", harness.OutcomeInfraFailure},
-		{"exit 0, no turn, nothing said", sandbox.Exit{Code: 0}, "", harness.OutcomeAgentFailure},
-		{"crash, connect ECONNREFUSED", sandbox.Exit{Code: 1}, "Error: connect ECONNREFUSED 127.0.0.1:1", harness.OutcomeInfraFailure},
-		{"crash, getaddrinfo ENOTFOUND", sandbox.Exit{Code: 1}, "Error: getaddrinfo ENOTFOUND api.example.invalid", harness.OutcomeInfraFailure},
-		{"crash, network error", sandbox.Exit{Code: 1}, "network error", harness.OutcomeInfraFailure},
-		{"crash, bad flag", sandbox.Exit{Code: 2}, "error: unknown option --frobnicate", harness.OutcomeAgentFailure},
-		{"wall timeout", sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}, "", harness.OutcomeTimeout},
-		{"idle timeout", sandbox.Exit{Code: -1, Idle: true, Detail: "killed after 5s without output"}, "", harness.OutcomeTimeout},
+		{"exit 0, no turn, fetch failed", sandbox.Exit{Code: 0}, "TypeError: fetch failed", runrecord.OutcomeInfraFailure},
+		{"exit 0, no turn, socket hang up", sandbox.Exit{Code: 0}, "Error: socket hang up", runrecord.OutcomeInfraFailure},
+		{"exit 0, no turn, nothing said", sandbox.Exit{Code: 0}, "", runrecord.OutcomeAgentFailure},
+		{"crash, connect ECONNREFUSED", sandbox.Exit{Code: 1}, "Error: connect ECONNREFUSED 127.0.0.1:1", runrecord.OutcomeInfraFailure},
+		{"crash, getaddrinfo ENOTFOUND", sandbox.Exit{Code: 1}, "Error: getaddrinfo ENOTFOUND api.example.invalid", runrecord.OutcomeInfraFailure},
+		{"crash, network error", sandbox.Exit{Code: 1}, "network error", runrecord.OutcomeInfraFailure},
+		{"crash, bad flag", sandbox.Exit{Code: 2}, "error: unknown option --frobnicate", runrecord.OutcomeAgentFailure},
+		{"wall timeout", sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}, "", runrecord.OutcomeTimeout},
+		{"idle timeout", sandbox.Exit{Code: -1, Idle: true, Detail: "killed after 5s without output"}, "", runrecord.OutcomeTimeout},
 	}
 	for _, tc := range cases {
 		for _, c := range clis {
@@ -134,7 +134,7 @@ func TestTimeoutWinsOverRecordedErrors(t *testing.T) {
 		p := recorded(t, filepath.Join("testdata", "clis", "status-500"), c)
 		p.Exit = sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}
 		p.Stopped = ""
-		if got, _ := outcome(c, p); got != harness.OutcomeTimeout {
+		if got, _ := outcome(c, p); got != runrecord.OutcomeTimeout {
 			t.Errorf("%s: %s, want timeout", c.kind, got)
 		}
 	}

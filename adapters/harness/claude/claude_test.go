@@ -9,6 +9,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/classify"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func TestDeniedToolIsAgentFailureDespiteExitZero(t *testing.T) {
@@ -23,11 +24,11 @@ func TestDeniedToolIsAgentFailureDespiteExitZero(t *testing.T) {
 	if ev.SessionID != "s-1" || ev.FinalMessage != "I could not run it." || len(ev.Tools) != 1 || ev.Tools[0].Name != "Bash" {
 		t.Errorf("parsed %+v", ev)
 	}
-	if want := (harness.Usage{Input: 125, CachedInput: 20, Output: 7, Total: 132}); ev.Usage != want {
+	if want := (runrecord.Usage{Input: 125, CachedInput: 20, Output: 7, Total: 132}); ev.Usage != want {
 		t.Errorf("usage %+v, want %+v", ev.Usage, want)
 	}
 	out, evidence := classify.Classify(classify.Evidence{Exit: sandbox.Exit{Code: 0}, Completed: ev.Completed, Problems: ev.Problems})
-	if out != harness.OutcomeAgentFailure || !strings.Contains(evidence, "Bash was denied") {
+	if out != runrecord.OutcomeAgentFailure || !strings.Contains(evidence, "Bash was denied") {
 		t.Errorf("outcome %s evidence %q", out, evidence)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // events is what hoh keeps from a stream-json run.
@@ -95,7 +96,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			// includes both. Claude does not report reasoning tokens.
 			if u := e.Usage; u != nil {
 				in := u.Input + u.CacheRead + u.CacheCreation
-				ev.Usage = harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output}
+				ev.Usage = runrecord.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output}
 			}
 			ev.FinalMessage = e.Result
 			ev.Completed = e.Subtype == "success" && !e.IsError

@@ -298,7 +298,7 @@ func Finish(ctx context.Context, kind string, inv harness.Invocation, events []j
 type Report struct {
 	SessionID    string
 	FinalMessage string
-	Usage        harness.Usage
+	Usage        runrecord.Usage
 	Tools        []harness.ToolCall
 	// Completed, Problems and Notices are the classify.Evidence of the
 	// stream.
@@ -314,7 +314,7 @@ func Conclude(ctx context.Context, kind string, inv harness.Invocation, proc Pro
 	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
 	raw := JSONLines(proc.Lines)
 	if proc.RunErr != nil {
-		res.Outcome, res.Evidence = harness.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
+		res.Outcome, res.Evidence = runrecord.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()
 		return Finish(ctx, kind, inv, raw, res)
 	}
 	rep := parse(raw)
@@ -330,7 +330,7 @@ const NoModelTurn = "no model turn: the CLI reported a finished turn without tok
 // Outcome classifies a finished process from what its parser reported: the
 // one classification every CLI adapter goes through. A process hoh stopped
 // (Launch.Stop) is judged by its messages and the reason it was stopped.
-func Outcome(proc Process, rep Report) (harness.Outcome, string) {
+func Outcome(proc Process, rep Report) (runrecord.Outcome, string) {
 	ev := classify.Evidence{Exit: proc.Exit, Completed: rep.Completed, Problems: rep.Problems,
 		Notices: rep.Notices, StderrTail: proc.StderrTail}
 	if proc.Stopped != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func TestRedactingLogHidesSecretsAcrossWrites(t *testing.T) {
@@ -38,7 +39,7 @@ func TestConcludeClassifiesAndWritesRecords(t *testing.T) {
 		}
 		return Report{SessionID: "s1", FinalMessage: "ok", Completed: true}
 	})
-	if err != nil || res.Outcome != harness.OutcomeCompleted || res.SessionID != "s1" || res.FinalMessage != "ok" {
+	if err != nil || res.Outcome != runrecord.OutcomeCompleted || res.SessionID != "s1" || res.FinalMessage != "ok" {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 	for _, f := range []string{"events.json", "result.json"} {
@@ -52,7 +53,7 @@ func TestConcludeClassifiesAndWritesRecords(t *testing.T) {
 		t.Error("parser called after an executor failure")
 		return Report{}
 	})
-	if err != nil || res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "executor: no such container") {
+	if err != nil || res.Outcome != runrecord.OutcomeInfraFailure || !strings.Contains(res.Evidence, "executor: no such container") {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 }
@@ -66,16 +67,16 @@ func TestEnvNamesListsEachNameOnce(t *testing.T) {
 
 func TestFinishedTurnWithoutAModelAnswerIsNotCompleted(t *testing.T) {
 	exit0 := Process{Exit: sandbox.Exit{Code: 0}}
-	if o, ev := Outcome(exit0, Report{Completed: true}); o == harness.OutcomeCompleted || !strings.Contains(ev, "no model turn") {
+	if o, ev := Outcome(exit0, Report{Completed: true}); o == runrecord.OutcomeCompleted || !strings.Contains(ev, "no model turn") {
 		t.Errorf("empty finished turn: %s %q", o, ev)
 	}
 	answered := Report{Completed: true, FinalMessage: "done"}
-	if o, _ := Outcome(exit0, answered); o != harness.OutcomeCompleted {
+	if o, _ := Outcome(exit0, answered); o != runrecord.OutcomeCompleted {
 		t.Errorf("answered turn: %s", o)
 	}
 	stopped := exit0
 	stopped.Stopped = "provider unreachable: stopped"
-	if o, _ := Outcome(stopped, answered); o != harness.OutcomeInfraFailure {
+	if o, _ := Outcome(stopped, answered); o != runrecord.OutcomeInfraFailure {
 		t.Errorf("stopped run: %s", o)
 	}
 }

@@ -3,8 +3,8 @@ package codex
 import (
 	"encoding/json"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/atif"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 type codexItem struct {
@@ -33,7 +33,7 @@ type codexItem struct {
 // turn (running totals over a resumed thread), so each turn's tokens are
 // the metrics of its last step; before is the thread's total before this
 // run (what a resumed session had already used: zero for a new one).
-func Steps(raw []json.RawMessage, before harness.Usage) []atif.Step {
+func Steps(raw []json.RawMessage, before runrecord.Usage) []atif.Step {
 	var b atif.Builder
 	reasoning := ""
 	counted := before // running total already attributed
@@ -64,9 +64,9 @@ func Steps(raw []json.RawMessage, before harness.Usage) []atif.Step {
 				continue
 			}
 			u := e.Usage
-			total := harness.Usage{Input: u.InputTokens, CachedInput: u.CachedInputTokens,
+			total := runrecord.Usage{Input: u.InputTokens, CachedInput: u.CachedInputTokens,
 				Output: u.OutputTokens, Reasoning: u.ReasoningOutputTokens, Total: u.InputTokens + u.OutputTokens}
-			turn := harness.Usage{Input: total.Input - counted.Input, CachedInput: total.CachedInput - counted.CachedInput,
+			turn := runrecord.Usage{Input: total.Input - counted.Input, CachedInput: total.CachedInput - counted.CachedInput,
 				Output: total.Output - counted.Output, Reasoning: total.Reasoning - counted.Reasoning}
 			turn.Total = turn.Input + turn.Output
 			counted = total

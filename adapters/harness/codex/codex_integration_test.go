@@ -25,6 +25,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 const (
@@ -85,7 +86,7 @@ func run(t *testing.T, h *codex.Harness, inv harness.Invocation) harness.Result 
 	}
 	t.Logf("result: outcome=%s evidence=%q exit=%d final=%q session=%s usage=%+v duration=%s",
 		res.Outcome, res.Evidence, res.ExitCode, res.FinalMessage, res.SessionID, res.Usage, res.Duration)
-	if res.Outcome != harness.OutcomeCompleted {
+	if res.Outcome != runrecord.OutcomeCompleted {
 		out, _ := os.ReadFile(filepath.Join(inv.LogDir, "stdout.jsonl"))
 		errOut, _ := os.ReadFile(filepath.Join(inv.LogDir, "stderr.log"))
 		t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -127,7 +128,7 @@ func TestCodexDeveloperTurnRunsShellAndWritesFile(t *testing.T) {
 	}}}, codex.Config{})
 	inv := r.inv(t, "dev", harness.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
 	res := run(t, r.h, inv)
-	if res.Outcome != harness.OutcomeCompleted || res.ExitCode != 0 {
+	if res.Outcome != runrecord.OutcomeCompleted || res.ExitCode != 0 {
 		t.Fatalf("outcome %s (%s)", res.Outcome, res.Evidence)
 	}
 	got, err := os.ReadFile(filepath.Join(inv.WorkDir, "src", "greeting.txt"))
@@ -173,7 +174,7 @@ func TestCodexPlannerTurnReadOnly(t *testing.T) {
 	}}}, codex.Config{})
 	inv := r.inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
 	res := run(t, r.h, inv)
-	if res.Outcome != harness.OutcomeCompleted || res.FinalMessage != plan {
+	if res.Outcome != runrecord.OutcomeCompleted || res.FinalMessage != plan {
 		t.Fatalf("outcome %s final %q", res.Outcome, res.FinalMessage)
 	}
 	if !slices.Contains(res.Command, "read-only") || len(res.Tools) != 0 {
@@ -191,7 +192,7 @@ func TestCodexResumedSessionCarriesHistory(t *testing.T) {
 	}}, codex.Config{})
 	inv := r.inv(t, "sess", harness.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
 	first := run(t, r.h, inv)
-	if first.Outcome != harness.OutcomeCompleted || first.SessionID == "" {
+	if first.Outcome != runrecord.OutcomeCompleted || first.SessionID == "" {
 		t.Fatalf("first run %s %q", first.Outcome, first.Evidence)
 	}
 	before := r.srv.TotalUsage()
@@ -201,7 +202,7 @@ func TestCodexResumedSessionCarriesHistory(t *testing.T) {
 	inv2.Session = first.SessionID
 	inv2.LogDir = filepath.Join(r.base, "sess", "log2")
 	second := run(t, r.h, inv2)
-	if second.Outcome != harness.OutcomeCompleted || second.FinalMessage != "second answer" {
+	if second.Outcome != runrecord.OutcomeCompleted || second.FinalMessage != "second answer" {
 		t.Fatalf("resumed run %s %q final %q", second.Outcome, second.Evidence, second.FinalMessage)
 	}
 	if second.SessionID != first.SessionID {
@@ -211,7 +212,7 @@ func TestCodexResumedSessionCarriesHistory(t *testing.T) {
 		t.Errorf("resume command %v", second.Command)
 	}
 	after := r.srv.TotalUsage()
-	if diff := (harness.Usage{Input: after.Input - before.Input, CachedInput: after.CachedInput - before.CachedInput,
+	if diff := (runrecord.Usage{Input: after.Input - before.Input, CachedInput: after.CachedInput - before.CachedInput,
 		Output: after.Output - before.Output, Reasoning: after.Reasoning - before.Reasoning, Total: after.Total - before.Total}); second.Usage != diff {
 		t.Errorf("resumed usage %+v, provider served %+v in that run", second.Usage, diff)
 	}
@@ -262,7 +263,7 @@ func TestCodexPersistent500IsInfraFailure(t *testing.T) {
 	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 500})
 	res := run(t, r.h, inv)
 	// Codex renders a 5xx as "experiencing high demand", without the status.
-	if res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "high demand") {
+	if res.Outcome != runrecord.OutcomeInfraFailure || !strings.Contains(res.Evidence, "high demand") {
 		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 	}
 	if res.Usage.Total != 0 {
@@ -273,7 +274,7 @@ func TestCodexPersistent500IsInfraFailure(t *testing.T) {
 func TestCodexUnauthorizedIsInfraFailure(t *testing.T) {
 	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 401})
 	res := run(t, r.h, inv)
-	if res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "401") {
+	if res.Outcome != runrecord.OutcomeInfraFailure || !strings.Contains(res.Evidence, "401") {
 		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 	}
 }
@@ -281,7 +282,7 @@ func TestCodexUnauthorizedIsInfraFailure(t *testing.T) {
 func TestCodexBadRequestIsAgentFailureWithEvidence(t *testing.T) {
 	r, inv := faultRig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 400, Message: "context length exceeded"})
 	res := run(t, r.h, inv)
-	if res.Outcome != harness.OutcomeAgentFailure || !strings.Contains(res.Evidence, "400") || !strings.Contains(res.Evidence, "context length exceeded") {
+	if res.Outcome != runrecord.OutcomeAgentFailure || !strings.Contains(res.Evidence, "400") || !strings.Contains(res.Evidence, "context length exceeded") {
 		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 	}
 }
@@ -291,7 +292,7 @@ func TestCodexProviderStallMidStreamTimesOutIdle(t *testing.T) {
 	inv.IdleTimeout = 4 * time.Second
 	inv.WallTimeout = 60 * time.Second
 	res := run(t, r.h, inv)
-	if res.Outcome != harness.OutcomeTimeout || !strings.Contains(res.Evidence, "idle") {
+	if res.Outcome != runrecord.OutcomeTimeout || !strings.Contains(res.Evidence, "idle") {
 		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 	}
 	if res.Duration > 20*time.Second {
@@ -309,7 +310,7 @@ func TestCodexHangingCLITimesOutWall(t *testing.T) {
 	inv.WallTimeout = 5 * time.Second
 	inv.IdleTimeout = 60 * time.Second
 	res := run(t, r.h, inv)
-	if res.Outcome != harness.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") {
+	if res.Outcome != runrecord.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") {
 		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 	}
 	if res.Duration > 20*time.Second {
@@ -328,7 +329,7 @@ func TestCodexRateLimitAndGarbageStreamAreInfraFailures(t *testing.T) {
 		r, inv := faultRig(t, f)
 		inv.WallTimeout = 30 * time.Second
 		res := run(t, r.h, inv)
-		if res.Outcome != harness.OutcomeInfraFailure {
+		if res.Outcome != runrecord.OutcomeInfraFailure {
 			t.Errorf("%s fault: outcome %s evidence %q", f.Kind, res.Outcome, res.Evidence)
 		}
 	}
@@ -385,7 +386,7 @@ func TestShippedConfigsCodexProviderAsWritten(t *testing.T) {
 				inv := r.inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the plan.")
 				inv.Env = []string{p.KeyEnv + "=" + testKey}
 				res := run(t, h, inv)
-				if res.Outcome != harness.OutcomeCompleted || res.FinalMessage != "PLAN" {
+				if res.Outcome != runrecord.OutcomeCompleted || res.FinalMessage != "PLAN" {
 					t.Fatalf("provider %q: outcome %s (%s)", p.Name, res.Outcome, res.Evidence)
 				}
 				cfg, _ := os.ReadFile(filepath.Join(inv.StateDir, "config.toml"))
@@ -419,7 +420,7 @@ func TestCodexRefusedConnectionIsInfraFailureBeforeTheWallTimeout(t *testing.T) 
 	inv := r.inv(t, "refused", harness.RoleDeveloper, harness.AccessWrite, "Do the task.")
 	inv.WallTimeout = 3 * time.Minute
 	res := run(t, h, inv)
-	if res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "provider unreachable") {
+	if res.Outcome != runrecord.OutcomeInfraFailure || !strings.Contains(res.Evidence, "provider unreachable") {
 		t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 	}
 	if res.Duration > time.Minute {

@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func testHarness(t *testing.T, bypass bool) *Harness {
@@ -115,7 +116,7 @@ func TestConfigTOMLNamesKeyVariableOnly(t *testing.T) {
 
 func lines(s ...string) []json.RawMessage { return cliproc.JSONLines(s) }
 
-func classify(exit sandbox.Exit, rep cliproc.Report, stderr string) (harness.Outcome, string) {
+func classify(exit sandbox.Exit, rep cliproc.Report, stderr string) (runrecord.Outcome, string) {
 	return cliproc.Outcome(cliproc.Process{Exit: exit, StderrTail: stderr}, rep)
 }
 
@@ -134,7 +135,7 @@ func TestParseEventsAndClassify(t *testing.T) {
 	if ok.SessionID != "T1" || ok.FinalMessage != "last" || len(ok.Tools) != 2 || *ok.Tools[0].ExitCode != 2 || ok.Tools[1].Input != "add a.go" {
 		t.Errorf("parsed %+v", ok)
 	}
-	if ok.Usage != (harness.Usage{Input: 100, CachedInput: 10, Output: 20, Reasoning: 5, Total: 120}) {
+	if ok.Usage != (runrecord.Usage{Input: 100, CachedInput: 10, Output: 20, Reasoning: 5, Total: 120}) {
 		t.Errorf("usage %+v", ok.Usage)
 	}
 	// Codex 0.142 may finish the turn without completing a command it
@@ -150,7 +151,7 @@ func TestParseEventsAndClassify(t *testing.T) {
 		t.Errorf("started commands: %+v", open.Tools)
 	}
 	// Warnings and a retried stream before the finished turn do not fail it.
-	if o, _ := classify(sandbox.Exit{Code: 0}, ok, ""); o != harness.OutcomeCompleted {
+	if o, _ := classify(sandbox.Exit{Code: 0}, ok, ""); o != runrecord.OutcomeCompleted {
 		t.Errorf("completed run classified %s", o)
 	}
 
@@ -161,22 +162,22 @@ func TestParseEventsAndClassify(t *testing.T) {
 		exit     sandbox.Exit
 		ev       cliproc.Report
 		stderr   string
-		want     harness.Outcome
+		want     runrecord.Outcome
 		evidence string
 	}{
-		{sandbox.Exit{Code: 1}, failed("We’re currently experiencing high demand, which may cause temporary errors."), "", harness.OutcomeInfraFailure, "high demand"},
-		{sandbox.Exit{Code: 1}, failed("unexpected status 401 Unauthorized: bad key"), "", harness.OutcomeInfraFailure, "401"},
-		{sandbox.Exit{Code: 1}, failed("unexpected status 429 Too Many Requests"), "", harness.OutcomeInfraFailure, "429"},
-		{sandbox.Exit{Code: 1}, failed("stream disconnected before completion: error decoding"), "", harness.OutcomeInfraFailure, "stream disconnected"},
-		{sandbox.Exit{Code: 1}, failed(`{\"error\":{\"message\":\"max 512 tokens\",\"type\":\"invalid_request_error\"}}`), "", harness.OutcomeAgentFailure, "HTTP 400"},
-		{sandbox.Exit{Code: 1}, failed("the agent gave up"), "", harness.OutcomeAgentFailure, "gave up"},
-		{sandbox.Exit{Code: -1, Idle: true, Detail: "killed after 4s without output"}, failed("x"), "", harness.OutcomeTimeout, "without output"},
-		{sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}, cliproc.Report{}, "", harness.OutcomeTimeout, "wall"},
-		{sandbox.Exit{Code: 2}, cliproc.Report{}, "error: unknown config key\nusage: codex", harness.OutcomeAgentFailure, "exit code 2"},
-		{sandbox.Exit{Code: 1}, cliproc.Report{}, "Error: connection refused", harness.OutcomeInfraFailure, "connection refused"},
-		{sandbox.Exit{Code: 0}, cliproc.Report{}, "", harness.OutcomeAgentFailure, "without a finished turn"},
+		{sandbox.Exit{Code: 1}, failed("We’re currently experiencing high demand, which may cause temporary errors."), "", runrecord.OutcomeInfraFailure, "high demand"},
+		{sandbox.Exit{Code: 1}, failed("unexpected status 401 Unauthorized: bad key"), "", runrecord.OutcomeInfraFailure, "401"},
+		{sandbox.Exit{Code: 1}, failed("unexpected status 429 Too Many Requests"), "", runrecord.OutcomeInfraFailure, "429"},
+		{sandbox.Exit{Code: 1}, failed("stream disconnected before completion: error decoding"), "", runrecord.OutcomeInfraFailure, "stream disconnected"},
+		{sandbox.Exit{Code: 1}, failed(`{\"error\":{\"message\":\"max 512 tokens\",\"type\":\"invalid_request_error\"}}`), "", runrecord.OutcomeAgentFailure, "HTTP 400"},
+		{sandbox.Exit{Code: 1}, failed("the agent gave up"), "", runrecord.OutcomeAgentFailure, "gave up"},
+		{sandbox.Exit{Code: -1, Idle: true, Detail: "killed after 4s without output"}, failed("x"), "", runrecord.OutcomeTimeout, "without output"},
+		{sandbox.Exit{Code: -1, TimedOut: true, Detail: "killed after wall timeout 5s"}, cliproc.Report{}, "", runrecord.OutcomeTimeout, "wall"},
+		{sandbox.Exit{Code: 2}, cliproc.Report{}, "error: unknown config key\nusage: codex", runrecord.OutcomeAgentFailure, "exit code 2"},
+		{sandbox.Exit{Code: 1}, cliproc.Report{}, "Error: connection refused", runrecord.OutcomeInfraFailure, "connection refused"},
+		{sandbox.Exit{Code: 0}, cliproc.Report{}, "", runrecord.OutcomeAgentFailure, "without a finished turn"},
 		// Exit 0 without a finished turn: stderr decides, as for every CLI.
-		{sandbox.Exit{Code: 0}, cliproc.Report{}, "Error: socket hang up", harness.OutcomeInfraFailure, "socket hang up"},
+		{sandbox.Exit{Code: 0}, cliproc.Report{}, "Error: socket hang up", runrecord.OutcomeInfraFailure, "socket hang up"},
 	}
 	for i, c := range cases {
 		o, ev := classify(c.exit, c.ev, c.stderr)
@@ -202,7 +203,7 @@ func TestStopWhenUnreachable(t *testing.T) {
 	}
 	o, evidence := cliproc.Outcome(cliproc.Process{Exit: sandbox.Exit{Code: -1, Detail: "cancelled: context canceled"}, Stopped: why},
 		ParseEvents(lines(wait, wait, wait)))
-	if o != harness.OutcomeInfraFailure || !strings.Contains(evidence, "waiting for the network") {
+	if o != runrecord.OutcomeInfraFailure || !strings.Contains(evidence, "waiting for the network") {
 		t.Errorf("stopped run: %s %q", o, evidence)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 type codexEvent struct {
@@ -76,7 +77,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 				// with reasoning included: already the harness convention.
 				// The figures are the thread's running total, so the last
 				// event wins.
-				rep.Usage = harness.Usage{
+				rep.Usage = runrecord.Usage{
 					Input: u.InputTokens, CachedInput: u.CachedInputTokens,
 					Output: u.OutputTokens, Reasoning: u.ReasoningOutputTokens,
 					Total: u.InputTokens + u.OutputTokens,

@@ -7,16 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // rolloutTotal reads the session's cumulative token usage from
 // $CODEX_HOME/sessions/**/rollout-*-ID.jsonl (the last token_count event).
 // Codex's turn.completed usage is cumulative over a resumed thread, so a
 // resumed run's own usage is the total after it minus the total before it.
-func rolloutTotal(stateDir, sessionID string) (harness.Usage, bool) {
+func rolloutTotal(stateDir, sessionID string) (runrecord.Usage, bool) {
 	if sessionID == "" {
-		return harness.Usage{}, false
+		return runrecord.Usage{}, false
 	}
 	var path string
 	_ = filepath.WalkDir(filepath.Join(stateDir, "sessions"), func(p string, d os.DirEntry, err error) error {
@@ -26,14 +26,14 @@ func rolloutTotal(stateDir, sessionID string) (harness.Usage, bool) {
 		return nil
 	})
 	if path == "" {
-		return harness.Usage{}, false
+		return runrecord.Usage{}, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return harness.Usage{}, false
+		return runrecord.Usage{}, false
 	}
 	defer f.Close()
-	var total harness.Usage
+	var total runrecord.Usage
 	found := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
@@ -59,13 +59,13 @@ func rolloutTotal(stateDir, sessionID string) (harness.Usage, bool) {
 			continue
 		}
 		t := line.Payload.Info.Total
-		total = harness.Usage{Input: t.Input, CachedInput: t.Cached, Output: t.Output, Reasoning: t.Reasoning, Total: t.Input + t.Output}
+		total = runrecord.Usage{Input: t.Input, CachedInput: t.Cached, Output: t.Output, Reasoning: t.Reasoning, Total: t.Input + t.Output}
 		found = true
 	}
 	return total, found
 }
 
-func subUsage(a, b harness.Usage) harness.Usage {
-	return harness.Usage{Input: a.Input - b.Input, CachedInput: a.CachedInput - b.CachedInput,
+func subUsage(a, b runrecord.Usage) runrecord.Usage {
+	return runrecord.Usage{Input: a.Input - b.Input, CachedInput: a.CachedInput - b.CachedInput,
 		Output: a.Output - b.Output, Reasoning: a.Reasoning - b.Reasoning, Total: a.Total - b.Total}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // CLI is the command entry of the harness catalogue: the executable, its
@@ -185,7 +186,7 @@ func (h *Harness) extract(raw []json.RawMessage) cliproc.Report {
 		}
 		if u := out.Usage; u != nil && u.matches(ev) {
 			in, outTok := sum(ev, u.Input), sum(ev, u.Output)
-			got := harness.Usage{Input: in, CachedInput: sum(ev, u.Cached), Output: outTok,
+			got := runrecord.Usage{Input: in, CachedInput: sum(ev, u.Cached), Output: outTok,
 				Reasoning: sum(ev, u.Reasoning), Total: in + outTok}
 			if u.Mode == "last" {
 				res.Usage = got

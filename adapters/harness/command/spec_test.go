@@ -10,6 +10,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func writeSpec(t *testing.T, body string) string {
@@ -91,10 +92,10 @@ failure:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != harness.OutcomeCompleted || res.SessionID != "s-42" || res.FinalMessage != "all\ndone" {
+	if res.Outcome != runrecord.OutcomeCompleted || res.SessionID != "s-42" || res.FinalMessage != "all\ndone" {
 		t.Errorf("result %+v", res)
 	}
-	if want := (harness.Usage{Input: 30, CachedInput: 10, Output: 8, Total: 38}); res.Usage != want {
+	if want := (runrecord.Usage{Input: 30, CachedInput: 10, Output: 8, Total: 38}); res.Usage != want {
 		t.Errorf("usage %+v, want %+v", res.Usage, want)
 	}
 	if len(res.Tools) != 1 || res.Tools[0].Name != "shell" || res.Tools[0].Input != `{"cmd":"ls"}` {
@@ -121,7 +122,7 @@ failure:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != harness.OutcomeInfraFailure || !strings.Contains(res.Evidence, "503") {
+	if res.Outcome != runrecord.OutcomeInfraFailure || !strings.Contains(res.Evidence, "503") {
 		t.Errorf("outcome %s evidence %q", res.Outcome, res.Evidence)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // KeyEnv and Key are the test provider key; Key must never reach a file.
@@ -98,7 +99,7 @@ func Run(t *testing.T, h harness.Harness, inv harness.Invocation) harness.Result
 	}
 	t.Logf("result: outcome=%s evidence=%q exit=%d final=%q session=%s usage=%+v tools=%d duration=%s",
 		res.Outcome, res.Evidence, res.ExitCode, res.FinalMessage, res.SessionID, res.Usage, len(res.Tools), res.Duration)
-	if res.Outcome != harness.OutcomeCompleted {
+	if res.Outcome != runrecord.OutcomeCompleted {
 		out, _ := os.ReadFile(filepath.Join(inv.LogDir, "stdout.jsonl"))
 		errOut, _ := os.ReadFile(filepath.Join(inv.LogDir, "stderr.log"))
 		t.Logf("stdout:\n%.4000s\nstderr:\n%.4000s", out, errOut)
@@ -174,8 +175,8 @@ func (r *Rig) Bodies(t *testing.T, entry string) []string {
 
 // ServedSince sums the usage of the requests served after the first n, with
 // Reasoning dropped when the CLI does not report it.
-func (r *Rig) ServedSince(n int, reportsReasoning bool) harness.Usage {
-	var u harness.Usage
+func (r *Rig) ServedSince(n int, reportsReasoning bool) runrecord.Usage {
+	var u runrecord.Usage
 	served := r.Srv.Served()
 	for _, s := range served[min(n, len(served)):] {
 		u = u.Add(s.Usage)

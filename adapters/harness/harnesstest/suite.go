@@ -12,6 +12,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/scripted"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Target is one CLI adapter under the shared integration suite.
@@ -81,7 +82,7 @@ func developer(t *testing.T, tg Target, api string) {
 	h := tg.New(t, r.Provider(api))
 	inv := r.Inv(t, "dev", harness.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
 	res := Run(t, h, inv)
-	if res.Outcome != harness.OutcomeCompleted || res.ExitCode != 0 {
+	if res.Outcome != runrecord.OutcomeCompleted || res.ExitCode != 0 {
 		t.Fatalf("outcome %s exit %d (%s)", res.Outcome, res.ExitCode, res.Evidence)
 	}
 	if got, err := os.ReadFile(filepath.Join(inv.WorkDir, "src", "greeting.txt")); err != nil || string(got) != content {
@@ -118,7 +119,7 @@ func planner(t *testing.T, tg Target, api string) {
 	h := tg.New(t, r.Provider(api))
 	inv := r.Inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
 	res := Run(t, h, inv)
-	if res.Outcome != harness.OutcomeCompleted || res.FinalMessage != plan {
+	if res.Outcome != runrecord.OutcomeCompleted || res.FinalMessage != plan {
 		t.Fatalf("outcome %s (%s) final %q", res.Outcome, res.Evidence, res.FinalMessage)
 	}
 	if len(res.Tools) != 0 {
@@ -173,7 +174,7 @@ func session(t *testing.T, tg Target, api string) {
 	h := tg.New(t, r.Provider(api))
 	inv := r.Inv(t, "sess", harness.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
 	first := Run(t, h, inv)
-	if first.Outcome != harness.OutcomeCompleted || first.SessionID == "" {
+	if first.Outcome != runrecord.OutcomeCompleted || first.SessionID == "" {
 		t.Fatalf("first run %s %q session %q", first.Outcome, first.Evidence, first.SessionID)
 	}
 	before := len(r.Srv.Served())
@@ -183,7 +184,7 @@ func session(t *testing.T, tg Target, api string) {
 	inv2.Session = first.SessionID
 	inv2.LogDir = filepath.Join(r.Base, "sess", "log2")
 	second := Run(t, h, inv2)
-	if second.Outcome != harness.OutcomeCompleted || second.FinalMessage != "second answer" {
+	if second.Outcome != runrecord.OutcomeCompleted || second.FinalMessage != "second answer" {
 		t.Fatalf("resumed run %s %q final %q", second.Outcome, second.Evidence, second.FinalMessage)
 	}
 	if second.SessionID != first.SessionID {
@@ -233,14 +234,14 @@ func Faults(t *testing.T, tg Target, api string) {
 		if tg.ServerErrorsRetriedWithoutEnd {
 			inv.WallTimeout = 20 * time.Second
 			res := Run(t, h, inv)
-			if res.Outcome != harness.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") || res.Usage.Total != 0 {
+			if res.Outcome != runrecord.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") || res.Usage.Total != 0 {
 				t.Fatalf("outcome %s evidence %q usage %+v: the CLI no longer retries without end, drop ServerErrorsRetriedWithoutEnd", res.Outcome, res.Evidence, res.Usage)
 			}
 			assertGone(t, inv)
 			return
 		}
 		res := Run(t, h, inv)
-		if res.Outcome != harness.OutcomeInfraFailure {
+		if res.Outcome != runrecord.OutcomeInfraFailure {
 			t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 		}
 		if res.Usage.Total != 0 {
@@ -251,7 +252,7 @@ func Faults(t *testing.T, tg Target, api string) {
 	t.Run(api+"/http400", func(t *testing.T) {
 		h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultStatus, Status: 400, Message: "context length exceeded"})
 		res := Run(t, h, inv)
-		if res.Outcome != harness.OutcomeAgentFailure || !strings.Contains(res.Evidence, "context length exceeded") {
+		if res.Outcome != runrecord.OutcomeAgentFailure || !strings.Contains(res.Evidence, "context length exceeded") {
 			t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 		}
 		assertGone(t, inv)
@@ -264,7 +265,7 @@ func Faults(t *testing.T, tg Target, api string) {
 		t.Run(name, func(t *testing.T) {
 			h, inv := rig(t, &f)
 			res := Run(t, h, inv)
-			if res.Outcome != harness.OutcomeInfraFailure {
+			if res.Outcome != runrecord.OutcomeInfraFailure {
 				t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 			}
 			assertGone(t, inv)
@@ -277,10 +278,10 @@ func Faults(t *testing.T, tg Target, api string) {
 		h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultStall})
 		inv.IdleTimeout, inv.WallTimeout = 5*time.Second, 60*time.Second
 		res := Run(t, h, inv)
-		if res.Outcome != harness.OutcomeTimeout && res.Outcome != harness.OutcomeInfraFailure {
+		if res.Outcome != runrecord.OutcomeTimeout && res.Outcome != runrecord.OutcomeInfraFailure {
 			t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 		}
-		if res.Outcome == harness.OutcomeTimeout && !strings.Contains(res.Evidence, "idle") {
+		if res.Outcome == runrecord.OutcomeTimeout && !strings.Contains(res.Evidence, "idle") {
 			t.Errorf("evidence %q", res.Evidence)
 		}
 		if res.Duration > 30*time.Second {
@@ -292,7 +293,7 @@ func Faults(t *testing.T, tg Target, api string) {
 		h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultHang})
 		inv.WallTimeout, inv.IdleTimeout = 6*time.Second, 60*time.Second
 		res := Run(t, h, inv)
-		if res.Outcome != harness.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") {
+		if res.Outcome != runrecord.OutcomeTimeout || !strings.Contains(res.Evidence, "wall") {
 			t.Fatalf("outcome %s evidence %q", res.Outcome, res.Evidence)
 		}
 		if res.Duration > 20*time.Second {
@@ -327,7 +328,7 @@ func Effort(t *testing.T, tg Target, api, effort string) string {
 	p.ReasoningEffort = effort
 	h := tg.New(t, p)
 	res := Run(t, h, r.Inv(t, "effort", harness.RolePlanner, harness.AccessReadOnly, "Think hard about the plan."))
-	if res.Outcome != harness.OutcomeCompleted {
+	if res.Outcome != runrecord.OutcomeCompleted {
 		t.Fatalf("outcome %s (%s)", res.Outcome, res.Evidence)
 	}
 	bodies := r.Bodies(t, "effort")

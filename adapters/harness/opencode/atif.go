@@ -3,8 +3,8 @@ package opencode
 import (
 	"encoding/json"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/atif"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Steps turns a `opencode run --format json` stream into ATIF agent steps:
@@ -80,7 +80,7 @@ func Steps(raw []json.RawMessage) []atif.Step {
 			if tk := p.Tokens; tk != nil {
 				in := tk.Input + tk.Cache.Read + tk.Cache.Write
 				out := tk.Output + tk.Reasoning
-				s.Metrics = atif.UsageMetrics(harness.Usage{Input: in, CachedInput: tk.Cache.Read, Output: out, Reasoning: tk.Reasoning, Total: in + out})
+				s.Metrics = atif.UsageMetrics(runrecord.Usage{Input: in, CachedInput: tk.Cache.Read, Output: out, Reasoning: tk.Reasoning, Total: in + out})
 				one := 1
 				s.LLMCallCount = &one
 			}

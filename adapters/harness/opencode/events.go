@@ -6,6 +6,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // events is what hoh keeps from a `opencode run --format json` stream.
@@ -83,7 +84,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 				tk := p.Tokens
 				in := tk.Input + tk.Cache.Read + tk.Cache.Write
 				out := tk.Output + tk.Reasoning
-				ev.Usage = ev.Usage.Add(harness.Usage{Input: in, CachedInput: tk.Cache.Read, Output: out, Reasoning: tk.Reasoning, Total: in + out})
+				ev.Usage = ev.Usage.Add(runrecord.Usage{Input: in, CachedInput: tk.Cache.Read, Output: out, Reasoning: tk.Reasoning, Total: in + out})
 				lastReason = p.Reason
 			}
 		case "error":

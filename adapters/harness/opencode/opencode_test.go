@@ -7,6 +7,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 func TestParseEventsSumsEveryStepFinish(t *testing.T) {
@@ -17,7 +18,7 @@ func TestParseEventsSumsEveryStepFinish(t *testing.T) {
 		`{"type":"step_finish","sessionID":"ses_1","part":{"reason":"stop","tokens":{"input":200,"output":10,"reasoning":0,"cache":{"read":50,"write":2}}}}`,
 	}
 	ev := ParseEvents(cliproc.JSONLines(lines))
-	want := harness.Usage{Input: 116 + 7 + 200 + 50 + 2, CachedInput: 57, Output: 45 + 10, Reasoning: 5, Total: 375 + 55}
+	want := runrecord.Usage{Input: 116 + 7 + 200 + 50 + 2, CachedInput: 57, Output: 45 + 10, Reasoning: 5, Total: 375 + 55}
 	if ev.Usage != want {
 		t.Errorf("usage %+v, want %+v", ev.Usage, want)
 	}

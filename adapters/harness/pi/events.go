@@ -6,6 +6,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // events is what hoh keeps from a `pi --mode json` stream. Completed: agent_end
@@ -69,7 +70,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			// includes cache reads and writes. Pi does not report reasoning.
 			if u := m.Usage; u != nil {
 				in := u.Input + u.CacheRead + u.CacheWrite
-				ev.Usage = ev.Usage.Add(harness.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output})
+				ev.Usage = ev.Usage.Add(runrecord.Usage{Input: in, CachedInput: u.CacheRead, Output: u.Output, Total: in + u.Output})
 			}
 			lastStop = m.StopReason
 			if m.StopReason == "error" || m.StopReason == "aborted" {

@@ -1,7 +1,6 @@
 package status
 
 import (
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -12,13 +11,13 @@ type TrialState struct {
 	State  runrecord.State
 	Status runrecord.Status
 	Reason string
-	Usage  harness.Usage
+	Usage  runrecord.Usage
 }
 
 // Inspection is a run directory's state (hoh status).
 type Inspection struct {
 	Dir    string
-	Lock   plan.Lock
+	Lock   runrecord.Lock
 	Trials []TrialState
 	Runner Runner
 }

@@ -4,7 +4,6 @@
 package status
 
 import (
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -15,7 +14,7 @@ type Outcome struct {
 	State        runrecord.State
 	Status       runrecord.Status
 	Reason       string
-	Usage        harness.Usage
+	Usage        runrecord.Usage
 	Replacements int
 	Skipped      bool // finished by an earlier run
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Names are the steps of the task "seq", in order.
@@ -158,7 +159,7 @@ func (h *Harness) Run(_ context.Context, inv harness.Invocation) (harness.Result
 	if h.Before != nil {
 		h.Before(name, inv.Role)
 	}
-	res := harness.Result{Outcome: harness.OutcomeCompleted, Usage: harness.Usage{Input: 10, Output: 1, Total: 11}, SessionID: "s"}
+	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 10, Output: 1, Total: 11}, SessionID: "s"}
 	switch inv.Role {
 	case harness.RolePlanner:
 		res.FinalMessage = `{"objective":"o","tasks":[{"id":"T1","description":"d"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"r","observation":"o"}]}`
@@ -172,7 +173,7 @@ func (h *Harness) Run(_ context.Context, inv harness.Invocation) (harness.Result
 	if hoh && name == "two" && !h.lost {
 		h.lost = true
 		h.mu.Unlock()
-		return harness.Result{Outcome: harness.OutcomeInfraFailure, Evidence: "HTTP 503 (injected)"}, nil
+		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 (injected)"}, nil
 	}
 	h.Calls[fmt.Sprintf("%v %s", hoh, name)]++
 	h.Limits[name] = inv.WallTimeout
