@@ -1,8 +1,9 @@
 // Package runrecord owns every file a run writes and every row the analysis
 // reads: the score row and its CSV codec (the record format), the condition
 // catalogue (record names, the arm syntax condition@checkpoint, display
-// labels), the token-ledger line, the trial spec, stage record and summary,
-// the trials index, the replacement line, the runner's failure marker, and
+// labels), the token-ledger line, the harness result, the evaluation and
+// the runtime checks, the trial spec, stage record and summary, the trials
+// index, the replacement line, the runner's failure marker, and
 // the layout of a run directory. It imports only the standard library and
 // sits below every other layer: experiments writes records through it,
 // analysis and cmd read them through it, so neither has to import the other

@@ -53,39 +53,14 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// viewerAdapters are the adapter packages analysis/viewer still imports for
-// record types that live there (harness.Result and ToolCall in result.json,
-// benchmark.Evaluation in cp-N.json, benchmark.CheckResult): the one
-// exception, until those types move here. No other analysis package may
-// need an adapter (the reporting table is runrecord's for that reason).
-var viewerAdapters = map[string]bool{module + "adapters/benchmark": true, module + "adapters/harness": true}
-
 // The analysis reads records without linking the adapters (no Docker
-// client, no CLI catalogue in hoh report's dependencies).
+// client, no CLI catalogue in hoh report's dependencies): no analysis
+// package depends on one, and no analysis test imports one either.
 func TestAnalysisImportsNoAdapter(t *testing.T) {
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, "./analysis/...")
-	cmd.Dir = ".."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list ./analysis/...: %v", err)
-	}
 	n := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		parts := strings.SplitN(line, "|", 3)
-		if len(parts) != 3 {
-			continue
-		}
+	for pkg, ds := range list(t, "{{join .Deps \" \"}}", "./analysis/...") {
 		n++
-		pkg, imports, deps := parts[0], strings.Fields(parts[1]), strings.Fields(parts[2])
-		if pkg == module+"analysis/viewer" {
-			for _, d := range imports {
-				if strings.HasPrefix(d, module+"adapters/") && !viewerAdapters[d] {
-					t.Errorf("%s imports %s: the analysis reads records through runrecord, not the adapters", pkg, d)
-				}
-			}
-			continue
-		}
-		for _, d := range deps {
+		for _, d := range ds {
 			if strings.HasPrefix(d, module+"adapters/") {
 				t.Errorf("%s depends on %s: the analysis reads records through runrecord, not the adapters", pkg, d)
 			}
@@ -94,4 +69,29 @@ func TestAnalysisImportsNoAdapter(t *testing.T) {
 	if n < 5 {
 		t.Fatalf("go list ./analysis/... listed %d packages", n)
 	}
+	for pkg, imports := range list(t, "{{join .Imports \" \"}}", "-test", "./analysis/...") {
+		for _, d := range imports {
+			if strings.HasPrefix(d, module+"adapters/") {
+				t.Errorf("%s imports %s: the analysis reads records through runrecord, not the adapters", pkg, d)
+			}
+		}
+	}
+}
+
+// list maps each package go list names to the fields of format.
+func list(t *testing.T, format string, args ...string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}}|" + format}, args...)...)
+	cmd.Dir = ".." // the module root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	m := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if pkg, fields, ok := strings.Cut(line, "|"); ok {
+			m[pkg] = strings.Fields(fields)
+		}
+	}
+	return m
 }

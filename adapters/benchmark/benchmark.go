@@ -10,6 +10,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Task is one benchmark task. Spec is the public specification S and the only
@@ -40,33 +42,6 @@ type Limits struct {
 	Image           string        `json:"image,omitempty"` // prebuilt image; empty: build environment/
 }
 
-// CheckResult is one public, deterministic runtime check of an artifact
-// (a build, a smoke run). Its output may be shown to the QA Tester.
-type CheckResult struct {
-	Name     string `json:"name"`
-	Command  string `json:"command"`
-	ExitCode int    `json:"exit_code"`
-	Passed   bool   `json:"passed"`
-	Output   string `json:"output,omitempty"`
-	// Unavailable is set when the check could not run at all (for example no
-	// Godot binary); Output says why.
-	Unavailable bool `json:"unavailable,omitempty"`
-}
-
-// Evaluation is the evaluator's verdict on a frozen artifact. It goes to the
-// run records only, never back to a role.
-type Evaluation struct {
-	// Metrics maps a record-format metric name (overall, reward, pass_rate,
-	// mechanics, ...) to its value on the benchmark's reporting scale.
-	Metrics map[string]float64 `json:"metrics"`
-	// Details is the evaluator's raw output kept whole (reward.json,
-	// breakdown.json, eval.json, test logs).
-	Details map[string]any `json:"details,omitempty"`
-	// Error is set when evaluation itself failed; Metrics then holds the
-	// benchmark's rule for that case (usually a zero score).
-	Error string `json:"error,omitempty"`
-}
-
 // LoadNotes is implemented by benchmarks whose loader skipped folders or
 // excluded malformed tasks instead of failing: each note names one folder and
 // why, and `hoh run` prints them with the plan.
@@ -89,9 +64,9 @@ type Benchmark interface {
 	// InitialWorkspace writes A_0 for the task into dir, which exists and is empty.
 	InitialWorkspace(ctx context.Context, t Task, dir string) error
 	// Check runs the public runtime checks on the artifact in dir.
-	Check(ctx context.Context, t Task, dir string) ([]CheckResult, error)
+	Check(ctx context.Context, t Task, dir string) ([]runrecord.CheckResult, error)
 	// Evaluate scores the frozen artifact in dir (a fresh copy the caller owns).
-	Evaluate(ctx context.Context, t Task, dir string) (Evaluation, error)
+	Evaluate(ctx context.Context, t Task, dir string) (runrecord.Evaluation, error)
 }
 
 // FileError is a problem with one file of a benchmark checkout, with the

@@ -1,6 +1,10 @@
 package benchmark
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/hoh-research/hoh/runrecord"
+)
 
 // Rescorer is implemented by benchmarks whose evaluator leaves its raw output
 // in the folder WithOutputDir names (kept with the checkpoint's records):
@@ -8,7 +12,7 @@ import "errors"
 // running nothing. prev is the evaluation recorded before; a benchmark whose
 // older records kept the raw output only inside it may read it there.
 type Rescorer interface {
-	Rescore(t Task, outputDir string, prev Evaluation) (Evaluation, error)
+	Rescore(t Task, outputDir string, prev runrecord.Evaluation) (runrecord.Evaluation, error)
 }
 
 // ErrNoEvaluatorOutput: nothing stored to rescore from (an evaluation that

@@ -1,6 +1,10 @@
 package benchmark
 
-import "context"
+import (
+	"context"
+
+	"github.com/hoh-research/hoh/runrecord"
+)
 
 // Step is one step of a multi-step task (Harbor's [[steps]]): a task of its
 // own, run in order on the environment and artifact the previous step left,
@@ -27,7 +31,7 @@ type Step struct {
 	Start func(ctx context.Context, image, workspace string, labels map[string]string) (StepStart, error)
 	// Gate says why the steps after this one do not run, given the
 	// evaluation of the artifact it hands on ("" : they run).
-	Gate func(ev Evaluation) string
+	Gate func(ev runrecord.Evaluation) string
 }
 
 // StepStart is where a step starts.
@@ -45,7 +49,7 @@ type Stepped interface {
 	// StepsReward is the task's evaluation from the evaluations of the
 	// artifacts its steps handed on, in order, for the steps that ran
 	// (one with Error set gave no reward).
-	StepsReward(t Task, steps []Evaluation) Evaluation
+	StepsReward(t Task, steps []runrecord.Evaluation) runrecord.Evaluation
 }
 
 // MultiStep reports whether b runs t as a sequence of steps.

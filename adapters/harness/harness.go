@@ -11,15 +11,6 @@ import (
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-// Role is the HoH role an invocation plays.
-type Role string
-
-const (
-	RolePlanner   Role = runrecord.RolePlanner
-	RoleDeveloper Role = runrecord.RoleDeveloper
-	RoleQA        Role = runrecord.RoleQA
-)
-
 // Access is what an invocation may do to its working directory.
 type Access string
 
@@ -46,7 +37,7 @@ type Provider struct {
 
 // Invocation is one run of a CLI in one role.
 type Invocation struct {
-	Role    Role
+	Role    runrecord.Role
 	Access  Access
 	Prompt  string
 	WorkDir string // the directory the agent works in
@@ -71,18 +62,6 @@ type Invocation struct {
 	WritableRoots []string
 }
 
-// ToolCall is one tool the agent used, as reported by the CLI's event stream.
-type ToolCall struct {
-	Name     string `json:"name"`
-	Input    string `json:"input,omitempty"`
-	ExitCode *int   `json:"exit_code,omitempty"`
-	// Output is what the CLI recorded the tool printing (Codex's
-	// aggregated_output, the tool result of Pi, OpenCode and Claude Code;
-	// redacted like every log line, at most MaxToolOutput bytes), nil when
-	// the CLI recorded none. QA's observations are checked against it.
-	Output *string `json:"output,omitempty"`
-}
-
 // MaxToolOutput bounds a recorded tool output; its tail is kept (where a
 // command's result usually is).
 const MaxToolOutput = 64 << 10
@@ -95,19 +74,6 @@ func ToolOutput(s string) *string {
 	return &s
 }
 
-// Result is what hoh records about one invocation.
-type Result struct {
-	Outcome      runrecord.Outcome `json:"outcome"`
-	Evidence     string            `json:"evidence,omitempty"` // why it was classified so
-	ExitCode     int               `json:"exit_code"`
-	FinalMessage string            `json:"final_message"`
-	Usage        runrecord.Usage   `json:"usage"`
-	SessionID    string            `json:"session_id,omitempty"`
-	Tools        []ToolCall        `json:"tools,omitempty"`
-	Command      []string          `json:"command"` // argv with secrets redacted
-	Duration     time.Duration     `json:"duration_ns"`
-}
-
 // Harness is one coding-agent CLI configured with a provider.
 type Harness interface {
 	// Name is the adapter kind, e.g. "codex".
@@ -117,7 +83,7 @@ type Harness interface {
 	// Run performs one invocation. The error is for failures of hoh itself
 	// (cannot create the state dir, cannot start the executor); everything the
 	// CLI or the model did wrong is a Result with its Outcome.
-	Run(ctx context.Context, inv Invocation) (Result, error)
+	Run(ctx context.Context, inv Invocation) (runrecord.Result, error)
 }
 
 // Installed is a Harness that runs an executable on the host: a role's

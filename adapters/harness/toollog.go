@@ -3,6 +3,8 @@ package harness
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // shellToolNames are the tools whose plain-text input is the command itself
@@ -14,7 +16,7 @@ var shellToolNames = map[string]bool{"command_execution": true, "exec_command": 
 // items, and the command argument of the bash tool of Pi, OpenCode and Claude
 // Code (JSON {"command": ...}; {"cmd": ...} or an argv array are read too).
 // Tools that execute nothing (read, write, edit, search) are not commands.
-func ExecutedCommands(tools []ToolCall) []string {
+func ExecutedCommands(tools []runrecord.ToolCall) []string {
 	var out []string
 	for _, t := range tools {
 		if c, ok := ShellCommand(t); ok && strings.TrimSpace(c) != "" {
@@ -26,7 +28,7 @@ func ExecutedCommands(tools []ToolCall) []string {
 
 // ShellCommand is the shell command a tool call ran, if it is one (see
 // ExecutedCommands).
-func ShellCommand(t ToolCall) (string, bool) {
+func ShellCommand(t runrecord.ToolCall) (string, bool) {
 	in := strings.TrimSpace(t.Input)
 	if strings.HasPrefix(in, "{") {
 		var args map[string]json.RawMessage

@@ -3,12 +3,14 @@ package harness
 import (
 	"slices"
 	"testing"
+
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Each CLI's form of a shell tool call yields its command; tools that run
 // nothing yield none.
 func TestExecutedCommandsReadsEachCLIsShellTool(t *testing.T) {
-	tools := []ToolCall{
+	tools := []runrecord.ToolCall{
 		{Name: "command_execution", Input: "/bin/bash -lc 'sh greet.sh Ada'"},         // Codex
 		{Name: "bash", Input: `{"command":"sh greet.sh Bo"}`},                         // Pi
 		{Name: "bash", Input: `{"command":"ls","description":"Run a shell command"}`}, // OpenCode

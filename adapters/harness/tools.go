@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // MCP transports a task may declare (Harbor's MCPServerConfig.transport).
@@ -50,10 +51,10 @@ func (t TaskTools) Empty() bool { return len(t.MCP) == 0 && t.SkillsDir == "" }
 // environment the Developer left, so no tool call of QA's reaches what the
 // Developer or the verifier sees; a server elsewhere is the Developer's
 // only. The Planner gets none: it has no tool that acts.
-func (t TaskTools) MCPFor(role Role) []MCPServer {
+func (t TaskTools) MCPFor(role runrecord.Role) []MCPServer {
 	var out []MCPServer
 	for _, s := range t.MCP {
-		if role == RoleDeveloper || (role == RoleQA && s.InEnvironment) {
+		if role == runrecord.RoleDeveloper || (role == runrecord.RoleQA && s.InEnvironment) {
 			out = append(out, s)
 		}
 	}
@@ -62,7 +63,7 @@ func (t TaskTools) MCPFor(role Role) []MCPServer {
 
 // SkillsFor is the skills directory a role's CLI is given: every role's
 // (skills are instructions; each role's own tool limits still apply).
-func (t TaskTools) SkillsFor(Role) string { return t.SkillsDir }
+func (t TaskTools) SkillsFor(runrecord.Role) string { return t.SkillsDir }
 
 // ServerURL is an HTTP server's URL, or "" for stdio.
 func (s MCPServer) ServerURL() string {

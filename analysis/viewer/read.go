@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -135,7 +133,7 @@ type loopRecords struct {
 	Summary      *runrecord.Summary
 	Failure      *runrecord.Failure
 	Iterations   []iterationRecords
-	Evaluations  map[int]benchmark.Evaluation
+	Evaluations  map[int]runrecord.Evaluation
 	Scores       []runrecord.Row
 	Replacements []runrecord.Replacement
 	HistoryNote  string // why there is no diff, when there is none
@@ -151,7 +149,7 @@ type iterationRecords struct {
 	QAReport     *runrecord.QAReport
 	Evidence     *runrecord.Evidence
 	EvidencePath string
-	Checks       []benchmark.CheckResult
+	Checks       []runrecord.CheckResult
 	ChecksPath   string
 	CandidateDir string // relative path of the QA candidate copy, when kept
 	Diff         string // unified diff of the Developer's change
@@ -162,7 +160,7 @@ type iterationRecords struct {
 
 // attemptRecords is one invocation's directory.
 type attemptRecords struct {
-	Result    *harness.Result
+	Result    *runrecord.Result
 	Files     []string // relative to the trial directory: prompt, logs
 	StderrEnd string   // the end of stderr.log
 }
@@ -184,7 +182,7 @@ func readJSONIf[T any](path string) (*T, error) {
 // optional record is simply absent.
 func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 	l := runrecord.TrialLayout{Dir: dir}
-	lr := &loopRecords{Dir: dir, Evaluations: map[int]benchmark.Evaluation{}}
+	lr := &loopRecords{Dir: dir, Evaluations: map[int]runrecord.Evaluation{}}
 	if err := runrecord.ReadJSON(l.Spec(), &lr.Spec); err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%s is not a trial directory (no trial.json): the trial has not started", dir)
@@ -212,7 +210,7 @@ func readLoop(dir, gitDirOverride string, maxDiff int) (*loopRecords, error) {
 		if _, err := fmt.Sscanf(filepath.Base(p), "cp-%d.json", &t); err != nil {
 			continue
 		}
-		var ev benchmark.Evaluation
+		var ev runrecord.Evaluation
 		if err := runrecord.ReadJSON(p, &ev); err != nil {
 			return nil, err
 		}
@@ -296,7 +294,7 @@ func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff i
 		it.EvidencePath = rel(evPath)
 	}
 	checksPath := ql.RuntimeChecks()
-	checks, err := readJSONIf[[]benchmark.CheckResult](checksPath)
+	checks, err := readJSONIf[[]runrecord.CheckResult](checksPath)
 	if err != nil {
 		return err
 	}
@@ -309,7 +307,7 @@ func readIteration(lr *loopRecords, it *iterationRecords, repo string, maxDiff i
 	for _, role := range []string{"planner", "developer", "qa"} {
 		for _, a := range l.StageFiles(it.T, role).Attempts() {
 			ar := attemptRecords{}
-			if ar.Result, err = readJSONIf[harness.Result](a.Result()); err != nil {
+			if ar.Result, err = readJSONIf[runrecord.Result](a.Result()); err != nil {
 				return err
 			}
 			for _, f := range []string{a.Prompt(), filepath.Join(a.Logs(), runrecord.StdoutLog), a.Stderr(),

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -156,8 +154,8 @@ func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps
 				stderr += "log line " + strings.ReplaceAll(o.Hostile, "MARK", "LOG") + "\n"
 			}
 			must(t, writeFile(filepath.Join(adir, "logs", "stderr.log"), []byte(stderr)))
-			must(t, writeJSON(filepath.Join(adir, "result.json"), harness.Result{Outcome: runrecord.OutcomeCompleted,
-				FinalMessage: "{}", Usage: u, Tools: []harness.ToolCall{{Name: "command_execution", Input: "ls"}}}))
+			must(t, writeJSON(filepath.Join(adir, "result.json"), runrecord.Result{Outcome: runrecord.OutcomeCompleted,
+				FinalMessage: "{}", Usage: u, Tools: []runrecord.ToolCall{{Name: "command_execution", Input: "ls"}}}))
 			rec := runrecord.StageRecord{Iteration: s, Role: role, Invocations: []runrecord.Invocation{inv}, Finished: time.Unix(1700000000+int64(s), 0)}
 			switch role {
 			case "planner":
@@ -187,7 +185,7 @@ func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps
 					Gaps: []runrecord.Claim{{ClaimID: "C2", Claim: "division by zero is reported", Status: "gap",
 						ExecutionRecords: []runrecord.ExecutionRecord{{Type: "command", Command: "./tool.sh 1 / 0", Observation: "no message"}}}}}
 				must(t, writeJSON(filepath.Join(sd, "evidence.json"), ev))
-				must(t, writeJSON(filepath.Join(sd, "context", "runtime-checks.json"), []benchmark.CheckResult{
+				must(t, writeJSON(filepath.Join(sd, "context", "runtime-checks.json"), []runrecord.CheckResult{
 					{Name: "syntax", Command: "sh -n tool.sh", Passed: true}}))
 			}
 			if repo != nil {
@@ -207,7 +205,7 @@ func writeSynthTrial(t testing.TB, tdir string, tr runrecord.PlannedTrial, steps
 		v := synthScore(i, s)
 		cps = append(cps, runrecord.Checkpoint{Step: s, Tokens: cum, Metrics: map[string]float64{"pass_rate": v}})
 		must(t, writeJSON(filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", s)),
-			benchmark.Evaluation{Metrics: map[string]float64{"pass_rate": v}, Details: map[string]any{"passed": 3, "total": 6}}))
+			runrecord.Evaluation{Metrics: map[string]float64{"pass_rate": v}, Details: map[string]any{"passed": 3, "total": 6}}))
 		arm, _ := runrecord.ParseArm(tr.Arm)
 		rows = append(rows, runrecord.Row{Benchmark: "builtin", Config: tr.Config, Condition: arm.Condition, Checkpoint: s,
 			Task: tr.Task.ID, Metric: "pass_rate", Value: v, Tokens: float64(cum), Rep: 1, Source: tr.Key})

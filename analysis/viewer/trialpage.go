@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -80,7 +78,7 @@ type iterationView struct {
 	PlanContext                   []fileLink
 	Dev                           *runrecord.DevReport
 	Diff                          diffView
-	Checks                        []benchmark.CheckResult
+	Checks                        []runrecord.CheckResult
 	ChecksHref                    string
 	ChecksPassed                  int
 	Evidence                      *runrecord.Evidence
@@ -119,7 +117,7 @@ type invocationView struct {
 	Attempt                                    int
 	Usage                                      runrecord.Usage
 	Files                                      []fileLink
-	Tools                                      []harness.ToolCall
+	Tools                                      []runrecord.ToolCall
 	Stderr, FinalMessage                       string
 }
 

@@ -22,14 +22,14 @@ type instant struct{}
 
 func (instant) Name() string    { return "instant" }
 func (instant) Version() string { return "1" }
-func (instant) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
-	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 100, Output: 10, Total: 110}, SessionID: "s-1"}
+func (instant) Run(_ context.Context, inv harness.Invocation) (runrecord.Result, error) {
+	res := runrecord.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 100, Output: 10, Total: 110}, SessionID: "s-1"}
 	switch inv.Role {
-	case harness.RolePlanner:
+	case runrecord.RolePlanner:
 		res.FinalMessage = `{"objective":"o","tasks":[{"id":"T1","description":"d"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"r","observation":"o"}]}`
-	case harness.RoleQA:
+	case runrecord.RoleQA:
 		res.FinalMessage = `{"iteration":1,"qa_status":"pass","verified_records":[{"claim_id":"c1","claim":"works","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh","observation":"ok"}]}],"gap_records":[]}`
-		res.Tools = []harness.ToolCall{{Name: "bash", Input: `{"command":"sh greet.sh"}`}}
+		res.Tools = []runrecord.ToolCall{{Name: "bash", Input: `{"command":"sh greet.sh"}`}}
 	default:
 		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte("#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n"), 0o755)
 		res.FinalMessage = `{"summary":"wrote greet.sh","self_tests":[]}`

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"github.com/hoh-research/hoh/adapters/harness/atif"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness/atif"
 
 	"github.com/chromedp/chromedp"
 
@@ -109,8 +110,8 @@ func TestMultiStepTrialInStatusShowReportAndView(t *testing.T) {
 	h := stepbench.NewHarness()
 	reached, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	h.Before = func(step string, role harness.Role) {
-		if step == "two" && role == harness.RoleDeveloper {
+	h.Before = func(step string, role runrecord.Role) {
+		if step == "two" && role == runrecord.RoleDeveloper {
 			held := false
 			once.Do(func() { held = true; close(reached) })
 			if held {

@@ -221,7 +221,7 @@ func TestCodexDeveloperInNoNetworkTaskContainer(t *testing.T) {
 	}
 	adir := filepath.Join(env.TrialDir, "iter-01", "developer", "attempt-1")
 	res, err := codexFor(t, env.Provider).Run(ctx, harness.Invocation{
-		Role: harness.RoleDeveloper, Access: harness.AccessWrite, Prompt: "Write the number 42 into answer.txt.",
+		Role: runrecord.RoleDeveloper, Access: harness.AccessWrite, Prompt: "Write the number 42 into answer.txt.",
 		WorkDir: ws, StateDir: filepath.Join(env.Exchange.Scratch, "state"), LogDir: filepath.Join(adir, "logs"),
 		WallTimeout: 3 * time.Minute, IdleTimeout: 2 * time.Minute,
 		Env: []string{keyEnv + "=" + key}, Secrets: []string{key}, Exec: env.Exec,

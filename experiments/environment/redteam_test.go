@@ -36,7 +36,7 @@ type inspectingHarbor struct {
 	found []string
 }
 
-func (b *inspectingHarbor) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (b *inspectingHarbor) Evaluate(ctx context.Context, t benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	b.mu.Lock()
 	b.found = append(b.found, testenv.TaintedFiles(dir, "")...)
 	b.mu.Unlock()

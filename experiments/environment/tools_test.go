@@ -77,7 +77,7 @@ func toolTask(t *testing.T, root string, b *harbor.Benchmark) benchmark.Task {
 
 // runCLI runs kind as role in ex with the task's tools, and fails the test
 // unless the CLI completed.
-func runCLI(t *testing.T, env *Env, ex sandbox.Executor, kind, api string, role harness.Role, prompt, ws string) harness.Result {
+func runCLI(t *testing.T, env *Env, ex sandbox.Executor, kind, api string, role runrecord.Role, prompt, ws string) runrecord.Result {
 	t.Helper()
 	clienv.CLI(t, kind)
 	p := env.Provider
@@ -86,7 +86,7 @@ func runCLI(t *testing.T, env *Env, ex sandbox.Executor, kind, api string, role 
 	if err != nil {
 		t.Fatal(err)
 	}
-	access := map[harness.Role]harness.Access{harness.RoleDeveloper: harness.AccessWrite, harness.RoleQA: harness.AccessExec, harness.RolePlanner: harness.AccessReadOnly}[role]
+	access := map[runrecord.Role]harness.Access{runrecord.RoleDeveloper: harness.AccessWrite, runrecord.RoleQA: harness.AccessExec, runrecord.RolePlanner: harness.AccessReadOnly}[role]
 	state := stateDir(env, kind, role)
 	adir := filepath.Join(env.TrialDir, kind, string(role))
 	res, err := h.Run(context.Background(), harness.Invocation{
@@ -106,18 +106,18 @@ func runCLI(t *testing.T, env *Env, ex sandbox.Executor, kind, api string, role 
 }
 
 // stateDir is the CLI state directory runCLI gives kind as role.
-func stateDir(env *Env, kind string, role harness.Role) string {
+func stateDir(env *Env, kind string, role runrecord.Role) string {
 	return filepath.Join(env.Exchange.Scratch, "state-"+kind+"-"+string(role))
 }
 
 // toolCalled is the recorded call named name, if any.
-func toolCalled(res harness.Result, name string) (harness.ToolCall, bool) {
+func toolCalled(res runrecord.Result, name string) (runrecord.ToolCall, bool) {
 	for _, c := range res.Tools {
 		if c.Name == name {
 			return c, true
 		}
 	}
-	return harness.ToolCall{}, false
+	return runrecord.ToolCall{}, false
 }
 
 // hello-mcp: each CLI, as the Developer, is given the task's mcp-server (a
@@ -159,7 +159,7 @@ func TestHelloMCPThroughEachCLI(t *testing.T) {
 	for _, cli := range cliAPIs {
 		t.Run(cli.kind, func(t *testing.T) {
 			os.Remove(filepath.Join(ws, "secret.txt"))
-			res := runCLI(t, env, env.Exec, cli.kind, cli.api, harness.RoleDeveloper, task.Spec, ws)
+			res := runCLI(t, env, env.Exec, cli.kind, cli.api, runrecord.RoleDeveloper, task.Spec, ws)
 			call, ok := toolCalled(res, want[cli.kind])
 			if !ok || call.Output == nil || !strings.Contains(*call.Output, mcptest.Secret) {
 				t.Errorf("no MCP call %s answered by the server in its event stream: %+v", want[cli.kind], res.Tools)
@@ -175,7 +175,7 @@ func TestHelloMCPThroughEachCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	res := runCLI(t, env, ex, "codex", harness.APIResponses, harness.RoleQA, "QA: ask the MCP server for the secret.", ws)
+	res := runCLI(t, env, ex, "codex", harness.APIResponses, runrecord.RoleQA, "QA: ask the MCP server for the secret.", ws)
 	if _, ok := toolCalled(res, want["codex"]); !ok {
 		t.Errorf("QA: no MCP call in its event stream: %+v", res.Tools)
 	}
@@ -235,7 +235,7 @@ func TestHelloSkillsThroughEachCLI(t *testing.T) {
 			os.Remove(filepath.Join(ws, "greeting.txt"))
 			// A prompt of its own: the provider tells conversations apart by
 			// API and prompt, and OpenCode and Pi both speak chat here.
-			res := runCLI(t, env, env.Exec, cli.kind, cli.api, harness.RoleDeveloper, task.Spec+"\n("+cli.kind+")", ws)
+			res := runCLI(t, env, env.Exec, cli.kind, cli.api, runrecord.RoleDeveloper, task.Spec+"\n("+cli.kind+")", ws)
 			if _, ok := toolCalled(res, called[cli.kind]); !ok {
 				t.Errorf("no %s call in its event stream: %+v", called[cli.kind], res.Tools)
 			}
@@ -278,7 +278,7 @@ func servedRequests(t *testing.T, logPath, entry string) (first, later string) {
 	return first, later
 }
 
-func toolsText(res harness.Result) string {
+func toolsText(res runrecord.Result) string {
 	var b strings.Builder
 	for _, c := range res.Tools {
 		b.WriteString(c.Name + " " + c.Input)

@@ -30,12 +30,12 @@ func (b folderBench) Tasks(context.Context) ([]benchmark.Task, error) { return f
 
 func (b folderBench) InitialWorkspace(context.Context, benchmark.Task, string) error { return nil }
 
-func (b folderBench) Check(context.Context, benchmark.Task, string) ([]benchmark.CheckResult, error) {
+func (b folderBench) Check(context.Context, benchmark.Task, string) ([]runrecord.CheckResult, error) {
 	return nil, nil
 }
 
-func (b folderBench) Evaluate(context.Context, benchmark.Task, string) (benchmark.Evaluation, error) {
-	return benchmark.Evaluation{Metrics: map[string]float64{"level": b.level}}, nil
+func (b folderBench) Evaluate(context.Context, benchmark.Task, string) (runrecord.Evaluation, error) {
+	return runrecord.Evaluation{Metrics: map[string]float64{"level": b.level}}, nil
 }
 
 func folderTasks(root string) ([]benchmark.Task, error) {

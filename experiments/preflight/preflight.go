@@ -221,7 +221,7 @@ func check(ctx context.Context, dir string, t Target) string {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		return err.Error()
 	}
-	inv := harness.Invocation{Role: harness.RolePlanner, Access: harness.AccessReadOnly, Prompt: Prompt,
+	inv := harness.Invocation{Role: runrecord.RolePlanner, Access: harness.AccessReadOnly, Prompt: Prompt,
 		WorkDir: work, StateDir: state, LogDir: logDir,
 		WallTimeout: Timeout, IdleTimeout: idle, Env: t.Env, Secrets: t.Secrets, Exec: t.Exec}
 	where := fmt.Sprintf(" (%s %s at %s; logs in %s)", t.Harness.Name(), t.Provider.API, t.Provider.BaseURL, logDir)

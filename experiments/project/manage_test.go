@@ -325,7 +325,7 @@ func TestRoleFailureIsRecordedAndTheProjectGoesOn(t *testing.T) {
 
 type badPlanner struct{ *fakeHarness }
 
-func (b *badPlanner) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (b *badPlanner) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	res, err := b.fakeHarness.Run(ctx, inv)
 	if strings.Contains(inv.Prompt, "Role: Project Planner") {
 		res.FinalMessage = "no JSON today"

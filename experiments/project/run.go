@@ -191,7 +191,7 @@ func (r *projectRun) stop(reason string, t int) (*Result, error) {
 func (r *projectRun) trialEnv(t int, st []runrecord.StageRecord) trial.Env {
 	l, c, o, limits := r.l, r.c, r.o, r.limits
 	return trial.Env{
-		OnRole: func(_ int, role harness.Role, attempt int) {
+		OnRole: func(_ int, role runrecord.Role, attempt int) {
 			if o.Out == io.Discard {
 				return // nobody watches: no issue table to rebuild per role
 			}
@@ -497,14 +497,14 @@ func (c *checks) Tasks(context.Context) ([]benchmark.Task, error) {
 func (c *checks) InitialWorkspace(context.Context, benchmark.Task, string) error {
 	return errors.New("a project's A_0 is committed by hoh project init")
 }
-func (c *checks) Evaluate(context.Context, benchmark.Task, string) (benchmark.Evaluation, error) {
-	return benchmark.Evaluation{}, errors.New("a project has no evaluator")
+func (c *checks) Evaluate(context.Context, benchmark.Task, string) (runrecord.Evaluation, error) {
+	return runrecord.Evaluation{}, errors.New("a project has no evaluator")
 }
 
 const maxCheckOutput = 8 << 10
 
-func (c *checks) Check(ctx context.Context, _ benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
-	out := []benchmark.CheckResult{}
+func (c *checks) Check(ctx context.Context, _ benchmark.Task, dir string) ([]runrecord.CheckResult, error) {
+	out := []runrecord.CheckResult{}
 	for _, ch := range c.list {
 		timeout := ch.Timeout
 		if timeout == 0 {
@@ -518,7 +518,7 @@ func (c *checks) Check(ctx context.Context, _ benchmark.Task, dir string) ([]ben
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r := benchmark.CheckResult{Name: ch.Name, Command: ch.Command, Passed: err == nil}
+		r := runrecord.CheckResult{Name: ch.Name, Command: ch.Command, Passed: err == nil}
 		if len(b) > maxCheckOutput {
 			b = append(b[:maxCheckOutput], "\n[output clipped]"...)
 		}

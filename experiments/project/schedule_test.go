@@ -156,17 +156,17 @@ type fakeHarness struct {
 func (f *fakeHarness) Name() string    { return "fake" }
 func (f *fakeHarness) Version() string { return "test-double" }
 
-func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	f.mu.Lock()
 	f.calls++
 	f.mu.Unlock()
 	m := loopRe.FindStringSubmatch(inv.Prompt)
 	if m == nil {
-		return harness.Result{Outcome: runrecord.OutcomeAgentFailure, Evidence: "unexpected prompt"}, nil
+		return runrecord.Result{Outcome: runrecord.OutcomeAgentFailure, Evidence: "unexpected prompt"}, nil
 	}
 	t, _ := strconv.Atoi(m[2])
 	role := map[string]string{"Project Planner": "planner", "Developer": "developer", "QA Tester": "qa"}[m[1]]
-	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 100, Output: 10, Total: 110}, Duration: time.Millisecond}
+	res := runrecord.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 100, Output: 10, Total: 110}, Duration: time.Millisecond}
 	switch role {
 	case "planner":
 		res.FinalMessage = planReply
@@ -184,14 +184,14 @@ func (f *fakeHarness) Run(ctx context.Context, inv harness.Invocation) (harness.
 		b, _ := json.Marshal(qaReport(f.sched, t))
 		res.FinalMessage = string(b)
 		// The tool log a CLI would report for the command the claims name.
-		res.Tools = []harness.ToolCall{{Name: "bash", Input: `{"command":"sh app.sh"}`}}
+		res.Tools = []runrecord.ToolCall{{Name: "bash", Input: `{"command":"sh app.sh"}`}}
 		res.Usage = runrecord.Usage{Input: 300, Output: 30, Total: 330}
 	}
 	if f.Block != nil {
 		f.Block(role, t)
 	}
 	if f.Infra != nil && f.Infra(role, t) {
-		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "provider answered 503 (test double)",
+		return runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "provider answered 503 (test double)",
 			Usage: runrecord.Usage{Input: 40, Output: 10, Total: 50}}, nil
 	}
 	return res, nil

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -106,11 +105,11 @@ func roleTokens(s *runrecord.StageRecord) int64 {
 // buildStatus summarises the runtime checks the QA Tester was shown: the
 // check named "build" if there is one, else all of them.
 func buildStatus(path string) string {
-	var checks []benchmark.CheckResult
+	var checks []runrecord.CheckResult
 	if err := runrecord.ReadJSON(path, &checks); err != nil {
 		return "unknown"
 	}
-	var sel []benchmark.CheckResult
+	var sel []runrecord.CheckResult
 	for _, c := range checks {
 		if c.Name == "build" {
 			sel = append(sel, c)

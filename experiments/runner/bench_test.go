@@ -62,22 +62,22 @@ type providerHarness struct {
 	harnessNs atomic.Int64
 }
 
-func (h *providerHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *providerHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	start := time.Now()
 	body := fmt.Sprintf(`{"model":"m","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":%q}]}]}`, inv.Prompt)
 	req, err := http.NewRequestWithContext(ctx, "POST", h.base+"/responses", strings.NewReader(body))
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return harness.Result{}, fmt.Errorf("scripted provider: status %d, %v", resp.StatusCode, err)
+		return runrecord.Result{}, fmt.Errorf("scripted provider: status %d, %v", resp.StatusCode, err)
 	}
 	res, err := h.instantHarness.Run(ctx, inv)
 	d := time.Since(start)

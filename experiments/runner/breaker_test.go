@@ -22,15 +22,15 @@ type brokenHarness struct {
 func (h *brokenHarness) Name() string    { return "broken" }
 func (h *brokenHarness) Version() string { return "1" }
 
-func (h *brokenHarness) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *brokenHarness) Run(_ context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls++
 	if h.alternate && h.calls%2 == 0 {
 		// An unreachable provider is another cause than its 503.
-		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "connection refused"}, nil
+		return runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "connection refused"}, nil
 	}
-	return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+	return runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
 }
 
 // The circuit breaker: when a configuration's first attempts all fail the

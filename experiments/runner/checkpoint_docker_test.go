@@ -33,18 +33,18 @@ type installingHarness struct {
 	pidsMax string
 }
 
-func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
-	if inv.Role == harness.RoleDeveloper {
+func (h *installingHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
+	if inv.Role == runrecord.RoleDeveloper {
 		if h.developed+1 == h.failBefore {
 			h.failBefore = 0
-			return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+			return runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
 		}
 		h.developed++ // one Developer call per iteration: its output is always valid
 		script := h.byIteration[h.developed]
 		var out strings.Builder
 		ex, err := inv.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
 		if err != nil || ex.Code != 0 {
-			return harness.Result{}, fmt.Errorf("developer command %q: exit %d %v: %s", script, ex.Code, err, out.String())
+			return runrecord.Result{}, fmt.Errorf("developer command %q: exit %d %v: %s", script, ex.Code, err, out.String())
 		}
 		var pids strings.Builder
 		if _, err := inv.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max"}, Stdout: &pids}); err == nil {

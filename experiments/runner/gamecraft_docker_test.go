@@ -125,10 +125,10 @@ find / \( -path /proc -o -path /sys -o -name node_modules \) -prune -o \( -name 
 touch /workspace/tools/x 2>/dev/null && echo "tools writable"
 true`
 
-func (h *viewHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *viewHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	var out strings.Builder
 	if _, err := inv.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", viewProbe, "probe", h.checkout}, Stdout: &out, Stderr: &out}); err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	h.mu.Lock()
 	h.views = append(h.views, fmt.Sprintf("%s: %s", inv.Role, strings.Join(strings.Fields(out.String()), " ")))
@@ -187,7 +187,7 @@ echo '[application]' > /workspace/game/project.godot && echo in-container > /wor
 			t.Errorf("%s saw %q, want the container with the public tools (read-only) and no evaluator data", role, seen)
 		}
 	}
-	if !roles[string(harness.RolePlanner)] || !roles[string(harness.RoleDeveloper)] || !roles[string(harness.RoleQA)] {
+	if !roles[string(runrecord.RolePlanner)] || !roles[string(runrecord.RoleDeveloper)] || !roles[string(runrecord.RoleQA)] {
 		t.Errorf("roles seen %v (views %q)", roles, h.views)
 	}
 	for _, o := range res.Outcomes {

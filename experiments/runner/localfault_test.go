@@ -20,7 +20,7 @@ type diskFullHarness struct {
 	fails int // calls left that hit the fault; <0: always
 }
 
-func (h *diskFullHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *diskFullHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	res, err := h.instantHarness.Run(ctx, inv)
 	h.mu.Lock()
 	defer h.mu.Unlock()

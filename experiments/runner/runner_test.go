@@ -31,30 +31,30 @@ type instantHarness struct {
 func (h *instantHarness) Name() string    { return "instant" }
 func (h *instantHarness) Version() string { return "1" }
 
-var roleUsage = map[harness.Role]int64{harness.RolePlanner: 100, harness.RoleDeveloper: 300, harness.RoleQA: 200}
+var roleUsage = map[runrecord.Role]int64{runrecord.RolePlanner: 100, runrecord.RoleDeveloper: 300, runrecord.RoleQA: 200}
 
-func (h *instantHarness) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *instantHarness) Run(_ context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	h.mu.Lock()
 	h.calls++
 	for task := range h.infraFirst {
 		if strings.Contains(inv.Prompt, task+".sh") {
 			delete(h.infraFirst, task)
 			h.mu.Unlock()
-			return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
+			return runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 from provider (injected)"}, nil
 		}
 	}
 	h.mu.Unlock()
 	n := roleUsage[inv.Role]
-	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: n, Output: n / 10, Total: n + n/10}, SessionID: "s-1"}
+	res := runrecord.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: n, Output: n / 10, Total: n + n/10}, SessionID: "s-1"}
 	if inv.Session != "" {
 		res.SessionID = inv.Session
 	}
 	switch inv.Role {
-	case harness.RolePlanner:
+	case runrecord.RolePlanner:
 		res.FinalMessage = `{"objective":"o","tasks":[{"id":"T1","description":"d"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"r","observation":"o"}]}`
-	case harness.RoleQA:
+	case runrecord.RoleQA:
 		res.FinalMessage = `{"iteration":1,"qa_status":"pass","verified_records":[{"claim_id":"c1","claim":"works","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh","observation":"ok"}]}],"gap_records":[]}`
-		res.Tools = []harness.ToolCall{{Name: "bash", Input: `{"command":"sh greet.sh"}`}} // the tool log backing the claim
+		res.Tools = []runrecord.ToolCall{{Name: "bash", Input: `{"command":"sh greet.sh"}`}} // the tool log backing the claim
 	default:
 		os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte("#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n"), 0o755)
 		res.FinalMessage = `{"summary":"wrote greet.sh","self_tests":[]}`
@@ -377,7 +377,7 @@ type cancelAfter struct {
 	cancel func()
 }
 
-func (c *cancelAfter) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (c *cancelAfter) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	c.mu.Lock()
 	c.n--
 	stop := c.n <= 0
@@ -385,7 +385,7 @@ func (c *cancelAfter) Run(ctx context.Context, inv harness.Invocation) (harness.
 	if stop {
 		// Like the CLI adapters: a cancelled invocation is an error, not a result.
 		c.cancel()
-		return harness.Result{}, fmt.Errorf("invocation cancelled: %w", context.Canceled)
+		return runrecord.Result{}, fmt.Errorf("invocation cancelled: %w", context.Canceled)
 	}
 	return c.instantHarness.Run(ctx, inv)
 }

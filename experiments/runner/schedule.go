@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/export"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
@@ -286,7 +285,7 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	}
 	r.progress.Started(t)
 	env := trial.Env{
-		OnRole: func(it int, role harness.Role, attempt int) { r.progress.Role(t, it, string(role), attempt) },
+		OnRole: func(it int, role runrecord.Role, attempt int) { r.progress.Role(t, it, string(role), attempt) },
 		Bench:  r.plan.Bench, Task: t.Task, Exec: r.opts.Exec, RunDir: r.out,
 		ContractRetries: r.exp.Retries.Contract,
 		Timeouts:        trial.Timeouts(r.exp.Timeouts),

@@ -45,7 +45,7 @@ type stepRun struct {
 	summary *runrecord.Summary    // nil: its agent did not run
 	// eval is the evaluation of the artifact it handed on (Error set when
 	// there is none: a failed start, a verifier without a reward).
-	eval benchmark.Evaluation
+	eval runrecord.Evaluation
 }
 
 // attemptSteps runs one attempt of a multi-step trial: the steps in order,
@@ -117,7 +117,7 @@ func (r *run) runStep(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	var f runrecord.Failure
 	if runrecord.ReadJSON(l.StartFailure(), &f) == nil {
 		sr.rec.StartFailure = f.Reason
-		sr.eval = benchmark.Evaluation{Error: f.Reason}
+		sr.eval = runrecord.Evaluation{Error: f.Reason}
 		return sr, nil
 	}
 	var done runrecord.Summary
@@ -138,7 +138,7 @@ func (r *run) runStep(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	if _, err := os.Stat(l.Spec()); err != nil {
 		failure, err := r.startStep(ctx, t, st, prev, &u)
 		if err != nil || failure != "" {
-			sr.rec.StartFailure, sr.eval = failure, benchmark.Evaluation{Error: failure}
+			sr.rec.StartFailure, sr.eval = failure, runrecord.Evaluation{Error: failure}
 			return sr, err
 		}
 	}
@@ -158,11 +158,11 @@ func (r *run) runStep(ctx context.Context, t plan.Trial, rt *configRuntime, base
 // artifact the step handed on.
 func (sr stepRun) finished(s *runrecord.Summary) stepRun {
 	sr.summary = s
-	sr.eval = benchmark.Evaluation{Error: "the step produced no checkpoint"}
+	sr.eval = runrecord.Evaluation{Error: "the step produced no checkpoint"}
 	if n := len(s.Checkpoints); n > 0 {
 		cp := s.Checkpoints[n-1]
 		sr.rec.Checkpoint, sr.rec.Metrics, sr.rec.EvalError = cp.Step, cp.Metrics, cp.EvalError
-		sr.eval = benchmark.Evaluation{Metrics: cp.Metrics, Error: cp.EvalError}
+		sr.eval = runrecord.Evaluation{Metrics: cp.Metrics, Error: cp.EvalError}
 	}
 	return sr
 }
@@ -270,7 +270,7 @@ func (r *run) finishSteps(ctx context.Context, t plan.Trial, arm conditions.Arm,
 func writeStepRecords(l runrecord.TrialLayout, t plan.Trial, arm conditions.Arm, runs []stepRun, stepped benchmark.Stepped, price *runrecord.Price, finished time.Time) (*runrecord.Summary, error) {
 	s := &runrecord.Summary{Spec: t.Spec(), Status: runrecord.StatusCompleted, ByRole: map[string]runrecord.Usage{}, ByIteration: map[int]runrecord.Usage{}}
 	cp := runrecord.Checkpoint{Step: arm.Steps, Metrics: map[string]float64{}}
-	var evs []benchmark.Evaluation
+	var evs []runrecord.Evaluation
 	recs := make([]runrecord.StepRecord, len(runs))
 	var usage runrecord.Usage
 	for i, sr := range runs {

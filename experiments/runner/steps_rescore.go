@@ -45,7 +45,7 @@ func rescoreSteps(l runrecord.TrialLayout, t plan.Trial, bench benchmark.Benchma
 		case rec.NotRun:
 			continue
 		case rec.StartFailure != "":
-			runs[i].eval = benchmark.Evaluation{Error: rec.StartFailure}
+			runs[i].eval = runrecord.Evaluation{Error: rec.StartFailure}
 			continue
 		}
 		sub, err := trial.RescorePriced(runs[i].l.Dir, steps[i].Bench, steps[i].Task, price)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -75,7 +74,7 @@ func accountAbandoned(l runrecord.TrialLayout) error {
 		if u, ok := byAttempt[d]; ok {
 			inv.Usage = u
 		} else {
-			var res harness.Result
+			var res runrecord.Result
 			if runrecord.ReadJSON(filepath.Join(l.Dir, d, "result.json"), &res) == nil {
 				inv.Usage, inv.Duration, inv.Session = res.Usage, res.Duration, res.SessionID
 			}

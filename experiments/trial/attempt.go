@@ -15,7 +15,7 @@ import (
 // and how its final message is judged.
 type callSpec struct {
 	iteration int
-	role      harness.Role
+	role      runrecord.Role
 	access    harness.Access
 	workDir   string
 	prompt    string
@@ -41,7 +41,7 @@ func (c *callSpec) fail(r *runner, err error) error {
 // reply is what a call returns: the last attempt's result and every
 // attempt's ledger line.
 type reply struct {
-	result  harness.Result
+	result  runrecord.Result
 	invs    []runrecord.Invocation
 	valid   bool
 	errs    []string
@@ -49,7 +49,7 @@ type reply struct {
 	// tools: every tool call of every attempt, as the CLIs reported them
 	// (retries continue the session, so a final reply may rest on
 	// commands of an earlier attempt).
-	tools []harness.ToolCall
+	tools []runrecord.ToolCall
 }
 
 // attempt is one invocation of a call, in four steps: prepare (its folder,
@@ -68,7 +68,7 @@ type attempt struct {
 	release func()       // ends the role's own environment
 	back    func() error // takes the workspace back from the view
 	started time.Time
-	res     harness.Result
+	res     runrecord.Result
 	// localFault: the machine failed the attempt (classify); cause and
 	// stopsConfig: the class of an infrastructure failure.
 	localFault  bool
@@ -147,11 +147,11 @@ func (r *runner) prepare(ctx context.Context, a *attempt) error {
 		return c.fail(r, err)
 	}
 	a.release = func() {}
-	if c.role != harness.RoleDeveloper && r.env.RoleEnvironment != nil {
+	if c.role != runrecord.RoleDeveloper && r.env.RoleEnvironment != nil {
 		// The Planner works on A_{t-1}, QA on A_t: each in the
 		// environment the Developer left with it.
 		after := c.iteration
-		if c.role == harness.RolePlanner {
+		if c.role == runrecord.RolePlanner {
 			after--
 		}
 		if ex, a.release, err = r.env.RoleEnvironment(ctx, after); err != nil {
@@ -296,12 +296,12 @@ func nextAttempt(dir string) int {
 }
 
 // timeout is the role's wall-clock timeout (Env.Timeouts, else a default).
-func (r *runner) timeout(role harness.Role) time.Duration {
-	d := map[harness.Role]time.Duration{harness.RolePlanner: r.env.Timeouts.Planner,
-		harness.RoleDeveloper: r.env.Timeouts.Developer, harness.RoleQA: r.env.Timeouts.QA}[role]
+func (r *runner) timeout(role runrecord.Role) time.Duration {
+	d := map[runrecord.Role]time.Duration{runrecord.RolePlanner: r.env.Timeouts.Planner,
+		runrecord.RoleDeveloper: r.env.Timeouts.Developer, runrecord.RoleQA: r.env.Timeouts.QA}[role]
 	if d == 0 {
-		d = map[harness.Role]time.Duration{harness.RolePlanner: 30 * time.Minute,
-			harness.RoleDeveloper: 2 * time.Hour, harness.RoleQA: time.Hour}[role]
+		d = map[runrecord.Role]time.Duration{runrecord.RolePlanner: 30 * time.Minute,
+			runrecord.RoleDeveloper: 2 * time.Hour, runrecord.RoleQA: time.Hour}[role]
 	}
 	return d
 }

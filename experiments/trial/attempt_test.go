@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -12,7 +11,7 @@ import (
 // attempt used, with the errors alone; without a session it asks again in
 // full, with the session and state directory it was asked with.
 func TestAttemptRetry(t *testing.T) {
-	c := &callSpec{iteration: 2, role: harness.RoleQA, prompt: "FULL PROMPT", stateDir: ""}
+	c := &callSpec{iteration: 2, role: runrecord.RoleQA, prompt: "FULL PROMPT", stateDir: ""}
 	a := &attempt{call: c, prompt: c.prompt, state: "/trial/iter-02/qa/attempt-1/state"}
 	a.res.SessionID = "s-1"
 	next := a.retry([]string{"missing field"})
@@ -36,8 +35,8 @@ func TestAttemptRetry(t *testing.T) {
 // The ledger line names the session; the replaced line, like every line
 // of usage-replaced.jsonl, does not.
 func TestAttemptLedgerLines(t *testing.T) {
-	a := &attempt{call: &callSpec{iteration: 3, role: harness.RoleDeveloper}, n: 2, rel: "iter-03/developer/attempt-2"}
-	a.res = harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "503", SessionID: "s-9", Usage: runrecord.Usage{Input: 7}}
+	a := &attempt{call: &callSpec{iteration: 3, role: runrecord.RoleDeveloper}, n: 2, rel: "iter-03/developer/attempt-2"}
+	a.res = runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "503", SessionID: "s-9", Usage: runrecord.Usage{Input: 7}}
 	want := runrecord.Invocation{Iteration: 3, Role: runrecord.RoleDeveloper, Attempt: 2, Outcome: runrecord.OutcomeInfraFailure,
 		Evidence: "503", Usage: runrecord.Usage{Input: 7}, Session: "s-9", Dir: "iter-03/developer/attempt-2"}
 	if got := a.ledgerLine(); got != want {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -47,7 +46,7 @@ func allocated(t testing.TB, dir string) int64 {
 // twice the workspace's allocated size (no full copy per view).
 func TestRedTeamSparseFileAndManyFiles(t *testing.T) {
 	dir := t.TempDir()
-	h := &fakeHarness{shells: map[harness.Role]string{harness.RoleDeveloper: bigArtifact(20)}} // 2,000 files; the benchmark has 20,000
+	h := &fakeHarness{shells: map[runrecord.Role]string{runrecord.RoleDeveloper: bigArtifact(20)}} // 2,000 files; the benchmark has 20,000
 	s, err := runIn(dir, "hoh@2", h)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +76,7 @@ func TestRedTeamSparseFileAndManyFiles(t *testing.T) {
 func BenchmarkHoH2BigArtifact(b *testing.B) {
 	for range b.N {
 		dir := b.TempDir()
-		h := &fakeHarness{shells: map[harness.Role]string{harness.RoleDeveloper: bigArtifact(200)}}
+		h := &fakeHarness{shells: map[runrecord.Role]string{runrecord.RoleDeveloper: bigArtifact(200)}}
 		start := time.Now()
 		if _, err := runIn(dir, "hoh@2", h); err != nil {
 			b.Fatal(err)

@@ -364,7 +364,7 @@ func TestCodexQAWritingIntoTheWorkspaceIsRefused(t *testing.T) {
 	if len(r.s.Violations) != 0 {
 		t.Fatalf("violations %v", r.s.Violations)
 	}
-	var res harness.Result
+	var res runrecord.Result
 	if err := runrecord.ReadJSON(filepath.Join(runrecord.TrialLayout{Dir: r.dir}.Stage(1, "qa"), "attempt-1", "result.json"), &res); err != nil {
 		t.Fatal(err)
 	}

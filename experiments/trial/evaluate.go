@@ -129,15 +129,15 @@ func (r *runner) cumulativeTokens(t int) int64 {
 // a file a role wrote (a forged pass_rate) or a stale result for another tree
 // is never taken for a score; either is recomputed.
 // The evaluation's fields stay at the top level: readers of
-// benchmark.Evaluation (hoh view) read the file as before.
+// runrecord.Evaluation (hoh view) read the file as before.
 type sealedEvaluation struct {
-	benchmark.Evaluation
+	runrecord.Evaluation
 	Commit string `json:"commit"`
 	Digest string `json:"digest"`
 	MAC    string `json:"mac"`
 }
 
-func sealMAC(key []byte, digest string, ev benchmark.Evaluation) (string, error) {
+func sealMAC(key []byte, digest string, ev runrecord.Evaluation) (string, error) {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return "", err
@@ -175,8 +175,8 @@ func hexKey(b []byte) ([]byte, error) {
 	return hex.DecodeString(string(b))
 }
 
-func (r *runner) evaluate(ctx context.Context, t int, commit string) (benchmark.Evaluation, error) {
-	var ev benchmark.Evaluation
+func (r *runner) evaluate(ctx context.Context, t int, commit string) (runrecord.Evaluation, error) {
+	var ev runrecord.Evaluation
 	key, err := r.evalKey()
 	if err != nil {
 		return ev, fmt.Errorf("trial %s: evaluation key: %w", r.spec.Key, err)

@@ -16,7 +16,7 @@ import (
 
 // probe is what one invocation found in the exchange when it started.
 type probe struct {
-	role            harness.Role
+	role            runrecord.Role
 	iteration       int
 	workDir, state  string
 	inputs          []string
@@ -31,7 +31,7 @@ type probingHarness struct {
 	probes []probe
 }
 
-func (p *probingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (p *probingHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	pr := probe{role: inv.Role, iteration: promptIteration(inv.Prompt), workDir: inv.WorkDir, state: inv.StateDir}
 	es, _ := os.ReadDir(p.x.Inputs)
 	for _, e := range es {
@@ -86,17 +86,17 @@ func TestExchangeHoldsExactlyEachInvocationsInputs(t *testing.T) {
 		}
 		var want []string
 		switch p.role {
-		case harness.RolePlanner:
+		case runrecord.RolePlanner:
 			want = []string{"artifact", "specification.md"}
 			if p.workDir != filepath.Join(x.Inputs, "artifact") || !p.workspaceOnHost {
 				t.Errorf("planner: works in %s, workspace outside the exchange %v", p.workDir, p.workspaceOnHost)
 			}
-		case harness.RoleDeveloper:
+		case runrecord.RoleDeveloper:
 			want = []string{"plan.json", "plan.md", "specification.md"}
 			if p.workDir != filepath.Join(x.Scratch, "workspace") || p.workspaceOnHost {
 				t.Errorf("developer: works in %s, workspace also outside the exchange %v", p.workDir, p.workspaceOnHost)
 			}
-		case harness.RoleQA:
+		case runrecord.RoleQA:
 			want = []string{"candidate", "plan.md", "report.json", "runtime-checks.json", "specification.md"}
 			if p.workDir != filepath.Join(x.Inputs, "candidate") || !p.workspaceOnHost {
 				t.Errorf("QA: works in %s, workspace outside the exchange %v", p.workDir, p.workspaceOnHost)

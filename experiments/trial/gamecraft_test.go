@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark/gamecraft"
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/scripted"
 	"github.com/hoh-research/hoh/internal/testenv"
@@ -410,7 +409,7 @@ func TestGameCraftQAMediaManifestAndNoPretendedLooks(t *testing.T) {
 	if h.qaShellErr != nil {
 		t.Fatalf("QA shell: %v", h.qaShellErr)
 	}
-	for _, role := range []harness.Role{harness.RoleDeveloper, harness.RoleQA} {
+	for _, role := range []runrecord.Role{runrecord.RoleDeveloper, runrecord.RoleQA} {
 		p := h.byRole(role)[0].inv.Prompt
 		if !strings.Contains(p, "cannot be taken on this machine") || !strings.Contains(p, "Godot 4 is not installed") || !strings.Contains(p, "Do not claim to have seen") {
 			t.Errorf("the %s prompt does not say that nothing can be seen here:\n%s", role, p)

@@ -44,7 +44,7 @@ type servingHarness struct {
 	hung   string // file created once the hanging call was served
 }
 
-func (h *servingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *servingHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	n := h.calls.Add(1)
 	// As Codex snapshots its shell environment, the key included.
 	for _, kv := range inv.Env {
@@ -52,7 +52,7 @@ func (h *servingHarness) Run(ctx context.Context, inv harness.Invocation) (harne
 	}
 	resp, err := http.Post(h.base+"/responses", "application/json", strings.NewReader(fmt.Sprintf(`{"model":"m","input":"call %d"}`, n)))
 	if err != nil {
-		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: err.Error()}, nil
+		return runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: err.Error()}, nil
 	}
 	var body struct {
 		Usage struct {
@@ -91,7 +91,7 @@ func killedTrialChild(dir, provider string) {
 	}
 	spec, env := killSpec()
 	env.Relay, env.ServedLog = relay, relay.Log()
-	env.Harness = &servingHarness{fakeHarness: &fakeHarness{prose: map[harness.Role]bool{harness.RoleDeveloper: true}},
+	env.Harness = &servingHarness{fakeHarness: &fakeHarness{prose: map[runrecord.Role]bool{runrecord.RoleDeveloper: true}},
 		base: relay.BaseURL(), hangAt: 3, hung: filepath.Join(dir, "hung")}
 	_, err = Run(context.Background(), dir, spec, env)
 	fmt.Fprintln(os.Stderr, "the trial was meant to hang:", err)

@@ -106,12 +106,12 @@ const ViewScratch = "view-workspace"
 // task's fixed paths mounted in the invocation's namespace when the
 // benchmark addresses such paths (benchmark.AgentView), their sources added
 // to the view; roots are the writable ones, for a CLI's own sandbox.
-func (r *runner) invocationExec(role harness.Role, access harness.Access, workDir, stateDir, stageDir string, shown []string) (ex sandbox.Executor, roots []string, err error) {
+func (r *runner) invocationExec(role runrecord.Role, access harness.Access, workDir, stateDir, stageDir string, shown []string) (ex sandbox.Executor, roots []string, err error) {
 	av, ok := r.env.Bench.(benchmark.AgentView)
 	if !ok {
 		return r.executor(access, workDir, stateDir, shown, nil), nil, nil
 	}
-	mounts, err := av.AgentMounts(r.env.Task, workDir, filepath.Join(stageDir, ViewScratch), role == harness.RoleDeveloper)
+	mounts, err := av.AgentMounts(r.env.Task, workDir, filepath.Join(stageDir, ViewScratch), role == runrecord.RoleDeveloper)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -361,7 +361,7 @@ func materialPaths(mats []roles.Material) []string {
 
 // checkUnchanged enforces the single-writer boundary after a Planner or QA
 // stage: a changed workspace is a protocol violation and is undone.
-func (r *runner) checkUnchanged(before string, role harness.Role, t int) ([]string, error) {
+func (r *runner) checkUnchanged(before string, role runrecord.Role, t int) ([]string, error) {
 	after, err := r.digest()
 	if err != nil {
 		return nil, err
@@ -468,7 +468,7 @@ func (r *runner) planInputs(t int, view string) (callSpec, *inputs, error) {
 		in.done()
 		return callSpec{}, nil, err
 	}
-	return callSpec{iteration: t, role: harness.RolePlanner, access: harness.AccessReadOnly, workDir: in.workDir,
+	return callSpec{iteration: t, role: runrecord.RolePlanner, access: harness.AccessReadOnly, workDir: in.workDir,
 		prompt: prompt, shown: materialPaths(in.mats)}, in, nil
 }
 
@@ -477,7 +477,7 @@ func (r *runner) planInputs(t int, view string) (callSpec, *inputs, error) {
 func (r *runner) judgePlan(t int, before string, rep reply, plan runrecord.Plan) error {
 	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RolePlanner, Invocations: rep.invs}
 	var err error
-	if rec.Violations, err = r.checkUnchanged(before, harness.RolePlanner, t); err != nil {
+	if rec.Violations, err = r.checkUnchanged(before, runrecord.RolePlanner, t); err != nil {
 		return err
 	}
 	switch {
@@ -555,7 +555,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 // developInputs are the Developer's prompt and materials, placed in its
 // view, and its call; a parsed report goes to report.
 func (r *runner) developInputs(ctx context.Context, t int, rec *runrecord.StageRecord, report *runrecord.DevReport) (callSpec, *inputs, error) {
-	call := callSpec{iteration: t, role: harness.RoleDeveloper, access: harness.AccessWrite, workDir: r.ws}
+	call := callSpec{iteration: t, role: runrecord.RoleDeveloper, access: harness.AccessWrite, workDir: r.ws}
 	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessWrite), FromInitial: rec.StartedFrom != "",
 		Environment: r.roleEnvironment(ctx)})
 	kind := roles.Developer
@@ -801,7 +801,7 @@ func (r *runner) qaCall(ctx context.Context, t int, digest string, in *inputs, r
 	if err != nil {
 		return callSpec{}, err
 	}
-	return callSpec{iteration: t, role: harness.RoleQA, access: harness.AccessExec, workDir: in.workDir, prompt: prompt,
+	return callSpec{iteration: t, role: runrecord.RoleQA, access: harness.AccessExec, workDir: in.workDir, prompt: prompt,
 		shown: materialPaths(in.mats), parse: func(msg string) []string { q, errs := roles.ParseQAReport(msg); *report = q; return errs }}, nil
 }
 
@@ -851,7 +851,7 @@ func (r *runner) judgeQA(t int, rec *runrecord.StageRecord, candidate string, re
 // claims are not about the candidate, and the retained copy is put back to
 // the assessed artifact.
 func (r *runner) checkCandidate(t int, rec *runrecord.StageRecord, candidate string) (changed bool, err error) {
-	if rec.Violations, err = r.checkUnchanged(rec.Digest, harness.RoleQA, t); err != nil {
+	if rec.Violations, err = r.checkUnchanged(rec.Digest, runrecord.RoleQA, t); err != nil {
 		return false, err
 	}
 	after, err := history.Digest(candidate)
@@ -867,7 +867,7 @@ func (r *runner) checkCandidate(t int, rec *runrecord.StageRecord, candidate str
 
 // executions are the shell commands of a CLI's tool log with the outputs it
 // recorded for them.
-func executions(tools []harness.ToolCall) []roles.Execution {
+func executions(tools []runrecord.ToolCall) []roles.Execution {
 	var out []roles.Execution
 	for _, t := range tools {
 		if c, ok := harness.ShellCommand(t); ok && strings.TrimSpace(c) != "" {

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
@@ -18,7 +17,7 @@ import (
 // request failed, or it held the request silent past half the idle
 // timeout) is an infrastructure failure too. It returns the cause class
 // ("" when the outcome stands). Without a readable log there is no verdict.
-func (r *runner) relayVerdict(res *harness.Result, attempt string, since time.Time) (cause string, stopsConfig bool) {
+func (r *runner) relayVerdict(res *runrecord.Result, attempt string, since time.Time) (cause string, stopsConfig bool) {
 	tr, err := served.Of(r.env.ServedLog, attempt, since)
 	if err != nil {
 		return "", false

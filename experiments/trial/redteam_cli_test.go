@@ -110,7 +110,7 @@ type inspectingBench struct {
 	found []string
 }
 
-func (b *inspectingBench) Evaluate(ctx context.Context, task benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (b *inspectingBench) Evaluate(ctx context.Context, task benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	b.mu.Lock()
 	b.found = append(b.found, testenv.TaintedFiles(dir, outsideSecret)...)
 	b.mu.Unlock()

@@ -53,7 +53,7 @@ type recordingBench struct {
 	dirs []string
 }
 
-func (b *recordingBench) Evaluate(ctx context.Context, task benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (b *recordingBench) Evaluate(ctx context.Context, task benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	b.dirs = append(b.dirs, dir)
 	return b.Benchmark.Evaluate(ctx, task, dir)
 }

@@ -57,7 +57,7 @@ type Env struct {
 	Price *runrecord.Price
 	// OnRole, when set, is told each role invocation as it starts (the
 	// progress display names the running roles).
-	OnRole func(iteration int, role harness.Role, attempt int)
+	OnRole func(iteration int, role runrecord.Role, attempt int)
 	// ServedLog is the relay's log of this attempt's model traffic
 	// (experiments/served), when the CLIs talk through it: an invocation
 	// in which the relay saw no successful model response is an

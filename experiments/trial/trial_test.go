@@ -39,7 +39,7 @@ type fakeHarness struct {
 	// badPlanAt: every planner reply of these iterations violates the contract.
 	badPlanAt map[int]bool
 	// prose: replies of these roles are prose, not the contract's JSON.
-	prose            map[harness.Role]bool
+	prose            map[runrecord.Role]bool
 	plannerIteration int
 	// devBroken: the developer writes a greet.sh that fails the hidden tests.
 	devBroken bool
@@ -67,8 +67,8 @@ type fakeHarness struct {
 	qaClaimsUnrun bool
 	// shells: a shell step each role runs in its working directory through
 	// the invocation's executor (its view); output and exit in shellOut.
-	shells    map[harness.Role]string
-	shellOut  map[harness.Role][]string
+	shells    map[runrecord.Role]string
+	shellOut  map[runrecord.Role][]string
 	shellTime time.Duration // spent in shells (a CLI's work, not hoh's)
 }
 
@@ -110,13 +110,13 @@ const greet = "#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo 
 func (f *fakeHarness) Name() string    { return "fake" }
 func (f *fakeHarness) Version() string { return "0" }
 
-func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
+func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d, _ := history.Digest(inv.WorkDir)
 	n := len(f.calls) + 1
 	u := runrecord.Usage{Input: int64(100 * n), CachedInput: 10, Output: int64(7 * n), Total: int64(107 * n)}
-	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: u, Duration: time.Millisecond}
+	res := runrecord.Result{Outcome: runrecord.OutcomeCompleted, Usage: u, Duration: time.Millisecond}
 	if n == f.infraAt {
 		f.infraAt = 0
 		res.Outcome, res.Evidence = runrecord.OutcomeInfraFailure, "HTTP 503 from provider"
@@ -135,13 +135,13 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 		exit, err := inv.Exec.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
 		f.shellTime += time.Since(began)
 		if f.shellOut == nil {
-			f.shellOut = map[harness.Role][]string{}
+			f.shellOut = map[runrecord.Role][]string{}
 		}
 		f.shellOut[inv.Role] = append(f.shellOut[inv.Role], fmt.Sprintf("%s[exit %d %v]", out.String(), exit.Code, err))
 	}
 	p := inv.Prompt
 	switch {
-	case strings.Contains(p, "Role: Project Planner") || inv.Role == harness.RolePlanner:
+	case strings.Contains(p, "Role: Project Planner") || inv.Role == runrecord.RolePlanner:
 		// A contract retry in the same session carries no iteration header.
 		if it := promptIteration(p); it > 0 {
 			f.plannerIteration = it
@@ -154,7 +154,7 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 		} else {
 			res.FinalMessage = fmt.Sprintf(`{"objective":"increment %d","tasks":[{"id":"T1","description":"write greet.sh"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"greets","observation":"run it"}]}`, n)
 		}
-	case inv.Role == harness.RoleQA:
+	case inv.Role == runrecord.RoleQA:
 		if f.qaRepairs {
 			os.WriteFile(filepath.Join(inv.WorkDir, "greet.sh"), []byte(greet), 0o755)
 		}
@@ -165,10 +165,10 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 			os.WriteFile(filepath.Join(f.qaWritesTo, "greet.sh"), []byte("echo tampered\n"), 0o755)
 		}
 		if f.qaShell != "" {
-			res.Tools = append(res.Tools, harness.ToolCall{Name: "bash", Input: fmt.Sprintf(`{"command":%q}`, f.qaShell)})
+			res.Tools = append(res.Tools, runrecord.ToolCall{Name: "bash", Input: fmt.Sprintf(`{"command":%q}`, f.qaShell)})
 		}
 		if !f.qaClaimsUnrun {
-			res.Tools = append(res.Tools, harness.ToolCall{Name: "command_execution", Input: "/bin/bash -lc 'sh greet.sh Ada'"})
+			res.Tools = append(res.Tools, runrecord.ToolCall{Name: "command_execution", Input: "/bin/bash -lc 'sh greet.sh Ada'"})
 		}
 		res.FinalMessage = `{"iteration":1,"qa_status":"partial","verified_records":[{"claim_id":"c1","claim":"greets Ada","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"Hello, Ada!"}]}],"gap_records":[{"claim_id":"c2","claim":"no styling","status":"gap","recommended_update":"QA-EVIDENCE-MARKER"}]}`
 		if f.qaReply != "" {
@@ -198,7 +198,7 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (harness.Re
 	return res, nil
 }
 
-func (f *fakeHarness) byRole(r harness.Role) []call {
+func (f *fakeHarness) byRole(r runrecord.Role) []call {
 	var out []call
 	for _, c := range f.calls {
 		if c.inv.Role == r {
@@ -231,7 +231,7 @@ func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 	if s.Status != runrecord.StatusCompleted {
 		t.Fatalf("status %s: %s", s.Status, s.Reason)
 	}
-	for _, r := range []harness.Role{harness.RolePlanner, harness.RoleDeveloper, harness.RoleQA} {
+	for _, r := range []runrecord.Role{runrecord.RolePlanner, runrecord.RoleDeveloper, runrecord.RoleQA} {
 		if n := len(h.byRole(r)); n != 3 {
 			t.Errorf("%s invoked %d times, want 3", r, n)
 		}
@@ -240,7 +240,7 @@ func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoints %+v", s.Checkpoints)
 	}
 	// Planner t>1 sees E_{t-1}: its index names the evidence file.
-	if p := h.byRole(harness.RolePlanner)[1].inv.Prompt; !strings.Contains(p, "evidence-1.json") {
+	if p := h.byRole(runrecord.RolePlanner)[1].inv.Prompt; !strings.Contains(p, "evidence-1.json") {
 		t.Errorf("planner 2 prompt lacks the evidence index:\n%s", p)
 	}
 	// Scores are in the record format, with cumulative tokens growing per checkpoint.
@@ -250,7 +250,7 @@ func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 	}
 	var want int64
 	for i, c := range h.calls {
-		if c.inv.Role == harness.RoleQA && len(h.byRole(harness.RoleQA)) > 0 {
+		if c.inv.Role == runrecord.RoleQA && len(h.byRole(runrecord.RoleQA)) > 0 {
 			_ = i
 		}
 		want += c.usage.Input + c.usage.Output
@@ -284,7 +284,7 @@ func sumTotal(h *fakeHarness) int64 {
 func TestWithoutPlanUpdateReusesD1ByteForByte(t *testing.T) {
 	h := &fakeHarness{}
 	_, dir := runTrial(t, "wo-plan-update@3", h)
-	if n := len(h.byRole(harness.RolePlanner)); n != 1 {
+	if n := len(h.byRole(runrecord.RolePlanner)); n != 1 {
 		t.Fatalf("planner invoked %d times, want 1", n)
 	}
 	l := runrecord.TrialLayout{Dir: dir}
@@ -295,7 +295,7 @@ func TestWithoutPlanUpdateReusesD1ByteForByte(t *testing.T) {
 			t.Fatalf("D_%d differs from D_1 (%v)", it, err)
 		}
 	}
-	if n := len(h.byRole(harness.RoleQA)); n != 3 {
+	if n := len(h.byRole(runrecord.RoleQA)); n != 3 {
 		t.Fatalf("QA must still run every iteration, ran %d", n)
 	}
 }
@@ -303,9 +303,9 @@ func TestWithoutPlanUpdateReusesD1ByteForByte(t *testing.T) {
 func TestWithoutEvidenceFeedbackWithholdsEvidence(t *testing.T) {
 	h := &fakeHarness{}
 	_, dir := runTrial(t, "wo-evidence-feedback@3", h)
-	planners := h.byRole(harness.RolePlanner)
-	if len(planners) != 3 || len(h.byRole(harness.RoleQA)) != 3 {
-		t.Fatalf("planner %d, qa %d", len(planners), len(h.byRole(harness.RoleQA)))
+	planners := h.byRole(runrecord.RolePlanner)
+	if len(planners) != 3 || len(h.byRole(runrecord.RoleQA)) != 3 {
+		t.Fatalf("planner %d, qa %d", len(planners), len(h.byRole(runrecord.RoleQA)))
 	}
 	for i, c := range planners {
 		for _, bad := range []string{"QA-EVIDENCE-MARKER", "evidence-", "Evidence from"} {
@@ -331,7 +331,7 @@ func TestWithoutWarmStartStartsEveryPassFromA0(t *testing.T) {
 	a0 := t.TempDir()
 	b.InitialWorkspace(context.Background(), ts[0], a0)
 	want, _ := history.Digest(a0)
-	devs := h.byRole(harness.RoleDeveloper)
+	devs := h.byRole(runrecord.RoleDeveloper)
 	if len(devs) != 3 {
 		t.Fatalf("%d developer passes", len(devs))
 	}
@@ -341,7 +341,7 @@ func TestWithoutWarmStartStartsEveryPassFromA0(t *testing.T) {
 		}
 	}
 	// Planning still uses evidence.
-	if p := h.byRole(harness.RolePlanner)[2].inv.Prompt; !strings.Contains(p, "evidence-2.json") {
+	if p := h.byRole(runrecord.RolePlanner)[2].inv.Prompt; !strings.Contains(p, "evidence-2.json") {
 		t.Error("w/o Warm-Start planner must still see evidence")
 	}
 	_ = dir
@@ -350,7 +350,7 @@ func TestWithoutWarmStartStartsEveryPassFromA0(t *testing.T) {
 func TestVanillaContinuationResumesTheSameSession(t *testing.T) {
 	h := &fakeHarness{}
 	s, _ := runTrial(t, "vanilla-continuation@3", h)
-	devs := h.byRole(harness.RoleDeveloper)
+	devs := h.byRole(runrecord.RoleDeveloper)
 	if len(devs) != 3 || len(h.calls) != 3 {
 		t.Fatalf("want 3 developer passes and nothing else, got %d calls", len(h.calls))
 	}
@@ -375,7 +375,7 @@ func TestPlannerThatNeverSatisfiesItsContractLeavesEveryCheckpoint(t *testing.T)
 	if s.Status != runrecord.StatusCompleted || len(s.RoleFailures) != 2 || !strings.Contains(s.RoleFailures[0], "objective is empty") {
 		t.Fatalf("status %s role failures %q", s.Status, s.RoleFailures)
 	}
-	planners := h.byRole(harness.RolePlanner)
+	planners := h.byRole(runrecord.RolePlanner)
 	if len(planners) != 6 {
 		t.Fatalf("want 1 attempt + 2 retries per iteration, got %d", len(planners))
 	}
@@ -385,7 +385,7 @@ func TestPlannerThatNeverSatisfiesItsContractLeavesEveryCheckpoint(t *testing.T)
 	if _, err := os.Stat(filepath.Join(runrecord.TrialLayout{Dir: dir}.Stage(1, "planner"), "plan.json")); !os.IsNotExist(err) {
 		t.Error("no plan may be written (never replaced by a template)")
 	}
-	devs := h.byRole(harness.RoleDeveloper)
+	devs := h.byRole(runrecord.RoleDeveloper)
 	if len(devs) != 2 || len(s.Checkpoints) != 2 || s.Checkpoints[1].Metrics == nil {
 		t.Fatalf("the loop goes on without a document: %d developer passes, checkpoints %+v", len(devs), s.Checkpoints)
 	}
@@ -416,18 +416,18 @@ func TestPlannerFailureAtT2GivesTheDeveloperTheLastValidDocument(t *testing.T) {
 			t.Errorf("developer %d got D_%d, want D_%d", st.Iteration, st.PlanFrom, want[st.Iteration])
 		}
 	}
-	dev2 := h.byRole(harness.RoleDeveloper)[1].inv.Prompt
+	dev2 := h.byRole(runrecord.RoleDeveloper)[1].inv.Prompt
 	if !strings.Contains(dev2, filepath.Join("iter-01", "planner", "plan.md")) || !strings.Contains(dev2, "continue with D_1") {
 		t.Errorf("developer 2 must get D_1 and be told so:\n%s", dev2)
 	}
-	qa2 := h.byRole(harness.RoleQA)[1].inv.Prompt
+	qa2 := h.byRole(runrecord.RoleQA)[1].inv.Prompt
 	if !strings.Contains(qa2, filepath.Join("iter-01", "planner", "plan.md")) {
 		t.Errorf("QA 2 must get the document the Developer worked to:\n%s", qa2)
 	}
 }
 
 func TestDeveloperAndQAFailuresAreRecordedAndTheLoopGoesOn(t *testing.T) {
-	h := &fakeHarness{prose: map[harness.Role]bool{harness.RoleDeveloper: true, harness.RoleQA: true}}
+	h := &fakeHarness{prose: map[runrecord.Role]bool{runrecord.RoleDeveloper: true, runrecord.RoleQA: true}}
 	s, dir := runTrial(t, "hoh@2", h)
 	if s.Status != runrecord.StatusCompleted || len(s.Checkpoints) != 2 || len(s.RoleFailures) != 4 {
 		t.Fatalf("status %s, %d checkpoints, role failures %q", s.Status, len(s.Checkpoints), s.RoleFailures)
@@ -440,13 +440,13 @@ func TestDeveloperAndQAFailuresAreRecordedAndTheLoopGoesOn(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &ev) != nil || ev["qa_status"] != "unavailable" || !strings.Contains(string(data), "violated its contract") {
 		t.Fatalf("a failed QA Tester's evidence must say so: %s %v", data, err)
 	}
-	if p := h.byRole(harness.RolePlanner)[1].inv.Prompt; !strings.Contains(p, "QA status unavailable") {
+	if p := h.byRole(runrecord.RolePlanner)[1].inv.Prompt; !strings.Contains(p, "QA status unavailable") {
 		t.Errorf("planner 2 gets the unavailable evidence:\n%s", p)
 	}
 }
 
 func TestVanillaIsOnePlainPassWhateverItReplies(t *testing.T) {
-	h := &fakeHarness{prose: map[harness.Role]bool{harness.RoleDeveloper: true}}
+	h := &fakeHarness{prose: map[runrecord.Role]bool{runrecord.RoleDeveloper: true}}
 	s, dir := runTrial(t, "vanilla", h)
 	if len(h.calls) != 1 {
 		t.Fatalf("Vanilla must be exactly one invocation, got %d", len(h.calls))
@@ -520,7 +520,7 @@ func mustDigestOfCommit(t *testing.T, dir, ref string) string {
 
 func TestVanillaExtendedToContinuationResumesItsSession(t *testing.T) {
 	dir := t.TempDir()
-	h := &fakeHarness{prose: map[harness.Role]bool{harness.RoleDeveloper: true}}
+	h := &fakeHarness{prose: map[runrecord.Role]bool{runrecord.RoleDeveloper: true}}
 	if _, err := runIn(dir, "vanilla", h); err != nil {
 		t.Fatal(err)
 	}
@@ -550,8 +550,8 @@ func TestVanillaExtendedToContinuationResumesItsSession(t *testing.T) {
 func TestMalformedPlannerRecoversWithinRetries(t *testing.T) {
 	h := &fakeHarness{badPlans: 1}
 	s, _ := runTrial(t, "hoh@1", h)
-	if s.Status != runrecord.StatusCompleted || len(h.byRole(harness.RolePlanner)) != 2 {
-		t.Fatalf("status %s, %d planner calls", s.Status, len(h.byRole(harness.RolePlanner)))
+	if s.Status != runrecord.StatusCompleted || len(h.byRole(runrecord.RolePlanner)) != 2 {
+		t.Fatalf("status %s, %d planner calls", s.Status, len(h.byRole(runrecord.RolePlanner)))
 	}
 }
 
@@ -781,13 +781,13 @@ type failingProviderHarness struct {
 func (h *failingProviderHarness) Name() string    { return "fake" }
 func (h *failingProviderHarness) Version() string { return "0" }
 
-func (h *failingProviderHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *failingProviderHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	f, _ := os.OpenFile(h.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	for _, l := range h.lines {
 		fmt.Fprintf(f, `{"time":%q,"path":"/v1/responses",%s}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), l)
 	}
 	f.Close()
-	return harness.Result{Outcome: h.outcome, Evidence: "the CLI's own account", FinalMessage: "done"}, nil
+	return runrecord.Result{Outcome: h.outcome, Evidence: "the CLI's own account", FinalMessage: "done"}, nil
 }
 
 // relayingHarness logs a served answer the way hoh's relay does.
@@ -796,7 +796,7 @@ type relayingHarness struct {
 	log string
 }
 
-func (h *relayingHarness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *relayingHarness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	res, err := h.fakeHarness.Run(ctx, inv)
 	line := fmt.Sprintf(`{"time":%q,"path":"/v1/responses","status":200,"usage":{"input":1,"output":1,"total":2}}`+"\n", time.Now().UTC().Format(time.RFC3339Nano))
 	f, _ := os.OpenFile(h.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)

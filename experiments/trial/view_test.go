@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark/builtin"
-	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -39,8 +38,8 @@ echo tampered > %[2]s/iter-01/planner/plan.md 2>/dev/null
 echo scratch > /tmp/scratch-file && echo tmp-ok
 exit 0
 `, run, dir, sibling)
-	h := &fakeHarness{devBroken: true, shells: map[harness.Role]string{
-		harness.RolePlanner: probe, harness.RoleDeveloper: probe, harness.RoleQA: "(echo fix > greet.sh) 2>/dev/null || echo candidate-ro\n" +
+	h := &fakeHarness{devBroken: true, shells: map[runrecord.Role]string{
+		runrecord.RolePlanner: probe, runrecord.RoleDeveloper: probe, runrecord.RoleQA: "(echo fix > greet.sh) 2>/dev/null || echo candidate-ro\n" +
 			"grep -q wrote " + dir + "/iter-0*/developer/report.json && echo dev-report-shown\n" + probe}}
 	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "wo-evidence-feedback@2", Rep: 1}
 	b := builtin.Benchmark{}
@@ -70,7 +69,7 @@ exit 0
 			}
 		}
 	}
-	if out := strings.Join(h.shellOut[harness.RoleQA], ""); strings.Count(out, "candidate-ro") != 2 || strings.Count(out, "dev-report-shown") != 2 {
+	if out := strings.Join(h.shellOut[runrecord.RoleQA], ""); strings.Count(out, "candidate-ro") != 2 || strings.Count(out, "dev-report-shown") != 2 {
 		t.Errorf("QA wrote its candidate, or does not see the developer's report: %s", out)
 	}
 	if _, err := os.Stat(filepath.Join(l.GitDir(), "hooks", "post-commit")); err == nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Name is the benchmark name in records.
@@ -119,19 +120,19 @@ func (Benchmark) InitialWorkspace(_ context.Context, bt benchmark.Task, dir stri
 
 // Check runs the public checks: the script exists, parses, and runs the
 // example from the specification.
-func (Benchmark) Check(ctx context.Context, bt benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
+func (Benchmark) Check(ctx context.Context, bt benchmark.Task, dir string) ([]runrecord.CheckResult, error) {
 	t, err := lookup(bt.ID)
 	if err != nil {
 		return nil, err
 	}
 	script := filepath.Join(dir, t.script)
 	if _, err := os.Stat(script); err != nil {
-		return []benchmark.CheckResult{{Name: "exists", Command: "test -f " + t.script, ExitCode: 1,
+		return []runrecord.CheckResult{{Name: "exists", Command: "test -f " + t.script, ExitCode: 1,
 			Output: t.script + " does not exist"}}, nil
 	}
 	syntax := run(ctx, dir, "sh", "-n", t.script)
 	example := run(ctx, dir, "sh", append([]string{t.script}, t.example...)...)
-	return []benchmark.CheckResult{
+	return []runrecord.CheckResult{
 		{Name: "syntax", Command: "sh -n " + t.script, ExitCode: syntax.code, Passed: syntax.code == 0, Output: syntax.out},
 		{Name: "example", Command: "sh " + strings.Join(append([]string{t.script}, t.example...), " "),
 			ExitCode: example.code, Passed: example.code == 0, Output: example.out},
@@ -169,16 +170,16 @@ func run(ctx context.Context, dir string, name string, args ...string) ran {
 
 // Evaluate runs the hidden cases on the frozen artifact: metric pass_rate is
 // the percentage of cases whose stdout and exit code match.
-func (Benchmark) Evaluate(ctx context.Context, bt benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (Benchmark) Evaluate(ctx context.Context, bt benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	t, err := lookup(bt.ID)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	passed := 0
 	var failures []string
 	if _, err := os.Stat(filepath.Join(dir, t.script)); err != nil {
 		// No script, no credit: a missing file must not pass the error cases.
-		return benchmark.Evaluation{Metrics: map[string]float64{"pass_rate": 0},
+		return runrecord.Evaluation{Metrics: map[string]float64{"pass_rate": 0},
 			Details: map[string]any{"passed": 0, "total": len(t.hidden), "missing": t.script}}, nil
 	}
 	for i, c := range t.hidden {
@@ -203,7 +204,7 @@ func (Benchmark) Evaluate(ctx context.Context, bt benchmark.Task, dir string) (b
 		}
 	}
 	sort.Strings(failures)
-	return benchmark.Evaluation{
+	return runrecord.Evaluation{
 		Metrics: map[string]float64{"pass_rate": 100 * float64(passed) / float64(len(t.hidden))},
 		Details: map[string]any{"passed": passed, "total": len(t.hidden), "failed_cases": failures,
 			"note": "built-in benchmark: a plumbing check, not a research result"},

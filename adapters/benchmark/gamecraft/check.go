@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // buildCheckName names the public build check in CheckResults.
@@ -53,16 +54,16 @@ func firstLine(s string) string {
 // Check runs the public build check: Godot's headless launch of the project
 // in dir/game, as the verifier's build gate does. Only the command and its
 // output are reported, never rubric text.
-func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
+func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]runrecord.CheckResult, error) {
 	if _, err := b.lookup(t); err != nil {
 		return nil, err
 	}
-	return []benchmark.CheckResult{b.buildCheck(ctx, dir)}, nil
+	return []runrecord.CheckResult{b.buildCheck(ctx, dir)}, nil
 }
 
-func (b *Benchmark) buildCheck(ctx context.Context, dir string) benchmark.CheckResult {
+func (b *Benchmark) buildCheck(ctx context.Context, dir string) runrecord.CheckResult {
 	game := filepath.Join(dir, gameDir)
-	res := benchmark.CheckResult{Name: buildCheckName, ExitCode: -1}
+	res := runrecord.CheckResult{Name: buildCheckName, ExitCode: -1}
 	bin, why := b.godot4(ctx)
 	if bin == "" {
 		res.Command = fmt.Sprintf("godot --headless --path %s --quit-after 5", game)

@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/classify"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // DockerBenchmark is GameCraft-Bench with agent_environment: docker: each
@@ -75,7 +76,7 @@ func (d *DockerBenchmark) LoadNotes() []string { return d.host.LoadNotes() }
 func (d *DockerBenchmark) Task(id string) (*TaskData, bool) { return d.host.Task(id) }
 
 // Rescore implements benchmark.Rescorer, as on the host.
-func (d *DockerBenchmark) Rescore(t benchmark.Task, outputDir string, ev benchmark.Evaluation) (benchmark.Evaluation, error) {
+func (d *DockerBenchmark) Rescore(t benchmark.Task, outputDir string, ev runrecord.Evaluation) (runrecord.Evaluation, error) {
 	return d.host.Rescore(t, outputDir, ev)
 }
 
@@ -290,11 +291,11 @@ func (d *DockerBenchmark) RoleEnvironment(ctx context.Context, t benchmark.Task)
 // Check implements benchmark.Check in a throw-away container of the task
 // image: Godot's headless launch of the project, as the verifier's build
 // gate does.
-func (d *DockerBenchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
+func (d *DockerBenchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]runrecord.CheckResult, error) {
 	if _, err := d.host.lookup(t); err != nil {
 		return nil, err
 	}
-	res := benchmark.CheckResult{Name: buildCheckName, ExitCode: -1,
+	res := runrecord.CheckResult{Name: buildCheckName, ExitCode: -1,
 		Command: d.godotName() + " --headless --path " + GamePath + " --quit-after 5"}
 	spec, err := d.ContainerSpec(ctx, t)
 	if err != nil {
@@ -304,11 +305,11 @@ func (d *DockerBenchmark) Check(ctx context.Context, t benchmark.Task, dir strin
 		return nil, err
 	} else if p.Godot == "" {
 		res.Unavailable, res.Output = true, godotMissing+" (the task's environment image has none)"
-		return []benchmark.CheckResult{res}, nil
+		return []runrecord.CheckResult{res}, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, "project.godot")); err != nil {
 		res.Output = "no project.godot in " + GamePath
-		return []benchmark.CheckResult{res}, nil
+		return []runrecord.CheckResult{res}, nil
 	}
 	spec.Labels = map[string]string{"hoh.task": t.ID, "hoh.role": "check"}
 	if err := d.DecorateSpec(ctx, t, &spec); err != nil {
@@ -343,7 +344,7 @@ func (d *DockerBenchmark) Check(ctx context.Context, t benchmark.Task, dir strin
 		text = "[... output truncated ...]\n" + text[len(text)-maxCheckOutput:]
 	}
 	res.Output = text
-	return []benchmark.CheckResult{res}, nil
+	return []runrecord.CheckResult{res}, nil
 }
 
 // startWithGame starts spec and puts the project in dir at /workspace/game
@@ -378,10 +379,10 @@ func (d *DockerBenchmark) startWithGame(ctx context.Context, spec docker.Spec, d
 // gamecraft_bench at VerifierLib, and scores its breakdown.json with the
 // rubric. /logs/verifier is kept in benchmark.OutputDir and test.sh's output
 // beside it; no breakdown.json is an error (no verification), never a 0.
-func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	td, err := d.host.lookup(t)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	v := d.host.Opts.Verifier
 	if v == nil {
@@ -391,24 +392,24 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	if out == "" {
 		tmp, err := os.MkdirTemp("", "hoh-gamecraft-verifier-*")
 		if err != nil {
-			return benchmark.Evaluation{}, err
+			return runrecord.Evaluation{}, err
 		}
 		defer os.RemoveAll(tmp)
 		out = filepath.Join(tmp, "verifier")
 	}
 	if inside(dir, out) {
-		return benchmark.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", out, dir)
+		return runrecord.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", out, dir)
 	}
 	if err := os.RemoveAll(out); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	testsDir := filepath.Join(td.Task.Dir, "tests")
 	if _, err := os.Stat(filepath.Join(testsDir, "test.sh")); err != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w: %v", t.ID, errEvaluationUnavailable, err)
+		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w: %v", t.ID, errEvaluationUnavailable, err)
 	}
 	spec, err := d.ContainerSpec(ctx, t)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	where := "the task's environment image with the checkpoint's project"
 	if img := benchmark.EnvironmentImage(ctx); img != "" {
@@ -417,16 +418,16 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	spec.User = ""
 	spec.Labels = map[string]string{"hoh.task": t.ID, "hoh.role": "verifier"}
 	if err := d.DecorateSpec(ctx, t, &spec); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	env, err := d.startWithGame(ctx, spec, dir)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	defer env.Close(context.WithoutCancel(ctx))
 	// The evaluator's files arrive only now, in the verifier's container.
 	if err := env.CopyIn(ctx, testsDir, "/"); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	venv := []string{"LANG=C.UTF-8", "GODOT_SILENCE_ROOT_WARNING=1"}
 	lib := v.PythonPath
@@ -435,7 +436,7 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	}
 	if isDir(filepath.Join(lib, "gamecraft_bench")) {
 		if err := env.CopyIn(ctx, filepath.Join(lib, "gamecraft_bench"), VerifierLib); err != nil {
-			return benchmark.Evaluation{}, err
+			return runrecord.Evaluation{}, err
 		}
 		venv = append(venv, "PYTHONPATH="+VerifierLib)
 	}
@@ -469,30 +470,30 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	if err := os.WriteFile(out+".log", []byte(text), 0o644); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	if runErr != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w: %v", t.ID, errEvaluationUnavailable, runErr)
+		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w: %v", t.ID, errEvaluationUnavailable, runErr)
 	}
 	if ex.TimedOut {
-		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w: timed out after %s", t.ID, errEvaluationUnavailable, timeout)
+		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w: timed out after %s", t.ID, errEvaluationUnavailable, timeout)
 	}
 	// /logs/verifier becomes out itself (CopyOut keeps the base name).
 	stage := out + ".copy"
 	os.RemoveAll(stage)
 	defer os.RemoveAll(stage)
 	if err := env.CopyOut(ctx, LogsPath+"/verifier", stage); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	if err := os.Rename(filepath.Join(stage, "verifier"), out); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	data, err := os.ReadFile(filepath.Join(out, BreakdownFile))
 	if err != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w: it wrote no %s in the container (exit %d; see %s.log): %s",
+		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w: it wrote no %s in the container (exit %d; see %s.log): %s",
 			t.ID, errEvaluationUnavailable, BreakdownFile, ex.Code, out, classify.LastLines(text, 5))
 	}
 	ev, err := scoreBreakdown(td, data)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Breakdown is the verifier's /logs/verifier/breakdown.json. Fields hoh does
@@ -123,14 +124,14 @@ const scoreTolerance = 1e-6
 // build_ok -> clamp to [0,1]. Metrics are on the 0-100 scale (build is 0/1,
 // reward 0-1). Disagreements with the file's own reward or per-demo scores are
 // listed in Evaluation.Error; an unreadable file is a returned error.
-func scoreBreakdown(td *TaskData, data []byte) (benchmark.Evaluation, error) {
+func scoreBreakdown(td *TaskData, data []byte) (runrecord.Evaluation, error) {
 	var bd Breakdown
 	if err := json.Unmarshal(data, &bd); err != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("breakdown.json for %s: %w", td.Task.ID, err)
+		return runrecord.Evaluation{}, fmt.Errorf("breakdown.json for %s: %w", td.Task.ID, err)
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("breakdown.json for %s: %w", td.Task.ID, err)
+		return runrecord.Evaluation{}, fmt.Errorf("breakdown.json for %s: %w", td.Task.ID, err)
 	}
 	var problems []string
 	given := map[string]BreakdownRequirement{}
@@ -170,7 +171,7 @@ func scoreBreakdown(td *TaskData, data []byte) (benchmark.Evaluation, error) {
 	}
 	value, err := td.Formula.Eval(vars)
 	if err != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("score_formula of %s: %w", td.Task.ID, err)
+		return runrecord.Evaluation{}, fmt.Errorf("score_formula of %s: %w", td.Task.ID, err)
 	}
 	reward := math.Min(1, math.Max(0, value))
 	if math.Abs(reward-bd.Reward) > scoreTolerance {
@@ -182,7 +183,7 @@ func scoreBreakdown(td *TaskData, data []byte) (benchmark.Evaluation, error) {
 		}
 		return sums[l] / float64(counts[l])
 	}
-	ev := benchmark.Evaluation{
+	ev := runrecord.Evaluation{
 		Metrics: map[string]float64{
 			"overall":   100 * reward,
 			"reward":    reward,
@@ -207,10 +208,10 @@ const BreakdownFile = "breakdown.json"
 // scores its breakdown.json; otherwise it reads one found through
 // Options.VerifierOutput. Without it the task cannot be scored here: the
 // build gate runs if Godot 4 is present, the score is 0 and Error says why.
-func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	td, err := b.lookup(t)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	if b.Opts.Verifier != nil {
 		return b.verify(ctx, td, dir)
@@ -219,18 +220,18 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 		vdir := b.Opts.VerifierOutput(t, dir)
 		if vdir != "" {
 			if inside(dir, vdir) {
-				return benchmark.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", vdir, dir)
+				return runrecord.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", vdir, dir)
 			}
 			data, err := os.ReadFile(filepath.Join(vdir, BreakdownFile))
 			if err == nil {
 				return scoreBreakdown(td, data)
 			}
 			if !errors.Is(err, os.ErrNotExist) {
-				return benchmark.Evaluation{}, err
+				return runrecord.Evaluation{}, err
 			}
 		}
 	}
-	zero := benchmark.Evaluation{Metrics: map[string]float64{
+	zero := runrecord.Evaluation{Metrics: map[string]float64{
 		"overall": 0, "reward": 0, "mechanics": 0, "depth": 0, "visuals": 0, "art": 0, "build": 0,
 	}}
 	check := b.buildCheck(ctx, dir)
@@ -260,17 +261,17 @@ func inside(dir, path string) bool {
 
 // Rescore implements benchmark.Rescorer: the checkpoint's kept
 // breakdown.json scored again with the task's rubric.
-func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, _ benchmark.Evaluation) (benchmark.Evaluation, error) {
+func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, _ runrecord.Evaluation) (runrecord.Evaluation, error) {
 	td, err := b.lookup(t)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	data, err := os.ReadFile(filepath.Join(outputDir, BreakdownFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return benchmark.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, BreakdownFile)
+		return runrecord.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, BreakdownFile)
 	}
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	return scoreBreakdown(td, data)
 }

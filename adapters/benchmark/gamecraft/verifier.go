@@ -12,6 +12,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness/classify"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Verifier runs a task's own tests/test.sh (upstream's
@@ -152,33 +153,33 @@ func (v *Verifier) run(ctx context.Context, root string, td *TaskData, game, out
 // verify runs the verifier for one checkpoint and scores its breakdown.json.
 // Outputs go to the folder the run gave (benchmark.OutputDir), else a
 // temporary one.
-func (b *Benchmark) verify(ctx context.Context, td *TaskData, dir string) (benchmark.Evaluation, error) {
+func (b *Benchmark) verify(ctx context.Context, td *TaskData, dir string) (runrecord.Evaluation, error) {
 	out := benchmark.OutputDir(ctx)
 	if out == "" {
 		tmp, err := os.MkdirTemp("", "hoh-gamecraft-verifier-*")
 		if err != nil {
-			return benchmark.Evaluation{}, err
+			return runrecord.Evaluation{}, err
 		}
 		defer os.RemoveAll(tmp)
 		out = filepath.Join(tmp, "verifier")
 	}
 	if inside(dir, out) {
-		return benchmark.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", out, dir)
+		return runrecord.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", out, dir)
 	}
 	// A previous attempt's files must not be scored as this one's.
 	if err := os.RemoveAll(out); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	game := filepath.Join(dir, gameDir)
 	if err := os.MkdirAll(game, 0o755); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	if err := b.Opts.Verifier.run(ctx, b.Root, td, game, out); err != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w", td.Task.ID, err)
+		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w", td.Task.ID, err)
 	}
 	data, err := os.ReadFile(filepath.Join(out, BreakdownFile))
 	if err != nil {
-		return benchmark.Evaluation{}, fmt.Errorf("task %s: %w: it wrote no %s (see %s.log)", td.Task.ID, errEvaluationUnavailable, BreakdownFile, out)
+		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w: it wrote no %s (see %s.log)", td.Task.ID, errEvaluationUnavailable, BreakdownFile, out)
 	}
 	return scoreBreakdown(td, data)
 }

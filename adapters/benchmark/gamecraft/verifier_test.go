@@ -13,12 +13,13 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // verifyReal evaluates a one-file Godot project for a real task with
 // upstream's own verifier (stub judge) in the namespace and returns hoh's
 // evaluation and upstream's breakdown.json.
-func verifyReal(t *testing.T, v *Verifier, out string) (benchmark.Evaluation, map[string]any) {
+func verifyReal(t *testing.T, v *Verifier, out string) (runrecord.Evaluation, map[string]any) {
 	t.Helper()
 	b := loadReal(t)
 	b.Opts.Verifier = v

@@ -11,6 +11,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Agent works on a task inside its running container.
@@ -74,7 +75,7 @@ type Trial struct {
 	Agent      string                `json:"agent"`
 	Exit       sandbox.Exit          `json:"exit"`
 	Failure    *docker.Failure       `json:"failure,omitempty"`
-	Evaluation *benchmark.Evaluation `json:"evaluation,omitempty"`
+	Evaluation *runrecord.Evaluation `json:"evaluation,omitempty"`
 	Notes      []string              `json:"notes,omitempty"`
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Container paths used by the Harbor format.
@@ -257,7 +258,7 @@ func (b *Benchmark) InitialWorkspace(ctx context.Context, t benchmark.Task, dir 
 }
 
 // Check: Harbor tasks have no public runtime checks.
-func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
+func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]runrecord.CheckResult, error) {
 	return nil, nil
 }
 
@@ -287,8 +288,8 @@ func (b *Benchmark) StartEnvironment(ctx context.Context, t benchmark.Task, dir 
 // tests/ arrives at /tests only now; test.sh runs by its shebang as
 // verifier.user with [verifier.env], under the verifier timeout. Its stdout,
 // stderr and /logs/verifier are kept in benchmark.OutputDir.
-func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
-	var ev benchmark.Evaluation
+func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (runrecord.Evaluation, error) {
+	var ev runrecord.Evaluation
 	f, err := taskFile(t)
 	if err != nil {
 		return ev, err
@@ -297,9 +298,9 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 }
 
 // evaluateFile is Evaluate by the task.toml f (a step's view, ForStep).
-func (b *Benchmark) evaluateFile(ctx context.Context, t benchmark.Task, dir string, f TaskFile) (benchmark.Evaluation, error) {
-	ev := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
-	fail := func(msg string) (benchmark.Evaluation, error) { return failed(ev, msg) }
+func (b *Benchmark) evaluateFile(ctx context.Context, t benchmark.Task, dir string, f TaskFile) (runrecord.Evaluation, error) {
+	ev := runrecord.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
+	fail := func(msg string) (runrecord.Evaluation, error) { return failed(ev, msg) }
 	venv, err := resolveEnv("verifier.env", f.Verifier.Env, os.LookupEnv)
 	if err != nil {
 		return fail(fmt.Sprintf("task %s: %v", t.ID, err))
@@ -352,7 +353,7 @@ func (b *Benchmark) evaluateFile(ctx context.Context, t benchmark.Task, dir stri
 
 // failed is Harbor's rule for a verifier that gives no reward: score 0,
 // with the reason.
-func failed(ev benchmark.Evaluation, msg string) (benchmark.Evaluation, error) {
+func failed(ev runrecord.Evaluation, msg string) (runrecord.Evaluation, error) {
 	ev.Error = msg
 	ev.Metrics["reward"] = 0
 	return ev, nil
@@ -363,8 +364,8 @@ func failed(ev benchmark.Evaluation, msg string) (benchmark.Evaluation, error) {
 // verifier.user with [verifier.env] under the verifier timeout, its stdout,
 // stderr and /logs/verifier are kept in benchmark.OutputDir, and the reward
 // is read and scored.
-func (b *Benchmark) verify(ctx context.Context, t benchmark.Task, f TaskFile, env *docker.Environment, cwd string, venv []string, ev benchmark.Evaluation) (benchmark.Evaluation, error) {
-	fail := func(msg string) (benchmark.Evaluation, error) { return failed(ev, msg) }
+func (b *Benchmark) verify(ctx context.Context, t benchmark.Task, f TaskFile, env *docker.Environment, cwd string, venv []string, ev runrecord.Evaluation) (runrecord.Evaluation, error) {
+	fail := func(msg string) (runrecord.Evaluation, error) { return failed(ev, msg) }
 	root := env.ExecutorAs("0")
 	// tests/, then a step's own tests/ over it (its test.sh wins).
 	for _, src := range testsSources(t.Dir, f) {

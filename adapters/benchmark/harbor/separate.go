@@ -15,6 +15,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/internal/fstree"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // ArtifactsDir is Harbor's convention directory: whatever the agent leaves
@@ -166,8 +167,8 @@ func giveArtifacts(ctx context.Context, env *docker.Environment, stage string, s
 // committed at this checkpoint. Without a committed environment (a killed
 // run's are removed on resume) only artifacts under the workspace can be
 // given, from the checkpoint's workspace; the others are named as missing.
-func (b *Benchmark) evaluateSeparate(ctx context.Context, t benchmark.Task, dir string, f TaskFile, venv []string) (benchmark.Evaluation, error) {
-	ev := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
+func (b *Benchmark) evaluateSeparate(ctx context.Context, t benchmark.Task, dir string, f TaskFile, venv []string) (runrecord.Evaluation, error) {
+	ev := runrecord.Evaluation{Metrics: map[string]float64{"reward": 0}, Details: map[string]any{}}
 	spec, err := b.verifierSpec(ctx, t, f)
 	if err != nil {
 		return ev, err

@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/internal/fstree"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // stepBenchmark is the task's benchmark as step i of a multi-step task runs
@@ -50,10 +51,10 @@ func (s stepBenchmark) file(t benchmark.Task) (TaskFile, error) {
 // Evaluate runs the step's verifier on a checkpoint of the step, as Evaluate
 // runs the task's: tests/ and then the step's tests/ at /tests, the step's
 // test.sh when it has one, its timeout, env, user and environment mode.
-func (s stepBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (s stepBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	f, err := s.file(t)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	return s.evaluateFile(ctx, t, dir, f)
 }
@@ -117,10 +118,10 @@ func timeoutOr(n *Num, def time.Duration) time.Duration {
 
 // StepsReward implements benchmark.Stepped: Harbor's
 // multi_step_reward_strategy over the steps that ran.
-func (b *Benchmark) StepsReward(t benchmark.Task, steps []benchmark.Evaluation) benchmark.Evaluation {
+func (b *Benchmark) StepsReward(t benchmark.Task, steps []runrecord.Evaluation) runrecord.Evaluation {
 	f, err := taskFile(t)
 	if err != nil {
-		return benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Error: err.Error()}
+		return runrecord.Evaluation{Metrics: map[string]float64{"reward": 0}, Error: err.Error()}
 	}
 	return stepsReward(f.MultiStepRewardStrategy, steps)
 }

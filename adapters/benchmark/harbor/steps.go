@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Harbor's multi_step_reward_strategy values: "mean" (the default) takes
@@ -173,8 +173,8 @@ func stepVerifier(dir, name string) string {
 // it hands on: no reward at all stops the steps after it (Harbor: a step
 // that failed without a verifier result), and so does a gated key below
 // its threshold or missing.
-func stepGate(s Step) func(benchmark.Evaluation) string {
-	return func(ev benchmark.Evaluation) string {
+func stepGate(s Step) func(runrecord.Evaluation) string {
+	return func(ev runrecord.Evaluation) string {
 		if ev.Error != "" {
 			return fmt.Sprintf("step %s gave no reward (%s)", s.Name, ev.Error)
 		}
@@ -198,12 +198,12 @@ func stepGate(s Step) func(benchmark.Evaluation) string {
 
 // stepsReward is Harbor's trial reward of a multi-step task from the
 // evaluations of the steps that ran (strategy mean or final).
-func stepsReward(strategy string, evs []benchmark.Evaluation) benchmark.Evaluation {
-	out := benchmark.Evaluation{Metrics: map[string]float64{}, Details: map[string]any{"multi_step_reward_strategy": strategy}}
+func stepsReward(strategy string, evs []runrecord.Evaluation) runrecord.Evaluation {
+	out := runrecord.Evaluation{Metrics: map[string]float64{}, Details: map[string]any{"multi_step_reward_strategy": strategy}}
 	if strategy == "" {
 		out.Details["multi_step_reward_strategy"] = StrategyMean
 	}
-	var valid []benchmark.Evaluation
+	var valid []runrecord.Evaluation
 	for _, ev := range evs {
 		if ev.Error == "" {
 			valid = append(valid, ev)
@@ -212,7 +212,7 @@ func stepsReward(strategy string, evs []benchmark.Evaluation) benchmark.Evaluati
 	if strategy == StrategyFinal && len(evs) > 0 {
 		valid = nil
 		if last := evs[len(evs)-1]; last.Error == "" {
-			valid = []benchmark.Evaluation{last}
+			valid = []runrecord.Evaluation{last}
 		}
 	}
 	if len(valid) == 0 {

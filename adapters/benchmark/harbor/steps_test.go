@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/conformance"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Harbor's own multi-step examples load as steps: each step a task with its
@@ -72,10 +72,10 @@ func TestHarborMultiStepExamplesLoadAsSteps(t *testing.T) {
 // table each key, a missing key fails, and a step without a reward stops
 // the ones after it whatever its threshold.
 func TestStepGate(t *testing.T) {
-	ev := func(m map[string]float64) benchmark.Evaluation { return benchmark.Evaluation{Metrics: m} }
+	ev := func(m map[string]float64) runrecord.Evaluation { return runrecord.Evaluation{Metrics: m} }
 	for _, c := range []struct {
 		min  MinReward
-		ev   benchmark.Evaluation
+		ev   runrecord.Evaluation
 		stop bool
 	}{
 		{nil, ev(map[string]float64{"reward": 0}), false},
@@ -84,7 +84,7 @@ func TestStepGate(t *testing.T) {
 		{MinReward{"reward": 0.5}, ev(map[string]float64{"reward": 0.5}), false},
 		{MinReward{"safety": 1}, ev(map[string]float64{"reward": 1}), true},
 		{MinReward{"safety": 1, "reward": 0}, ev(map[string]float64{"reward": 1, "safety": 1}), false},
-		{nil, benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Error: "verifier wrote no reward"}, true},
+		{nil, runrecord.Evaluation{Metrics: map[string]float64{"reward": 0}, Error: "verifier wrote no reward"}, true},
 	} {
 		why := stepGate(Step{Name: "s", MinReward: c.min})(c.ev)
 		if (why != "") != c.stop {
@@ -97,20 +97,20 @@ func TestStepGate(t *testing.T) {
 // reward (a key a step lacks counts 0, a step without a reward is left
 // out); final takes the last step's as it is, none when it gave none.
 func TestStepsReward(t *testing.T) {
-	ok := func(m map[string]float64) benchmark.Evaluation { return benchmark.Evaluation{Metrics: m} }
-	none := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}, Error: "no reward"}
-	mean := stepsReward("", []benchmark.Evaluation{ok(map[string]float64{"reward": 1, "speed": 0.5}), none, ok(map[string]float64{"reward": 0})})
+	ok := func(m map[string]float64) runrecord.Evaluation { return runrecord.Evaluation{Metrics: m} }
+	none := runrecord.Evaluation{Metrics: map[string]float64{"reward": 0}, Error: "no reward"}
+	mean := stepsReward("", []runrecord.Evaluation{ok(map[string]float64{"reward": 1, "speed": 0.5}), none, ok(map[string]float64{"reward": 0})})
 	if mean.Error != "" || mean.Metrics["reward"] != 0.5 || mean.Metrics["speed"] != 0.25 {
 		t.Errorf("mean: %+v", mean)
 	}
-	final := stepsReward(StrategyFinal, []benchmark.Evaluation{ok(map[string]float64{"reward": 1}), ok(map[string]float64{"reward": 0.25, "x": 3})})
+	final := stepsReward(StrategyFinal, []runrecord.Evaluation{ok(map[string]float64{"reward": 1}), ok(map[string]float64{"reward": 0.25, "x": 3})})
 	if final.Metrics["reward"] != 0.25 || final.Metrics["x"] != 3 {
 		t.Errorf("final: %+v", final)
 	}
-	if r := stepsReward(StrategyFinal, []benchmark.Evaluation{ok(map[string]float64{"reward": 1}), none}); r.Error == "" || r.Metrics["reward"] != 0 {
+	if r := stepsReward(StrategyFinal, []runrecord.Evaluation{ok(map[string]float64{"reward": 1}), none}); r.Error == "" || r.Metrics["reward"] != 0 {
 		t.Errorf("final without a last reward: %+v", r)
 	}
-	if r := stepsReward(StrategyMean, []benchmark.Evaluation{none}); r.Error == "" || math.IsNaN(r.Metrics["reward"]) || r.Metrics["reward"] != 0 {
+	if r := stepsReward(StrategyMean, []runrecord.Evaluation{none}); r.Error == "" || math.IsNaN(r.Metrics["reward"]) || r.Metrics["reward"] != 0 {
 		t.Errorf("mean without any reward: %+v", r)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/internal/fstree"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Name is the benchmark name used in Task.Benchmark and records.
@@ -179,21 +180,21 @@ func copyFile(src, dst string) error {
 
 // Check is the public check: ./compile.sh exists and is valid shell syntax.
 // It runs nothing the agent wrote beyond bash's parser.
-func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]benchmark.CheckResult, error) {
+func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]runrecord.CheckResult, error) {
 	if _, err := b.lookup(t); err != nil {
 		return nil, err
 	}
 	script := filepath.Join(dir, "compile.sh")
-	res := benchmark.CheckResult{Name: "compile-script", Command: "bash -n ./compile.sh", ExitCode: -1}
+	res := runrecord.CheckResult{Name: "compile-script", Command: "bash -n ./compile.sh", ExitCode: -1}
 	if _, err := os.Stat(script); err != nil {
 		res.Output = "./compile.sh is missing: the evaluation builds ./executable with it"
-		return []benchmark.CheckResult{res}, nil
+		return []runrecord.CheckResult{res}, nil
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		res.Unavailable = true
 		res.Output = "bash is not installed: cannot check ./compile.sh"
-		return []benchmark.CheckResult{res}, nil
+		return []runrecord.CheckResult{res}, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -210,14 +211,14 @@ func (b *Benchmark) Check(ctx context.Context, t benchmark.Task, dir string) ([]
 	default:
 		res.Output += err.Error()
 	}
-	return []benchmark.CheckResult{res}, nil
+	return []runrecord.CheckResult{res}, nil
 }
 
 // evaluationOf turns a Score and the raw eval.json into a record evaluation:
 // pass_rate (0-100), tests_passed, tests_total, resolved and almost_resolved
 // (0/1). An evaluator error_code goes to Error.
-func evaluationOf(s Score, r *EvalResult, raw []byte) benchmark.Evaluation {
-	ev := benchmark.Evaluation{Metrics: map[string]float64{
+func evaluationOf(s Score, r *EvalResult, raw []byte) runrecord.Evaluation {
+	ev := runrecord.Evaluation{Metrics: map[string]float64{
 		"pass_rate":       s.PassRate(),
 		"tests_passed":    float64(s.Passed),
 		"tests_total":     float64(s.Total),
@@ -259,10 +260,10 @@ func b2f(b bool) float64 {
 
 // Evaluate runs the configured Runner and scores its eval.json output.
 // Without a Runner the instance cannot be evaluated: pass_rate 0 and Error.
-func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	in, err := b.lookup(t)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	if b.Opts.Runner == nil {
 		ev := evaluationOf(Score{}, nil, nil)
@@ -278,19 +279,19 @@ func (b *Benchmark) Evaluate(ctx context.Context, t benchmark.Task, dir string) 
 	// The evaluator's own file stays with the checkpoint's records (hoh rescore reads it).
 	if out := benchmark.OutputDir(ctx); out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {
-			return benchmark.Evaluation{}, err
+			return runrecord.Evaluation{}, err
 		}
 		if err := os.WriteFile(filepath.Join(out, evalFileName(in.ID)), raw, 0o644); err != nil {
-			return benchmark.Evaluation{}, err
+			return runrecord.Evaluation{}, err
 		}
 	}
 	return b.score(in, raw)
 }
 
-func (b *Benchmark) score(in *Instance, raw []byte) (benchmark.Evaluation, error) {
+func (b *Benchmark) score(in *Instance, raw []byte) (runrecord.Evaluation, error) {
 	r, err := parseEval(evalFileName(in.ID), raw)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	return evaluationOf(scoreResults(r.TestResults, in.Tests), r, raw), nil
 }
@@ -301,21 +302,21 @@ func evalFileName(id string) string { return id + ".eval.json" }
 // Rescore implements benchmark.Rescorer: the checkpoint's kept eval.json
 // (or, in records made before it was kept as a file, the copy in the
 // evaluation's details) scored again.
-func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, prev benchmark.Evaluation) (benchmark.Evaluation, error) {
+func (b *Benchmark) Rescore(t benchmark.Task, outputDir string, prev runrecord.Evaluation) (runrecord.Evaluation, error) {
 	in, err := b.lookup(t)
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	raw, err := os.ReadFile(filepath.Join(outputDir, evalFileName(in.ID)))
 	if errors.Is(err, os.ErrNotExist) {
 		s, ok := prev.Details["eval_json"].(string)
 		if !ok {
-			return benchmark.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, evalFileName(in.ID))
+			return runrecord.Evaluation{}, fmt.Errorf("%w: %s has no %s", benchmark.ErrNoEvaluatorOutput, outputDir, evalFileName(in.ID))
 		}
 		raw, err = []byte(s), nil
 	}
 	if err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
 	return b.score(in, raw)
 }

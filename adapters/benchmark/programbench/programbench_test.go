@@ -15,6 +15,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // sharedRoot is the shared ProgramBench checkout; its absence fails the test.
@@ -337,7 +338,7 @@ func TestEvalJSONIsKeptAndRescoredWithoutRunning(t *testing.T) {
 	if ev3, err := b.Rescore(task, out, ev); err != nil || !reflect.DeepEqual(ev3, ev) {
 		t.Fatalf("rescore from the recorded details: %+v %v", ev3, err)
 	}
-	if _, err := b.Rescore(task, out, benchmark.Evaluation{}); !errors.Is(err, benchmark.ErrNoEvaluatorOutput) {
+	if _, err := b.Rescore(task, out, runrecord.Evaluation{}); !errors.Is(err, benchmark.ErrNoEvaluatorOutput) {
 		t.Fatalf("nothing stored: want ErrNoEvaluatorOutput, got %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // PinnedVersion is the newest @anthropic-ai/claude-code release, the one
@@ -82,10 +83,10 @@ func (h *Harness) Version() string { return h.cfg.Version }
 func (h *Harness) Endpoint() string { return h.cfg.Provider.BaseURL }
 
 // Run performs one invocation; see harness.Harness.
-func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	key, err := cliproc.Prepare("claude", inv, h.cfg.Provider.KeyEnv)
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	// Claude Code appends /v1/messages itself.
 	base := strings.TrimSuffix(strings.TrimSuffix(h.cfg.Provider.BaseURL, "/"), "/v1")
@@ -104,14 +105,14 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	env = append(env, inv.Env...)
 	tools, err := h.giveTools(ctx, inv)
 	if err != nil {
-		return harness.Result{}, fmt.Errorf("claude: %w", err)
+		return runrecord.Result{}, fmt.Errorf("claude: %w", err)
 	}
 	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{
 		Args: h.argv(inv, tools), Env: env, Stdin: inv.Prompt, Secrets: []string{key},
 		Note: map[string]any{"claude_config_dir": inv.StateDir, "prompt": "stdin"},
 	})
 	if err != nil {
-		return harness.Result{}, fmt.Errorf("claude: %w", err)
+		return runrecord.Result{}, fmt.Errorf("claude: %w", err)
 	}
 	return cliproc.Conclude(ctx, "claude", inv, proc, ParseEvents)
 }

@@ -81,7 +81,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 					if c.ID != "" {
 						uses[c.ID] = len(ev.Tools)
 					}
-					ev.Tools = append(ev.Tools, harness.ToolCall{Name: c.Name, Input: string(c.Input)})
+					ev.Tools = append(ev.Tools, runrecord.ToolCall{Name: c.Name, Input: string(c.Input)})
 				case "text":
 					if c.Text != "" {
 						lastText = c.Text

@@ -278,7 +278,7 @@ func Prepare(kind string, inv harness.Invocation, keyEnv string) (string, error)
 
 // Finish writes events.json and result.json and turns a cancelled context
 // into an error, the way every adapter ends a Run.
-func Finish(ctx context.Context, kind string, inv harness.Invocation, events []json.RawMessage, res harness.Result) (harness.Result, error) {
+func Finish(ctx context.Context, kind string, inv harness.Invocation, events []json.RawMessage, res runrecord.Result) (runrecord.Result, error) {
 	if events == nil {
 		events = []json.RawMessage{}
 	}
@@ -299,7 +299,7 @@ type Report struct {
 	SessionID    string
 	FinalMessage string
 	Usage        runrecord.Usage
-	Tools        []harness.ToolCall
+	Tools        []runrecord.ToolCall
 	// Completed, Problems and Notices are the classify.Evidence of the
 	// stream.
 	Completed bool
@@ -310,8 +310,8 @@ type Report struct {
 // Conclude ends a Run the way the classify-based adapters do: an executor
 // failure is an infrastructure failure, otherwise parse reads the events and
 // classify.Classify decides; Finish writes the records.
-func Conclude(ctx context.Context, kind string, inv harness.Invocation, proc Process, parse func([]json.RawMessage) Report) (harness.Result, error) {
-	res := harness.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
+func Conclude(ctx context.Context, kind string, inv harness.Invocation, proc Process, parse func([]json.RawMessage) Report) (runrecord.Result, error) {
+	res := runrecord.Result{Command: proc.Command, ExitCode: proc.Exit.Code, Duration: proc.Exit.Duration}
 	raw := JSONLines(proc.Lines)
 	if proc.RunErr != nil {
 		res.Outcome, res.Evidence = runrecord.OutcomeInfraFailure, "executor: "+proc.RunErr.Error()

@@ -17,6 +17,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Codex CLI versions: PinnedVersion (the newest release, the default) and
@@ -114,17 +115,17 @@ func (h *Harness) Version() string { return h.cfg.Version }
 func (h *Harness) Endpoint() string { return h.cfg.Provider.BaseURL }
 
 // Run performs one invocation; see harness.Harness.
-func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	key, err := cliproc.Prepare("codex", inv, h.cfg.Provider.KeyEnv)
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	secrets := append([]string{key}, inv.Secrets...)
 	if err := h.writeConfig(inv.StateDir, inv.Role); err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	if err := h.giveSkills(ctx, inv); err != nil {
-		return harness.Result{}, fmt.Errorf("codex: %w", err)
+		return runrecord.Result{}, fmt.Errorf("codex: %w", err)
 	}
 
 	// Usage already recorded in a resumed session is not this run's.
@@ -143,13 +144,13 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		Stop: StopWhenUnreachable(),
 	})
 	if err != nil {
-		return harness.Result{}, fmt.Errorf("codex: %w", err)
+		return runrecord.Result{}, fmt.Errorf("codex: %w", err)
 	}
 	// Codex snapshots the shell environment (the key included) into
 	// CODEX_HOME; the snapshot is only a start-up cache, so drop it.
 	_ = os.RemoveAll(filepath.Join(inv.StateDir, "shell_snapshots"))
 	if err := harness.ScrubSecrets(inv.StateDir, secrets); err != nil {
-		return harness.Result{}, fmt.Errorf("codex: scrub state dir: %w", err)
+		return runrecord.Result{}, fmt.Errorf("codex: scrub state dir: %w", err)
 	}
 	return cliproc.Conclude(ctx, "codex", inv, proc, func(raw []json.RawMessage) cliproc.Report {
 		rep := ParseEvents(raw)
@@ -241,7 +242,7 @@ func (h *Harness) sandboxMode(a harness.Access) string {
 
 // writeConfig writes $CODEX_HOME/config.toml, with the task's MCP servers
 // the role gets. The key is referenced by its variable name only.
-func (h *Harness) writeConfig(stateDir string, role harness.Role) error {
+func (h *Harness) writeConfig(stateDir string, role runrecord.Role) error {
 	p := h.cfg.Provider
 	cfg := map[string]any{
 		"model":                       p.Model,

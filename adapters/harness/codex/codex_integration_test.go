@@ -60,7 +60,7 @@ func newRig(t *testing.T, script scripted.Script, cfg codex.Config) *rig {
 }
 
 // inv makes an invocation with fresh work/state/log dirs under the rig.
-func (r *rig) inv(t *testing.T, name string, role harness.Role, access harness.Access, prompt string) harness.Invocation {
+func (r *rig) inv(t *testing.T, name string, role runrecord.Role, access harness.Access, prompt string) harness.Invocation {
 	dirs := map[string]string{}
 	for _, d := range []string{"work", "state", "log"} {
 		dirs[d] = filepath.Join(r.base, name, d)
@@ -78,7 +78,7 @@ func (r *rig) inv(t *testing.T, name string, role harness.Role, access harness.A
 	}
 }
 
-func run(t *testing.T, h *codex.Harness, inv harness.Invocation) harness.Result {
+func run(t *testing.T, h *codex.Harness, inv harness.Invocation) runrecord.Result {
 	t.Helper()
 	res, err := h.Run(context.Background(), inv)
 	if err != nil {
@@ -126,7 +126,7 @@ func TestCodexDeveloperTurnRunsShellAndWritesFile(t *testing.T) {
 			{Say: "Implemented the greeting."},
 		},
 	}}}, codex.Config{})
-	inv := r.inv(t, "dev", harness.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
+	inv := r.inv(t, "dev", runrecord.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
 	res := run(t, r.h, inv)
 	if res.Outcome != runrecord.OutcomeCompleted || res.ExitCode != 0 {
 		t.Fatalf("outcome %s (%s)", res.Outcome, res.Evidence)
@@ -172,7 +172,7 @@ func TestCodexPlannerTurnReadOnly(t *testing.T) {
 	r := newRig(t, scripted.Script{Entries: []scripted.Entry{{
 		Name: "planner", Match: "Write the development plan", Steps: []scripted.Step{{Say: plan}},
 	}}}, codex.Config{})
-	inv := r.inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
+	inv := r.inv(t, "plan", runrecord.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
 	res := run(t, r.h, inv)
 	if res.Outcome != runrecord.OutcomeCompleted || res.FinalMessage != plan {
 		t.Fatalf("outcome %s final %q", res.Outcome, res.FinalMessage)
@@ -190,7 +190,7 @@ func TestCodexResumedSessionCarriesHistory(t *testing.T) {
 		{Name: "first", Match: "^First instruction", Steps: []scripted.Step{{Shell: "echo one"}, {Say: "first answer"}}},
 		{Name: "second", Match: "^Second instruction", Steps: []scripted.Step{{Say: "second answer"}}},
 	}}, codex.Config{})
-	inv := r.inv(t, "sess", harness.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
+	inv := r.inv(t, "sess", runrecord.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
 	first := run(t, r.h, inv)
 	if first.Outcome != runrecord.OutcomeCompleted || first.SessionID == "" {
 		t.Fatalf("first run %s %q", first.Outcome, first.Evidence)
@@ -256,7 +256,7 @@ func faultRig(t *testing.T, f *scripted.Fault) (*rig, harness.Invocation) {
 	if err := r.srv.SetFault(f); err != nil {
 		t.Fatal(err)
 	}
-	return r, r.inv(t, "fault", harness.RoleDeveloper, harness.AccessWrite, "Do the task.")
+	return r, r.inv(t, "fault", runrecord.RoleDeveloper, harness.AccessWrite, "Do the task.")
 }
 
 func TestCodexPersistent500IsInfraFailure(t *testing.T) {
@@ -383,7 +383,7 @@ func TestShippedConfigsCodexProviderAsWritten(t *testing.T) {
 					t.Fatal(err)
 				}
 				r := &rig{srv: srv, h: h, base: t.TempDir()}
-				inv := r.inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the plan.")
+				inv := r.inv(t, "plan", runrecord.RolePlanner, harness.AccessReadOnly, "Write the plan.")
 				inv.Env = []string{p.KeyEnv + "=" + testKey}
 				res := run(t, h, inv)
 				if res.Outcome != runrecord.OutcomeCompleted || res.FinalMessage != "PLAN" {
@@ -417,7 +417,7 @@ func TestCodexRefusedConnectionIsInfraFailureBeforeTheWallTimeout(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := r.inv(t, "refused", harness.RoleDeveloper, harness.AccessWrite, "Do the task.")
+	inv := r.inv(t, "refused", runrecord.RoleDeveloper, harness.AccessWrite, "Do the task.")
 	inv.WallTimeout = 3 * time.Minute
 	res := run(t, h, inv)
 	if res.Outcome != runrecord.OutcomeInfraFailure || !strings.Contains(res.Evidence, "provider unreachable") {

@@ -87,7 +87,7 @@ func TestNewRejectsNonResponsesProvider(t *testing.T) {
 
 func TestConfigTOMLNamesKeyVariableOnly(t *testing.T) {
 	dir := t.TempDir()
-	if err := testHarness(t, false).writeConfig(dir, harness.RoleDeveloper); err != nil {
+	if err := testHarness(t, false).writeConfig(dir, runrecord.RoleDeveloper); err != nil {
 		t.Fatal(err)
 	}
 	var cfg struct {

@@ -94,7 +94,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 		case "item.started":
 			if it := e.Item; it != nil && it.Type == "command_execution" && it.ID != "" {
 				commands[it.ID] = len(rep.Tools)
-				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "command_execution", Input: it.Command})
+				rep.Tools = append(rep.Tools, runrecord.ToolCall{Name: "command_execution", Input: it.Command})
 			}
 		case "item.completed":
 			it := e.Item
@@ -105,7 +105,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			case "agent_message":
 				rep.FinalMessage = it.Text
 			case "command_execution":
-				call := harness.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode}
+				call := runrecord.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode}
 				if it.AggregatedOutput != nil {
 					call.Output = harness.ToolOutput(*it.AggregatedOutput)
 				}
@@ -119,9 +119,9 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 				for _, c := range it.Changes {
 					paths = append(paths, c.Kind+" "+c.Path)
 				}
-				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "file_change", Input: strings.Join(paths, ", ")})
+				rep.Tools = append(rep.Tools, runrecord.ToolCall{Name: "file_change", Input: strings.Join(paths, ", ")})
 			case "mcp_tool_call":
-				call := harness.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool}
+				call := runrecord.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool}
 				if len(it.Arguments) > 0 && string(it.Arguments) != "null" {
 					call.Input = string(it.Arguments)
 				}
@@ -136,7 +136,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 				}
 				rep.Tools = append(rep.Tools, call)
 			case "web_search":
-				rep.Tools = append(rep.Tools, harness.ToolCall{Name: "web_search", Input: it.Query})
+				rep.Tools = append(rep.Tools, runrecord.ToolCall{Name: "web_search", Input: it.Query})
 			case "error":
 				rep.Notices = append(rep.Notices, it.Message)
 			}

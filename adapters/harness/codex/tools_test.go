@@ -8,6 +8,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // config.toml names the role's MCP servers: stdio as command and args, HTTP
@@ -19,7 +20,7 @@ func TestConfigTOMLGivesTheRolesMCPServers(t *testing.T) {
 		{Name: "files", Transport: harness.MCPStdio, Command: "/srv", Args: []string{"-x"}, InEnvironment: true},
 		{Name: "far", Transport: harness.MCPStreamableHTTP, URL: "https://example.com/mcp"},
 	}}
-	read := func(role harness.Role) map[string]map[string]any {
+	read := func(role runrecord.Role) map[string]map[string]any {
 		dir := t.TempDir()
 		if err := h.writeConfig(dir, role); err != nil {
 			t.Fatal(err)
@@ -32,14 +33,14 @@ func TestConfigTOMLGivesTheRolesMCPServers(t *testing.T) {
 		}
 		return cfg.MCP
 	}
-	dev := read(harness.RoleDeveloper)
+	dev := read(runrecord.RoleDeveloper)
 	if dev["mcp-server"]["url"] != "http://mcp-server:8000/mcp" || dev["files"]["command"] != "/srv" || len(dev) != 3 {
 		t.Errorf("developer's servers %v", dev)
 	}
-	if qa := read(harness.RoleQA); len(qa) != 2 || qa["far"] != nil {
+	if qa := read(runrecord.RoleQA); len(qa) != 2 || qa["far"] != nil {
 		t.Errorf("QA's servers %v", qa)
 	}
-	if pl := read(harness.RolePlanner); len(pl) != 0 {
+	if pl := read(runrecord.RolePlanner); len(pl) != 0 {
 		t.Errorf("planner's servers %v", pl)
 	}
 	err := CLI.CheckTools("", harness.TaskTools{MCP: []harness.MCPServer{{Name: "old", Transport: harness.MCPSSE, URL: "http://x/sse"}}})

@@ -93,11 +93,11 @@ func (h *Harness) Version() string { return h.spec.Version }
 func (h *Harness) Endpoint() string { return h.provider.BaseURL }
 
 // Run performs one invocation; see harness.Harness.
-func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	name := "command " + h.spec.Name
 	key, err := cliproc.Prepare(name, inv, h.provider.KeyEnv)
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	d := Data{
 		Prompt: inv.Prompt, Model: h.provider.Model, WorkDir: inv.WorkDir, StateDir: inv.StateDir,
@@ -111,27 +111,27 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	case "file":
 		d.PromptFile = filepath.Join(inv.StateDir, "hoh-prompt.txt")
 		if err := os.WriteFile(d.PromptFile, []byte(inv.Prompt), 0o644); err != nil {
-			return harness.Result{}, fmt.Errorf("%s: %w", name, err)
+			return runrecord.Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	for _, rel := range sortedKeys(h.spec.files) {
 		content, err := render(h.spec.files[rel], d)
 		if err != nil {
-			return harness.Result{}, fmt.Errorf("%s: %w", name, err)
+			return runrecord.Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 		p := filepath.Join(inv.StateDir, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return harness.Result{}, fmt.Errorf("%s: %w", name, err)
+			return runrecord.Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			return harness.Result{}, fmt.Errorf("%s: %w", name, err)
+			return runrecord.Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	args := []string{h.binary}
 	for _, t := range h.spec.args {
 		a, err := render(t, d)
 		if err != nil {
-			return harness.Result{}, fmt.Errorf("%s: %w", name, err)
+			return runrecord.Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 		if a != "" {
 			args = append(args, a)
@@ -144,7 +144,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	for _, k := range sortedKeys(h.spec.env) {
 		v, err := render(h.spec.env[k], d)
 		if err != nil {
-			return harness.Result{}, fmt.Errorf("%s: %w", name, err)
+			return runrecord.Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 		env = append(env, k+"="+v)
 	}
@@ -154,7 +154,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 	proc, err := cliproc.Execute(ctx, inv, cliproc.Launch{Args: args, Env: env, Stdin: stdin, Secrets: []string{key},
 		Note: map[string]any{"spec": h.spec.Name, "prompt": h.spec.Prompt}})
 	if err != nil {
-		return harness.Result{}, fmt.Errorf("%s: %w", name, err)
+		return runrecord.Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return cliproc.Conclude(ctx, name, inv, proc, h.extract)
 }
@@ -179,7 +179,7 @@ func (h *Harness) extract(raw []json.RawMessage) cliproc.Report {
 			}
 		}
 		if s := out.Tools; s != nil && s.matches(ev) {
-			res.Tools = append(res.Tools, harness.ToolCall{Name: text(ev, s.Path), Input: text(ev, s.Args)})
+			res.Tools = append(res.Tools, runrecord.ToolCall{Name: text(ev, s.Path), Input: text(ev, s.Args)})
 		}
 		if out.Completed.matches(ev) {
 			res.Completed = true

@@ -51,6 +51,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Spec describes a CLI for the generic command harness.
@@ -114,7 +115,7 @@ type Data struct {
 	WorkDir    string
 	StateDir   string
 	Session    string
-	Role       harness.Role
+	Role       runrecord.Role
 	Access     harness.Access
 	ReadOnly   bool // the Planner: no write or shell tools
 	Provider   harness.Provider

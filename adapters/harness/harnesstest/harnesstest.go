@@ -69,7 +69,7 @@ func (r *Rig) Provider(api string) harness.Provider {
 }
 
 // Inv makes an invocation with fresh work/state/log dirs under the rig.
-func (r *Rig) Inv(t *testing.T, name string, role harness.Role, access harness.Access, prompt string) harness.Invocation {
+func (r *Rig) Inv(t *testing.T, name string, role runrecord.Role, access harness.Access, prompt string) harness.Invocation {
 	t.Helper()
 	dirs := map[string]string{}
 	for _, d := range []string{"work", "state", "log"} {
@@ -91,7 +91,7 @@ func (r *Rig) Inv(t *testing.T, name string, role harness.Role, access harness.A
 // Run runs inv, logs the result (and the CLI output when it did not
 // complete), and checks that the key reached no file under the state and
 // log dirs.
-func Run(t *testing.T, h harness.Harness, inv harness.Invocation) harness.Result {
+func Run(t *testing.T, h harness.Harness, inv harness.Invocation) runrecord.Result {
 	t.Helper()
 	res, err := h.Run(context.Background(), inv)
 	if err != nil {

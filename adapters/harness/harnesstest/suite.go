@@ -80,7 +80,7 @@ func developer(t *testing.T, tg Target, api string) {
 		},
 	}}})
 	h := tg.New(t, r.Provider(api))
-	inv := r.Inv(t, "dev", harness.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
+	inv := r.Inv(t, "dev", runrecord.RoleDeveloper, harness.AccessWrite, "Implement the greeting feature.")
 	res := Run(t, h, inv)
 	if res.Outcome != runrecord.OutcomeCompleted || res.ExitCode != 0 {
 		t.Fatalf("outcome %s exit %d (%s)", res.Outcome, res.ExitCode, res.Evidence)
@@ -117,7 +117,7 @@ func planner(t *testing.T, tg Target, api string) {
 		Name: "planner", Match: "Write the development plan", Steps: []scripted.Step{{Say: plan}},
 	}}})
 	h := tg.New(t, r.Provider(api))
-	inv := r.Inv(t, "plan", harness.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
+	inv := r.Inv(t, "plan", runrecord.RolePlanner, harness.AccessReadOnly, "Write the development plan for iteration 1.")
 	res := Run(t, h, inv)
 	if res.Outcome != runrecord.OutcomeCompleted || res.FinalMessage != plan {
 		t.Fatalf("outcome %s (%s) final %q", res.Outcome, res.Evidence, res.FinalMessage)
@@ -172,7 +172,7 @@ func session(t *testing.T, tg Target, api string) {
 		{Name: "second", Match: "Second instruction", Steps: []scripted.Step{{Say: "second answer"}}},
 	}})
 	h := tg.New(t, r.Provider(api))
-	inv := r.Inv(t, "sess", harness.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
+	inv := r.Inv(t, "sess", runrecord.RoleDeveloper, harness.AccessWrite, "First instruction: echo one.")
 	first := Run(t, h, inv)
 	if first.Outcome != runrecord.OutcomeCompleted || first.SessionID == "" {
 		t.Fatalf("first run %s %q session %q", first.Outcome, first.Evidence, first.SessionID)
@@ -220,7 +220,7 @@ func Faults(t *testing.T, tg Target, api string) {
 		if err := r.Srv.SetFault(f); err != nil {
 			t.Fatal(err)
 		}
-		inv := r.Inv(t, "fault", harness.RoleDeveloper, harness.AccessWrite, "Do the task.")
+		inv := r.Inv(t, "fault", runrecord.RoleDeveloper, harness.AccessWrite, "Do the task.")
 		inv.WallTimeout, inv.IdleTimeout = wall, wall
 		return tg.New(t, r.Provider(api)), inv
 	}
@@ -327,7 +327,7 @@ func Effort(t *testing.T, tg Target, api, effort string) string {
 	p := r.Provider(api)
 	p.ReasoningEffort = effort
 	h := tg.New(t, p)
-	res := Run(t, h, r.Inv(t, "effort", harness.RolePlanner, harness.AccessReadOnly, "Think hard about the plan."))
+	res := Run(t, h, r.Inv(t, "effort", runrecord.RolePlanner, harness.AccessReadOnly, "Think hard about the plan."))
 	if res.Outcome != runrecord.OutcomeCompleted {
 		t.Fatalf("outcome %s (%s)", res.Outcome, res.Evidence)
 	}

@@ -67,7 +67,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			}
 		case "tool_use":
 			if p := e.Part; p != nil && p.State != nil {
-				call := harness.ToolCall{Name: p.Tool, Input: string(p.State.Input), ExitCode: p.State.Metadata.Exit}
+				call := runrecord.ToolCall{Name: p.Tool, Input: string(p.State.Input), ExitCode: p.State.Metadata.Exit}
 				switch {
 				case p.State.Output != nil:
 					call.Output = harness.ToolOutput(*p.State.Output)

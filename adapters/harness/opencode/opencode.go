@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // OpenCode versions: PinnedVersion (the newest release, the default) and
@@ -96,17 +97,17 @@ func (h *Harness) Version() string { return h.cfg.Version }
 func (h *Harness) Endpoint() string { return h.cfg.Provider.BaseURL }
 
 // Run performs one invocation; see harness.Harness.
-func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	key, err := cliproc.Prepare("opencode", inv, h.cfg.Provider.KeyEnv)
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	if err := h.giveSkills(ctx, inv); err != nil {
-		return harness.Result{}, fmt.Errorf("opencode: %w", err)
+		return runrecord.Result{}, fmt.Errorf("opencode: %w", err)
 	}
 	cfg, err := h.configJSON(inv.Access, inv.Role)
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	env := []string{
 		"HOME=" + inv.StateDir,
@@ -130,7 +131,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		Note: map[string]any{"config": json.RawMessage(cfg), "prompt": "stdin"},
 	})
 	if err != nil {
-		return harness.Result{}, fmt.Errorf("opencode: %w", err)
+		return runrecord.Result{}, fmt.Errorf("opencode: %w", err)
 	}
 	return cliproc.Conclude(ctx, "opencode", inv, proc, ParseEvents)
 }
@@ -148,7 +149,7 @@ func (h *Harness) argv(inv harness.Invocation) []string {
 
 // configJSON is OPENCODE_CONFIG_CONTENT. The key appears only as
 // {env:VAR}, which OpenCode substitutes at load time.
-func (h *Harness) configJSON(access harness.Access, role harness.Role) (string, error) {
+func (h *Harness) configJSON(access harness.Access, role runrecord.Role) (string, error) {
 	p := h.cfg.Provider
 	perm := map[string]any{"*": "allow"}
 	if access != harness.AccessWrite && access != harness.AccessExec {

@@ -35,7 +35,7 @@ func TestParseEventsSumsEveryStepFinish(t *testing.T) {
 func TestPlannerConfigDeniesAllButReadTools(t *testing.T) {
 	h := &Harness{cfg: Config{Provider: harness.Provider{Name: "ds", API: "chat", BaseURL: "http://x/v1", KeyEnv: "DS_KEY", Model: "m"}}}
 	for access, wantBash := range map[harness.Access]string{harness.AccessReadOnly: "", harness.AccessWrite: "allow"} {
-		s, err := h.configJSON(access, harness.RoleDeveloper)
+		s, err := h.configJSON(access, runrecord.RoleDeveloper)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // The config's "mcp" holds the role's servers (local: one command list;
@@ -15,7 +16,7 @@ func TestConfigGivesTheRolesMCPServers(t *testing.T) {
 			{Name: "files", Transport: harness.MCPStdio, Command: "/srv", Args: []string{"-x"}, InEnvironment: true},
 			{Name: "far", Transport: harness.MCPSSE, URL: "https://example.com/sse"},
 		}}}}
-	read := func(access harness.Access, role harness.Role) (cfg struct {
+	read := func(access harness.Access, role runrecord.Role) (cfg struct {
 		MCP        map[string]map[string]any `json:"mcp"`
 		Permission map[string]string         `json:"permission"`
 	}) {
@@ -28,14 +29,14 @@ func TestConfigGivesTheRolesMCPServers(t *testing.T) {
 		}
 		return cfg
 	}
-	dev := read(harness.AccessWrite, harness.RoleDeveloper)
+	dev := read(harness.AccessWrite, runrecord.RoleDeveloper)
 	if dev.MCP["far"]["type"] != "remote" || dev.MCP["files"]["type"] != "local" || len(dev.MCP["files"]["command"].([]any)) != 2 {
 		t.Errorf("developer's mcp %v", dev.MCP)
 	}
-	if qa := read(harness.AccessExec, harness.RoleQA); len(qa.MCP) != 1 {
+	if qa := read(harness.AccessExec, runrecord.RoleQA); len(qa.MCP) != 1 {
 		t.Errorf("QA's mcp %v", qa.MCP)
 	}
-	pl := read(harness.AccessReadOnly, harness.RolePlanner)
+	pl := read(harness.AccessReadOnly, runrecord.RolePlanner)
 	if len(pl.MCP) != 0 || pl.Permission["skill"] != "allow" || pl.Permission["*"] != "deny" {
 		t.Errorf("planner %+v", pl)
 	}

@@ -94,7 +94,7 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			if e.ToolCallID != "" {
 				started[e.ToolCallID] = len(ev.Tools)
 			}
-			ev.Tools = append(ev.Tools, harness.ToolCall{Name: e.ToolName, Input: string(e.Args)})
+			ev.Tools = append(ev.Tools, runrecord.ToolCall{Name: e.ToolName, Input: string(e.Args)})
 		case "tool_execution_end":
 			if i, ok := started[e.ToolCallID]; ok && e.Result != nil {
 				var text []string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/harness/cliproc"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // Pi versions: PinnedVersion (the newest release, the default) and
@@ -105,16 +106,16 @@ func (h *Harness) Version() string { return h.cfg.Version }
 func (h *Harness) Endpoint() string { return h.cfg.Provider.BaseURL }
 
 // Run performs one invocation; see harness.Harness.
-func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	key, err := cliproc.Prepare("pi", inv, h.cfg.Provider.KeyEnv)
 	if err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	if err := h.writeState(inv.StateDir); err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	if err := h.writeMCP(inv.StateDir, inv.Role); err != nil {
-		return harness.Result{}, err
+		return runrecord.Result{}, err
 	}
 	env := []string{
 		"PI_CODING_AGENT_DIR=" + inv.StateDir,
@@ -128,7 +129,7 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (harness.Resu
 		Note: map[string]any{"pi_coding_agent_dir": inv.StateDir},
 	})
 	if err != nil {
-		return harness.Result{}, fmt.Errorf("pi: %w", err)
+		return runrecord.Result{}, fmt.Errorf("pi: %w", err)
 	}
 	return cliproc.Conclude(ctx, "pi", inv, proc, ParseEvents)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // mcpSince is the first Pi release with MCP support (its built-in mcp
@@ -34,7 +35,7 @@ func toolSupport(version string, t harness.TaskTools) error {
 // PI_CODING_AGENT_DIR (Pi's user-level servers), each with exposure
 // "direct": its tools are declared to the model as mcp__SERVER__TOOL, as
 // the other CLIs declare theirs, instead of Pi's default codemode scripts.
-func (h *Harness) writeMCP(dir string, role harness.Role) error {
+func (h *Harness) writeMCP(dir string, role runrecord.Role) error {
 	servers := map[string]any{}
 	for _, s := range h.cfg.Tools.MCPFor(role) {
 		e := map[string]any{"exposure": "direct"}
@@ -59,7 +60,7 @@ func (h *Harness) writeMCP(dir string, role harness.Role) error {
 // (--no-extensions drops it otherwise) and the task's skills directory
 // with --skill (which --no-skills leaves in force): Pi lists each skill's
 // name, description and SKILL.md path to the model.
-func (h *Harness) toolArgs(role harness.Role) []string {
+func (h *Harness) toolArgs(role runrecord.Role) []string {
 	var args []string
 	if len(h.cfg.Tools.MCPFor(role)) > 0 {
 		args = append(args, "-e", "builtin:mcp")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // mcp.json declares the role's servers with direct exposure and the
@@ -18,7 +19,7 @@ func TestPiGivesMCPAndSkills(t *testing.T) {
 	h := &Harness{cfg: Config{Tools: harness.TaskTools{SkillsDir: "/skills", MCP: []harness.MCPServer{
 		{Name: "mcp-server", Transport: harness.MCPStreamableHTTP, URL: "http://mcp-server:8000/mcp", InEnvironment: true}}}}}
 	dir := t.TempDir()
-	if err := h.writeMCP(dir, harness.RoleDeveloper); err != nil {
+	if err := h.writeMCP(dir, runrecord.RoleDeveloper); err != nil {
 		t.Fatal(err)
 	}
 	var cfg struct {
@@ -28,10 +29,10 @@ func TestPiGivesMCPAndSkills(t *testing.T) {
 	if err := json.Unmarshal(b, &cfg); err != nil || cfg.Servers["mcp-server"]["url"] != "http://mcp-server:8000/mcp" || cfg.Servers["mcp-server"]["exposure"] != "direct" {
 		t.Errorf("mcp.json %s %v", b, err)
 	}
-	if args := h.toolArgs(harness.RoleDeveloper); !slices.Equal(args, []string{"-e", "builtin:mcp", "--skill", "/skills"}) {
+	if args := h.toolArgs(runrecord.RoleDeveloper); !slices.Equal(args, []string{"-e", "builtin:mcp", "--skill", "/skills"}) {
 		t.Errorf("developer args %v", args)
 	}
-	if args := h.toolArgs(harness.RolePlanner); !slices.Equal(args, []string{"--skill", "/skills"}) {
+	if args := h.toolArgs(runrecord.RolePlanner); !slices.Equal(args, []string{"--skill", "/skills"}) {
 		t.Errorf("planner args %v", args)
 	}
 	if err := CLI.CheckTools(PaperVersion, h.cfg.Tools); err == nil || !strings.Contains(err.Error(), "no MCP support") {

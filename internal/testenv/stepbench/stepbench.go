@@ -36,11 +36,11 @@ func (Bench) Tasks(context.Context) ([]benchmark.Task, error) {
 func (Bench) InitialWorkspace(_ context.Context, _ benchmark.Task, dir string) error {
 	return os.WriteFile(filepath.Join(dir, "seed.txt"), []byte("seed"), 0o644)
 }
-func (Bench) Check(context.Context, benchmark.Task, string) ([]benchmark.CheckResult, error) {
+func (Bench) Check(context.Context, benchmark.Task, string) ([]runrecord.CheckResult, error) {
 	return nil, nil
 }
-func (Bench) Evaluate(context.Context, benchmark.Task, string) (benchmark.Evaluation, error) {
-	return benchmark.Evaluation{}, fmt.Errorf("a multi-step task is evaluated by its steps")
+func (Bench) Evaluate(context.Context, benchmark.Task, string) (runrecord.Evaluation, error) {
+	return runrecord.Evaluation{}, fmt.Errorf("a multi-step task is evaluated by its steps")
 }
 
 // Steps are the task's steps (benchmark.Stepped).
@@ -60,7 +60,7 @@ func (b Bench) Steps(t benchmark.Task) ([]benchmark.Step, error) {
 				started.a0 = ws
 				return benchmark.StepStart{Image: image, Bench: started}, os.WriteFile(filepath.Join(ws, "started-"+name), nil, 0o644)
 			},
-			Gate: func(ev benchmark.Evaluation) string {
+			Gate: func(ev runrecord.Evaluation) string {
 				if ev.Error != "" || ev.Metrics["reward"] < 1 {
 					return "reward below 1"
 				}
@@ -71,8 +71,8 @@ func (b Bench) Steps(t benchmark.Task) ([]benchmark.Step, error) {
 }
 
 // StepsReward is the mean reward of the steps with one (benchmark.Stepped).
-func (Bench) StepsReward(_ benchmark.Task, evs []benchmark.Evaluation) benchmark.Evaluation {
-	out := benchmark.Evaluation{Metrics: map[string]float64{"reward": 0}}
+func (Bench) StepsReward(_ benchmark.Task, evs []runrecord.Evaluation) runrecord.Evaluation {
+	out := runrecord.Evaluation{Metrics: map[string]float64{"reward": 0}}
 	n := 0
 	for _, ev := range evs {
 		if ev.Error == "" {
@@ -101,7 +101,7 @@ func (s stepBench) InitialWorkspace(ctx context.Context, t benchmark.Task, dir s
 	return err
 }
 
-func (s stepBench) Evaluate(ctx context.Context, _ benchmark.Task, dir string) (benchmark.Evaluation, error) {
+func (s stepBench) Evaluate(ctx context.Context, _ benchmark.Task, dir string) (runrecord.Evaluation, error) {
 	got, _ := os.ReadFile(filepath.Join(dir, s.name+".txt"))
 	reward := "0"
 	if string(got) == "ok" {
@@ -110,18 +110,18 @@ func (s stepBench) Evaluate(ctx context.Context, _ benchmark.Task, dir string) (
 	out := benchmark.OutputDir(ctx)
 	os.MkdirAll(out, 0o755)
 	if err := os.WriteFile(filepath.Join(out, "reward.txt"), []byte(reward), 0o644); err != nil {
-		return benchmark.Evaluation{}, err
+		return runrecord.Evaluation{}, err
 	}
-	return s.Rescore(benchmark.Task{}, out, benchmark.Evaluation{})
+	return s.Rescore(benchmark.Task{}, out, runrecord.Evaluation{})
 }
 
 // Rescore reads the kept reward file (benchmark.Rescorer).
-func (s stepBench) Rescore(_ benchmark.Task, out string, _ benchmark.Evaluation) (benchmark.Evaluation, error) {
+func (s stepBench) Rescore(_ benchmark.Task, out string, _ runrecord.Evaluation) (runrecord.Evaluation, error) {
 	b, err := os.ReadFile(filepath.Join(out, "reward.txt"))
 	if err != nil {
-		return benchmark.Evaluation{}, benchmark.ErrNoEvaluatorOutput
+		return runrecord.Evaluation{}, benchmark.ErrNoEvaluatorOutput
 	}
-	return benchmark.Evaluation{Metrics: map[string]float64{"reward": map[string]float64{"1": 1}[string(b)]}}, nil
+	return runrecord.Evaluation{Metrics: map[string]float64{"reward": map[string]float64{"1": 1}[string(b)]}}, nil
 }
 
 // Harness writes the file a step asks for ("bad" for Vanilla's step two,
@@ -137,7 +137,7 @@ type Harness struct {
 	Limits map[string]time.Duration
 	// Before, when set, is called before each invocation of step with
 	// role does anything (a test may hold the trial there).
-	Before func(step string, role harness.Role)
+	Before func(step string, role runrecord.Role)
 }
 
 // NewHarness is a Harness with empty counts.
@@ -150,7 +150,7 @@ func (h *Harness) Version() string { return "1" }
 
 var writeWhat = regexp.MustCompile(`write (\w+)\.txt`)
 
-func (h *Harness) Run(_ context.Context, inv harness.Invocation) (harness.Result, error) {
+func (h *Harness) Run(_ context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	ms := writeWhat.FindAllStringSubmatch(inv.Prompt, -1)
 	name := ""
 	if len(ms) > 0 {
@@ -159,12 +159,12 @@ func (h *Harness) Run(_ context.Context, inv harness.Invocation) (harness.Result
 	if h.Before != nil {
 		h.Before(name, inv.Role)
 	}
-	res := harness.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 10, Output: 1, Total: 11}, SessionID: "s"}
+	res := runrecord.Result{Outcome: runrecord.OutcomeCompleted, Usage: runrecord.Usage{Input: 10, Output: 1, Total: 11}, SessionID: "s"}
 	switch inv.Role {
-	case harness.RolePlanner:
+	case runrecord.RolePlanner:
 		res.FinalMessage = `{"objective":"o","tasks":[{"id":"T1","description":"d"}],"preserve":[],"acceptance":[{"id":"R1","requirement":"r","observation":"o"}]}`
 		return res, nil
-	case harness.RoleQA:
+	case runrecord.RoleQA:
 		res.FinalMessage = `{"iteration":1,"qa_status":"fail","verified_records":[],"gap_records":[{"claim_id":"c1","claim":"unchecked","status":"gap"}]}`
 		return res, nil
 	}
@@ -173,7 +173,7 @@ func (h *Harness) Run(_ context.Context, inv harness.Invocation) (harness.Result
 	if hoh && name == "two" && !h.lost {
 		h.lost = true
 		h.mu.Unlock()
-		return harness.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 (injected)"}, nil
+		return runrecord.Result{Outcome: runrecord.OutcomeInfraFailure, Evidence: "HTTP 503 (injected)"}, nil
 	}
 	h.Calls[fmt.Sprintf("%v %s", hoh, name)]++
 	h.Limits[name] = inv.WallTimeout
