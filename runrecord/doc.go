@@ -28,6 +28,7 @@
 //	├── report/                    hoh view's report (analysis/viewer)
 //	├── config.yaml                a copy of the config, when a lab keeps one (ConfigCopyNames)
 //	├── preflight/<config>/        CLI logs of the preflight turn before any trial
+//	├── inputs/                    copies of the config and provider scripts run with (Inputs)
 //	└── <config>/<arm>/<task>/rep-<n>/        a trial (TrialLayout)
 //	    ├── trial.json             TrialSpec; written once A_0 is committed
 //	    ├── history.git/           workspace history: a commit per stage, tag cp-t
@@ -47,15 +48,16 @@
 //	    │   ├── attempt-N/         one CLI invocation (AttemptLayout)
 //	    │   │   ├── prompt.md
 //	    │   │   ├── state/         the CLI's own state, deleted once the stage commits
-//	    │   │   ├── logs/          command.json, stdout.jsonl, stderr.log, events.json
-//	    │   │   └── result.json
+//	    │   │   ├── logs/          command.json, stdout.jsonl, stderr.log, events.json, result.json (the adapter's verdict)
+//	    │   │   └── result.json    the recorded verdict (Result; hoh's checks may have reclassified it)
 //	    │   ├── context/           specification.md, evidence-<t-1>.json, runtime-checks.json
 //	    │   ├── plan.json, plan.md planner: D_t (Plan)
 //	    │   ├── report.json        developer or QA report (DevReport, QAReport)
 //	    │   ├── final-message.md   a final message that did not parse
 //	    │   ├── evidence.json      qa: E_t (Evidence)
 //	    │   └── artifact/, candidate/, checks-copy/   temporary copies
-//	    ├── evaluation/cp-t.json   post-run evaluation of checkpoint t
+//	    ├── evaluation/cp-t.json   post-run evaluation of checkpoint t (Evaluation)
+//	    ├── evaluation/cp-t-verifier/   the evaluator's own output files for checkpoint t
 //	    ├── scores.csv             the trial's Rows, written after evaluation
 //	    ├── summary.json           Summary; its presence means finished
 //	    ├── steps.json, steps/NN-<name>/   a multi-step task's: StepRecords, and each step's own trial directory (no scores.csv)

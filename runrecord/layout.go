@@ -33,6 +33,10 @@ const (
 	StderrLog  = "stderr.log"
 	EventsLog  = "events.json"
 	CommandLog = "command.json"
+	// ResultFile is an invocation's Result: the adapter writes its own
+	// verdict into the logs (logs/result.json), the trial the recorded one
+	// beside them (AttemptLayout.Result).
+	ResultFile = "result.json"
 )
 
 // RunLayout names the files of a run directory (see the package comment for
@@ -73,6 +77,11 @@ func (l RunLayout) DockerRuns() string { return filepath.Join(l.Dir, DockerRunsF
 // Preflight holds one directory of CLI logs per configuration from the
 // preflight turn before any trial (experiments/preflight).
 func (l RunLayout) Preflight() string { return filepath.Join(l.Dir, "preflight") }
+
+// Inputs is inputs/: copies of the experiment config and the scripted
+// provider's scripts the run was run with (lock.json has only their
+// digests).
+func (l RunLayout) Inputs() string { return filepath.Join(l.Dir, "inputs") }
 
 // ConfigCopyNames are the names under which a run directory may keep the
 // config it was run with, first found wins (hoh does not write one; a lab
@@ -125,6 +134,12 @@ func (l TrialLayout) Evaluation() string { return filepath.Join(l.Dir, "evaluati
 // CheckpointEvaluation is evaluation/cp-t.json.
 func (l TrialLayout) CheckpointEvaluation(t int) string {
 	return filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d.json", t))
+}
+
+// CheckpointVerifier is evaluation/cp-t-verifier/: the evaluator's own
+// output files for checkpoint t.
+func (l TrialLayout) CheckpointVerifier(t int) string {
+	return filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d-verifier", t))
 }
 
 // SessionState is the CLI state directory Vanilla Continuation's passes
@@ -262,8 +277,13 @@ type AttemptLayout struct{ Dir string }
 // Prompt is prompt.md, the rendered prompt sent.
 func (l AttemptLayout) Prompt() string { return filepath.Join(l.Dir, "prompt.md") }
 
-// Result is result.json (the harness result).
-func (l AttemptLayout) Result() string { return filepath.Join(l.Dir, "result.json") }
+// Result is result.json: the invocation's Result as the trial recorded it
+// (after hoh's own checks, which may reclassify the adapter's verdict).
+func (l AttemptLayout) Result() string { return filepath.Join(l.Dir, ResultFile) }
+
+// HarnessResult is logs/result.json: the Result as the adapter classified
+// it, before the trial's checks.
+func (l AttemptLayout) HarnessResult() string { return filepath.Join(l.Logs(), ResultFile) }
 
 // State is the CLI's own state directory for this attempt, deleted once its
 // stage commits (or, for an attempt a kill left, when the trial resumes).

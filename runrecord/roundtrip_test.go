@@ -207,8 +207,10 @@ func TestLayoutNamesThePaths(t *testing.T) {
 	for got, want := range map[string]string{
 		run.Lock(): "runs/x/lock.json", run.Plan(): "runs/x/plan.json", run.Trials(): "runs/x/trials.jsonl",
 		run.Scores(): "runs/x/scores.csv", run.Replacements(): "runs/x/replacements.jsonl", run.RunnerLock(): "runs/x/.lock",
-		run.ProviderLog("c"): "runs/x/provider-c.jsonl",
-		tl.Spec():            "runs/x/c/hoh@3/t/rep-1/trial.json", tl.Stages(): "runs/x/c/hoh@3/t/rep-1/stages.jsonl",
+		run.ProviderLog("c"): "runs/x/provider-c.jsonl", run.Inputs(): "runs/x/inputs",
+		tl.CheckpointVerifier(2):                                 "runs/x/c/hoh@3/t/rep-1/evaluation/cp-2-verifier",
+		tl.StageFiles(2, "developer").Attempt(4).HarnessResult(): "runs/x/c/hoh@3/t/rep-1/iter-02/developer/attempt-4/logs/result.json",
+		tl.Spec(): "runs/x/c/hoh@3/t/rep-1/trial.json", tl.Stages(): "runs/x/c/hoh@3/t/rep-1/stages.jsonl",
 		tl.Usage(): "runs/x/c/hoh@3/t/rep-1/usage.jsonl", tl.Summary(): "runs/x/c/hoh@3/t/rep-1/summary.json",
 		tl.Scores(): "runs/x/c/hoh@3/t/rep-1/scores.csv", tl.GitDir(): "runs/x/c/hoh@3/t/rep-1/history.git",
 		tl.CheckpointEvaluation(2):                        "runs/x/c/hoh@3/t/rep-1/evaluation/cp-2.json",

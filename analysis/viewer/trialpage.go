@@ -463,7 +463,8 @@ func evaluation(lr *loopRecords, link func(string, string) fileLink) evalView {
 			b, _ := json.MarshalIndent(e.Details, "", "  ")
 			cv.Details = truncate(string(b), maxInline)
 		}
-		cv.DetailsHref = link(fmt.Sprintf("evaluation/cp-%d.json", t), fmt.Sprintf("cp-%d.json", t)).Href
+		rel := runrecord.TrialLayout{}.CheckpointEvaluation(t)
+		cv.DetailsHref = link(rel, filepath.Base(rel)).Href
 	}
 	for _, cv := range cps {
 		ev.Checkpoints = append(ev.Checkpoints, *cv)

@@ -389,7 +389,7 @@ func finalMessage(attemptDir string) string {
 	var r struct {
 		FinalMessage string `json:"final_message"`
 	}
-	_ = runrecord.ReadJSON(filepath.Join(attemptDir, "result.json"), &r)
+	_ = runrecord.ReadJSON(runrecord.AttemptLayout{Dir: attemptDir}.Result(), &r)
 	return r.FinalMessage
 }
 

@@ -100,11 +100,6 @@ func writeRecords(out string, trials []plan.Trial, finished map[string]status.Ou
 	return runrecord.WriteTrialLines(run.Trials(), lines)
 }
 
-// InputsDir holds copies of the experiment config and the scripted
-// provider's scripts a run directory was run with (lock.json has only
-// their digests).
-func InputsDir(out string) string { return filepath.Join(out, "inputs") }
-
 // keepInputs copies the config and its provider scripts into the run
 // directory. A copy that differs from an earlier one (a resume with
 // --allow-changed-config) keeps the earlier one beside it, timestamped.
@@ -120,7 +115,7 @@ func keepInputs(out string, e *config.Experiment) error {
 		if err != nil {
 			return fmt.Errorf("keep a copy of %s: %w", src, err)
 		}
-		dst := filepath.Join(InputsDir(out), name)
+		dst := filepath.Join(runrecord.RunLayout{Dir: out}.Inputs(), name)
 		old, err := os.ReadFile(dst)
 		switch {
 		case err == nil && bytes.Equal(old, data):

@@ -141,7 +141,7 @@ func TestRunFinishesEveryTrialAndWritesRecords(t *testing.T) {
 	// no stale lock names a finished process.
 	for src, kept := range map[string]string{"exp.yaml": "experiment.yaml", "script.yaml": "provider-script-instant.yaml"} {
 		want, _ := os.ReadFile(filepath.Join(filepath.Dir(res.Plan.Experiment.File), src))
-		got, err := os.ReadFile(filepath.Join(InputsDir(out), kept))
+		got, err := os.ReadFile(filepath.Join(runrecord.RunLayout{Dir: out}.Inputs(), kept))
 		if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
 			t.Errorf("inputs/%s is not a copy of %s: %v", kept, src, err)
 		}

@@ -75,7 +75,7 @@ func accountAbandoned(l runrecord.TrialLayout) error {
 			inv.Usage = u
 		} else {
 			var res runrecord.Result
-			if runrecord.ReadJSON(filepath.Join(l.Dir, d, "result.json"), &res) == nil {
+			if runrecord.ReadJSON(runrecord.AttemptLayout{Dir: filepath.Join(l.Dir, d)}.Result(), &res) == nil {
 				inv.Usage, inv.Duration, inv.Session = res.Usage, res.Duration, res.SessionID
 			}
 		}

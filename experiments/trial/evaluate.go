@@ -233,7 +233,7 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (runrecord.
 // verifierDir is evaluation/cp-t-verifier: the evaluator's own output
 // files for checkpoint t (benchmark.WithOutputDir).
 func verifierDir(l runrecord.TrialLayout, t int) string {
-	return filepath.Join(l.Evaluation(), fmt.Sprintf("cp-%d-verifier", t))
+	return l.CheckpointVerifier(t)
 }
 
 func (r *runner) scoreRows(t int, cp runrecord.Checkpoint) []runrecord.Row {

@@ -285,7 +285,7 @@ func Finish(ctx context.Context, kind string, inv harness.Invocation, events []j
 	if err := runrecord.WriteJSON(filepath.Join(inv.LogDir, runrecord.EventsLog), events); err != nil {
 		return res, fmt.Errorf("%s: %w", kind, err)
 	}
-	if err := runrecord.WriteJSON(filepath.Join(inv.LogDir, "result.json"), res); err != nil {
+	if err := runrecord.WriteJSON(filepath.Join(inv.LogDir, runrecord.ResultFile), res); err != nil {
 		return res, fmt.Errorf("%s: %w", kind, err)
 	}
 	if ctx.Err() != nil {
