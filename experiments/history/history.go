@@ -384,3 +384,110 @@ func CopyTree(src, dst string, skip ...string) error {
 func Snapshot(src, dst string, skip ...string) error {
 	return fstree.Copy(src, dst, fstree.Options{Skip: skip, DirBits: 0o700, Link: true})
 }
+
+// SyncSnapshot makes dst a hard-link snapshot of src, as Snapshot does, but
+// reuses what an earlier snapshot left in dst: only the entries that differ
+// (another inode, symlink target, type or directory mode) are replaced, and
+// whatever src does not have is removed. Linking or unlinking a file changes
+// its ctime, which makes every later Digest and git re-read it; a snapshot
+// made anew for each stage would have both re-read the whole tree.
+func SyncSnapshot(src, dst string, skip ...string) error {
+	return syncDir(src, dst, skip)
+}
+
+func syncDir(src, dst string, skip []string) error {
+	sinfo, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	// As Snapshot's directories under the usual umask: no group or other
+	// write bit, whatever the source has.
+	mode := (sinfo.Mode().Perm() | 0o700) &^ 0o022
+	if dinfo, err := os.Lstat(dst); err == nil && !dinfo.IsDir() {
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dst, mode); err != nil {
+		return err
+	}
+	if dinfo, err := os.Lstat(dst); err != nil {
+		return err
+	} else if dinfo.Mode().Perm() != mode {
+		if err := os.Chmod(dst, mode); err != nil {
+			return err
+		}
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadDir(dst)
+	if err != nil {
+		return err
+	}
+	stale := map[string]bool{}
+	for _, e := range old {
+		stale[e.Name()] = true
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if skip != nil && slices.Contains(skip, name) {
+			continue
+		}
+		s, d := filepath.Join(src, name), filepath.Join(dst, name)
+		info, err := os.Lstat(s)
+		if err != nil {
+			return err
+		}
+		have, haveErr := os.Lstat(d)
+		switch {
+		case info.IsDir():
+			delete(stale, name)
+			if err := syncDir(s, d, nil); err != nil {
+				return err
+			}
+			continue
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(s)
+			if err != nil {
+				return err
+			}
+			if haveErr == nil && have.Mode()&fs.ModeSymlink != 0 {
+				if t, err := os.Readlink(d); err == nil && t == target {
+					delete(stale, name)
+					continue
+				}
+			}
+			if err := os.RemoveAll(d); err != nil {
+				return err
+			}
+			delete(stale, name)
+			if err := os.Symlink(target, d); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular():
+			if haveErr == nil && have.Mode().IsRegular() && os.SameFile(info, have) {
+				delete(stale, name)
+				continue
+			}
+			if err := os.RemoveAll(d); err != nil {
+				return err
+			}
+			delete(stale, name)
+			if os.Link(s, d) != nil {
+				if err := fstree.CopyFile(s, d, info.Mode().Perm()); err != nil {
+					return err
+				}
+			}
+		}
+		// Devices, FIFOs and sockets are not part of a snapshot: an entry
+		// of that name left in dst is stale.
+	}
+	for name := range stale {
+		if err := os.RemoveAll(filepath.Join(dst, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -2,12 +2,16 @@ package history
 
 import (
 	"bufio"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, dir, name, content string) {
@@ -254,5 +258,102 @@ func TestPlantedFilesDoNotReachCheckpoints(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Fatal("a filter planted by the agent ran on checkout")
+	}
+}
+
+// ctimes are the change times of the regular files under dir.
+func ctimes(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			var st syscall.Stat_t
+			syscall.Lstat(p, &st)
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = st.Ctim.Nano()
+		}
+		return nil
+	})
+	return out
+}
+
+// A kept snapshot brought up to date is what a fresh Snapshot would be
+// (same digest, every file a link of the source's), whatever was left in
+// it; files that did not change are not re-linked (their ctime, which
+// digests and git compare, stays); and nothing a stale entry points to
+// outside the snapshot is written.
+func TestSyncSnapshotEqualsAFreshSnapshot(t *testing.T) {
+	src, dst, outside := t.TempDir(), filepath.Join(t.TempDir(), "snap"), t.TempDir()
+	os.MkdirAll(filepath.Join(src, "keep", "deep"), 0o755)
+	os.WriteFile(filepath.Join(src, "keep", "deep", "same.txt"), []byte("same"), 0o644)
+	os.WriteFile(filepath.Join(src, "edit.txt"), []byte("v1"), 0o644)
+	os.WriteFile(filepath.Join(src, "untouched.txt"), []byte("u"), 0o644)
+	os.WriteFile(filepath.Join(src, "gone.txt"), []byte("gone"), 0o644)
+	os.WriteFile(filepath.Join(src, "becomes-dir"), []byte("file"), 0o644)
+	os.Symlink("keep", filepath.Join(src, "link"))
+	os.MkdirAll(filepath.Join(src, ".git"), 0o755)
+	os.WriteFile(filepath.Join(src, ".git", "x"), []byte("excluded"), 0o644)
+	check := func(what string) {
+		t.Helper()
+		want, _ := Digest(src, ".git")
+		got, err := Digest(dst)
+		if err != nil || got != want {
+			t.Fatalf("%s: snapshot digest %s (%v), source %s", what, got, err, want)
+		}
+		filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				rel, _ := filepath.Rel(dst, p)
+				a, _ := os.Lstat(p)
+				b, _ := os.Lstat(filepath.Join(src, rel))
+				if !os.SameFile(a, b) {
+					t.Errorf("%s: %s is not a link of the source's file", what, rel)
+				}
+			}
+			return nil
+		})
+		if _, err := os.Lstat(filepath.Join(dst, ".git")); !os.IsNotExist(err) {
+			t.Fatalf("%s: the excluded .git is in the snapshot", what)
+		}
+	}
+	if err := SyncSnapshot(src, dst, ".git"); err != nil {
+		t.Fatal(err)
+	}
+	check("first")
+	before := ctimes(t, src)
+	time.Sleep(20 * time.Millisecond)
+
+	// The source changes; the snapshot gets leftovers a role could leave.
+	os.WriteFile(filepath.Join(src, "edit.txt"), []byte("v2, longer"), 0o644) // same inode
+	os.Remove(filepath.Join(src, "gone.txt"))
+	os.Remove(filepath.Join(src, "becomes-dir"))
+	os.MkdirAll(filepath.Join(src, "becomes-dir"), 0o755)
+	os.WriteFile(filepath.Join(src, "becomes-dir", "new.txt"), []byte("new"), 0o644)
+	os.Remove(filepath.Join(src, "link"))
+	os.Symlink("edit.txt", filepath.Join(src, "link"))
+	os.WriteFile(filepath.Join(dst, "planted.txt"), []byte("x"), 0o644)
+	syscall.Mkfifo(filepath.Join(dst, "fifo"), 0o644)
+	os.Remove(filepath.Join(dst, "keep", "deep", "same.txt"))
+	os.WriteFile(filepath.Join(dst, "keep", "deep", "same.txt"), []byte("fake"), 0o644) // another inode
+	os.Symlink(outside, filepath.Join(dst, "becomes-dir2"))
+	os.MkdirAll(filepath.Join(src, "becomes-dir2"), 0o755)
+	os.WriteFile(filepath.Join(src, "becomes-dir2", "f"), []byte("f"), 0o644)
+	if err := SyncSnapshot(src, dst, ".git"); err != nil {
+		t.Fatal(err)
+	}
+	check("resync")
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("the resync wrote through a symlink left in the snapshot: %v", ents)
+	}
+	if after := ctimes(t, src); after["untouched.txt"] != before["untouched.txt"] {
+		t.Fatal("the resync re-linked a file that changed nowhere")
+	}
+	before2 := ctimes(t, src)
+	time.Sleep(20 * time.Millisecond)
+	if err := SyncSnapshot(src, dst, ".git"); err != nil {
+		t.Fatal(err)
+	}
+	check("unchanged")
+	if after := ctimes(t, src); !maps.Equal(after, before2) {
+		t.Fatalf("a resync of an unchanged source touched its files: ctimes %v -> %v", before2, after)
 	}
 }

@@ -89,6 +89,12 @@ func (r *runner) placeInputs(workDir string, mats []roles.Material) (*inputs, er
 		if d.IsDir() || fi.Mode().Perm()&0o100 != 0 {
 			mode |= 0o111
 		}
+		// A chmod changes the ctime even to the same mode, and the working
+		// directory's files are links of the workspace's: an unneeded one
+		// would make the next digest and git re-read them.
+		if fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) == mode {
+			return nil
+		}
 		return os.Chmod(p, mode)
 	}); err != nil {
 		in.done()

@@ -139,6 +139,41 @@ func (r *runner) copyWorkspace(dst string) error {
 	return history.CopyTree(r.ws, dst, r.env.Exclude...)
 }
 
+// snapshotTo puts a hard-link snapshot of the workspace at dst (for a
+// read-only view). It is kept in hoh's private directory between stages and
+// only brought up to date (history.SyncSnapshot), so a stage does not link
+// and unlink every file of the workspace: each link changes a file's ctime,
+// after which every digest and git re-read the whole tree. unsnapshot puts
+// it back.
+func (r *runner) snapshotTo(dst string) error {
+	if err := os.MkdirAll(r.l.Private(), 0o700); err != nil {
+		return err
+	}
+	kept := r.keptSnapshot()
+	if err := history.SyncSnapshot(r.ws, kept, r.env.Exclude...); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(kept, dst)
+}
+
+// unsnapshot takes the snapshot at view back into hoh's private directory
+// for the next stage (whatever a role may have left in it is undone by the
+// next SyncSnapshot), or removes it.
+func (r *runner) unsnapshot(view string) error {
+	kept := r.keptSnapshot()
+	if _, err := os.Lstat(kept); os.IsNotExist(err) {
+		if os.Rename(view, kept) == nil {
+			return nil
+		}
+	}
+	return os.RemoveAll(view)
+}
+
+func (r *runner) keptSnapshot() string { return filepath.Join(r.l.Private(), "snapshot") }
+
 // roleEnvironment is what the benchmark says this machine lets the
 // Developer and the QA Tester observe ("" when it says nothing).
 func (r *runner) roleEnvironment(ctx context.Context) string {
@@ -389,10 +424,10 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	// changes the workspace, which checkUnchanged catches and undoes.
 	view := r.stage(t, runrecord.RolePlanner).Artifact()
 	os.RemoveAll(view)
-	if err := history.Snapshot(r.ws, view, r.env.Exclude...); err != nil {
+	if err := r.snapshotTo(view); err != nil {
 		return err
 	}
-	defer os.RemoveAll(view)
+	defer r.unsnapshot(view)
 	call, in, err := r.planInputs(t, view)
 	if err != nil {
 		return err
@@ -681,7 +716,7 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 	// too, which checkUnchanged catches and undoes from the history.
 	candidate := r.stage(t, runrecord.RoleQA).Candidate()
 	os.RemoveAll(candidate)
-	if err := history.Snapshot(r.ws, candidate, r.env.Exclude...); err != nil {
+	if err := r.snapshotTo(candidate); err != nil {
 		return err
 	}
 	// The next Developer writes the workspace in place, so the snapshot is
@@ -690,7 +725,7 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 	var ev runrecord.Evidence
 	defer func() {
 		if err == nil {
-			err = pruneCandidate(r.l.Dir, candidate, ev.Media)
+			err = pruneCandidate(r.l.Dir, candidate, ev.Media, r.unsnapshot)
 		}
 	}()
 	var report runrecord.QAReport
@@ -880,7 +915,7 @@ func executions(tools []runrecord.ToolCall) []roles.Execution {
 // pruneCandidate removes a QA candidate snapshot but the media files E_t
 // cites in it, which are made copies of their own (a hard link would change
 // with the next Developer's writes).
-func pruneCandidate(trialDir, candidate string, media []runrecord.MediaItem) error {
+func pruneCandidate(trialDir, candidate string, media []runrecord.MediaItem, remove func(string) error) error {
 	keep := map[string]bool{}
 	for _, m := range media {
 		p := m.Path
@@ -892,7 +927,7 @@ func pruneCandidate(trialDir, candidate string, media []runrecord.MediaItem) err
 		}
 	}
 	if len(keep) == 0 {
-		return os.RemoveAll(candidate)
+		return remove(candidate)
 	}
 	kept := candidate + ".media"
 	os.RemoveAll(kept)
@@ -906,7 +941,7 @@ func pruneCandidate(trialDir, candidate string, media []runrecord.MediaItem) err
 			return err
 		}
 	}
-	if err := os.RemoveAll(candidate); err != nil {
+	if err := remove(candidate); err != nil {
 		return err
 	}
 	return os.Rename(kept, candidate)
