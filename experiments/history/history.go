@@ -150,6 +150,28 @@ func (r *Repo) Export(ref, dir string) error {
 	return err
 }
 
+// Checkout makes dir (which must exist) equal to the tree of ref, as
+// Export into an empty directory would, keeping dir's index in indexFile
+// between calls: only the files that differ from ref are written, by the
+// index's stat data (ctime, size, inode, owner, mode; git's racy-clean
+// rule re-reads a file changed in the same second as the index), and
+// whatever ref does not hold is removed. Exporting one checkpoint after
+// another then costs what changed between them, not the whole tree.
+func (r *Repo) Checkout(ref, dir, indexFile string) error {
+	x := &Repo{GitDir: r.GitDir, Work: dir}
+	env := []string{"GIT_INDEX_FILE=" + indexFile}
+	if _, err := x.git(env, "-c", "core.trustctime=true", "-c", "core.checkStat=default",
+		"read-tree", "-u", "--reset", ref); err != nil {
+		return err
+	}
+	// git never tracks a top-level .git, and clean leaves it.
+	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+		return err
+	}
+	_, err := x.git(env, "clean", "--quiet", "-d", "--force", "--force", "-x")
+	return err
+}
+
 // Restore makes the workspace equal to ref exactly (untracked files removed)
 // without moving HEAD, so the history stays linear: the next commit records
 // the restore as a change.

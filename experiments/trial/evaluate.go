@@ -63,6 +63,9 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 		s.Checkpoints = append(s.Checkpoints, cp)
 		rows = append(rows, r.scoreRows(t, cp)...)
 	}
+	if err := r.dropEvaluated(); err != nil {
+		return nil, err
+	}
 	s.Status, s.Reason = evaluationStatus(s.Checkpoints)
 	if !r.env.WithoutScores {
 		if err := runrecord.WriteScores(r.l.Scores(), rows); err != nil {
@@ -165,6 +168,23 @@ func (r *runner) evalKey() ([]byte, error) {
 	return key, runrecord.WriteFile(p, []byte(hex.EncodeToString(key)))
 }
 
+// evaluated is where checkpoints are exported for their evaluation, and
+// the git index of that copy.
+func (r *runner) evaluated() (dir, index string) {
+	return filepath.Join(r.l.Private(), "evaluated"), filepath.Join(r.l.Private(), "evaluated.index")
+}
+
+func (r *runner) dropEvaluated() error {
+	dir, idx := r.evaluated()
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.Remove(idx); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
 func evalKeyPath(l runrecord.TrialLayout) string { return filepath.Join(l.Private(), "evaluation.key") }
 
 // hexKey decodes the key file's 64 hex digits.
@@ -181,18 +201,28 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (runrecord.
 	if err != nil {
 		return ev, fmt.Errorf("trial %s: evaluation key: %w", r.spec.Key, err)
 	}
-	// A fresh copy in the trial's private directory (not a shared /tmp path
-	// another trial's agent could reach), removed afterwards.
-	if err := os.MkdirAll(r.l.Private(), 0o700); err != nil {
+	// The checkpoint's tree in the trial's private directory (not a shared
+	// /tmp path another trial's agent could reach), brought from the last
+	// checkpoint's by git (history.Repo.Checkout): whatever the evaluator
+	// of that one changed or left there is undone, and unchanged files are
+	// not written again. finish removes it.
+	tmp, idx := r.evaluated()
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return ev, err
 	}
-	tmp, err := os.MkdirTemp(r.l.Private(), "eval-*")
-	if err != nil {
-		return ev, err
-	}
-	defer os.RemoveAll(tmp)
-	if err := r.repo.Export(commit, tmp); err != nil {
-		return ev, err
+	if err := r.repo.Checkout(commit, tmp, idx); err != nil {
+		// Whatever state it is in (an evaluator may have made it
+		// unwritable), a fresh export is the checkpoint.
+		r.env.Logf("%s: checkpoint %d: re-exporting the evaluation copy: %v", r.spec.Key, t, err)
+		if err := r.dropEvaluated(); err != nil {
+			return ev, err
+		}
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return ev, err
+		}
+		if err := r.repo.Checkout(commit, tmp, idx); err != nil {
+			return ev, err
+		}
 	}
 	digest, err := history.Digest(tmp)
 	if err != nil {
