@@ -64,7 +64,7 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 		rows = append(rows, r.scoreRows(t, cp)...)
 	}
 	if err := r.dropEvaluated(); err != nil {
-		return nil, err
+		r.env.Logf("%s: removing the evaluation copy: %v", r.spec.Key, err)
 	}
 	s.Status, s.Reason = evaluationStatus(s.Checkpoints)
 	if !r.env.WithoutScores {
@@ -207,20 +207,20 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (runrecord.
 	// of that one changed or left there is undone, and unchanged files are
 	// not written again. finish removes it.
 	tmp, idx := r.evaluated()
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return ev, err
+	err = os.MkdirAll(tmp, 0o700)
+	if err == nil {
+		err = r.repo.Checkout(commit, tmp, idx)
 	}
-	if err := r.repo.Checkout(commit, tmp, idx); err != nil {
-		// Whatever state it is in (an evaluator may have made it
-		// unwritable), a fresh export is the checkpoint.
-		r.env.Logf("%s: checkpoint %d: re-exporting the evaluation copy: %v", r.spec.Key, t, err)
-		if err := r.dropEvaluated(); err != nil {
+	if err != nil {
+		// Whatever state the kept copy is in (an evaluator may have left
+		// files hoh cannot write), a fresh export is the checkpoint.
+		r.env.Logf("%s: checkpoint %d: evaluating a fresh export (the kept copy: %v)", r.spec.Key, t, err)
+		_ = r.dropEvaluated()
+		if tmp, err = os.MkdirTemp(r.l.Private(), "eval-*"); err != nil {
 			return ev, err
 		}
-		if err := os.MkdirAll(tmp, 0o700); err != nil {
-			return ev, err
-		}
-		if err := r.repo.Checkout(commit, tmp, idx); err != nil {
+		defer os.RemoveAll(tmp)
+		if err := r.repo.Export(commit, tmp); err != nil {
 			return ev, err
 		}
 	}

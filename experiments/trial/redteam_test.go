@@ -153,3 +153,26 @@ func TestRedTeamQAClaimWithoutAToolLogIsAGap(t *testing.T) {
 		t.Fatalf("an unbacked claim kept: %s", b)
 	}
 }
+
+// A kept evaluation copy git cannot work with (here a corrupt index) does
+// not cost the score: the checkpoint is evaluated on a fresh export, and no
+// evaluation copy is left once every checkpoint is scored.
+func TestEvaluationCopyGitCannotUseFallsBackToAFreshExport(t *testing.T) {
+	dir := t.TempDir()
+	l := runrecord.TrialLayout{Dir: dir}
+	os.MkdirAll(l.Private(), 0o700)
+	os.WriteFile(filepath.Join(l.Private(), "evaluated.index"), []byte("not an index"), 0o600)
+	s, err := runIn(dir, "hoh@2", &fakeHarness{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Checkpoints) != 2 || s.Checkpoints[0].Metrics["pass_rate"] != 100 || s.Checkpoints[1].Metrics["pass_rate"] != 100 {
+		t.Fatalf("checkpoints %+v", s.Checkpoints)
+	}
+	ents, _ := os.ReadDir(l.Private())
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "eval") && e.Name() != "evaluation.key" {
+			t.Errorf("%s left in the private directory", e.Name())
+		}
+	}
+}
