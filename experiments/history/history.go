@@ -418,27 +418,8 @@ func SyncSnapshot(src, dst string, skip ...string) error {
 }
 
 func syncDir(src, dst string, skip []string) error {
-	sinfo, err := os.Lstat(src)
-	if err != nil {
+	if err := syncDirItself(src, dst); err != nil {
 		return err
-	}
-	// As Snapshot's directories under the usual umask: no group or other
-	// write bit, whatever the source has.
-	mode := (sinfo.Mode().Perm() | 0o700) &^ 0o022
-	if dinfo, err := os.Lstat(dst); err == nil && !dinfo.IsDir() {
-		if err := os.RemoveAll(dst); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(dst, mode); err != nil {
-		return err
-	}
-	if dinfo, err := os.Lstat(dst); err != nil {
-		return err
-	} else if dinfo.Mode().Perm() != mode {
-		if err := os.Chmod(dst, mode); err != nil {
-			return err
-		}
 	}
 	ents, err := os.ReadDir(src)
 	if err != nil {
@@ -457,54 +438,13 @@ func syncDir(src, dst string, skip []string) error {
 		if skip != nil && slices.Contains(skip, name) {
 			continue
 		}
-		s, d := filepath.Join(src, name), filepath.Join(dst, name)
-		info, err := os.Lstat(s)
+		kept, err := syncEntry(filepath.Join(src, name), filepath.Join(dst, name))
 		if err != nil {
 			return err
 		}
-		have, haveErr := os.Lstat(d)
-		switch {
-		case info.IsDir():
+		if kept {
 			delete(stale, name)
-			if err := syncDir(s, d, nil); err != nil {
-				return err
-			}
-			continue
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(s)
-			if err != nil {
-				return err
-			}
-			if haveErr == nil && have.Mode()&fs.ModeSymlink != 0 {
-				if t, err := os.Readlink(d); err == nil && t == target {
-					delete(stale, name)
-					continue
-				}
-			}
-			if err := os.RemoveAll(d); err != nil {
-				return err
-			}
-			delete(stale, name)
-			if err := os.Symlink(target, d); err != nil {
-				return err
-			}
-		case info.Mode().IsRegular():
-			if haveErr == nil && have.Mode().IsRegular() && os.SameFile(info, have) {
-				delete(stale, name)
-				continue
-			}
-			if err := os.RemoveAll(d); err != nil {
-				return err
-			}
-			delete(stale, name)
-			if os.Link(s, d) != nil {
-				if err := fstree.CopyFile(s, d, info.Mode().Perm()); err != nil {
-					return err
-				}
-			}
 		}
-		// Devices, FIFOs and sockets are not part of a snapshot: an entry
-		// of that name left in dst is stale.
 	}
 	for name := range stale {
 		if err := os.RemoveAll(filepath.Join(dst, name)); err != nil {
@@ -512,4 +452,71 @@ func syncDir(src, dst string, skip []string) error {
 		}
 	}
 	return nil
+}
+
+// syncDirItself makes dst a directory with src's permissions as Snapshot
+// gives them: no group or other write bit, whatever the source has.
+func syncDirItself(src, dst string) error {
+	sinfo, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	mode := (sinfo.Mode().Perm() | 0o700) &^ 0o022
+	if dinfo, err := os.Lstat(dst); err == nil && !dinfo.IsDir() {
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dst, mode); err != nil {
+		return err
+	}
+	dinfo, err := os.Lstat(dst)
+	if err != nil {
+		return err
+	}
+	if dinfo.Mode().Perm() != mode {
+		return os.Chmod(dst, mode)
+	}
+	return nil
+}
+
+// syncEntry brings d up to date with s and says whether d is part of the
+// snapshot. Devices, FIFOs and sockets are not: an entry of that name left
+// in dst is stale.
+func syncEntry(s, d string) (bool, error) {
+	info, err := os.Lstat(s)
+	if err != nil {
+		return false, err
+	}
+	have, haveErr := os.Lstat(d)
+	switch {
+	case info.IsDir():
+		return true, syncDir(s, d, nil)
+	case info.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(s)
+		if err != nil {
+			return false, err
+		}
+		if haveErr == nil && have.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(d); err == nil && t == target {
+				return true, nil
+			}
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return false, err
+		}
+		return true, os.Symlink(target, d)
+	case info.Mode().IsRegular():
+		if haveErr == nil && have.Mode().IsRegular() && os.SameFile(info, have) {
+			return true, nil
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return false, err
+		}
+		if os.Link(s, d) != nil {
+			return true, fstree.CopyFile(s, d, info.Mode().Perm())
+		}
+		return true, nil
+	}
+	return false, nil
 }
