@@ -388,21 +388,11 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	if v == nil {
 		v = &Verifier{}
 	}
-	out := benchmark.OutputDir(ctx)
-	if out == "" {
-		tmp, err := os.MkdirTemp("", "hoh-gamecraft-verifier-*")
-		if err != nil {
-			return runrecord.Evaluation{}, err
-		}
-		defer os.RemoveAll(tmp)
-		out = filepath.Join(tmp, "verifier")
-	}
-	if inside(dir, out) {
-		return runrecord.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", out, dir)
-	}
-	if err := os.RemoveAll(out); err != nil {
+	out, done, err := verifierOutput(ctx, dir)
+	if err != nil {
 		return runrecord.Evaluation{}, err
 	}
+	defer done()
 	testsDir := filepath.Join(td.Task.Dir, "tests")
 	if _, err := os.Stat(filepath.Join(testsDir, "test.sh")); err != nil {
 		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w: %v", t.ID, errEvaluationUnavailable, err)

@@ -150,26 +150,41 @@ func (v *Verifier) run(ctx context.Context, root string, td *TaskData, game, out
 	return nil
 }
 
+// verifierOutput is the empty folder a verifier of the checkpoint in dir
+// writes to: the one the run gave (benchmark.OutputDir), else a temporary one
+// that done removes. A previous attempt's files must not be scored as this
+// one's, and the folder must not lie inside the agent's workspace.
+func verifierOutput(ctx context.Context, dir string) (out string, done func(), err error) {
+	done = func() {}
+	out = benchmark.OutputDir(ctx)
+	if out == "" {
+		tmp, err := os.MkdirTemp("", "hoh-gamecraft-verifier-*")
+		if err != nil {
+			return "", done, err
+		}
+		done = func() { os.RemoveAll(tmp) }
+		out = filepath.Join(tmp, "verifier")
+	}
+	if inside(dir, out) {
+		done()
+		return "", func() {}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", out, dir)
+	}
+	if err := os.RemoveAll(out); err != nil {
+		done()
+		return "", func() {}, err
+	}
+	return out, done, nil
+}
+
 // verify runs the verifier for one checkpoint and scores its breakdown.json.
 // Outputs go to the folder the run gave (benchmark.OutputDir), else a
 // temporary one.
 func (b *Benchmark) verify(ctx context.Context, td *TaskData, dir string) (runrecord.Evaluation, error) {
-	out := benchmark.OutputDir(ctx)
-	if out == "" {
-		tmp, err := os.MkdirTemp("", "hoh-gamecraft-verifier-*")
-		if err != nil {
-			return runrecord.Evaluation{}, err
-		}
-		defer os.RemoveAll(tmp)
-		out = filepath.Join(tmp, "verifier")
-	}
-	if inside(dir, out) {
-		return runrecord.Evaluation{}, fmt.Errorf("gamecraft: verifier output %s lies inside the agent workspace %s", out, dir)
-	}
-	// A previous attempt's files must not be scored as this one's.
-	if err := os.RemoveAll(out); err != nil {
+	out, done, err := verifierOutput(ctx, dir)
+	if err != nil {
 		return runrecord.Evaluation{}, err
 	}
+	defer done()
 	game := filepath.Join(dir, gameDir)
 	if err := os.MkdirAll(game, 0o755); err != nil {
 		return runrecord.Evaluation{}, err
