@@ -96,20 +96,8 @@ func (env *Environment) waitHealthy(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		st := ins.State
-		if st == nil || !st.Running {
-			return fmt.Errorf("container %s stopped before it was healthy: %s", short(env.ID), describeState(st))
-		}
-		if st.Health == nil || st.Health.Status == container.NoHealthcheck || st.Health.Status == container.Healthy {
-			return nil
-		}
-		if st.Health.Status == container.Unhealthy {
-			last := ""
-			if n := len(st.Health.Log); n > 0 {
-				l := st.Health.Log[n-1]
-				last = fmt.Sprintf(" (last check: exit %d, %q)", l.ExitCode, tail(strings.TrimSpace(l.Output), 500))
-			}
-			return fmt.Errorf("container %s is unhealthy after %d failed check(s)%s", short(env.ID), st.Health.FailingStreak, last)
+		if done, err := healthy(env.ID, ins.State); done || err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -117,6 +105,27 @@ func (env *Environment) waitHealthy(ctx context.Context) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// healthy says whether a container in state st is ready (no health check,
+// or healthy), or why it never will be. Docker reports no health check as
+// no Health at all; Podman's Docker-compatible API as an empty status.
+func healthy(id string, st *container.State) (bool, error) {
+	if st == nil || !st.Running {
+		return false, fmt.Errorf("container %s stopped before it was healthy: %s", short(id), describeState(st))
+	}
+	if st.Health == nil || st.Health.Status == "" || st.Health.Status == container.NoHealthcheck || st.Health.Status == container.Healthy {
+		return true, nil
+	}
+	if st.Health.Status == container.Unhealthy {
+		last := ""
+		if n := len(st.Health.Log); n > 0 {
+			l := st.Health.Log[n-1]
+			last = fmt.Sprintf(" (last check: exit %d, %q)", l.ExitCode, tail(strings.TrimSpace(l.Output), 500))
+		}
+		return false, fmt.Errorf("container %s is unhealthy after %d failed check(s)%s", short(id), st.Health.FailingStreak, last)
+	}
+	return false, nil
 }
 
 func describeState(st *container.State) string {
