@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what `make test` needs on a fresh Debian machine, and
 # does nothing that is already done: Debian's docker.io, busybox-static (test
-# images are built from it, nothing is pulled), git, node/npm, chromium (the
+# images are built from it, nothing is pulled), git, node/npm, strace and ripgrep
+# (OpenCode's outside-connection test), chromium (the
 # report viewer's browser tests drive it headless), sqlite3 (tests check the
 # CLIs' databases after redaction), python3 and unshare (GameCraft's verifier), the pinned coding-agent
 # CLIs from npm, a running dockerd, and Debian's slurm-wlm and munge with a
@@ -22,6 +23,8 @@ command -v python3 >/dev/null 2>&1 || need+=(python3) # GameCraft-Bench's own ve
 command -v unshare >/dev/null 2>&1 || need+=(util-linux) # its private user+mount namespace
 command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm) # hoh slurm's tests
 command -v munged >/dev/null 2>&1 || need+=(munge)
+command -v strace >/dev/null 2>&1 || need+=(strace) # the CLIs' outside-connection tests
+command -v rg >/dev/null 2>&1 || need+=(ripgrep)    # OpenCode downloads it from GitHub when none is on PATH
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-test-deps: need root to apt-get install ${need[*]}" >&2

@@ -8,7 +8,10 @@ package opencode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/hoh-research/hoh/adapters/harness"
@@ -105,6 +108,9 @@ func (h *Harness) Run(ctx context.Context, inv harness.Invocation) (runrecord.Re
 	if err := h.giveSkills(ctx, inv); err != nil {
 		return runrecord.Result{}, fmt.Errorf("opencode: %w", err)
 	}
+	if err := seedPluginDeps(inv.StateDir, h.cfg.Version); err != nil {
+		return runrecord.Result{}, fmt.Errorf("opencode: %w", err)
+	}
 	cfg, err := h.configJSON(inv.Access, inv.Role)
 	if err != nil {
 		return runrecord.Result{}, err
@@ -184,4 +190,45 @@ func (h *Harness) configJSON(access harness.Access, role runrecord.Role) (string
 		return "", fmt.Errorf("opencode: config: %w", err)
 	}
 	return string(b), nil
+}
+
+// seedPluginDeps marks @opencode-ai/plugin as installed in OpenCode's global
+// config dir. At every start OpenCode installs that package (about 64 MB
+// from the npm registry, in-process, unless node_modules exists and
+// package-lock.json lists it) into each config dir, for local plugins and
+// custom tools, which hoh gives none; neither pinned version has a setting
+// to turn that off. The install held an outside connection during every
+// run and starved its output on a loaded machine. Files already there
+// (a continued session) are kept.
+func seedPluginDeps(stateDir, version string) error {
+	dir := filepath.Join(stateDir, "config", "opencode")
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		return fmt.Errorf("config dir: %w", err)
+	}
+	deps := map[string]any{"@opencode-ai/plugin": version}
+	files := map[string]any{
+		"package.json":      map[string]any{"dependencies": deps},
+		"package-lock.json": map[string]any{"lockfileVersion": 3, "requires": true, "packages": map[string]any{"": map[string]any{"dependencies": deps}}},
+	}
+	for name, v := range files {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("config dir: %w", err)
+		}
+		_, err = f.Write(append(b, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("config dir %s: %w", name, err)
+		}
+	}
+	return nil
 }
