@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,6 +49,55 @@ func smokeConfig(t *testing.T, out string) string {
 	p := filepath.Join(t.TempDir(), "smoke.yaml")
 	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
 	return p
+}
+
+// baseline is the unsharded run of smokeConfig that several tests compare
+// with (the same plan, the same scripted provider: the same records), made
+// once per package; the tests only read it.
+var baseline struct {
+	once      sync.Once
+	made      bool
+	root, dir string
+	log       string
+	err       error
+}
+
+// smokeBaseline returns the shared unsharded run's directory and output,
+// running it with bin the first time.
+func smokeBaseline(t *testing.T, bin string) (dir, log string) {
+	t.Helper()
+	baseline.once.Do(func() {
+		root, err := os.MkdirTemp("", "hoh-smoke-baseline-")
+		if err != nil {
+			baseline.err = err
+			return
+		}
+		baseline.root, baseline.dir = root, filepath.Join(root, "clean")
+		cmd := exec.Command(bin, "run", smokeConfig(t, baseline.dir))
+		cmd.Dir = testenv.RepoRoot(t)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		t.Logf("the shared unsharded run took %s", time.Since(start).Round(time.Second))
+		baseline.log = string(out)
+		if err != nil {
+			baseline.err = fmt.Errorf("hoh run: %w\n%s", err, out)
+			return
+		}
+		baseline.made = true
+	})
+	if !baseline.made {
+		t.Fatalf("the shared unsharded run failed (in this or an earlier test): %v", baseline.err)
+	}
+	return baseline.dir, baseline.log
+}
+
+// TestMain removes the shared baseline run after the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if baseline.root != "" {
+		os.RemoveAll(baseline.root)
+	}
+	os.Exit(code)
 }
 
 func requireCodex(t *testing.T) {
@@ -146,8 +196,7 @@ func TestRealCodexRunSurvivesSIGKILLAndEqualsTheUninterruptedRun(t *testing.T) {
 	bin := buildHoh(t)
 	base := t.TempDir()
 
-	clean := filepath.Join(base, "clean")
-	log := hohRun(t, bin, "run", smokeConfig(t, clean))
+	clean, log := smokeBaseline(t, bin)
 	if !strings.Contains(log, "plumbing check, not results") || !strings.Contains(log, "Done") {
 		t.Errorf("run output lacks the test-double notice or summary:\n%s", log)
 	}

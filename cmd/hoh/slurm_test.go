@@ -68,8 +68,7 @@ func TestSlurmSubmitOfFourShardsMergesToTheUnshardedRun(t *testing.T) {
 	bin := buildHoh(t)
 	base := t.TempDir()
 
-	clean := filepath.Join(base, "clean")
-	hohRun(t, bin, "run", smokeConfig(t, clean))
+	clean, _ := smokeBaseline(t, bin)
 	want := fingerprint(t, clean)
 
 	run := filepath.Join(base, "sharded")
@@ -118,8 +117,7 @@ func TestSlurmScancelledShardResumesOnResubmit(t *testing.T) {
 	bin := buildHoh(t)
 	base := t.TempDir()
 
-	clean := filepath.Join(base, "clean")
-	hohRun(t, bin, "run", smokeConfig(t, clean))
+	clean, _ := smokeBaseline(t, bin)
 	want := fingerprint(t, clean)
 
 	run := filepath.Join(base, "sharded")
