@@ -214,8 +214,10 @@ type viewPlan struct {
 	endpoints []endpoint
 	closers   []func()
 	// handed are the paths whose owner is the role's uid for the
-	// invocation (hoh as root), owners what they were.
+	// invocation (hoh as root), owners what they were; shown are those of
+	// them the view shows read-only.
 	handed []string
+	shown  map[string]bool
 	owners map[string][2]int
 }
 
@@ -303,17 +305,20 @@ func plan(v View) (*viewPlan, error) {
 			return fail(fmt.Errorf("sandbox: runtime %s: %w", r, err))
 		}
 	}
+	p.shown = map[string]bool{}
 	for _, s := range v.Show {
 		if err := p.bind(s, false); err != nil {
 			return fail(fmt.Errorf("sandbox: show %s: %w", s, err))
 		}
 		p.handed = append(p.handed, filepath.Clean(s))
+		p.shown[filepath.Clean(s)] = true
 	}
 	for _, w := range v.Write {
 		if err := p.bind(w, true); err != nil {
 			return fail(fmt.Errorf("sandbox: write %s: %w", w, err))
 		}
 		p.handed = append(p.handed, filepath.Clean(w))
+		delete(p.shown, filepath.Clean(w))
 	}
 	// Fixed targets come after the view they are placed in.
 	var mounts []entry
@@ -332,6 +337,7 @@ func plan(v View) (*viewPlan, error) {
 		mounts = append(mounts, entry{Target: t, Kind: kindBind, Source: filepath.Clean(m.Source), Writable: m.Writable})
 		if m.Writable {
 			p.handed = append(p.handed, filepath.Clean(m.Source))
+			delete(p.shown, filepath.Clean(m.Source))
 		}
 	}
 	sort.SliceStable(p.entries, func(i, j int) bool { return depth(p.entries[i].Target) < depth(p.entries[j].Target) })
@@ -417,7 +423,11 @@ func (p *viewPlan) forward(addr string) (endpoint, error) {
 // (the role's uid could not write them, nor read what hoh wrote 0600,
 // otherwise; the shown ones stay read-only in the view whoever owns them);
 // takeBack returns them to their owners, and whatever the role made there
-// to root.
+// to root. In a shown path, what any user may read already (a directory
+// others can list and enter, a file others can read) keeps its owner, and
+// no entry is changed to the owner it has: each chown changes the file's
+// ctime, after which every digest and git re-read it, so a read-only view
+// of a 20,000-file workspace would cost two full re-reads per invocation.
 func (p *viewPlan) handOver() error {
 	if os.Getuid() != 0 {
 		return nil
@@ -435,10 +445,15 @@ func (p *viewPlan) handOver() error {
 			if err != nil {
 				return err
 			}
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				if _, seen := p.owners[path]; !seen {
-					p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
-				}
+			st, ok := info.Sys().(*syscall.Stat_t)
+			if !ok {
+				return os.Lchown(path, RoleUID, RoleUID)
+			}
+			if _, seen := p.owners[path]; !seen {
+				p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
+			}
+			if (st.Uid == RoleUID && st.Gid == RoleUID) || (p.shown[h] && othersRead(info.Mode())) {
+				return nil
 			}
 			return os.Lchown(path, RoleUID, RoleUID)
 		})
@@ -447,6 +462,18 @@ func (p *viewPlan) handOver() error {
 		}
 	}
 	return nil
+}
+
+// othersRead reports whether any user may read an entry of this mode: a
+// directory others can list and enter, a regular file others can read.
+func othersRead(m fs.FileMode) bool {
+	switch {
+	case m.IsDir():
+		return m.Perm()&0o005 == 0o005
+	case m.IsRegular():
+		return m.Perm()&0o004 != 0
+	}
+	return false
 }
 
 func (p *viewPlan) takeBack() {
@@ -461,6 +488,11 @@ func (p *viewPlan) takeBack() {
 			o, ok := p.owners[path]
 			if !ok {
 				o = [2]int{0, 0}
+			}
+			if info, err := d.Info(); err == nil {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == o[0] && int(st.Gid) == o[1] {
+					return nil
+				}
 			}
 			_ = os.Lchown(path, o[0], o[1])
 			return nil
