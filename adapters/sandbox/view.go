@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -215,10 +216,12 @@ type viewPlan struct {
 	closers   []func()
 	// handed are the paths whose owner is the role's uid for the
 	// invocation (hoh as root), owners what they were; shown are those of
-	// them the view shows read-only.
-	handed []string
-	shown  map[string]bool
-	owners map[string][2]int
+	// them the view shows read-only, chowned those in which handOver
+	// changed an owner.
+	handed  []string
+	shown   map[string]bool
+	chowned map[string]bool
+	owners  map[string][2]int
 }
 
 func (p *viewPlan) close() {
@@ -432,8 +435,11 @@ func (p *viewPlan) handOver() error {
 	if os.Getuid() != 0 {
 		return nil
 	}
-	p.owners = map[string][2]int{}
-	for _, h := range p.handed {
+	p.owners, p.chowned = map[string][2]int{}, map[string]bool{}
+	for i, h := range p.handed {
+		if slices.Contains(p.handed[:i], h) {
+			continue
+		}
 		err := filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if os.IsNotExist(err) {
@@ -446,15 +452,15 @@ func (p *viewPlan) handOver() error {
 				return err
 			}
 			st, ok := info.Sys().(*syscall.Stat_t)
-			if !ok {
-				return os.Lchown(path, RoleUID, RoleUID)
+			if ok {
+				if _, seen := p.owners[path]; !seen {
+					p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
+				}
+				if (st.Uid == RoleUID && st.Gid == RoleUID) || (p.shown[h] && othersRead(info.Mode())) {
+					return nil
+				}
 			}
-			if _, seen := p.owners[path]; !seen {
-				p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
-			}
-			if (st.Uid == RoleUID && st.Gid == RoleUID) || (p.shown[h] && othersRead(info.Mode())) {
-				return nil
-			}
+			p.chowned[h] = true
 			return os.Lchown(path, RoleUID, RoleUID)
 		})
 		if err != nil {
@@ -480,7 +486,11 @@ func (p *viewPlan) takeBack() {
 	if os.Getuid() != 0 {
 		return
 	}
-	for _, h := range p.handed {
+	for i, h := range p.handed {
+		// Nothing under a read-only path can change owner in the view.
+		if slices.Contains(p.handed[:i], h) || (p.shown[h] && !p.chowned[h]) {
+			continue
+		}
 		_ = filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil

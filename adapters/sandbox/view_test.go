@@ -369,7 +369,8 @@ func TestConfinedHandsOverOnlyWhatTheRoleCouldNotUse(t *testing.T) {
 	openBefore, _ := ctime("shown/sub/open.txt")
 	subBefore, _ := ctime("shown/sub")
 	time.Sleep(20 * time.Millisecond) // a chown now would show in the ctimes
-	v := View{Hide: []string{root, "/tmp"}, Show: []string{filepath.Join(root, "shown")}, Write: []string{filepath.Join(root, "ws")}}
+	// Shown twice, as the Planner's working directory is (also a material).
+	v := View{Hide: []string{root, "/tmp"}, Show: []string{filepath.Join(root, "shown"), filepath.Join(root, "shown")}, Write: []string{filepath.Join(root, "ws")}}
 	out, code := runConfined(t, v, filepath.Join(root, "ws"), `cat ../shown/private.txt ../shown/user.txt ../shown/sub/open.txt && echo x >> old.txt && echo n > new.txt && echo ok`)
 	if code != 0 || !strings.Contains(out, "shown/private.txtshown/user.txtshown/sub/open.txtok") {
 		t.Fatalf("exit %d: %s", code, out)
