@@ -43,7 +43,7 @@
 //	    │   ├── inputs/            the role's inputs (read-only in the container)
 //	    │   ├── scratch/           its CLI state, and the Developer's workspace, while it runs (read-write)
 //	    │   └── link/              current -> the invocation's working directory, else idle/ (read-only)
-//	    ├── .hoh-private/          hoh's own (0700), in no role's view: evaluation key, scratch copies, processes.jsonl
+//	    ├── .hoh-private/          hoh's own (0700), in no role's view: evaluation key, scratch copies (evaluated/: the export the runtime checks and evaluations run on), processes.jsonl
 //	    ├── iter-NN/<role>/        a role stage (StageFiles: StageLayout); role is planner, developer or qa
 //	    │   ├── attempt-N/         one CLI invocation (AttemptLayout)
 //	    │   │   ├── prompt.md
@@ -55,7 +55,7 @@
 //	    │   ├── report.json        developer or QA report (DevReport, QAReport)
 //	    │   ├── final-message.md   a final message that did not parse
 //	    │   ├── evidence.json      qa: E_t (Evidence)
-//	    │   └── artifact/, candidate/, checks-copy/   temporary copies
+//	    │   └── artifact/, candidate/   temporary copies
 //	    ├── evaluation/cp-t.json   post-run evaluation of checkpoint t (Evaluation)
 //	    ├── evaluation/cp-t-verifier/   the evaluator's own output files for checkpoint t
 //	    ├── scores.csv             the trial's Rows, written after evaluation

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -214,9 +215,13 @@ type viewPlan struct {
 	endpoints []endpoint
 	closers   []func()
 	// handed are the paths whose owner is the role's uid for the
-	// invocation (hoh as root), owners what they were.
-	handed []string
-	owners map[string][2]int
+	// invocation (hoh as root), owners what they were; shown are those of
+	// them the view shows read-only, chowned those in which handOver
+	// changed an owner.
+	handed  []string
+	shown   map[string]bool
+	chowned map[string]bool
+	owners  map[string][2]int
 }
 
 func (p *viewPlan) close() {
@@ -303,17 +308,20 @@ func plan(v View) (*viewPlan, error) {
 			return fail(fmt.Errorf("sandbox: runtime %s: %w", r, err))
 		}
 	}
+	p.shown = map[string]bool{}
 	for _, s := range v.Show {
 		if err := p.bind(s, false); err != nil {
 			return fail(fmt.Errorf("sandbox: show %s: %w", s, err))
 		}
 		p.handed = append(p.handed, filepath.Clean(s))
+		p.shown[filepath.Clean(s)] = true
 	}
 	for _, w := range v.Write {
 		if err := p.bind(w, true); err != nil {
 			return fail(fmt.Errorf("sandbox: write %s: %w", w, err))
 		}
 		p.handed = append(p.handed, filepath.Clean(w))
+		delete(p.shown, filepath.Clean(w))
 	}
 	// Fixed targets come after the view they are placed in.
 	var mounts []entry
@@ -332,6 +340,7 @@ func plan(v View) (*viewPlan, error) {
 		mounts = append(mounts, entry{Target: t, Kind: kindBind, Source: filepath.Clean(m.Source), Writable: m.Writable})
 		if m.Writable {
 			p.handed = append(p.handed, filepath.Clean(m.Source))
+			delete(p.shown, filepath.Clean(m.Source))
 		}
 	}
 	sort.SliceStable(p.entries, func(i, j int) bool { return depth(p.entries[i].Target) < depth(p.entries[j].Target) })
@@ -417,13 +426,20 @@ func (p *viewPlan) forward(addr string) (endpoint, error) {
 // (the role's uid could not write them, nor read what hoh wrote 0600,
 // otherwise; the shown ones stay read-only in the view whoever owns them);
 // takeBack returns them to their owners, and whatever the role made there
-// to root.
+// to root. In a shown path, what any user may read already (a directory
+// others can list and enter, a file others can read) keeps its owner, and
+// no entry is changed to the owner it has: each chown changes the file's
+// ctime, after which every digest and git re-read it, so a read-only view
+// of a 20,000-file workspace would cost two full re-reads per invocation.
 func (p *viewPlan) handOver() error {
 	if os.Getuid() != 0 {
 		return nil
 	}
-	p.owners = map[string][2]int{}
-	for _, h := range p.handed {
+	p.owners, p.chowned = map[string][2]int{}, map[string]bool{}
+	for i, h := range p.handed {
+		if slices.Contains(p.handed[:i], h) {
+			continue
+		}
 		err := filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if os.IsNotExist(err) {
@@ -435,11 +451,16 @@ func (p *viewPlan) handOver() error {
 			if err != nil {
 				return err
 			}
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			st, ok := info.Sys().(*syscall.Stat_t)
+			if ok {
 				if _, seen := p.owners[path]; !seen {
 					p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
 				}
+				if (st.Uid == RoleUID && st.Gid == RoleUID) || (p.shown[h] && othersRead(info.Mode())) {
+					return nil
+				}
 			}
+			p.chowned[h] = true
 			return os.Lchown(path, RoleUID, RoleUID)
 		})
 		if err != nil {
@@ -449,11 +470,27 @@ func (p *viewPlan) handOver() error {
 	return nil
 }
 
+// othersRead reports whether any user may read an entry of this mode: a
+// directory others can list and enter, a regular file others can read.
+func othersRead(m fs.FileMode) bool {
+	switch {
+	case m.IsDir():
+		return m.Perm()&0o005 == 0o005
+	case m.IsRegular():
+		return m.Perm()&0o004 != 0
+	}
+	return false
+}
+
 func (p *viewPlan) takeBack() {
 	if os.Getuid() != 0 {
 		return
 	}
-	for _, h := range p.handed {
+	for i, h := range p.handed {
+		// Nothing under a read-only path can change owner in the view.
+		if slices.Contains(p.handed[:i], h) || (p.shown[h] && !p.chowned[h]) {
+			continue
+		}
 		_ = filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
@@ -461,6 +498,11 @@ func (p *viewPlan) takeBack() {
 			o, ok := p.owners[path]
 			if !ok {
 				o = [2]int{0, 0}
+			}
+			if info, err := d.Info(); err == nil {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == o[0] && int(st.Gid) == o[1] {
+					return nil
+				}
 			}
 			_ = os.Lchown(path, o[0], o[1])
 			return nil

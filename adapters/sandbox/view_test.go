@@ -334,3 +334,56 @@ echo x > /dev/null && echo devnull
 		t.Errorf("the view leaked:\n%s", got)
 	}
 }
+
+// As root, a role's paths are handed to its uid for the invocation and
+// back afterwards, but only what needs it: in a shown path, files and
+// directories anyone may read keep their owner and ctime (a chown makes
+// every digest and git re-read the file); a 0600 file there is still
+// readable, and every owner is what it was afterwards.
+func TestConfinedHandsOverOnlyWhatTheRoleCouldNotUse(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("hand-over happens only when hoh runs as root")
+	}
+	root := t.TempDir()
+	for _, d := range []string{"shown/sub", "ws"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]os.FileMode{"shown/sub/open.txt": 0o644, "shown/private.txt": 0o600, "shown/user.txt": 0o600, "ws/old.txt": 0o644}
+	for f, mode := range files {
+		if err := os.WriteFile(filepath.Join(root, f), []byte(f), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Lchown(filepath.Join(root, "shown/user.txt"), 1234, 1234); err != nil {
+		t.Fatal(err)
+	}
+	ctime := func(f string) (syscall.Timespec, uint32) {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(root, f), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ctim, st.Uid
+	}
+	openBefore, _ := ctime("shown/sub/open.txt")
+	subBefore, _ := ctime("shown/sub")
+	time.Sleep(20 * time.Millisecond) // a chown now would show in the ctimes
+	// Shown twice, as the Planner's working directory is (also a material).
+	v := View{Hide: []string{root, "/tmp"}, Show: []string{filepath.Join(root, "shown"), filepath.Join(root, "shown")}, Write: []string{filepath.Join(root, "ws")}}
+	out, code := runConfined(t, v, filepath.Join(root, "ws"), `cat ../shown/private.txt ../shown/user.txt ../shown/sub/open.txt && echo x >> old.txt && echo n > new.txt && echo ok`)
+	if code != 0 || !strings.Contains(out, "shown/private.txtshown/user.txtshown/sub/open.txtok") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if c, _ := ctime("shown/sub/open.txt"); c != openBefore {
+		t.Error("a file anyone may read was chowned (its ctime changed)")
+	}
+	if c, _ := ctime("shown/sub"); c != subBefore {
+		t.Error("a directory anyone may enter was chowned (its ctime changed)")
+	}
+	for f, want := range map[string]uint32{"shown/private.txt": 0, "shown/user.txt": 1234, "ws/old.txt": 0, "ws/new.txt": 0, "ws": 0} {
+		if _, uid := ctime(f); uid != want {
+			t.Errorf("%s is owned by %d after the invocation, want %d", f, uid, want)
+		}
+	}
+}

@@ -168,8 +168,38 @@ func (r *runner) evalKey() ([]byte, error) {
 	return key, runrecord.WriteFile(p, []byte(hex.EncodeToString(key)))
 }
 
-// evaluated is where checkpoints are exported for their evaluation, and
-// the git index of that copy.
+// exported is commit's tree in the trial's private directory (not a shared
+// /tmp path another trial's agent could reach), for the runtime checks and
+// the evaluations, which may write into it: the kept copy (evaluated),
+// brought from the last export by git (history.Repo.Checkout), so whatever
+// the last check or evaluator changed or left there is undone and
+// unchanged files are not written again. If the kept copy cannot be brought
+// up to date (an evaluator may have left files hoh cannot write), a fresh
+// export of its own, which done removes. finish removes the kept copy.
+func (r *runner) exported(commit, what string) (dir string, done func(), err error) {
+	dir, idx := r.evaluated()
+	err = os.MkdirAll(dir, 0o700)
+	if err == nil {
+		err = r.repo.Checkout(commit, dir, idx)
+	}
+	if err == nil {
+		return dir, func() {}, nil
+	}
+	r.env.Logf("%s: %s: a fresh export (the kept copy: %v)", r.spec.Key, what, err)
+	_ = r.dropEvaluated()
+	if dir, err = os.MkdirTemp(r.l.Private(), "eval-*"); err != nil {
+		return "", nil, err
+	}
+	done = func() { os.RemoveAll(dir) }
+	if err := r.repo.Export(commit, dir); err != nil {
+		done()
+		return "", nil, err
+	}
+	return dir, done, nil
+}
+
+// evaluated is where commits are exported for the runtime checks and the
+// evaluations, and the git index of that copy.
 func (r *runner) evaluated() (dir, index string) {
 	return filepath.Join(r.l.Private(), "evaluated"), filepath.Join(r.l.Private(), "evaluated.index")
 }
@@ -201,29 +231,11 @@ func (r *runner) evaluate(ctx context.Context, t int, commit string) (runrecord.
 	if err != nil {
 		return ev, fmt.Errorf("trial %s: evaluation key: %w", r.spec.Key, err)
 	}
-	// The checkpoint's tree in the trial's private directory (not a shared
-	// /tmp path another trial's agent could reach), brought from the last
-	// checkpoint's by git (history.Repo.Checkout): whatever the evaluator
-	// of that one changed or left there is undone, and unchanged files are
-	// not written again. finish removes it.
-	tmp, idx := r.evaluated()
-	err = os.MkdirAll(tmp, 0o700)
-	if err == nil {
-		err = r.repo.Checkout(commit, tmp, idx)
-	}
+	tmp, done, err := r.exported(commit, fmt.Sprintf("checkpoint %d's evaluation", t))
 	if err != nil {
-		// Whatever state the kept copy is in (an evaluator may have left
-		// files hoh cannot write), a fresh export is the checkpoint.
-		r.env.Logf("%s: checkpoint %d: evaluating a fresh export (the kept copy: %v)", r.spec.Key, t, err)
-		_ = r.dropEvaluated()
-		if tmp, err = os.MkdirTemp(r.l.Private(), "eval-*"); err != nil {
-			return ev, err
-		}
-		defer os.RemoveAll(tmp)
-		if err := r.repo.Export(commit, tmp); err != nil {
-			return ev, err
-		}
+		return ev, err
 	}
+	defer done()
 	digest, err := history.Digest(tmp)
 	if err != nil {
 		return ev, err

@@ -764,16 +764,21 @@ type checkSummary struct {
 	passed, total int
 }
 
-// runtimeChecks runs the benchmark's public runtime checks on a throw-away
-// copy of the workspace and keeps their results for QA.
+// runtimeChecks runs the benchmark's public runtime checks on a copy of
+// the Developer's commit (a check may write): the kept export, which git
+// brings to it writing only the files changed since the last check or
+// evaluation (exported), not a copy of the whole workspace per stage.
 func (r *runner) runtimeChecks(ctx context.Context, t int) (checkSummary, error) {
-	checksCopy := r.stage(t, runrecord.RoleQA).ChecksCopy()
-	os.RemoveAll(checksCopy)
-	if err := r.copyWorkspace(checksCopy); err != nil {
-		return checkSummary{}, err
+	commit := "HEAD"
+	if dev := r.st.find(t, runrecord.RoleDeveloper); dev != nil && dev.Commit != "" {
+		commit = dev.Commit
 	}
-	checks, err := r.env.Bench.Check(ctx, r.env.Task, checksCopy)
-	os.RemoveAll(checksCopy)
+	dir, done, err := r.exported(commit, fmt.Sprintf("iteration %d runtime checks", t))
+	if err != nil {
+		return checkSummary{}, fmt.Errorf("trial %s iteration %d runtime checks: %w", r.spec.Key, t, err)
+	}
+	checks, err := r.env.Bench.Check(ctx, r.env.Task, dir)
+	done()
 	if err != nil {
 		return checkSummary{}, fmt.Errorf("trial %s iteration %d runtime checks: %w", r.spec.Key, t, err)
 	}

@@ -176,3 +176,62 @@ func TestEvaluationCopyGitCannotUseFallsBackToAFreshExport(t *testing.T) {
 		}
 	}
 }
+
+// repairingChecks is a benchmark whose public checks run a hostile
+// artifact: each check finds what the last one left in its copy, then
+// repairs greet.sh there and plants a file.
+type repairingChecks struct {
+	builtin.Benchmark
+	found []string // per check: "planted" and/or "repaired" when seen on entry
+}
+
+func (b *repairingChecks) Check(ctx context.Context, task benchmark.Task, dir string) ([]runrecord.CheckResult, error) {
+	var seen []string
+	if _, err := os.Stat(filepath.Join(dir, "planted.txt")); err == nil {
+		seen = append(seen, "planted")
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "greet.sh")); string(data) == greet {
+		seen = append(seen, "repaired")
+	}
+	b.found = append(b.found, strings.Join(seen, ","))
+	if err := os.WriteFile(filepath.Join(dir, "greet.sh"), []byte(greet), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "planted.txt"), []byte("x"), 0o644); err != nil {
+		return nil, err
+	}
+	return b.Benchmark.Check(ctx, task, dir)
+}
+
+// Red-team: the runtime checks' copy is kept between checks and
+// evaluations (only changed files are written), so what a check writes
+// there must never reach the workspace, the history, a later check or an
+// evaluation: each starts from the Developer's commit exactly.
+func TestRedTeamChecksWritingTheirCopyChangeNothing(t *testing.T) {
+	dir := t.TempDir()
+	b := &repairingChecks{}
+	ts, _ := b.Tasks(context.Background())
+	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: "hoh@2", Rep: 1}
+	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{devBroken: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.found) != 2 || b.found[0] != "" || b.found[1] != "" {
+		t.Fatalf("a check saw what the last one left: %q", b.found)
+	}
+	for _, cp := range s.Checkpoints {
+		if cp.Metrics["pass_rate"] == 100 {
+			t.Fatalf("checkpoint %d scored the check's repair: %+v", cp.Step, cp)
+		}
+	}
+	l := runrecord.TrialLayout{Dir: dir}
+	if data, _ := os.ReadFile(filepath.Join(l.Workspace(), "greet.sh")); string(data) == greet {
+		t.Fatal("the check's repair reached the workspace")
+	}
+	if _, err := os.Stat(filepath.Join(l.Workspace(), "planted.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the check's file reached the workspace: %v", err)
+	}
+	if got := testenv.GitShow(t, l.GitDir(), "cp-2:greet.sh"); got == greet {
+		t.Fatal("the check's repair reached the history")
+	}
+}

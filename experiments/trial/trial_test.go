@@ -67,9 +67,10 @@ type fakeHarness struct {
 	qaClaimsUnrun bool
 	// shells: a shell step each role runs in its working directory through
 	// the invocation's executor (its view); output and exit in shellOut.
-	shells    map[runrecord.Role]string
-	shellOut  map[runrecord.Role][]string
-	shellTime time.Duration // spent in shells (a CLI's work, not hoh's)
+	shells   map[runrecord.Role]string
+	shellOut map[runrecord.Role][]string
+	// digestTime: spent in the fake's own digests (startDigest), not hoh's.
+	digestTime time.Duration
 }
 
 // shell runs script in the invocation's working directory through its
@@ -113,7 +114,9 @@ func (f *fakeHarness) Version() string { return "0" }
 func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (runrecord.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	began := time.Now()
 	d, _ := history.Digest(inv.WorkDir)
+	f.digestTime += time.Since(began)
 	n := len(f.calls) + 1
 	u := runrecord.Usage{Input: int64(100 * n), CachedInput: 10, Output: int64(7 * n), Total: int64(107 * n)}
 	res := runrecord.Result{Outcome: runrecord.OutcomeCompleted, Usage: u, Duration: time.Millisecond}
@@ -131,9 +134,7 @@ func (f *fakeHarness) Run(_ context.Context, inv harness.Invocation) (runrecord.
 	}
 	if script := f.shells[inv.Role]; script != "" {
 		var out bytes.Buffer
-		began := time.Now()
 		exit, err := inv.Exec.Run(context.Background(), sandbox.Command{Args: []string{"/bin/sh", "-c", script}, Dir: inv.WorkDir, Stdout: &out, Stderr: &out})
-		f.shellTime += time.Since(began)
 		if f.shellOut == nil {
 			f.shellOut = map[runrecord.Role][]string{}
 		}
