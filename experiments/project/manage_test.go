@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -352,5 +353,27 @@ func TestProjectConfigReadsBackThroughRunrecord(t *testing.T) {
 	if r.Name != c.Name || r.Spec != c.Spec || r.Harness.Harness != c.Harness.Harness ||
 		r.Harness.Provider.Model != c.Harness.Provider.Model || r.IsScripted() != c.Harness.IsScripted() || r.Name == "" {
 		t.Errorf("hoh-project.yaml read as %+v, written %+v", r, c)
+	}
+}
+
+// A project's checks run the agent's code with the user's commands: the
+// provider key hoh holds is not in their environment, or the agent's tests
+// could print it into the runtime checks QA reads.
+func TestChecksRunWithoutTheProviderKey(t *testing.T) {
+	t.Setenv("HOH_TEST_PROVIDER_KEY", "sk-test-0123456789")
+	t.Setenv("HOH_TEST_PLAIN", "kept")
+	c := &checks{list: []Check{{Name: "env", Command: "env"}}, secrets: []string{"", "sk-test-0123456789"}}
+	res, err := c.Check(context.Background(), benchmark.Task{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || !res[0].Passed {
+		t.Fatalf("checks %+v", res)
+	}
+	if strings.Contains(res[0].Output, "sk-test-0123456789") {
+		t.Errorf("the check saw the provider key: %q", res[0].Output)
+	}
+	if !strings.Contains(res[0].Output, "HOH_TEST_PLAIN=kept") {
+		t.Errorf("the check lost the rest of the environment: %q", res[0].Output)
 	}
 }

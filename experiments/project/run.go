@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -114,7 +115,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		return nil, err
 	}
 	r := &projectRun{project: project, l: l, c: c, o: o, limits: limits, h: h, env: env, secrets: secrets,
-		bench: &checks{list: c.Checks},
+		bench: &checks{list: c.Checks, secrets: secrets},
 		task:  benchmark.Task{Benchmark: "project", ID: c.Name, Spec: string(specText)},
 		res:   &Result{}}
 	return r.loops(ctx)
@@ -487,8 +488,26 @@ func buildHarness(l runrecord.ProjectLayout, c *Config, o RunOptions) (harness.H
 const ScriptedKeyValue = "hoh-scripted-dummy-key"
 
 // checks runs the project's configured runtime checks; a project has no
-// evaluator, so Evaluate is never used (trial.Env.NoEvaluation).
-type checks struct{ list []Check }
+// evaluator, so Evaluate is never used (trial.Env.NoEvaluation). They are
+// the user's commands run on the agent's code, in hoh's environment minus
+// every variable holding one of secrets (the provider key): what the
+// checks print is recorded and shown to QA.
+type checks struct {
+	list    []Check
+	secrets []string
+}
+
+// env is hoh's environment without the variables that hold a secret.
+func (c *checks) env() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		_, v, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(c.secrets, func(s string) bool { return s != "" && strings.Contains(v, s) }) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
 
 func (c *checks) Name() string { return "project" }
 func (c *checks) Tasks(context.Context) ([]benchmark.Task, error) {
@@ -512,7 +531,7 @@ func (c *checks) Check(ctx context.Context, _ benchmark.Task, dir string) ([]run
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		cmd := exec.CommandContext(cctx, "sh", "-c", ch.Command)
-		cmd.Dir = dir
+		cmd.Dir, cmd.Env = dir, c.env()
 		b, err := cmd.CombinedOutput()
 		cancel()
 		if ctx.Err() != nil {

@@ -11,13 +11,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -130,8 +130,14 @@ func (Benchmark) Check(ctx context.Context, bt benchmark.Task, dir string) ([]ru
 		return []runrecord.CheckResult{{Name: "exists", Command: "test -f " + t.script, ExitCode: 1,
 			Output: t.script + " does not exist"}}, nil
 	}
-	syntax := run(ctx, dir, "sh", "-n", t.script)
-	example := run(ctx, dir, "sh", append([]string{t.script}, t.example...)...)
+	syntax, err := run(ctx, dir, true, "sh", "-n", t.script)
+	if err != nil {
+		return nil, err
+	}
+	example, err := run(ctx, dir, true, append([]string{"sh", t.script}, t.example...)...)
+	if err != nil {
+		return nil, err
+	}
 	return []runrecord.CheckResult{
 		{Name: "syntax", Command: "sh -n " + t.script, ExitCode: syntax.code, Passed: syntax.code == 0, Output: syntax.out},
 		{Name: "example", Command: "sh " + strings.Join(append([]string{t.script}, t.example...), " "),
@@ -144,28 +150,27 @@ type ran struct {
 	out  string
 }
 
-func run(ctx context.Context, dir string, name string, args ...string) ran {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stdout
-	err := cmd.Run()
-	code := 0
+// run runs the artifact's command confined (sandbox.Confined): the artifact
+// is the agent's work, so it sees dir read-only, a private /tmp and the
+// system's runtime, as an unprivileged uid with no network; never the host.
+// stderr goes to out too when both. An error is infrastructure: the
+// command could not be run at all.
+func run(ctx context.Context, dir string, both bool, args ...string) (ran, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := sandbox.Command{Args: args, Dir: dir, Env: []string{"PATH=/usr/bin:/bin", "LC_ALL=C"},
+		Stdout: &stdout, Stderr: &stderr, WallTimeout: 5 * time.Second}
+	if both {
+		cmd.Stderr = &stdout
+	}
+	ex, err := sandbox.Confined{View: sandbox.View{Show: []string{dir}}}.Run(ctx, cmd)
 	if err != nil {
-		code = -1
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
+		return ran{}, fmt.Errorf("builtin: running %s: %w", strings.Join(args, " "), err)
 	}
 	out := stdout.String()
 	if len(out) > 4000 {
 		out = out[:4000] + "\n[truncated]"
 	}
-	return ran{code, out}
+	return ran{ex.Code, out}, nil
 }
 
 // Evaluate runs the hidden cases on the frozen artifact: metric pass_rate is
@@ -183,21 +188,12 @@ func (Benchmark) Evaluate(ctx context.Context, bt benchmark.Task, dir string) (r
 			Details: map[string]any{"passed": 0, "total": len(t.hidden), "missing": t.script}}, nil
 	}
 	for i, c := range t.hidden {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		cmd := exec.CommandContext(ctx, "sh", append([]string{t.script}, c.args...)...)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
-		out, err := cmd.Output()
-		cancel()
-		code := 0
+		r, err := run(ctx, dir, false, append([]string{"sh", t.script}, c.args...)...)
 		if err != nil {
-			code = -1
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
+			return runrecord.Evaluation{}, err
 		}
-		got := strings.TrimRight(string(out), "\n")
-		if code == c.code && (c.code != 0 || got == c.want) {
+		got := strings.TrimRight(r.out, "\n")
+		if r.code == c.code && (c.code != 0 || got == c.want) {
 			passed++
 		} else {
 			failures = append(failures, fmt.Sprintf("case %d", i+1))

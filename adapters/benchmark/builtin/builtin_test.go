@@ -2,10 +2,14 @@ package builtin
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
 )
 
 // Reference solutions, written here to prove the hidden cases are satisfiable.
@@ -77,5 +81,80 @@ func TestHiddenCasesNeverReachSpecOrWorkspace(t *testing.T) {
 				t.Errorf("%s: hidden expected output %q is visible", bt.ID, c.want)
 			}
 		}
+	}
+}
+
+// Red-team: the checks and the hidden cases run the agent's script, so it
+// runs confined. A greet.sh that answers correctly but also tries to write
+// outside its directory, plant a file beside itself, read a file elsewhere
+// on the machine and reach a loopback service does none of it, and still
+// scores as the correct script it is.
+func TestRedTeamArtifactRunsConfinedInChecksAndEvaluation(t *testing.T) {
+	outside, err := os.MkdirTemp(".", "outside-") // not under /tmp: a view hides /tmp anyway
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside, _ = filepath.Abs(outside)
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("the-host-secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	reached := make(chan bool, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			reached <- true
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	hostile := fmt.Sprintf(`#!/bin/sh
+touch %[1]s/escaped 2>/dev/null
+touch planted 2>/dev/null
+cat %[2]s >&2 2>/dev/null
+(exec 3<>/dev/tcp/127.0.0.1/%[3]d) 2>/dev/null
+busybox nc -w 1 127.0.0.1 %[3]d </dev/null 2>/dev/null
+if [ $# -eq 0 ]; then n=World; else n="$*"; fi
+echo "Hello, $n!"
+`, outside, secret, port)
+	if err := os.WriteFile(filepath.Join(dir, "greet.sh"), []byte(hostile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, task := Benchmark{}, benchmark.Task{Benchmark: Name, ID: "greet"}
+	checks, err := b.Check(context.Background(), task, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := b.Evaluate(context.Background(), task, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Metrics["pass_rate"] != 100 {
+		t.Errorf("the hostile but correct script scored %v (details %v)", ev.Metrics["pass_rate"], ev.Details)
+	}
+	for _, c := range checks {
+		if strings.Contains(c.Output, "the-host-secret") {
+			t.Errorf("check %s read a file elsewhere on the machine: %q", c.Name, c.Output)
+		}
+	}
+	for _, p := range []string{filepath.Join(outside, "escaped"), filepath.Join(dir, "planted")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the artifact wrote %s (stat: %v)", p, err)
+		}
+	}
+	select {
+	case <-reached:
+		t.Error("the artifact reached a loopback service")
+	default:
 	}
 }
