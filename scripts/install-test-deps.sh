@@ -4,9 +4,12 @@
 # images are built from it, nothing is pulled), git, node/npm, chromium (the
 # report viewer's browser tests drive it headless), sqlite3 (tests check the
 # CLIs' databases after redaction), python3 and unshare (GameCraft's verifier), the pinned coding-agent
-# CLIs from npm, a running dockerd, and Debian's slurm-wlm and munge with a
-# single-node Slurm cluster on localhost (hoh slurm's tests submit to it). Needs root for apt-get
-# and dockerd.
+# CLIs from npm, a running dockerd, Debian's slurm-wlm and munge with a
+# single-node Slurm cluster on localhost (hoh slurm's tests submit to it), and
+# Debian's podman (uidmap, slirp4netns, fuse-overlayfs) with the rootless
+# Podman service of an unprivileged user (scripts/start-podman.sh; the
+# harbor-smoke and container red-team tests run against it). Needs root for
+# apt-get and the daemons.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -22,6 +25,10 @@ command -v python3 >/dev/null 2>&1 || need+=(python3) # GameCraft-Bench's own ve
 command -v unshare >/dev/null 2>&1 || need+=(util-linux) # its private user+mount namespace
 command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm) # hoh slurm's tests
 command -v munged >/dev/null 2>&1 || need+=(munge)
+command -v podman >/dev/null 2>&1 || need+=(podman) # rootless Podman tests
+command -v newuidmap >/dev/null 2>&1 || need+=(uidmap)
+command -v slirp4netns >/dev/null 2>&1 || need+=(slirp4netns)
+command -v fuse-overlayfs >/dev/null 2>&1 || need+=(fuse-overlayfs)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-test-deps: need root to apt-get install ${need[*]}" >&2
@@ -36,3 +43,4 @@ fi
 scripts/install-harnesses.sh
 scripts/start-dockerd.sh
 scripts/start-slurm.sh
+scripts/start-podman.sh
