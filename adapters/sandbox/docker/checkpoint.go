@@ -184,7 +184,6 @@ func (c *Client) freeze(ctx context.Context, id string) (thaw func() error, err 
 // engine runs the check with the Docker HEALTHCHECK semantics (start
 // period, interval, timeout, retries).
 func (env *Environment) waitHealthy(ctx context.Context) error {
-	podman := env.c.Engine(ctx).Podman
 	var lastRun time.Time
 	for {
 		ins, err := env.c.API.ContainerInspect(ctx, env.ID)
@@ -194,11 +193,8 @@ func (env *Environment) waitHealthy(ctx context.Context) error {
 		if done, err := healthy(env.ID, ins.State); done || err != nil {
 			return err
 		}
-		if podman && ins.Config != nil && time.Since(lastRun) >= healthInterval(ins.Config.Healthcheck) {
-			// Podman runs checks from systemd timers, absent in most
-			// containers and CI machines: hoh runs each one.
-			lastRun = time.Now()
-			if err := env.runHealthcheck(ctx); err != nil {
+		if ran, err := env.c.runHealthcheckDue(ctx, ins, &lastRun); ran || err != nil {
+			if err != nil {
 				return err
 			}
 			continue
@@ -219,20 +215,26 @@ func healthInterval(h *container.HealthConfig) time.Duration {
 	return h.Interval
 }
 
-// runHealthcheck runs the container's health check once through Podman's
-// own API (podman healthcheck run), which records its result in the
-// container's health status as the engine's timer would.
-func (env *Environment) runHealthcheck(ctx context.Context) error {
-	resp, err := libpodDo(ctx, env.c.API, http.MethodGet, "/containers/"+env.ID+"/healthcheck")
+// runHealthcheckDue runs, on Podman, the health check of the container
+// inspected as ins when its interval has passed since *last, and says
+// whether it ran. Podman runs checks from systemd timers, absent in most
+// containers and CI machines; its own API (podman healthcheck run) records
+// the result in the container's health status as the timer would.
+func (c *Client) runHealthcheckDue(ctx context.Context, ins container.InspectResponse, last *time.Time) (bool, error) {
+	if !c.Engine(ctx).Podman || ins.Config == nil || ins.Config.Healthcheck == nil || time.Since(*last) < healthInterval(ins.Config.Healthcheck) {
+		return false, nil
+	}
+	*last = time.Now()
+	resp, err := libpodDo(ctx, c.API, http.MethodGet, "/containers/"+ins.ID+"/healthcheck")
 	if err != nil {
-		return fmt.Errorf("running the health check of %s: %w", short(env.ID), err)
+		return true, fmt.Errorf("running the health check of %s: %w", short(ins.ID), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
-		return fmt.Errorf("running the health check of %s: %s: %s", short(env.ID), resp.Status, strings.TrimSpace(string(b)))
+		return true, fmt.Errorf("running the health check of %s: %s: %s", short(ins.ID), resp.Status, strings.TrimSpace(string(b)))
 	}
-	return nil
+	return true, nil
 }
 
 // healthy says whether a container in state st is ready (no health check,
