@@ -5,9 +5,12 @@
 # (OpenCode's outside-connection test), chromium (the
 # report viewer's browser tests drive it headless), sqlite3 (tests check the
 # CLIs' databases after redaction), python3 and unshare (GameCraft's verifier), the pinned coding-agent
-# CLIs from npm, a running dockerd, and Debian's slurm-wlm and munge with a
-# single-node Slurm cluster on localhost (hoh slurm's tests submit to it). Needs root for apt-get
-# and dockerd.
+# CLIs from npm, a running dockerd, Debian's slurm-wlm and munge with a
+# single-node Slurm cluster on localhost (hoh slurm's tests submit to it), and
+# Debian's podman (uidmap, slirp4netns, fuse-overlayfs) with the rootless
+# Podman service of an unprivileged user (scripts/start-podman.sh; the
+# harbor-smoke and container red-team tests run against it). Needs root for
+# apt-get and the daemons.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -25,6 +28,10 @@ command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm) # hoh slurm's tests
 command -v munged >/dev/null 2>&1 || need+=(munge)
 command -v strace >/dev/null 2>&1 || need+=(strace) # the CLIs' outside-connection tests
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)    # OpenCode downloads it from GitHub when none is on PATH
+command -v podman >/dev/null 2>&1 || need+=(podman) # rootless Podman tests
+command -v newuidmap >/dev/null 2>&1 || need+=(uidmap)
+command -v slirp4netns >/dev/null 2>&1 || need+=(slirp4netns)
+command -v fuse-overlayfs >/dev/null 2>&1 || need+=(fuse-overlayfs)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-test-deps: need root to apt-get install ${need[*]}" >&2
@@ -39,3 +46,4 @@ fi
 scripts/install-harnesses.sh
 scripts/start-dockerd.sh
 scripts/start-slurm.sh
+scripts/start-podman.sh

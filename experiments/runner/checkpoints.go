@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
@@ -101,14 +100,13 @@ func (c *containerCheckpoints) remove(ctx context.Context, t int) error {
 }
 
 func checkpointImages(ctx context.Context, client *docker.Client, trial string, t int) ([]image.Summary, error) {
-	f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+client.RunID()),
-		filters.Arg("label", labelCheckpointTrial+"="+trial))
+	labels := []string{docker.LabelRun + "=" + client.RunID(), labelCheckpointTrial + "=" + trial}
 	if t >= 0 {
-		f.Add("label", labelCheckpoint+"="+strconv.Itoa(t))
+		labels = append(labels, labelCheckpoint+"="+strconv.Itoa(t))
 	}
-	// All: an untagged checkpoint another was committed on top of (a
-	// replaced attempt's) counts as intermediate and is listed only then.
-	ims, err := client.API.ImageList(ctx, image.ListOptions{All: true, Filters: f})
+	// All (ImagesLabelled lists them): an untagged checkpoint another was
+	// committed on top of (a replaced attempt's) counts as intermediate.
+	ims, err := docker.ImagesLabelled(ctx, client.API, labels...)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -211,5 +213,71 @@ func Slurm(t testing.TB) {
 	state := strings.TrimSpace(string(out))
 	if err != nil || !(strings.HasPrefix(state, "idle") || strings.HasPrefix(state, "mix") || strings.HasPrefix(state, "alloc")) {
 		t.Fatalf("a Slurm node that takes jobs is required for this test (scripts/start-slurm.sh starts one): sinfo: %v %q", err, state)
+	}
+}
+
+// Podman is the rootless Podman service of an unprivileged user that
+// scripts/start-podman.sh starts.
+type Podman struct {
+	User, Home, Runtime string
+	UID, GID            int
+	Host                string // DOCKER_HOST of its Docker-compatible socket
+}
+
+// PodmanUser is the user scripts/start-podman.sh creates (HOH_PODMAN_USER).
+func PodmanUser() string {
+	if u := os.Getenv("HOH_PODMAN_USER"); u != "" {
+		return u
+	}
+	return "hoh-podman"
+}
+
+// RootlessPodman fails the test unless this process is root (it runs
+// commands as the user) and the user's rootless Podman service answers
+// (scripts/start-podman.sh; scripts/install-test-deps.sh runs it).
+func RootlessPodman(t testing.TB) Podman {
+	t.Helper()
+	const fix = "scripts/start-podman.sh starts it; scripts/install-test-deps.sh installs podman and runs that"
+	if os.Geteuid() != 0 {
+		t.Fatalf("rootless Podman test: must run as root to run commands as %s (%s)", PodmanUser(), fix)
+	}
+	u, err := user.Lookup(PodmanUser())
+	if err != nil {
+		t.Fatalf("rootless Podman is required for this test: user %s: %v (%s)", PodmanUser(), err, fix)
+	}
+	p := Podman{User: u.Username, Home: u.HomeDir}
+	p.UID, _ = strconv.Atoi(u.Uid)
+	p.GID, _ = strconv.Atoi(u.Gid)
+	p.Runtime = filepath.Join("/run/user", u.Uid)
+	sock := filepath.Join(p.Runtime, "podman", "podman.sock")
+	p.Host = "unix://" + sock
+	out, err := exec.Command("curl", "-s", "--max-time", "5", "--unix-socket", sock, "http://d/_ping").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "OK" {
+		t.Fatalf("rootless Podman is required for this test: its service does not answer on %s: %v %q (%s)", sock, err, out, fix)
+	}
+	return p
+}
+
+// Command is name args run as the Podman user with a clean environment:
+// HOME, XDG_RUNTIME_DIR, DOCKER_HOST at the user's socket, and env.
+func (p Podman) Command(dir string, env []string, name string, args ...string) *exec.Cmd {
+	base := []string{"-u", p.User, "--", "env", "-i", "HOME=" + p.Home, "USER=" + p.User, "LOGNAME=" + p.User,
+		"XDG_RUNTIME_DIR=" + p.Runtime, "DOCKER_HOST=" + p.Host, "PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd := exec.Command("runuser", append(append(append(base, env...), name), args...)...)
+	cmd.Dir = dir
+	return cmd
+}
+
+// GiveTo makes root (a tree) the Podman user's.
+func (p Podman) GiveTo(t testing.TB, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, p.UID, p.GID)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

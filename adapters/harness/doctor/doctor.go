@@ -26,6 +26,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
 	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 )
 
 // Fixes for the common problems.
@@ -100,15 +101,11 @@ func System() Env {
 				return "", err
 			}
 			defer c.Close()
-			v, err := c.ServerVersion(ctx)
+			e, err := docker.DetectEngine(ctx, c)
 			if err != nil {
 				return "", err
 			}
-			info, err := c.Info(ctx)
-			if err != nil {
-				return "", err
-			}
-			return EngineName(v, info.SecurityOptions), nil
+			return EngineDetail(e), nil
 		},
 		Output: func(ctx context.Context, bin string, args ...string) (string, error) {
 			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
@@ -324,9 +321,10 @@ func checkDocker(ctx context.Context, env Env) Check {
 	if err := env.PingDocker(ctx); err != nil {
 		return Check{Name: "docker", Required: true, Detail: "Engine API not reachable: " + firstLine(err.Error()), Fix: FixDocker}
 	}
-	detail := "Engine API answers"
+	detail, lacks := "Engine API answers", ""
 	if env.DockerEngine != nil {
 		if name, err := env.DockerEngine(ctx); err == nil {
+			name, lacks, _ = strings.Cut(name, "; lacks: ")
 			detail += ": " + name
 		}
 	}
@@ -335,7 +333,19 @@ func checkDocker(ctx context.Context, env Env) Check {
 			detail += " at DOCKER_HOST=" + h
 		}
 	}
+	if lacks != "" {
+		detail += "; lacks: " + lacks
+	}
 	return Check{Name: "docker", OK: true, Required: true, Detail: detail}
+}
+
+// EngineDetail names the engine and what it lacks that hoh would use.
+func EngineDetail(e docker.Engine) string {
+	d := e.Name()
+	if l := e.Lacks(); len(l) > 0 {
+		d += "; lacks: " + strings.Join(l, "; ")
+	}
+	return d
 }
 
 // EngineName is the engine behind a Docker API from its /version and

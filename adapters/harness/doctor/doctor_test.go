@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
 	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	sandboxdocker "github.com/hoh-research/hoh/adapters/sandbox/docker"
 )
 
 func pin(kind string) string {
@@ -290,5 +291,19 @@ func TestEngineNameTellsDockerFromPodman(t *testing.T) {
 		DockerEngine: func(context.Context) (string, error) { return "Podman 4.3.1 (rootless)", nil }}
 	if c := checkDocker(context.Background(), env); !c.OK || c.Detail != "Engine API answers: Podman 4.3.1 (rootless) at DOCKER_HOST=unix:///run/user/1000/podman/podman.sock" {
 		t.Errorf("check: %+v", c)
+	}
+	// What the engine lacks follows the engine and its address.
+	rootless := sandboxdocker.Engine{Podman: true, Version: "4.3.1", Rootless: true, CgroupVersion: "1", StorageDriver: "vfs"}
+	env.DockerEngine = func(context.Context) (string, error) { return EngineDetail(rootless), nil }
+	c := checkDocker(context.Background(), env)
+	for _, want := range []string{"Engine API answers: Podman 4.3.1 (rootless) at DOCKER_HOST=unix:///run/user/1000/podman/podman.sock; lacks: ",
+		"no per-container memory, CPU or pids limits (rootless on cgroup v1)", "no pause", "no storage-opt size on the vfs storage driver", "health checks"} {
+		if !c.OK || !strings.Contains(c.Detail, want) {
+			t.Errorf("check lacks %q: %+v", want, c)
+		}
+	}
+	full := sandboxdocker.Engine{Version: "26.1.5", CgroupVersion: "2", StorageDriver: "overlay2", Limits: true}
+	if d := EngineDetail(full); d != "Docker Engine 26.1.5" {
+		t.Errorf("Docker Engine with everything: %q", d)
 	}
 }

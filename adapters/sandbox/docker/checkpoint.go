@@ -3,8 +3,10 @@ package docker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -74,16 +76,107 @@ func (env *Environment) Commit(ctx context.Context, labels map[string]string) (s
 		// Empty would inherit the container's keep-alive command.
 		cfg.Cmd = []string{"/bin/sh"}
 	}
-	resp, err := env.c.API.ContainerCommit(ctx, env.ID, container.CommitOptions{Pause: true, Config: cfg})
+	id, err := env.c.commit(ctx, env.ID, cfg, true)
 	if err != nil {
 		return "", &InfraError{Stage: "commit", Err: err}
 	}
-	env.c.trackImage(resp.ID, true)
-	if err := env.commitServices(ctx, resp.ID); err != nil {
-		_ = env.c.RemoveImage(context.WithoutCancel(ctx), resp.ID)
+	if err := env.commitServices(ctx, id); err != nil {
+		_ = env.c.RemoveImage(context.WithoutCancel(ctx), id)
 		return "", err
 	}
-	return resp.ID, nil
+	return id, nil
+}
+
+// commit commits container id with configuration cfg (paused when pause)
+// and returns the image id ("sha256:..."). Docker applies cfg; Podman's
+// Docker-compatible commit ignores it (the image would keep the container's
+// keep-alive command, its environment values and no labels) and its pause,
+// so there cfg goes as Dockerfile changes, one per value (Podman takes the
+// rest of the line as the value, unquoted), and hoh freezes the container.
+func (c *Client) commit(ctx context.Context, id string, cfg *container.Config, pause bool) (img string, err error) {
+	eng := c.Engine(ctx)
+	opts := container.CommitOptions{Pause: pause, Config: cfg}
+	if pause && (eng.Podman || !eng.CanPause()) {
+		var thaw func() error
+		if thaw, err = c.freeze(ctx, id); err != nil {
+			return "", err
+		}
+		defer func() {
+			if terr := thaw(); terr != nil && err == nil {
+				err = terr
+			}
+		}()
+		opts.Pause = false
+	}
+	if eng.Podman {
+		// An empty body is refused ("Decode(): EOF"), any is ignored.
+		opts.Config, opts.Changes, opts.Reference = &container.Config{}, podmanChanges(cfg), c.keepTag()
+	}
+	resp, err := c.API.ContainerCommit(ctx, id, opts)
+	if err != nil {
+		return "", err
+	}
+	img = resp.ID
+	if !strings.HasPrefix(img, "sha256:") {
+		img = "sha256:" + img // Podman answers the bare hex id
+	}
+	c.trackImage(img, true)
+	return img, nil
+}
+
+// podmanChanges is cfg as commit changes for Podman.
+func podmanChanges(cfg *container.Config) []string {
+	var ch []string
+	for k, v := range cfg.Labels {
+		ch = append(ch, "LABEL "+k+"="+v)
+	}
+	for _, kv := range cfg.Env {
+		ch = append(ch, "ENV "+kv)
+	}
+	js := func(l []string) string {
+		if l == nil {
+			l = []string{}
+		}
+		b, _ := json.Marshal(l)
+		return string(b)
+	}
+	ch = append(ch, "ENTRYPOINT "+js(cfg.Entrypoint), "CMD "+js(cfg.Cmd))
+	wd := cfg.WorkingDir
+	if wd == "" {
+		wd = "/"
+	}
+	ch = append(ch, "WORKDIR "+wd)
+	if cfg.User != "" {
+		ch = append(ch, "USER "+cfg.User)
+	}
+	return ch
+}
+
+// freezeScript sends $1 (STOP or CONT) to every process of the container but
+// PID 1 (its init, which the kernel shields from its own namespace) and
+// the helper itself.
+const freezeScript = `for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || kill -"$1" "$p" 2>/dev/null; done; true`
+
+// freeze stops every process in container id while it is committed: with
+// the engine's pause when it can, else by SIGSTOP (a rootless engine on
+// cgroup v1 has no freezer). thaw continues them.
+func (c *Client) freeze(ctx context.Context, id string) (thaw func() error, err error) {
+	if c.Engine(ctx).CanPause() {
+		if err := c.API.ContainerPause(ctx, id); err != nil {
+			return nil, fmt.Errorf("pausing %s: %w", short(id), err)
+		}
+		return func() error { return c.API.ContainerUnpause(context.WithoutCancel(ctx), id) }, nil
+	}
+	env := &Environment{c: c, ID: id}
+	if _, err := env.quickExec(ctx, "/bin/sh", "-c", freezeScript, "hoh-freeze", "STOP"); err != nil {
+		return nil, fmt.Errorf("stopping the processes of %s (the engine cannot pause): %w", short(id), err)
+	}
+	return func() error {
+		if _, err := env.quickExec(context.WithoutCancel(ctx), "/bin/sh", "-c", freezeScript, "hoh-freeze", "CONT"); err != nil {
+			return fmt.Errorf("continuing the processes of %s: %w", short(id), err)
+		}
+		return nil
+	}, nil
 }
 
 // waitHealthy waits until the container's health check (if it has one)
@@ -91,6 +184,7 @@ func (env *Environment) Commit(ctx context.Context, labels map[string]string) (s
 // engine runs the check with the Docker HEALTHCHECK semantics (start
 // period, interval, timeout, retries).
 func (env *Environment) waitHealthy(ctx context.Context) error {
+	var lastRun time.Time
 	for {
 		ins, err := env.c.API.ContainerInspect(ctx, env.ID)
 		if err != nil {
@@ -99,12 +193,48 @@ func (env *Environment) waitHealthy(ctx context.Context) error {
 		if done, err := healthy(env.ID, ins.State); done || err != nil {
 			return err
 		}
+		if ran, err := env.c.runHealthcheckDue(ctx, ins, &lastRun); ran || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for container %s to be healthy: %w", short(env.ID), ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// healthInterval is the time between checks (Docker's default 30 s).
+func healthInterval(h *container.HealthConfig) time.Duration {
+	if h == nil || h.Interval <= 0 {
+		return 30 * time.Second
+	}
+	return h.Interval
+}
+
+// runHealthcheckDue runs, on Podman, the health check of the container
+// inspected as ins when its interval has passed since *last, and says
+// whether it ran. Podman runs checks from systemd timers, absent in most
+// containers and CI machines; its own API (podman healthcheck run) records
+// the result in the container's health status as the timer would.
+func (c *Client) runHealthcheckDue(ctx context.Context, ins container.InspectResponse, last *time.Time) (bool, error) {
+	if !c.Engine(ctx).Podman || ins.Config == nil || ins.Config.Healthcheck == nil || time.Since(*last) < healthInterval(ins.Config.Healthcheck) {
+		return false, nil
+	}
+	*last = time.Now()
+	resp, err := libpodDo(ctx, c.API, http.MethodGet, "/containers/"+ins.ID+"/healthcheck")
+	if err != nil {
+		return true, fmt.Errorf("running the health check of %s: %w", short(ins.ID), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
+		return true, fmt.Errorf("running the health check of %s: %s: %s", short(ins.ID), resp.Status, strings.TrimSpace(string(b)))
+	}
+	return true, nil
 }
 
 // healthy says whether a container in state st is ready (no health check,

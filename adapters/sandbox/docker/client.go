@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -55,6 +56,7 @@ type Client struct {
 	mu         sync.Mutex
 	containers map[string]bool
 	images     map[string]bool
+	engineCache
 }
 
 // New connects to the engine and checks that it answers.
@@ -146,8 +148,7 @@ func CleanupRun(ctx context.Context, api *client.Client, runID string, images bo
 		// Committed checkpoints first and alone: pruning their parents would
 		// remove the task image they were committed on, which may belong to
 		// another run (an untagged image has no other reference).
-		committed, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: filters.NewArgs(
-			filters.Arg("label", LabelRun+"="+runID), filters.Arg("label", LabelCommitted+"=1"))})
+		committed, err := ImagesLabelled(ctx, api, LabelRun+"="+runID, LabelCommitted+"=1")
 		note(err)
 		// A commit on top of another goes first: repeat while that helps.
 		for len(committed) > 0 {
@@ -217,4 +218,36 @@ func (c *Client) CleanupOnSignal(grace time.Duration) (stop func()) {
 		signal.Stop(ch)
 		close(done)
 	}
+}
+
+// ImagesLabelled lists every image (intermediate ones too) that carries all
+// the labels given as key=value. Podman's Docker-compatible API matches an
+// image carrying any one of several label filters, Docker one carrying all:
+// the engine's answer is narrowed here, so both give the same list.
+func ImagesLabelled(ctx context.Context, api client.ImageAPIClient, labels ...string) ([]image.Summary, error) {
+	f := filters.NewArgs()
+	for _, l := range labels {
+		f.Add("label", l)
+	}
+	ims, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	out := ims[:0]
+	for _, im := range ims {
+		if hasLabels(im.Labels, labels) {
+			out = append(out, im)
+		}
+	}
+	return out, nil
+}
+
+func hasLabels(have map[string]string, want []string) bool {
+	for _, l := range want {
+		k, v, _ := strings.Cut(l, "=")
+		if got, ok := have[k]; !ok || (strings.Contains(l, "=") && got != v) {
+			return false
+		}
+	}
+	return true
 }

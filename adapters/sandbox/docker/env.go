@@ -261,9 +261,52 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 	}
 	env.ID = resp.ID
 	c.trackContainer(resp.ID, true)
+	if eng := c.Engine(ctx); !eng.Limits && spec.Workdir != podmanRetryWorkdir {
+		// Rootless on cgroup v1: the engine accepts the limits and sets none.
+		env.Notes = append(env.Notes, fmt.Sprintf("memory (%d MB), CPU (%g) and process (%d) limits not enforced: %s has no cgroup for a rootless container on cgroup v%s",
+			spec.MemoryMB, spec.CPUs, pids, eng.Name(), eng.CgroupVersion))
+	}
 	if err := c.API.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		if msg := err.Error(); spec.Workdir != podmanRetryWorkdir && c.Engine(ctx).Podman && strings.Contains(msg, "mkdir") && strings.Contains(msg, "file exists") {
+			return env.startAtRoot(ctx, img, spec, withStorage)
+		}
 		return &InfraError{Stage: "start", Err: err}
 	}
+	return nil
+}
+
+// podmanRetryWorkdir is the working directory of startAtRoot's container.
+const podmanRetryWorkdir = "/"
+
+// startAtRoot starts, on Podman, a container whose working directory is a
+// link dangling outside the container (a committed checkpoint's workspace
+// link to the agent's exchange mount). Podman's runtime refuses to enter it;
+// Docker creates the link's target. So the container starts in / and the
+// link gives way to an empty directory, as the agent container's setup
+// then replaces it, and commands still default to that directory.
+func (env *Environment) startAtRoot(ctx context.Context, img string, spec Spec, withStorage bool) error {
+	c := env.c
+	wd := spec.Workdir
+	if wd == "" {
+		ic, err := c.ImageConfig(ctx, img)
+		if err != nil {
+			return err
+		}
+		wd = ic.WorkingDir
+	}
+	if err := c.API.ContainerRemove(ctx, env.ID, container.RemoveOptions{Force: true}); err != nil && !isNotFound(err) {
+		return &InfraError{Stage: "start", Err: err}
+	}
+	c.trackContainer(env.ID, false)
+	env.ID = ""
+	spec.Workdir = podmanRetryWorkdir
+	if err := env.create(ctx, img, spec, withStorage); err != nil {
+		return err
+	}
+	if _, err := env.quickExec(ctx, "/bin/sh", "-c", `if [ -L "$1" ] && [ ! -e "$1" ]; then rm -f "$1"; fi; mkdir -p "$1"`, "hoh-workdir", wd); err != nil {
+		return &InfraError{Stage: "start", Err: fmt.Errorf("working directory %s: %w", wd, err)}
+	}
+	env.spec.Workdir = wd
 	return nil
 }
 

@@ -48,6 +48,9 @@ func (c *Client) buildLabelled(ctx context.Context, r io.Reader, dockerfile, tag
 		// it, so no build reuses another's layers.
 		NoCache: true,
 	}
+	if tag == "" && c.Engine(ctx).Podman {
+		tag = c.keepTag()
+	}
 	if tag != "" {
 		opts.Tags = []string{tag}
 	}

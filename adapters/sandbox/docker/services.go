@@ -142,10 +142,18 @@ func (env *Environment) startService(ctx context.Context, svc Service) (string, 
 // waitService waits for svc's condition, failing fast when the service
 // exits early or turns unhealthy.
 func (env *Environment) waitService(ctx context.Context, svc Service, id string) error {
+	var lastRun time.Time
 	for {
 		ins, err := env.c.API.ContainerInspect(ctx, id)
 		if err != nil {
 			return err
+		}
+		if svc.Wait == "healthy" {
+			if ran, err := env.c.runHealthcheckDue(ctx, ins, &lastRun); err != nil {
+				return err
+			} else if ran {
+				continue
+			}
 		}
 		st := ins.State
 		switch {

@@ -55,10 +55,11 @@ func (env *Environment) snapshotService(ctx context.Context, id, name, mainID st
 		return err
 	}
 	if ins.State != nil && ins.State.Running && !ins.State.Paused {
-		if err := c.API.ContainerPause(ctx, id); err != nil {
+		thaw, err := c.freeze(ctx, id)
+		if err != nil {
 			return err
 		}
-		defer c.API.ContainerUnpause(context.WithoutCancel(ctx), id)
+		defer thaw()
 	}
 	var vols []string
 	for _, m := range ins.Mounts {
@@ -77,15 +78,14 @@ func (env *Environment) snapshotService(ctx context.Context, id, name, mainID st
 		return err
 	}
 	cfg.Labels = c.Labels(withCommitted(labels))
-	resp, err := c.API.ContainerCommit(ctx, id, container.CommitOptions{Pause: false, Config: cfg})
+	img, err := c.commit(ctx, id, cfg, false)
 	if err != nil {
 		return err
 	}
-	c.trackImage(resp.ID, true)
 	if len(vols) == 0 {
 		return nil
 	}
-	return env.addVolumes(ctx, id, resp.ID, vols, map[string]string{LabelServicesOf: mainID, LabelSnapshot: name, LabelCommitted: "1"})
+	return env.addVolumes(ctx, id, img, vols, map[string]string{LabelServicesOf: mainID, LabelSnapshot: name, LabelCommitted: "1"})
 }
 
 // serviceCommitConfig is the configuration of the sidecar's own image with

@@ -42,11 +42,12 @@ func TestCommitSnapshotsSidecarsWithTheirVolumes(t *testing.T) {
 	defer env.Close(context.WithoutCancel(ctx))
 	// Write into the sidecar's volume and root file system.
 	id := env.services[0]
-	ex, err := c.API.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: []string{"sh", "-c", "echo order-42 > /data/rows && echo rootfs-mark > /etc/marker"}})
+	// Podman wants an exec to attach a stream, though it runs detached.
+	ex, err := c.API.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: []string{"sh", "-c", "echo order-42 > /data/rows && echo rootfs-mark > /etc/marker"}, AttachStdout: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.API.ContainerExecStart(ctx, ex.ID, container.ExecStartOptions{}); err != nil {
+	if err := c.API.ContainerExecStart(ctx, ex.ID, container.ExecStartOptions{Detach: true}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // the exec is short; Start returns at once
