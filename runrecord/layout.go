@@ -268,8 +268,6 @@ func (l StageLayout) Artifact() string { return filepath.Join(l.Dir, "artifact")
 // Candidate is the QA Tester's copy of the frozen candidate (read-only in its view on the host).
 func (l StageLayout) Candidate() string { return filepath.Join(l.Dir, "candidate") }
 
-// ChecksCopy is the throw-away copy the public runtime checks run on.
-func (l StageLayout) ChecksCopy() string { return filepath.Join(l.Dir, "checks-copy") }
 
 // AttemptLayout names the files of one CLI invocation.
 type AttemptLayout struct{ Dir string }

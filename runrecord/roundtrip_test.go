@@ -375,7 +375,7 @@ func TestLayoutsAreDrawnInTheDocTree(t *testing.T) {
 		tl.Evaluation(), tl.SessionState(), tl.Extensions(), tl.Private(), tl.RunnerFailure(), tl.Served(),
 		tl.AgentView(), tl.AgentViewInputs(), tl.AgentViewScratch(), tl.AgentViewLink(),
 		st.Plan(), st.PlanMarkdown(), st.Report(), st.Evidence(), st.ContextDir(), st.Artifact(), st.Candidate(),
-		st.ChecksCopy(), st.FinalMessage(), st.Specification(), st.RuntimeChecks(),
+		st.FinalMessage(), st.Specification(), st.RuntimeChecks(),
 		at.Prompt(), at.Result(), at.State(), at.Logs(), StdoutLog, StderrLog, EventsLog, CommandLog}
 	for _, p := range paths {
 		name := filepath.Base(p)
