@@ -268,7 +268,6 @@ func (l StageLayout) Artifact() string { return filepath.Join(l.Dir, "artifact")
 // Candidate is the QA Tester's copy of the frozen candidate (read-only in its view on the host).
 func (l StageLayout) Candidate() string { return filepath.Join(l.Dir, "candidate") }
 
-
 // AttemptLayout names the files of one CLI invocation.
 type AttemptLayout struct{ Dir string }
 
