@@ -171,7 +171,9 @@ func TestHarborSmokeAndRedTeamUnderRootlessPodman(t *testing.T) {
 
 	relay := docker.RelayEnv + "=" + filepath.Join(repo, "bin", "hoh-relay")
 	t.Run("red-team", func(t *testing.T) {
-		runTestsAs(t, pm, dir, "environment.test", dir, []string{"HOH_TOOLS=" + tools, relay}, "TestRedTeamInDocker")
+		// And a task's agent.user, a subordinate uid on the host here.
+		runTestsAs(t, pm, dir, "environment.test", filepath.Join(repo, "experiments", "environment"), []string{"HOH_TOOLS=" + tools, relay}, "TestRedTeamInDocker",
+			"TestOpenKeepsTheImagesPathAndRunsAsAgentUser")
 	})
 	// The egress proxy (allowlists, per phase), compose sidecars and the
 	// FrontierSWE gate, through the Harbor adapter.
