@@ -374,7 +374,10 @@ func (e *Env) linkWorkdir(ctx context.Context, workdir, target string, mounts []
 // asUser runs every role invocation as the task's agent.user. Between
 // invocations hoh writes the exchange's scratch (the workspace while the
 // Developer works, CLI state) as root, so before each one it is given to
-// the user again.
+// the user, and after it back to root: under rootless Podman the user's
+// uid is a subordinate one on the host, whose files (a CLI's 0600 state
+// among them) hoh could neither read nor remove; the container's root is
+// hoh's own uid there, as it is root's on Docker Engine.
 type asUser struct {
 	env  *Env
 	user string
@@ -392,7 +395,19 @@ func (a *asUser) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, er
 	if err != nil {
 		return sandbox.Exit{Code: -1}, &docker.InfraError{Stage: "agent.user", Err: fmt.Errorf("giving the exchange's scratch (the workspace, CLI state) to %s: %w", a.user, err)}
 	}
-	return a.env.Container.ExecutorAs(a.user).Run(ctx, cmd)
+	ex, err = a.env.Container.ExecutorAs(a.user).Run(ctx, cmd)
+	out.Reset()
+	back, backErr := a.env.Container.ExecutorAs("0").Run(context.WithoutCancel(ctx), sandbox.Command{
+		Args:   []string{"/bin/sh", "-c", `chown -R 0:0 "$1"`, "take", a.env.Exchange.Scratch},
+		Stdout: &out, Stderr: &out, WallTimeout: DefaultSetupTimeout,
+	})
+	if backErr == nil && back.Code != 0 {
+		backErr = fmt.Errorf("exit %d: %s", back.Code, strings.TrimSpace(out.String()))
+	}
+	if err == nil && backErr != nil {
+		return sandbox.Exit{Code: -1}, &docker.InfraError{Stage: "agent.user", Err: fmt.Errorf("taking the exchange's scratch back from %s: %w", a.user, backErr)}
+	}
+	return ex, err
 }
 
 // emptyScratch empties the exchange's scratch: on the host when hoh may

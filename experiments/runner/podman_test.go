@@ -3,9 +3,13 @@ package runner
 // Rootless Podman as the container engine: the shipped harbor-smoke
 // example run by bin/hoh as an unprivileged user against that user's
 // Podman socket, whose rewards must equal the same config's on Docker
-// Engine, and the container red-team (experiments/environment) run once
-// against it as that user. The user has no Go toolchain and may not reach
-// the checkout: the test builds as root, into a directory of the user's.
+// Engine; the ProgramBench example likewise; the container red-team
+// (experiments/environment), the Harbor adapter's egress-proxy, sidecar and
+// FrontierSWE-gate tests and the sandbox's commit, label, service and
+// health-check tests run once against it as that user. The user has no Go
+// toolchain and may not reach the checkout: the test builds everything once
+// as root (bin/hoh, the relay, compiled test binaries), into a directory of
+// the user's, with the data those tests read.
 
 import (
 	"context"
@@ -52,8 +56,24 @@ func TestHarborSmokeAndRedTeamUnderRootlessPodman(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	repo := filepath.Join(dir, "repo")
-	for _, d := range []string{filepath.Join("configs", "examples"), filepath.Join("experiments", "runner", "testdata", "harbor")} {
-		if err := fstree.Copy(filepath.Join(root, d), filepath.Join(repo, d), fstree.Options{}); err != nil {
+	copies := map[string]string{} // source: destination
+	for _, d := range []string{"go.mod", filepath.Join("configs", "examples"), filepath.Join("experiments", "runner", "testdata"),
+		filepath.Join("adapters", "benchmark", "programbench", "testdata"), filepath.Join("adapters", "benchmark", "harbor", "testdata")} {
+		copies[filepath.Join(root, d)] = filepath.Join(repo, d)
+	}
+	// The harbor tests read Harbor's examples from ../shared beside the repository.
+	copies[testenv.SharedPath(t, "benchmarks", "harbor-tasks", "harbor-examples")] = filepath.Join(dir, "shared", "benchmarks", "harbor-tasks", "harbor-examples")
+	for src, dst := range copies {
+		st, err := os.Stat(src)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(dst), 0o755)
+		}
+		if err == nil && st.IsDir() {
+			err = fstree.Copy(src, dst, fstree.Options{})
+		} else if err == nil {
+			err = fstree.CopyFile(src, dst, 0o644)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +81,13 @@ func TestHarborSmokeAndRedTeamUnderRootlessPodman(t *testing.T) {
 	if err := fstree.CopyFile(os.Getenv(docker.RelayEnv), filepath.Join(repo, "bin", "hoh-relay"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	goBuild(t, root, "test", "-c", "-o", filepath.Join(dir, "environment.test"), "./experiments/environment")
+	for name, pkg := range map[string]string{"environment": "./experiments/environment", "harbor": "./adapters/benchmark/harbor", "docker": "./adapters/sandbox/docker"} {
+		goBuild(t, root, "test", "-c", "-o", filepath.Join(dir, name+".test"), pkg)
+		// Each runs in its package's directory, as go test runs it.
+		if err := os.MkdirAll(filepath.Join(repo, pkg), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pm.GiveTo(t, dir)
 	// After GiveTo: a hard link shares its owner with the installed file.
 	tools := toolsFor(t, pm, dir)
@@ -109,15 +135,75 @@ func TestHarborSmokeAndRedTeamUnderRootlessPodman(t *testing.T) {
 		assertRunRemoved(t, pc, string(m[1]))
 	})
 
-	t.Run("red-team", func(t *testing.T) {
-		cmd := pm.Command(dir, []string{"HOH_TOOLS=" + tools, docker.RelayEnv + "=" + filepath.Join(repo, "bin", "hoh-relay")},
-			filepath.Join(dir, "environment.test"), "-test.run", "^TestRedTeamInDocker$", "-test.v", "-test.count=1", "-test.timeout=20m")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestRedTeamInDocker ") {
-			t.Fatalf("TestRedTeamInDocker as %s against rootless Podman: %v\n%s", pm.User, err, tailOf(string(out), 20000))
+	t.Run("programbench-smoke", func(t *testing.T) {
+		if _, err := pc.BuildImage(ctx, filepath.Join(repo, "experiments", "runner", "testdata", "programbench", "image"), "", programbenchSmokeImage); err != nil {
+			t.Fatalf("%s on Podman: %v", programbenchSmokeImage, err)
 		}
-		t.Logf("%s", tailOf(string(out), 3000))
+		out, err := pm.Command(repo, []string{"HOH_TOOLS=" + tools}, "bin/hoh", "run", "configs/examples/programbench-smoke.yaml").CombinedOutput()
+		if err != nil {
+			t.Fatalf("bin/hoh run as %s against rootless Podman: %v\n%s", pm.User, err, out)
+		}
+		if !strings.Contains(string(out), "limits not enforced: Podman") {
+			t.Errorf("the run does not say it ran on Podman without limits:\n%s", out)
+		}
+		run := filepath.Join(repo, "runs", "programbench-smoke")
+		rows, err := runrecord.ReadScores(filepath.Join(run, "scores.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, r := range rows {
+			if r.Metric == "pass_rate" {
+				got[r.Condition] = r.Value
+			}
+		}
+		// What DockerEvaluator computes on Docker Engine (TestProgramBenchSmokeRunsInDocker).
+		if fmt.Sprint(got) != fmt.Sprint(map[string]float64{"vanilla": 75, "hoh": 100}) {
+			t.Errorf("pass_rate under rootless Podman %v, want vanilla 75 and hoh 100\n%s", got, out)
+		}
+		assertNoHiddenTests(t, run)
+		m := regexp.MustCompile(`labelled hoh\.run=(\S+)`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("the run named no label:\n%s", out)
+		}
+		assertRunRemoved(t, pc, string(m[1]))
 	})
+
+	relay := docker.RelayEnv + "=" + filepath.Join(repo, "bin", "hoh-relay")
+	t.Run("red-team", func(t *testing.T) {
+		// And a task's agent.user, a subordinate uid on the host here.
+		runTestsAs(t, pm, dir, "environment.test", filepath.Join(repo, "experiments", "environment"), []string{"HOH_TOOLS=" + tools, relay}, "TestRedTeamInDocker",
+			"TestOpenKeepsTheImagesPathAndRunsAsAgentUser")
+	})
+	// The egress proxy (allowlists, per phase), compose sidecars and the
+	// FrontierSWE gate, through the Harbor adapter.
+	t.Run("harbor-egress-sidecars", func(t *testing.T) {
+		runTestsAs(t, pm, dir, "harbor.test", filepath.Join(repo, "adapters", "benchmark", "harbor"), []string{relay},
+			"TestAllowlistAgentAndVerifier", "TestPerPhaseAllowlists", "TestAgentPhaseOverride",
+			"TestComposeSidecarReachableFromAgentAndVerifier", "TestFrontierSWEGateEndToEnd")
+	})
+	t.Run("sandbox", func(t *testing.T) {
+		runTestsAs(t, pm, dir, "docker.test", filepath.Join(repo, "adapters", "sandbox", "docker"), []string{relay},
+			"TestServicesReachableThenRemoved", "TestUnhealthyServiceIsInfraError",
+			"TestCommitIsLabelledAndGoesWithTheRunsCleanup", "TestCommitSnapshotsSidecarsWithTheirVolumes")
+	})
+}
+
+// runTestsAs runs the compiled test binary dir/bin as the Podman user in
+// cwd, and fails unless each named test passed.
+func runTestsAs(t *testing.T, pm testenv.Podman, dir, bin, cwd string, env []string, tests ...string) {
+	t.Helper()
+	out, err := pm.Command(cwd, env, filepath.Join(dir, bin), "-test.run", "^("+strings.Join(tests, "|")+")$",
+		"-test.v", "-test.count=1", "-test.timeout=20m").CombinedOutput()
+	for _, name := range tests {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("%s as %s against rootless Podman did not pass", name, pm.User)
+		}
+	}
+	if err != nil || t.Failed() {
+		t.Fatalf("%s: %v\n%s", bin, err, tailOf(string(out), 20000))
+	}
+	t.Logf("%s", tailOf(string(out), 3000))
 }
 
 // smokeRewards is scores.csv's reward per condition and checkpoint.

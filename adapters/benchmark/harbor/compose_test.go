@@ -215,10 +215,15 @@ var relayOnce struct {
 	err  error
 }
 
-// relayBinary builds cmd/hoh-relay once for the package's tests.
+// relayBinary builds cmd/hoh-relay once for the package's tests, or is
+// $HOH_RELAY (a user without a Go toolchain runs the compiled tests).
 func relayBinary(t *testing.T) string {
 	t.Helper()
 	relayOnce.Do(func() {
+		if p := os.Getenv(docker.RelayEnv); p != "" {
+			relayOnce.path = p
+			return
+		}
 		root, err := cliinstall.RepoRoot()
 		if err != nil {
 			relayOnce.err = err
