@@ -25,7 +25,7 @@ func TestOpenKeepsTheImagesPathAndRunsAsAgentUser(t *testing.T) {
 	c := dockerClient(t)
 	tag := fmt.Sprintf("hoh-test-hello-user:%d", time.Now().UnixNano())
 	dockerenv.BusyboxImage(t, c, tag,
-		`RUN echo 'agent:x:1000:1000::/home/agent:/bin/sh' >> /etc/passwd && echo 'agent:x:1000:' >> /etc/group && mkdir -p /app /home/agent /opt/tool/bin && chown 1000:1000 /app /home/agent`,
+		`RUN echo 'agent:x:1000:1000::/home/agent:/bin/sh' >> /etc/passwd && echo 'agent:x:1000:' >> /etc/group && mkdir -p /app /home/agent /opt/tool/bin /opt/other && chown 1000:1000 /app /home/agent && chown 4242:4242 /opt/other`,
 		`ENV PATH=/opt/tool/bin:/usr/local/bin:/usr/bin:/bin IMAGE_VAR=from-image`,
 		`WORKDIR /app`)
 	root := t.TempDir()
@@ -62,6 +62,18 @@ func TestOpenKeepsTheImagesPathAndRunsAsAgentUser(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "whoami.txt")); err != nil || string(b) != "agent\n" {
 		t.Fatalf("workspace/whoami.txt: %q %v", b, err)
+	}
+	// A link the agent leaves in its scratch: hoh's chowns around each
+	// invocation change the link, never what it points to.
+	out.Reset()
+	for _, c := range []string{"ln -s /opt/other link-out", "stat -c %u /opt/other"} {
+		out.Reset()
+		if ex, err = env.Exec.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", c}, Dir: "/app", Stdout: &out, Stderr: &out, WallTimeout: time.Minute}); err != nil || ex.Code != 0 {
+			t.Fatalf("%s: %v %+v %s", c, err, ex, out.String())
+		}
+	}
+	if got := strings.TrimSpace(out.String()); got != "4242" {
+		t.Fatalf("/opt/other is owned by %s after a link to it sat in the scratch, want 4242 (untouched)", got)
 	}
 	// The agent holds no capability and cannot gain one (no-new-privileges).
 	out.Reset()
