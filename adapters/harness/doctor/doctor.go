@@ -35,6 +35,7 @@ const (
 	FixDocker     = "run scripts/start-dockerd.sh (needs root and the docker.io package)"
 	FixGit        = "apt-get install git"
 	FixNode       = "apt-get install nodejs npm"
+	FixRipgrep    = "apt-get install ripgrep"
 	FixNamespaces = "sysctl -w kernel.unprivileged_userns_clone=1 user.max_user_namespaces=15000 (and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or run container benchmarks only"
 )
 
@@ -251,6 +252,12 @@ func checkHarness(env Env, t Target) []Check {
 	default:
 		// Say it is there, never what it is.
 		out = append(out, Check{Name: name + ": key", OK: true, Required: true, Detail: "$" + t.KeyEnv + " is set"})
+	}
+	if t.Kind == "opencode" {
+		// Without rg OpenCode fetches ripgrep from GitHub at start, which a
+		// role's view (no network but the model endpoint) refuses.
+		out = append(out, checkTool(env, name+": ripgrep", "rg", false,
+			"OpenCode downloads ripgrep from GitHub when none is on PATH; a role's view has no network", FixRipgrep))
 	}
 	return out
 }

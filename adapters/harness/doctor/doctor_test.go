@@ -120,8 +120,10 @@ func TestDoctorPassesWhenEverythingRequiredIsThere(t *testing.T) {
 	if rep.Failed() {
 		t.Fatalf("failed:\n%s", b.String())
 	}
-	// Godot is optional: missing is a warning, not a failure.
-	if !strings.Contains(b.String(), "warn godot 4") || !strings.Contains(b.String(), "all required checks passed") ||
+	// Godot is optional: missing is a warning, not a failure; so is
+	// OpenCode's ripgrep.
+	if !strings.Contains(b.String(), "warn godot 4") || !strings.Contains(b.String(), "warn opencode: ripgrep") ||
+		!strings.Contains(b.String(), "fix: apt-get install ripgrep") || !strings.Contains(b.String(), "all required checks passed") ||
 		!strings.Contains(b.String(), "ok   user namespaces") {
 		t.Errorf("output:\n%s", b.String())
 	}
@@ -305,5 +307,16 @@ func TestEngineNameTellsDockerFromPodman(t *testing.T) {
 	full := sandboxdocker.Engine{Version: "26.1.5", CgroupVersion: "2", StorageDriver: "overlay2", Limits: true}
 	if d := EngineDetail(full); d != "Docker Engine 26.1.5" {
 		t.Errorf("Docker Engine with everything: %q", d)
+	}
+}
+
+func TestDoctorFindsOpenCodesRipgrep(t *testing.T) {
+	dir := fakeMachine(t, map[string]string{"opencode": pin("opencode")},
+		map[string]string{"git": "git", "node": "v20", "npm": "10", "rg": "ripgrep 14"})
+	rep := Run(context.Background(), fakeEnv(dir, nil, nil), []Target{{Kind: "opencode", Scripted: true}, {Kind: "codex", Scripted: true}})
+	var b strings.Builder
+	rep.Write(&b)
+	if !strings.Contains(b.String(), "ok   opencode: ripgrep") || strings.Contains(b.String(), "codex: ripgrep") {
+		t.Errorf("want OpenCode's ripgrep found, and no ripgrep check for Codex:\n%s", b.String())
 	}
 }
