@@ -147,16 +147,7 @@ func TestHarborSmokeAndRedTeamUnderRootlessPodman(t *testing.T) {
 			t.Errorf("the run does not say it ran on Podman without limits:\n%s", out)
 		}
 		run := filepath.Join(repo, "runs", "programbench-smoke")
-		rows, err := runrecord.ReadScores(filepath.Join(run, "scores.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]float64{}
-		for _, r := range rows {
-			if r.Metric == "pass_rate" {
-				got[r.Condition] = r.Value
-			}
-		}
+		got := metricOf(t, run, "pass_rate", func(r runrecord.Row) string { return r.Condition })
 		// What DockerEvaluator computes on Docker Engine (TestProgramBenchSmokeRunsInDocker).
 		if fmt.Sprint(got) != fmt.Sprint(map[string]float64{"vanilla": 75, "hoh": 100}) {
 			t.Errorf("pass_rate under rootless Podman %v, want vanilla 75 and hoh 100\n%s", got, out)
@@ -209,18 +200,25 @@ func runTestsAs(t *testing.T, pm testenv.Podman, dir, bin, cwd string, env []str
 // smokeRewards is scores.csv's reward per condition and checkpoint.
 func smokeRewards(t *testing.T, run string) map[string]float64 {
 	t.Helper()
+	out := metricOf(t, run, "reward", func(r runrecord.Row) string { return fmt.Sprintf("%s/cp-%d", r.Condition, r.Checkpoint) })
+	if len(out) != 2 {
+		t.Fatalf("%s: want a reward for vanilla and hoh, got %v", run, out)
+	}
+	return out
+}
+
+// metricOf is the run's scores.csv values of metric, by key.
+func metricOf(t *testing.T, run, metric string, key func(runrecord.Row) string) map[string]float64 {
+	t.Helper()
 	rows, err := runrecord.ReadScores(filepath.Join(run, "scores.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]float64{}
 	for _, r := range rows {
-		if r.Metric == "reward" {
-			out[fmt.Sprintf("%s/cp-%d", r.Condition, r.Checkpoint)] = r.Value
+		if r.Metric == metric {
+			out[key(r)] = r.Value
 		}
-	}
-	if len(out) != 2 {
-		t.Fatalf("%s: want a reward for vanilla and hoh, got %v", run, out)
 	}
 	return out
 }
