@@ -294,6 +294,11 @@ func (v *validator) refuseRoleTeams(e *Experiment) {
 			continue
 		}
 		ln := e.Line("factorial")
+		for i, w := range e.Configs {
+			if n, ok := e.Lines[fmt.Sprintf("configs[%d].roles", i)]; ok && w.Label == c.Label {
+				ln = n
+			}
+		}
 		v.add(ln, "config %q gives its roles their own agents (a role team): hoh cannot run role teams yet, each role would run %s; hoh run --estimate plans it and hoh report roles reads its records (docs/roles.md)", c.Label, c.Harness)
 		return
 	}
