@@ -382,11 +382,6 @@ func parse(file string, data []byte, offline bool) (*Experiment, error) {
 	}
 	exp.absolute()
 	exp.expandFactorial()
-	if !offline {
-		if v.refuseRoleTeams(exp); len(v.problems) > 0 {
-			return nil, v.problems
-		}
-	}
 	return exp, nil
 }
 

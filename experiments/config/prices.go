@@ -89,6 +89,21 @@ func (e *Experiment) PriceOf(label string) (runrecord.Price, bool) {
 	return ps.Lookup(h.Provider.Name, h.Provider.Model)
 }
 
+// PriceOfRole is the price of the model role runs in the configuration
+// with label: its own agent's in a role team, else the configuration's.
+func (e *Experiment) PriceOfRole(label string, role runrecord.Role) (runrecord.Price, bool) {
+	h, found := e.Config(label)
+	if !found {
+		return runrecord.Price{}, false
+	}
+	ps, err := e.Prices.Prices()
+	if err != nil {
+		return runrecord.Price{}, false
+	}
+	h = h.ForRole(role)
+	return ps.Lookup(h.Provider.Name, h.Provider.Model)
+}
+
 // BudgetUSD is the dollar budget, nil when there is none.
 func (e *Experiment) BudgetUSD() *big.Rat {
 	if e.Budget.USD == "" {
