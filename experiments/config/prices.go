@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,7 +77,11 @@ func (e PriceEntry) price() (runrecord.Price, error) {
 	return p, nil
 }
 
-// PriceOf is the price of a configuration's model (ok false: unknown).
+// PriceOf is the price of a configuration's model (ok false: unknown). A
+// role team whose roles talk to different models has no one price: what
+// its trials cost is priced per role (PriceOfRole) in their ledgers and
+// score rows, and anything that would price its usage as one sum gets
+// ok false rather than a wrong number.
 func (e *Experiment) PriceOf(label string) (runrecord.Price, bool) {
 	h, found := e.Config(label)
 	if !found {
@@ -85,6 +90,11 @@ func (e *Experiment) PriceOf(label string) (runrecord.Price, bool) {
 	ps, err := e.Prices.Prices()
 	if err != nil {
 		return runrecord.Price{}, false
+	}
+	for _, role := range runrecord.Roles {
+		if r := h.ForRole(role).Provider; r.Name != h.Provider.Name || r.Model != h.Provider.Model {
+			return runrecord.Price{}, false
+		}
 	}
 	return ps.Lookup(h.Provider.Name, h.Provider.Model)
 }
@@ -128,8 +138,11 @@ func (v *validator) checkPrices(doc *yaml.Node, e *Experiment) {
 		if _, err := runrecord.ParseUSD(e.Budget.USD); err != nil {
 			v.add(line(bn, doc.Line), "budget.usd: %v (dollars, e.g. 250 or 12.5; leave it out for no dollar budget)", err)
 		} else {
+			if e.Factorial != nil || slices.ContainsFunc(e.Configs, HarnessModel.HasTeam) {
+				v.add(line(bn, doc.Line), "budget.usd cannot price a role team's spending yet (its roles' models have their own prices): leave budget.usd out, or use budget.tokens")
+			}
 			for _, c := range e.Configs {
-				if _, ok := e.PriceOf(c.Label); !ok {
+				if _, ok := e.PriceOf(c.Label); !ok && !c.HasTeam() {
 					v.add(line(bn, doc.Line), "budget.usd needs a price for every configuration: prices has none for %s (%s/%s)",
 						c.Label, c.Provider.Name, c.Provider.Model)
 				}

@@ -88,3 +88,29 @@ func TestBadRoleAgentsNameTheRoleAndLine(t *testing.T) {
 	empty := good[:strings.Index(good, "conditions:")] + "    roles: {}\n" + good[strings.Index(good, "conditions:"):]
 	has(t, problems(t, empty), lineOf(empty, "roles: {}"), "gives no role an agent")
 }
+
+// A team whose roles talk to different models has no one price: each role
+// is priced at its own model, and a dollar budget (which prices usage
+// sums) is refused rather than priced wrong.
+func TestATeamIsPricedPerRole(t *testing.T) {
+	prices := "prices:\n  scripted/m: {input: 1, output: 1}\n  scripted/small: {input: 2, output: 2}\n  scripted/judge: {input: 3, output: 3}\n"
+	e, err := LoadOffline(write(t, teamConfig()+prices))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.PriceOf("a"); ok {
+		t.Error("a team of three models has one price")
+	}
+	u := runrecord.Usage{Input: 1_000_000}
+	for role, want := range map[runrecord.Role]string{runrecord.RolePlanner: "2", runrecord.RoleDeveloper: "1", runrecord.RoleQA: "3"} {
+		p, ok := e.PriceOfRole("a", role)
+		if !ok || runrecord.FormatUSD(p.Cost(u)) != want {
+			t.Errorf("%s: price %v %v, want $%s per million input tokens", role, p, ok, want)
+		}
+	}
+	ps := problems(t, teamConfig()+prices+"budget: {usd: 5}\n")
+	has(t, ps, strings.Count(teamConfig()+prices, "\n")+1, "budget.usd cannot price a role team's spending yet")
+	if len(ps) != 1 {
+		t.Errorf("one problem, not %v", ps)
+	}
+}
