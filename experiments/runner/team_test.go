@@ -14,9 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/provider"
 	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
@@ -35,9 +37,10 @@ type wireHarness struct {
 }
 
 type teamSeen struct {
-	mu     sync.Mutex
-	models map[runrecord.Role][]string
-	keys   map[runrecord.Role][]string
+	mu        sync.Mutex
+	models    map[runrecord.Role][]string
+	keys      map[runrecord.Role][]string
+	preflight []string
 }
 
 func (h *wireHarness) Name() string    { return h.spec.Kind }
@@ -52,8 +55,12 @@ func (h *wireHarness) Run(ctx context.Context, inv harness.Invocation) (runrecor
 		}
 	}
 	h.seen.mu.Lock()
-	h.seen.models[inv.Role] = append(h.seen.models[inv.Role], p.Model)
-	h.seen.keys[inv.Role] = append(h.seen.keys[inv.Role], strings.Join(keys, ","))
+	if inv.Prompt == preflight.Prompt { // the preflight's turn plays the Planner for every agent
+		h.seen.preflight = append(h.seen.preflight, p.Model)
+	} else {
+		h.seen.models[inv.Role] = append(h.seen.models[inv.Role], p.Model)
+		h.seen.keys[inv.Role] = append(h.seen.keys[inv.Role], strings.Join(keys, ","))
+	}
 	h.seen.mu.Unlock()
 	path, body := map[string]string{"responses": "/responses", "chat": "/chat/completions", "anthropic": "/messages"}[p.API], ""
 	switch p.API {
@@ -112,8 +119,19 @@ func TestARoleTeamRunsEachRoleThroughItsOwnAgent(t *testing.T) {
 	o := Options{Agents: provider.Using(func(_ config.HarnessModel, s harness.Spec) (harness.Harness, error) {
 		return &wireHarness{spec: s, seen: seen}, nil
 	})}
-	o.Out = io.Discard
+	o.Out, o.Preflight = io.Discard, true
 	res := mustRun(t, e, o)
+	// The preflight gave each role's own agent a turn besides the
+	// configuration's, each through its own relay.
+	slices.Sort(seen.preflight)
+	if !slices.Equal(seen.preflight, []string{"dev-model", "plan-model", "qa-model"}) {
+		t.Errorf("preflight turns asked for %v", seen.preflight)
+	}
+	for _, label := range []string{"instant", "instant.planner", "instant.qa"} {
+		if ok, _ := served.Answered(filepath.Join(runrecord.RunLayout{Dir: out}.Preflight(), label+"-"+served.File), "", time.Time{}); !ok {
+			t.Errorf("no preflight turn of %s through its relay", label)
+		}
+	}
 	if res.Count(runrecord.StateDone) != len(res.Outcomes) || len(res.Outcomes) != 4 {
 		t.Fatalf("outcomes %+v", res.Outcomes)
 	}
