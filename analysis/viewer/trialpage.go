@@ -39,19 +39,19 @@ type trialPage struct {
 	Status, Reason string
 	Harness        string
 	// Team names who played each role of a role team ("" otherwise).
-	Team    string
-	Refresh int
-	Timeline       []timelineRow
-	Times          []timeRow
-	Iterations     []iterationView
-	Roles          []roleTokens
-	Total          runrecord.Usage
-	Violations     []string
-	HistoryNote    string
-	Eval           evalView
-	Files          []fileLink
-	Generated      string
-	Prev, Next     string // neighbouring loop pages
+	Team        string
+	Refresh     int
+	Timeline    []timelineRow
+	Times       []timeRow
+	Iterations  []iterationView
+	Roles       []roleTokens
+	Total       runrecord.Usage
+	Violations  []string
+	HistoryNote string
+	Eval        evalView
+	Files       []fileLink
+	Generated   string
+	Prev, Next  string // neighbouring loop pages
 }
 
 type timelineRow struct {

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -332,6 +333,16 @@ func (r *run) startHarnesses() error {
 		}
 	}
 	return nil
+}
+
+// secrets are every key the configuration's agents hold: its own and, in a
+// role team, each role's.
+func (rt *configRuntime) secrets() []string {
+	out := slices.Clone(rt.agent.Secrets)
+	for _, a := range rt.team {
+		out = append(out, a.Secrets...)
+	}
+	return out
 }
 
 // openTeam opens the agent of each role of a role team with the

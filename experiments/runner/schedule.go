@@ -343,7 +343,7 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	}
 	if v.Summary != nil && slices.Contains(r.exp.Export, "atif") {
 		// A multi-step trial is one document of its steps' invocations.
-		r.exportATIF(dir, t.Config, rt.agent.Secrets)
+		r.exportATIF(dir, t.Config, rt.secrets())
 	}
 	r.mu.Lock()
 	r.finished[t.Key] = o
