@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -238,6 +239,24 @@ func checkTeamRecords(t *testing.T, out string, e *config.Experiment, res *Resul
 			p, _ := e.PriceOfRole("instant", inv.Role)
 			if inv.CostUSD == "" || inv.CostUSD != runrecord.FormatUSD(p.Cost(inv.Usage)) {
 				t.Errorf("%s %s: cost %q, want %s", dir, inv.Dir, inv.CostUSD, runrecord.FormatUSD(p.Cost(inv.Usage)))
+			}
+		}
+		// Each score row costs its checkpoint's invocations, each at its
+		// role's price.
+		rows, err := runrecord.ReadScores(l.Scores())
+		if err != nil || len(rows) == 0 {
+			t.Fatalf("%s: scores %v", dir, err)
+		}
+		for _, row := range rows {
+			want := new(big.Rat)
+			for _, inv := range ledger {
+				if inv.Iteration <= row.Checkpoint {
+					p, _ := e.PriceOfRole("instant", inv.Role)
+					want.Add(want, p.Cost(inv.Usage))
+				}
+			}
+			if row.CostUSD == nil || row.CostUSD.Cmp(want) != 0 {
+				t.Errorf("%s checkpoint %d: row cost %v, want %s", dir, row.Checkpoint, row.CostUSD, runrecord.FormatUSD(want))
 			}
 		}
 		var s runrecord.Summary
