@@ -22,6 +22,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/provider"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -275,6 +276,73 @@ func checkTeamRecords(t *testing.T, out string, e *config.Experiment, res *Resul
 		}
 		if s.Harness != "codex" {
 			t.Errorf("%s: summary harness %q, want the Developer's", dir, s.Harness)
+		}
+	}
+}
+
+// hoh rescore of a role team's trial keeps each row's cost at its roles'
+// prices: the team has no one price, and the rows are not left unpriced.
+func TestRescoreOfATeamPricesEachRole(t *testing.T) {
+	godot := testenv.StandInGodot(t)
+	out := filepath.Join(t.TempDir(), "run")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("entries:\n  - name: any\n    match: .\n    repeat: true\n    steps:\n      - say: ok\n"), 0o644)
+	text := `name: rescore-team
+output: ` + out + `
+benchmark: {kind: gamecraft, path: ` + testenv.SharedPath(t, "benchmarks", "gamecraft-bench") + `, options: {judge: stub, godot_bin: ` + godot + `}}
+tasks: {ids: [platformer-arcborne]}
+configs:
+  - label: instant
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: HOH_UNIT_KEY, model: m}
+    scripted: {script: script.yaml}
+    roles:
+      qa:
+        harness: codex
+        provider: {name: scripted, api: responses, key_env: HOH_UNIT_KEY, model: judge}
+        scripted: {script: script.yaml}
+conditions: [hoh@1]
+prices:
+  scripted/m: {input: 1, output: 2}
+  scripted/judge: {input: 100, output: 200}
+`
+	path := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(path, []byte(text), 0o644)
+	e, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, e, opts(&instantHarness{}))
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "*", "*", "*", "evaluation", "cp-1-verifier", "breakdown.json"))
+	if len(matches) != 1 {
+		t.Fatalf("want one kept breakdown.json, found %v", matches)
+	}
+	var bd map[string]any
+	raw, _ := os.ReadFile(matches[0])
+	json.Unmarshal(raw, &bd)
+	bd["reward"] = 0.5 // a changed score makes rescore rewrite the rows
+	raw, _ = json.Marshal(bd)
+	os.WriteFile(matches[0], raw, 0o644)
+	if rep, err := Rescore(context.Background(), e, nil); err != nil || len(rep.Changed) != 1 {
+		t.Fatalf("rescore: %+v, %v", rep, err)
+	}
+	trialDir := filepath.Dir(filepath.Dir(filepath.Dir(matches[0])))
+	ledger, err := runrecord.ReadLedger(runrecord.TrialLayout{Dir: trialDir}.Usage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := new(big.Rat)
+	for _, inv := range ledger {
+		p, _ := e.PriceOfRole("instant", inv.Role)
+		want.Add(want, p.Cost(inv.Usage))
+	}
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
+	if err != nil || len(rows) == 0 {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.CostUSD == nil || r.CostUSD.Cmp(want) != 0 {
+			t.Errorf("%s: rescored cost %v, want %s (each role at its price)", r.Metric, r.CostUSD, runrecord.FormatUSD(want))
 		}
 	}
 }
