@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 
@@ -114,6 +113,39 @@ func (e *Experiment) PriceOfRole(label string, role runrecord.Role) (runrecord.P
 	return ps.Lookup(h.Provider.Name, h.Provider.Model)
 }
 
+// checkTeamPrices: budget.usd prices a role team's spending role by role,
+// so every role's agent (and every agent of a factorial design) needs a
+// price.
+func (v *validator) checkTeamPrices(ln int, e *Experiment) {
+	ps, err := e.Prices.Prices()
+	if err != nil {
+		return // reported at its line
+	}
+	missing := func(who string, a AgentSpec) {
+		if _, ok := ps.Lookup(a.Provider.Name, a.Provider.Model); !ok {
+			v.add(ln, "budget.usd needs a price for every agent of a role team: prices has none for %s (%s/%s)", who, a.Provider.Name, a.Provider.Model)
+		}
+	}
+	for _, c := range e.Configs {
+		own := false // some role runs the configuration's own agent
+		for _, role := range runrecord.Roles {
+			if a := c.Roles.Agent(role); a != nil {
+				missing(fmt.Sprintf("%s role %s", c.Label, role), *a)
+			} else {
+				own = true
+			}
+		}
+		if c.HasTeam() && own {
+			missing(c.Label, c.AgentSpec)
+		}
+	}
+	if e.Factorial != nil {
+		for _, a := range e.Factorial.Agents {
+			missing(fmt.Sprintf("factorial agent %s", a.Name), a.AgentSpec)
+		}
+	}
+}
+
 // BudgetUSD is the dollar budget, nil when there is none.
 func (e *Experiment) BudgetUSD() *big.Rat {
 	if e.Budget.USD == "" {
@@ -138,9 +170,7 @@ func (v *validator) checkPrices(doc *yaml.Node, e *Experiment) {
 		if _, err := runrecord.ParseUSD(e.Budget.USD); err != nil {
 			v.add(line(bn, doc.Line), "budget.usd: %v (dollars, e.g. 250 or 12.5; leave it out for no dollar budget)", err)
 		} else {
-			if e.Factorial != nil || slices.ContainsFunc(e.Configs, HarnessModel.HasTeam) {
-				v.add(line(bn, doc.Line), "budget.usd cannot price a role team's spending yet (its roles' models have their own prices): leave budget.usd out, or use budget.tokens")
-			}
+			v.checkTeamPrices(line(bn, doc.Line), e)
 			for _, c := range e.Configs {
 				if _, ok := e.PriceOf(c.Label); !ok && !c.HasTeam() {
 					v.add(line(bn, doc.Line), "budget.usd needs a price for every configuration: prices has none for %s (%s/%s)",

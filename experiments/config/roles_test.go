@@ -90,8 +90,7 @@ func TestBadRoleAgentsNameTheRoleAndLine(t *testing.T) {
 }
 
 // A team whose roles talk to different models has no one price: each role
-// is priced at its own model, and a dollar budget (which prices usage
-// sums) is refused rather than priced wrong.
+// is priced at its own model, and a dollar budget needs every role's.
 func TestATeamIsPricedPerRole(t *testing.T) {
 	prices := "prices:\n  scripted/m: {input: 1, output: 1}\n  scripted/small: {input: 2, output: 2}\n  scripted/judge: {input: 3, output: 3}\n"
 	e, err := LoadOffline(write(t, teamConfig()+prices))
@@ -108,8 +107,12 @@ func TestATeamIsPricedPerRole(t *testing.T) {
 			t.Errorf("%s: price %v %v, want $%s per million input tokens", role, p, ok, want)
 		}
 	}
-	ps := problems(t, teamConfig()+prices+"budget: {usd: 5}\n")
-	has(t, ps, strings.Count(teamConfig()+prices, "\n")+1, "budget.usd cannot price a role team's spending yet")
+	if _, err := LoadOffline(write(t, teamConfig()+prices+"budget: {usd: 5}\n")); err != nil {
+		t.Errorf("a team priced role by role refused a dollar budget: %v", err)
+	}
+	unpriced := strings.Replace(prices, "  scripted/judge: {input: 3, output: 3}\n", "", 1)
+	ps := problems(t, teamConfig()+unpriced+"budget: {usd: 5}\n")
+	has(t, ps, strings.Count(teamConfig()+unpriced, "\n")+1, "budget.usd needs a price for every agent of a role team: prices has none for a role qa (scripted/judge)")
 	if len(ps) != 1 {
 		t.Errorf("one problem, not %v", ps)
 	}

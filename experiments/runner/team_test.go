@@ -116,7 +116,7 @@ const teamExtra = `    roles:
 // summary names the team.
 func TestARoleTeamRunsEachRoleThroughItsOwnAgent(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
-	e := teamExperiment(t, out)
+	e := teamExperiment(t, out, "")
 	seen := &teamSeen{models: map[runrecord.Role][]string{}, keys: map[runrecord.Role][]string{}}
 	o := Options{Agents: provider.Using(func(_ config.HarnessModel, s harness.Spec) (harness.Harness, error) {
 		return &wireHarness{spec: s, seen: seen}, nil
@@ -159,7 +159,7 @@ func TestARoleTeamRunsEachRoleThroughItsOwnAgent(t *testing.T) {
 	checkTeamRecords(t, out, e, res)
 }
 
-func teamExperiment(t *testing.T, out string) *config.Experiment {
+func teamExperiment(t *testing.T, out, extra string) *config.Experiment {
 	t.Helper()
 	e := experiment(t, out, "")
 	dir := filepath.Dir(e.File)
@@ -169,7 +169,7 @@ func teamExperiment(t *testing.T, out string) *config.Experiment {
 	text, _ := os.ReadFile(e.File)
 	s := strings.Replace(string(text), "key_env: HOH_UNIT_KEY, model: m}", "key_env: HOH_TEAM_DEV_KEY, model: dev-model}", 1)
 	s = strings.Replace(s, "    scripted: {script: script.yaml}\n", "    scripted: {script: script.yaml}\n"+teamExtra, 1)
-	s += "prices:\n  scripted/plan-model: {input: 1, output: 2}\n  scripted/dev-model: {input: 10, output: 20}\n  scripted/qa-model: {input: 100, output: 200}\n"
+	s += "prices:\n  scripted/plan-model: {input: 1, output: 2}\n  scripted/dev-model: {input: 10, output: 20}\n  scripted/qa-model: {input: 100, output: 200}\n" + extra
 	os.WriteFile(e.File, []byte(s), 0o644)
 	e, err := config.Load(e.File)
 	if err != nil {
@@ -343,6 +343,30 @@ prices:
 	for _, r := range rows {
 		if r.CostUSD == nil || r.CostUSD.Cmp(want) != 0 {
 			t.Errorf("%s: rescored cost %v, want %s (each role at its price)", r.Metric, r.CostUSD, runrecord.FormatUSD(want))
+		}
+	}
+}
+
+// A dollar budget counts a role team's spending role by role: greet's
+// Vanilla trial costs $0.0204 (the Developer's 2000 + 20 tokens at $10 and
+// $20 per million) and its HoH@2 trial $0.65484 (two iterations, mostly the
+// QA Tester's 3000 + 30 tokens at $100 and $200), so a $0.5 budget is
+// spent before calc starts.
+func TestADollarBudgetPricesATeamRoleByRole(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	e := teamExperiment(t, out, "budget: {usd: 0.5}\n")
+	e.Concurrency = 1
+	seen := &teamSeen{models: map[runrecord.Role][]string{}, keys: map[runrecord.Role][]string{}}
+	o := Options{Agents: provider.Using(func(_ config.HarnessModel, s harness.Spec) (harness.Harness, error) {
+		return &wireHarness{spec: s, seen: seen}, nil
+	}), Out: io.Discard}
+	res := mustRun(t, e, o)
+	if res.Count(runrecord.StateDone) != 2 || res.Count(runrecord.StateBudget) != 2 {
+		t.Fatalf("outcomes: %d done, %d stopped by the budget", res.Count(runrecord.StateDone), res.Count(runrecord.StateBudget))
+	}
+	for _, o := range res.Outcomes {
+		if o.State == runrecord.StateBudget && !strings.Contains(o.Reason, "dollar budget $0.5 reached") {
+			t.Errorf("reason %q", o.Reason)
 		}
 	}
 }
