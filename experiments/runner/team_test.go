@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/harness/atif"
 	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/export"
 	"github.com/hoh-research/hoh/experiments/preflight"
 	"github.com/hoh-research/hoh/experiments/provider"
 	"github.com/hoh-research/hoh/experiments/served"
@@ -116,7 +118,7 @@ const teamExtra = `    roles:
 // summary names the team.
 func TestARoleTeamRunsEachRoleThroughItsOwnAgent(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
-	e := teamExperiment(t, out, "")
+	e := teamExperiment(t, out, "export: [atif]\n")
 	seen := &teamSeen{models: map[runrecord.Role][]string{}, keys: map[runrecord.Role][]string{}}
 	o := Options{Agents: provider.Using(func(_ config.HarnessModel, s harness.Spec) (harness.Harness, error) {
 		return &wireHarness{spec: s, seen: seen}, nil
@@ -277,6 +279,7 @@ func checkTeamRecords(t *testing.T, out string, e *config.Experiment, res *Resul
 		if s.Harness != "codex" {
 			t.Errorf("%s: summary harness %q, want the Developer's", dir, s.Harness)
 		}
+		checkTeamATIF(t, dir, want, ledger)
 	}
 }
 
@@ -368,5 +371,27 @@ func TestADollarBudgetPricesATeamRoleByRole(t *testing.T) {
 		if o.State == runrecord.StateBudget && !strings.Contains(o.Reason, "dollar budget $0.5 reached") {
 			t.Errorf("reason %q", o.Reason)
 		}
+	}
+}
+
+// checkTeamATIF: the trial's ATIF export names each invocation's own CLI
+// and model, and prices it as the ledger did (per role).
+func checkTeamATIF(t *testing.T, dir string, team runrecord.Team, ledger []runrecord.LedgerLine) {
+	t.Helper()
+	var doc atif.Trajectory
+	if err := runrecord.ReadJSON(export.TrialFile(dir, "", ""), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.SubagentTrajectories) != len(ledger) {
+		t.Fatalf("%s: %d trajectories, %d ledger lines", dir, len(doc.SubagentTrajectories), len(ledger))
+	}
+	for i, sub := range doc.SubagentTrajectories {
+		m := team[ledger[i].Role]
+		if sub.Agent.Name != m.Harness || sub.Agent.ModelName != m.Model || sub.FinalMetrics.Extra["total_cost_usd_exact"] != ledger[i].CostUSD {
+			t.Errorf("%s %s: ATIF agent %+v cost %v, want %s %s cost %s", dir, ledger[i].Dir, sub.Agent, sub.FinalMetrics.Extra["total_cost_usd_exact"], m.Harness, m.Model, ledger[i].CostUSD)
+		}
+	}
+	if doc.FinalMetrics.TotalCostUSD == nil {
+		t.Errorf("%s: the trial's ATIF cost is unknown", dir)
 	}
 }
