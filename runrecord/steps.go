@@ -261,3 +261,38 @@ func (a Activity) String() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// SpentByRole is Spent split by role (a role team prices each role's
+// tokens at its own model): per unit and role, what hoh's relay served
+// that role's attempts, or where that is less, its ledger plus its
+// replaced and killed attempts. Served traffic outside any attempt (none
+// is expected) is left out.
+func SpentByRole(l TrialLayout) map[Role]Usage {
+	out := map[Role]Usage{}
+	for _, u := range l.Units() {
+		own := map[Role]Usage{}
+		for _, p := range []string{u.Usage(), u.ReplacedUsage()} {
+			lines, _, _ := readLedger(p)
+			for _, x := range lines {
+				own[x.Role] = own[x.Role].Add(x.Usage)
+			}
+		}
+		relayed := map[Role]Usage{}
+		served, _, _ := ReadServed(u.Served())
+		for _, s := range served {
+			if parts := strings.Split(s.Attempt, "/"); len(parts) == 3 {
+				relayed[Role(parts[1])] = relayed[Role(parts[1])].Add(s.Usage)
+			}
+		}
+		for _, role := range Roles {
+			spent := own[role]
+			if relayed[role].Total > spent.Total {
+				spent = relayed[role]
+			}
+			if spent != (Usage{}) {
+				out[role] = out[role].Add(spent)
+			}
+		}
+	}
+	return out
+}

@@ -39,6 +39,9 @@ type Sample struct {
 	// else the sum of its role invocations' durations; 0 when unknown.
 	Time time.Duration
 	Wall bool
+	// ByRole splits Usage by role (a pilot's records), so a role team's
+	// dollars are priced per role; nil when unknown.
+	ByRole map[runrecord.Role]runrecord.Usage
 }
 
 // Source is where the samples of one configuration and arm come from.
@@ -63,6 +66,10 @@ type Input struct {
 	ConfigConcurrency map[string]int
 	// Prices by configuration label; a label without one is unknown.
 	Prices map[string]runrecord.Price
+	// RolePrices, for a role team whose roles talk to different models,
+	// prices each role (every role priced, else leave the team out): its
+	// dollars are known from samples split by role.
+	RolePrices map[string]map[runrecord.Role]runrecord.Price
 	// Source finds the samples of a configuration's arm; nil: unknown.
 	Source func(config string, arm runrecord.Arm) *Source
 }
@@ -94,7 +101,10 @@ type Group struct {
 	Priced bool
 	Tokens Range // all the group's trials together
 	USD    Range
-	Time   Range // one trial's time to its checkpoint
+	// RoleUSD, for a team priced per role, is each role's share of USD's
+	// point (nil otherwise).
+	RoleUSD map[runrecord.Role]float64
+	Time    Range // one trial's time to its checkpoint
 	// WallTime: Time is whole trials' wall time (every sample's Wall),
 	// not only their role invocations'.
 	WallTime bool
@@ -147,6 +157,9 @@ func Run(in Input, opt Options) (*Estimate, error) {
 				src = nil
 			}
 			_, priced := in.Prices[t.Config]
+			if _, team := in.RolePrices[t.Config]; team {
+				priced = true
+			}
 			est.Groups = append(est.Groups, Group{Config: t.Config, Arm: t.Arm, Serves: t.Serves, Source: src, Priced: priced})
 		}
 		est.Groups[g].Trials++
@@ -165,15 +178,29 @@ func Run(in Input, opt Options) (*Estimate, error) {
 		}
 		price, priced := in.Prices[g.Config]
 		lo, hi := rateBounds(price)
+		rolePrices, team := in.RolePrices[g.Config]
+		if team {
+			priced = true
+			lo, hi = teamRateBounds(rolePrices)
+			g.RoleUSD = map[runrecord.Role]float64{}
+		}
 		allSplit, allTimed, allWall := true, true, true
 		for _, s := range g.Source.Samples {
 			allWall = allWall && s.Wall
 			c := sampleCost{tokens: float64(s.Usage.Total), secs: s.Time.Seconds()}
-			if priced && s.Split {
+			split := s.Split && (!team || s.ByRole != nil)
+			switch {
+			case team && split:
+				for role, u := range s.ByRole {
+					usd, _ := rolePrices[role].Cost(u).Float64()
+					c.usd += usd
+					g.RoleUSD[role] += usd * float64(g.Trials) / float64(len(g.Source.Samples))
+				}
+			case priced && split:
 				c.usd, _ = price.Cost(s.Usage).Float64()
 			}
 			c.lo, c.hi = c.tokens*lo/1e6, c.tokens*hi/1e6
-			allSplit = allSplit && s.Split
+			allSplit = allSplit && split
 			allTimed = allTimed && s.Time > 0
 			costs[gi] = append(costs[gi], c)
 		}
@@ -357,6 +384,19 @@ func rateBounds(p runrecord.Price) (lo, hi float64) {
 		}
 		f, _ := r.Float64()
 		lo, hi = min(lo, f), max(hi, f)
+	}
+	if math.IsInf(lo, 1) {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// teamRateBounds are the cheapest and the dearest rate of any role's price.
+func teamRateBounds(ps map[runrecord.Role]runrecord.Price) (lo, hi float64) {
+	lo = math.Inf(1)
+	for _, p := range ps {
+		l, h := rateBounds(p)
+		lo, hi = min(lo, l), max(hi, h)
 	}
 	if math.IsInf(lo, 1) {
 		return 0, 0

@@ -71,10 +71,11 @@ func LoadPilot(dirs ...string) (*Pilot, error) {
 			}
 			wall := wallTimes(l, reached)
 			for cp := 1; cp <= min(arm.Checkpoint, reached); cp++ {
-				s := Sample{Split: true, Wall: wall != nil}
+				s := Sample{Split: true, Wall: wall != nil, ByRole: map[runrecord.Role]runrecord.Usage{}}
 				for _, inv := range invs {
 					if inv.Iteration <= cp {
 						s.Usage = s.Usage.Add(inv.Usage)
+						s.ByRole[inv.Role] = s.ByRole[inv.Role].Add(inv.Usage)
 						s.Time += inv.Duration
 					}
 				}

@@ -38,18 +38,20 @@ type trialPage struct {
 	Spec           runrecord.TrialSpec
 	Status, Reason string
 	Harness        string
-	Refresh        int
-	Timeline       []timelineRow
-	Times          []timeRow
-	Iterations     []iterationView
-	Roles          []roleTokens
-	Total          runrecord.Usage
-	Violations     []string
-	HistoryNote    string
-	Eval           evalView
-	Files          []fileLink
-	Generated      string
-	Prev, Next     string // neighbouring loop pages
+	// Team names who played each role of a role team ("" otherwise).
+	Team        string
+	Refresh     int
+	Timeline    []timelineRow
+	Times       []timeRow
+	Iterations  []iterationView
+	Roles       []roleTokens
+	Total       runrecord.Usage
+	Violations  []string
+	HistoryNote string
+	Eval        evalView
+	Files       []fileLink
+	Generated   string
+	Prev, Next  string // neighbouring loop pages
 }
 
 type timelineRow struct {
@@ -211,6 +213,7 @@ func trialView(lr *loopRecords, ctx trialContext, opts Options) (*trialPage, []s
 	case lr.Summary != nil:
 		p.Status, p.Reason = string(lr.Summary.Status), lr.Summary.Reason
 		p.Harness = lr.Summary.Harness + " " + lr.Summary.Version
+		p.Team = teamLine(lr.Summary.Team)
 	case lr.Failure != nil:
 		p.Status, p.Reason = "failed (the runner gave up)", lr.Failure.Reason
 	case ctx.State != "":
@@ -484,4 +487,22 @@ func escapePath(p string) string {
 		segs[i] = strings.ReplaceAll(url.PathEscape(s), "%40", "@")
 	}
 	return strings.Join(segs, "/")
+}
+
+// teamLine spells a role team out in the roles' order: each role's agent
+// (a design's name when it has one), CLI and version, API and model.
+func teamLine(team runrecord.Team) string {
+	var parts []string
+	for _, role := range runrecord.Roles {
+		m, ok := team[role]
+		if !ok {
+			continue
+		}
+		who := strings.TrimSpace(m.Harness + " " + m.Version)
+		if m.Agent != "" {
+			who = m.Agent + ": " + who
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s %s)", role.Display(), who, m.API, m.Model))
+	}
+	return strings.Join(parts, " · ")
 }

@@ -10,6 +10,7 @@ import (
 
 	hoh "github.com/hoh-research/hoh"
 	"github.com/hoh-research/hoh/analysis/estimate"
+	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -52,6 +53,7 @@ func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string)
 		Concurrency:       e.Concurrency,
 		ConfigConcurrency: map[string]int{},
 		Prices:            map[string]runrecord.Price{},
+		RolePrices:        map[string]map[runrecord.Role]runrecord.Price{},
 		Source: func(config string, arm runrecord.Arm) *estimate.Source {
 			if pilot != nil {
 				if s := pilot.Source(config, arm); s != nil {
@@ -66,6 +68,8 @@ func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string)
 		in.ConfigConcurrency[c.Label] = c.Concurrency
 		if price, ok := e.PriceOf(c.Label); ok {
 			in.Prices[c.Label] = price
+		} else if rp := rolePrices(e, c); rp != nil {
+			in.RolePrices[c.Label] = rp
 		}
 	}
 	skipped := 0
@@ -121,6 +125,11 @@ func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string)
 	tw.Flush()
 	for i, n := range notes {
 		fmt.Fprintf(w, "  [%d] %s\n", i+1, n)
+	}
+	for _, g := range est.Groups {
+		if len(g.RoleUSD) > 0 {
+			fmt.Fprintf(w, "  %s %s USD by role: %s\n", g.Config, g.Arm, fmtRoleUSD(g.RoleUSD))
+		}
 	}
 	fmt.Fprintf(w, "run: tokens %s, USD %s, wall time %s at concurrency %d\n",
 		fmtRange(est.Tokens, fmtTokens), fmtUSDRange(est.USD), fmtRange(est.Wall, fmtSeconds), e.Concurrency)
@@ -299,4 +308,32 @@ func joinArms(arms []runrecord.Arm) string {
 		names[i] = a.String()
 	}
 	return strings.Join(names, ", ")
+}
+
+// rolePrices are a role team's prices per role, nil unless every role's
+// model is priced.
+func rolePrices(e *config.Experiment, c config.HarnessModel) map[runrecord.Role]runrecord.Price {
+	if !c.HasTeam() {
+		return nil
+	}
+	out := map[runrecord.Role]runrecord.Price{}
+	for _, role := range runrecord.Roles {
+		p, ok := e.PriceOfRole(c.Label, role)
+		if !ok {
+			return nil
+		}
+		out[role] = p
+	}
+	return out
+}
+
+// fmtRoleUSD is a team's dollars per role, in the roles' order.
+func fmtRoleUSD(byRole map[runrecord.Role]float64) string {
+	var parts []string
+	for _, role := range runrecord.Roles {
+		if v, ok := byRole[role]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s", role.Display(), fmtUSD(v)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,9 +14,8 @@ import (
 
 // hoh run --estimate plans a factorial design's every team (2 agents over
 // 3 roles: 8 configurations, each for every task and condition) without a
-// key; hoh run --check and a run refuse it until the runner gives each
-// role its own agent, naming the design's line.
-func TestFactorialDesignEstimateAndRefusal(t *testing.T) {
+// key; hoh run --check checks every role's CLI of every team.
+func TestFactorialDesignEstimateAndCheck(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	cfg := filepath.Join(root, "configs", "examples", "roles-factorial.yaml")
 	code, stdout, stderr := runCLI(t, "run", "--estimate", cfg, "--output", t.TempDir())
@@ -29,11 +29,42 @@ func TestFactorialDesignEstimateAndRefusal(t *testing.T) {
 	if len(rows) != 16 {
 		t.Errorf("%d estimate rows, want 8 teams x 2 arms:\n%s", len(rows), stdout)
 	}
-	for _, args := range [][]string{{"run", "--check", cfg}, {"run", "--preflight", "off", "--output", t.TempDir(), cfg}} {
-		code, _, stderr = runCLI(t, args...)
-		if code == 0 || !strings.Contains(stderr, "roles-factorial.yaml:10: config \"team.planner-cheap.developer-cheap.qa-cheap\" gives its roles their own agents (a role team): hoh cannot run role teams yet") {
-			t.Errorf("hoh %s: exit %d, %s", strings.Join(args, " "), code, stderr)
-		}
+	code, stdout, stderr = runCLI(t, "run", "--check", cfg, "--output", t.TempDir())
+	if code != 0 || !strings.Contains(stdout, "config team.planner-cheap.developer-strong.qa-cheap role developer: codex ") ||
+		!strings.Contains(stdout, "config team.planner-cheap.developer-strong.qa-cheap role qa: opencode ") {
+		t.Errorf("hoh run --check: exit %d, %s%s", code, stdout, stderr)
+	}
+}
+
+// hoh run --check of a role team whose QA Tester's CLI does not speak its
+// provider's API names the role, the file and the line.
+func TestCheckOfATeamNamesTheRoleFileAndLine(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "configs", "examples", "roles-factorial.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := string(data[:strings.Index(string(data), "factorial:")])
+	dir := t.TempDir()
+	script, _ := filepath.Abs(filepath.Join(root, "configs", "examples", "scripts", "local-smoke.yaml"))
+	cfg := filepath.Join(dir, "team.yaml")
+	text := strings.Replace(head, "output: ../../runs/roles-factorial", "output: run", 1) + `configs:
+  - label: team
+    harness: codex
+    provider: {name: scripted, api: responses, key_env: HOH_SCRIPTED_KEY, model: big}
+    scripted: {script: ` + script + `}
+    roles:
+      qa:
+        harness: claude
+        provider: {name: scripted, api: chat, key_env: HOH_SCRIPTED_KEY, model: small}
+        scripted: {script: ` + script + `}
+conditions: [vanilla]
+`
+	os.WriteFile(cfg, []byte(text), 0o644)
+	line := strings.Count(text[:strings.Index(text, "api: chat")], "\n") + 1
+	code, _, stderr := runCLI(t, "run", "--check", cfg)
+	if want := fmt.Sprintf("team.yaml:%d: config \"team\" role qa: harness claude speaks only anthropic", line); code == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, want %q in:\n%s", code, want, stderr)
 	}
 }
 

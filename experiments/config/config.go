@@ -140,9 +140,8 @@ type HarnessModel struct {
 	AgentSpec   `yaml:",inline"`
 	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
 	// Roles gives a role its own agent (a role team, docs/roles.md); a role
-	// not given runs the entry's harness and provider. Not yet read from a
-	// config file: the runner does not wire per-role agents yet.
-	Roles *RoleAgents `yaml:"-" json:"roles,omitempty"`
+	// not given runs the entry's harness and provider.
+	Roles *RoleAgents `yaml:"roles,omitempty" json:"roles,omitempty"`
 	// Factors are the agent names a factorial design assigned to each role
 	// ("planner" -> "strong"); set by the design's expansion, never written.
 	Factors map[string]string `yaml:"-" json:"factors,omitempty"`
@@ -166,6 +165,45 @@ type RoleAgents struct {
 	Planner   *AgentSpec `yaml:"planner,omitempty" json:"planner,omitempty"`
 	Developer *AgentSpec `yaml:"developer,omitempty" json:"developer,omitempty"`
 	QA        *AgentSpec `yaml:"qa,omitempty" json:"qa,omitempty"`
+}
+
+// Agent is the agent given for role, nil when the role runs the entry's.
+func (r *RoleAgents) Agent(role runrecord.Role) *AgentSpec {
+	if r == nil {
+		return nil
+	}
+	switch role {
+	case runrecord.RolePlanner:
+		return r.Planner
+	case runrecord.RoleDeveloper:
+		return r.Developer
+	case runrecord.RoleQA:
+		return r.QA
+	}
+	return nil
+}
+
+// HasTeam reports whether some role has an agent of its own.
+func (h HarnessModel) HasTeam() bool {
+	for _, role := range runrecord.Roles {
+		if h.Roles.Agent(role) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ForRole is the configuration role runs: the entry's, with the role's own
+// agent (CLI, version, provider, options, script) when roles: gives one.
+// The label stays the entry's; Roles is dropped, so what a role runs is
+// one agent.
+func (h HarnessModel) ForRole(role runrecord.Role) HarnessModel {
+	a := h.Roles.Agent(role)
+	h.Roles = nil
+	if a != nil {
+		h.AgentSpec = *a
+	}
+	return h
 }
 
 // ScriptedSpec is the replay script of the scripted test-double provider.
@@ -344,11 +382,6 @@ func parse(file string, data []byte, offline bool) (*Experiment, error) {
 	}
 	exp.absolute()
 	exp.expandFactorial()
-	if !offline {
-		if v.refuseRoleTeams(exp); len(v.problems) > 0 {
-			return nil, v.problems
-		}
-	}
 	return exp, nil
 }
 
@@ -366,13 +399,31 @@ func (e *Experiment) absolute() {
 	e.written = writtenPaths{loaded: true, benchmark: e.Benchmark.Path}
 	e.Output = e.Resolve(e.Output)
 	e.Benchmark.Path = e.Resolve(e.Benchmark.Path)
-	for i, c := range e.Configs {
-		e.Configs[i].Binary = e.Resolve(c.Binary)
-		if c.Scripted != nil {
-			s := *c.Scripted
-			s.written, s.Script = s.Script, e.Resolve(s.Script)
-			e.Configs[i].Scripted = &s
+	for i := range e.Configs {
+		c := &e.Configs[i]
+		e.absoluteAgent(&c.AgentSpec)
+		if c.Roles != nil {
+			roles := *c.Roles
+			for _, a := range []**AgentSpec{&roles.Planner, &roles.Developer, &roles.QA} {
+				if *a != nil {
+					own := **a
+					e.absoluteAgent(&own)
+					*a = &own
+				}
+			}
+			c.Roles = &roles
 		}
+	}
+}
+
+// absoluteAgent makes an agent's binary and script absolute, keeping the
+// script as written for Canonical.
+func (e *Experiment) absoluteAgent(a *AgentSpec) {
+	a.Binary = e.Resolve(a.Binary)
+	if a.Scripted != nil {
+		s := *a.Scripted
+		s.written, s.Script = s.Script, e.Resolve(s.Script)
+		a.Scripted = &s
 	}
 }
 
@@ -393,11 +444,29 @@ func (v *validator) checkPaths(e *Experiment) {
 		}
 	}
 	for i, c := range e.Configs {
-		check(fmt.Sprintf("configs[%d].binary", i), c.Binary)
-		if c.Scripted != nil {
-			check(fmt.Sprintf("configs[%d].scripted.script", i), c.Scripted.Script)
+		agents := map[string]*AgentSpec{fmt.Sprintf("configs[%d]", i): &c.AgentSpec}
+		for _, role := range runrecord.Roles {
+			if a := c.Roles.Agent(role); a != nil {
+				agents[fmt.Sprintf("configs[%d].roles.%s", i, role)] = a
+			}
+		}
+		for _, key := range sortedAgentKeys(agents) {
+			a := agents[key]
+			check(key+".binary", a.Binary)
+			if a.Scripted != nil {
+				check(key+".scripted.script", a.Scripted.Script)
+			}
 		}
 	}
+}
+
+func sortedAgentKeys(m map[string]*AgentSpec) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // unsetVars are the variables p names ($X or ${X}) that are not set.
@@ -727,56 +796,87 @@ func (v *validator) checkConfigs(doc *yaml.Node, e *Experiment) {
 				v.add(at("label"), "%s: a label is used as a directory name: letters, digits, '.', '_' and '-' only, starting with a letter or digit", name)
 			}
 		}
-		cli, known := catalogue.Lookup(c.Harness)
-		if !known {
-			v.add(at("harness"), "%s: %v", name, catalogue.UnknownKind(c.Harness))
-		}
 		if c.Concurrency > MaxConcurrency {
 			v.add(at("concurrency"), "%s: concurrency must be at most %d, got %d", name, MaxConcurrency, c.Concurrency)
 		}
-		pn := child(item, "provider")
-		pat := func(key string) int { return line(child(pn, key), line(pn, at("provider"))) }
-		if c.Provider.Model == "" {
-			v.add(pat("model"), "%s: provider.model is missing", name)
-		}
-		switch {
-		case !slices.Contains(harness.APIs, c.Provider.API):
-			v.add(pat("api"), "%s: provider.api must be %s, got %q", name, strings.Join(harness.APIs, ", "), c.Provider.API)
-		case known && !cli.Speaks(c.Provider.API):
-			v.add(pat("api"), "%s: harness %s speaks only %s, not provider.api %q (the %s)", name, c.Harness, strings.Join(cli.APIs, ", "), c.Provider.API, cli.Display)
-		}
-		if c.Provider.KeyEnv == "" {
-			v.add(pat("key_env"), "%s: provider.key_env (the variable holding the API key) is missing", name)
-		}
-		keyEnvOK := true
-		if p := runrecord.EnvNameProblem(c.Provider.KeyEnv); p != "" {
-			keyEnvOK = false
-			v.add(pat("key_env"), "%s: provider.key_env %s", name, p)
-		}
-		if c.IsScripted() {
-			if c.Scripted == nil || c.Scripted.Script == "" {
-				v.add(at("provider"), "%s: the scripted provider needs scripted: {script: FILE}", name)
-			} else if unsetVars(c.Scripted.Script) == nil {
-				sn := child(child(item, "scripted"), "script")
-				if _, err := scripted.LoadScript(e.Resolve(c.Scripted.Script)); err != nil {
-					v.add(line(sn, at("scripted")), "%s: scripted script: %v", name, err)
-				}
-			}
-		} else {
-			if c.Scripted != nil {
-				v.add(at("scripted"), "%s: scripted: is only for provider name %q", name, ScriptedProvider)
-			}
-			if c.Provider.BaseURL == "" {
-				v.add(pat("base_url"), "%s: provider.base_url is missing", name)
-			}
-			// Name the variable, never its value.
-			if c.Provider.KeyEnv != "" && keyEnvOK && !v.offline && os.Getenv(c.Provider.KeyEnv) == "" {
-				v.add(pat("key_env"), "%s: the provider key variable %s is not set in the environment", name, c.Provider.KeyEnv)
-			}
-		}
+		fallback := line(item, line(cn, doc.Line))
+		v.checkAgent(e, name, item, fallback, c)
+		v.checkRoles(e, name, item, fallback, c)
 		if c.Concurrency < 0 {
 			v.add(at("concurrency"), "%s: concurrency must not be negative", name)
 		}
+	}
+}
+
+// checkAgent checks one agent of a configuration (the entry's own, or a
+// role's: name says which; item is its node, fallback the line when a key
+// is missing): its harness, the API its CLI speaks, its model, its key
+// variable and its endpoint or script.
+func (v *validator) checkAgent(e *Experiment, name string, item *yaml.Node, fallback int, c HarnessModel) {
+	at := func(key string) int { return line(child(item, key), line(item, fallback)) }
+	cli, known := catalogue.Lookup(c.Harness)
+	if !known {
+		v.add(at("harness"), "%s: %v", name, catalogue.UnknownKind(c.Harness))
+	}
+	pn := child(item, "provider")
+	pat := func(key string) int { return line(child(pn, key), line(pn, at("provider"))) }
+	if c.Provider.Model == "" {
+		v.add(pat("model"), "%s: provider.model is missing", name)
+	}
+	switch {
+	case !slices.Contains(harness.APIs, c.Provider.API):
+		v.add(pat("api"), "%s: provider.api must be %s, got %q", name, strings.Join(harness.APIs, ", "), c.Provider.API)
+	case known && !cli.Speaks(c.Provider.API):
+		v.add(pat("api"), "%s: harness %s speaks only %s, not provider.api %q (the %s)", name, c.Harness, strings.Join(cli.APIs, ", "), c.Provider.API, cli.Display)
+	}
+	if c.Provider.KeyEnv == "" {
+		v.add(pat("key_env"), "%s: provider.key_env (the variable holding the API key) is missing", name)
+	}
+	keyEnvOK := true
+	if p := runrecord.EnvNameProblem(c.Provider.KeyEnv); p != "" {
+		keyEnvOK = false
+		v.add(pat("key_env"), "%s: provider.key_env %s", name, p)
+	}
+	if !c.IsScripted() {
+		if c.Scripted != nil {
+			v.add(at("scripted"), "%s: scripted: is only for provider name %q", name, ScriptedProvider)
+		}
+		if c.Provider.BaseURL == "" {
+			v.add(pat("base_url"), "%s: provider.base_url is missing", name)
+		}
+		// Name the variable, never its value.
+		if c.Provider.KeyEnv != "" && keyEnvOK && !v.offline && os.Getenv(c.Provider.KeyEnv) == "" {
+			v.add(pat("key_env"), "%s: the provider key variable %s is not set in the environment", name, c.Provider.KeyEnv)
+		}
+		return
+	}
+	if c.Scripted == nil || c.Scripted.Script == "" {
+		v.add(at("provider"), "%s: the scripted provider needs scripted: {script: FILE}", name)
+	} else if unsetVars(c.Scripted.Script) == nil {
+		sn := child(child(item, "scripted"), "script")
+		if _, err := scripted.LoadScript(e.Resolve(c.Scripted.Script)); err != nil {
+			v.add(line(sn, at("scripted")), "%s: scripted script: %v", name, err)
+		}
+	}
+}
+
+// checkRoles checks a configuration's per-role agents (roles:), each as an
+// entry's agent is checked, the messages naming the role.
+func (v *validator) checkRoles(e *Experiment, name string, item *yaml.Node, fallback int, c HarnessModel) {
+	if c.Roles == nil {
+		return
+	}
+	rn := child(item, "roles")
+	if !c.HasTeam() {
+		v.add(line(rn, fallback), "%s: roles: gives no role an agent (give planner, developer or qa, or leave roles: out)", name)
+		return
+	}
+	for _, role := range runrecord.Roles {
+		if c.Roles.Agent(role) == nil {
+			continue
+		}
+		an := child(rn, string(role))
+		v.checkAgent(e, fmt.Sprintf("%s role %s", name, role), an, line(an, line(rn, fallback)), c.ForRole(role))
 	}
 }
 
@@ -825,6 +925,11 @@ func (e *Experiment) Scripted() bool {
 	for _, c := range e.Configs {
 		if c.IsScripted() {
 			return true
+		}
+		for _, role := range runrecord.Roles {
+			if c.HasTeam() && c.ForRole(role).IsScripted() {
+				return true
+			}
 		}
 	}
 	return false

@@ -283,22 +283,6 @@ func scriptOf(s *ScriptedSpec) string {
 	return s.Script
 }
 
-// refuseRoleTeams refuses to run a configuration whose roles have their
-// own agents: the runner does not yet give each role its agent, so it
-// would run every team with the Developer's agent alone. Offline loads
-// (hoh run --estimate, hoh rescore) may plan and read such a config.
-// Remove this check when the runner wires per-role agents (issue 39).
-func (v *validator) refuseRoleTeams(e *Experiment) {
-	for _, c := range e.Configs {
-		if c.Roles == nil {
-			continue
-		}
-		ln := e.Line("factorial")
-		v.add(ln, "config %q gives its roles their own agents (a role team): hoh cannot run role teams yet, each role would run %s; hoh run --estimate plans it and hoh report roles reads its records (docs/roles.md)", c.Label, c.Harness)
-		return
-	}
-}
-
 // canonicalFactorial is the design as Canonical records it: its label,
 // roles, fraction and agents' names, in order (what hoh report roles needs
 // to know which agent is the baseline); the agents themselves are in the

@@ -28,8 +28,7 @@ conditions: [vanilla, hoh@3]
 
 // Every assignment of 2 agents to 3 roles is a configuration, labelled
 // with its team in a stable order, whose roles and factors name the
-// agents; its own harness is the Developer's. Offline: the runner would
-// refuse it (TestRoleTeamsAreRefusedUntilTheRunnerWiresThem).
+// agents; its own harness is the Developer's.
 func TestFactorialExpandsEveryTeam(t *testing.T) {
 	e, err := LoadOffline(write(t, design))
 	if err != nil {
@@ -135,14 +134,16 @@ conditions:`, 1)
 	has(t, problems(t, clash), 13, "is also a configuration's label")
 }
 
-// Until the runner gives each role its agent, a run of a role team is
-// refused at load (every team would run the Developer's agent alone);
-// the estimate's offline load plans it (cmd/hoh's estimate test).
-func TestRoleTeamsAreRefusedUntilTheRunnerWiresThem(t *testing.T) {
-	ps := problems(t, design)
-	has(t, ps, 5, "hoh cannot run role teams yet")
-	if len(ps) != 1 {
-		t.Errorf("one refusal, not one per team: %v", ps)
+// The runner gives each role its agent (experiments/runner's
+// TestARoleTeamRunsEachRoleThroughItsOwnAgent), so a design loads for a
+// run as it does offline.
+func TestRoleTeamsLoadForARun(t *testing.T) {
+	e, err := Load(write(t, design))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Configs) != 8 || !e.Configs[0].HasTeam() {
+		t.Fatalf("configs %+v", e.Configs)
 	}
 }
 

@@ -76,7 +76,11 @@ func (e PriceEntry) price() (runrecord.Price, error) {
 	return p, nil
 }
 
-// PriceOf is the price of a configuration's model (ok false: unknown).
+// PriceOf is the price of a configuration's model (ok false: unknown). A
+// role team whose roles talk to different models has no one price: what
+// its trials cost is priced per role (PriceOfRole) in their ledgers and
+// score rows, and anything that would price its usage as one sum gets
+// ok false rather than a wrong number.
 func (e *Experiment) PriceOf(label string) (runrecord.Price, bool) {
 	h, found := e.Config(label)
 	if !found {
@@ -86,7 +90,60 @@ func (e *Experiment) PriceOf(label string) (runrecord.Price, bool) {
 	if err != nil {
 		return runrecord.Price{}, false
 	}
+	for _, role := range runrecord.Roles {
+		if r := h.ForRole(role).Provider; r.Name != h.Provider.Name || r.Model != h.Provider.Model {
+			return runrecord.Price{}, false
+		}
+	}
 	return ps.Lookup(h.Provider.Name, h.Provider.Model)
+}
+
+// PriceOfRole is the price of the model role runs in the configuration
+// with label: its own agent's in a role team, else the configuration's.
+func (e *Experiment) PriceOfRole(label string, role runrecord.Role) (runrecord.Price, bool) {
+	h, found := e.Config(label)
+	if !found {
+		return runrecord.Price{}, false
+	}
+	ps, err := e.Prices.Prices()
+	if err != nil {
+		return runrecord.Price{}, false
+	}
+	h = h.ForRole(role)
+	return ps.Lookup(h.Provider.Name, h.Provider.Model)
+}
+
+// checkTeamPrices: budget.usd prices a role team's spending role by role,
+// so every role's agent (and every agent of a factorial design) needs a
+// price.
+func (v *validator) checkTeamPrices(ln int, e *Experiment) {
+	ps, err := e.Prices.Prices()
+	if err != nil {
+		return // reported at its line
+	}
+	missing := func(who string, a AgentSpec) {
+		if _, ok := ps.Lookup(a.Provider.Name, a.Provider.Model); !ok {
+			v.add(ln, "budget.usd needs a price for every agent of a role team: prices has none for %s (%s/%s)", who, a.Provider.Name, a.Provider.Model)
+		}
+	}
+	for _, c := range e.Configs {
+		own := false // some role runs the configuration's own agent
+		for _, role := range runrecord.Roles {
+			if a := c.Roles.Agent(role); a != nil {
+				missing(fmt.Sprintf("%s role %s", c.Label, role), *a)
+			} else {
+				own = true
+			}
+		}
+		if c.HasTeam() && own {
+			missing(c.Label, c.AgentSpec)
+		}
+	}
+	if e.Factorial != nil {
+		for _, a := range e.Factorial.Agents {
+			missing(fmt.Sprintf("factorial agent %s", a.Name), a.AgentSpec)
+		}
+	}
 }
 
 // BudgetUSD is the dollar budget, nil when there is none.
@@ -113,8 +170,9 @@ func (v *validator) checkPrices(doc *yaml.Node, e *Experiment) {
 		if _, err := runrecord.ParseUSD(e.Budget.USD); err != nil {
 			v.add(line(bn, doc.Line), "budget.usd: %v (dollars, e.g. 250 or 12.5; leave it out for no dollar budget)", err)
 		} else {
+			v.checkTeamPrices(line(bn, doc.Line), e)
 			for _, c := range e.Configs {
-				if _, ok := e.PriceOf(c.Label); !ok {
+				if _, ok := e.PriceOf(c.Label); !ok && !c.HasTeam() {
 					v.add(line(bn, doc.Line), "budget.usd needs a price for every configuration: prices has none for %s (%s/%s)",
 						c.Label, c.Provider.Name, c.Provider.Model)
 				}

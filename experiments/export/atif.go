@@ -166,6 +166,10 @@ func Trial(trialDir string, opt Options) (atif.Trajectory, error) {
 	d := &dispatches{root: &root, spec: spec, cost: cost, totalCost: new(big.Rat), costKnown: cost != nil}
 	d.kind, d.version, _ = strings.Cut(meta.harness[spec.Config], "@")
 	d.model = meta.model[spec.Config]
+	var sum runrecord.Summary
+	if runrecord.ReadJSON(l.Summary(), &sum) == nil && len(sum.Team) > 0 {
+		d.team, d.costKnown = sum.Team, true
+	}
 	// A multi-step trial's invocations are its steps', in step order.
 	for _, u := range l.Units() {
 		step := ""
@@ -213,6 +217,9 @@ type dispatches struct {
 	spec                 runrecord.TrialSpec
 	kind, version, model string // the configuration's harness and model
 	cost                 func(config string, u runrecord.Usage) *big.Rat
+	// team, for a role team (summary.json), names each role's CLI and
+	// model; its invocations' costs are the ledger's, priced per role.
+	team runrecord.Team
 
 	total      runrecord.Usage
 	totalCost  *big.Rat
@@ -231,16 +238,19 @@ func (d *dispatches) addUnit(u runrecord.TrialLayout, step string) error {
 	for _, inv := range ledger {
 		d.total = d.total.Add(inv.Usage)
 		d.dispatched++
-		ikind := d.kind
+		ikind, iversion, imodel := d.kind, d.version, d.model
+		if m, ok := d.team[inv.Role]; ok {
+			ikind, iversion, imodel = m.Harness, m.Version, m.Model
+		}
 		if ikind == "" {
 			ikind = kindFromCommand(filepath.Join(u.Dir, inv.Dir))
 		}
-		sub, err := invocationTrajectory(u.Dir, step, inv.Invocation, ikind, d.version, d.model)
+		sub, err := invocationTrajectory(u.Dir, step, inv.Invocation, ikind, iversion, imodel)
 		if err != nil {
 			return err
 		}
-		if d.cost != nil {
-			if usd := d.cost(d.spec.Config, inv.Usage); usd != nil {
+		if d.cost != nil || d.team != nil {
+			if usd := d.invocationCost(inv.Invocation); usd != nil {
 				f, _ := usd.Float64()
 				sub.FinalMetrics.TotalCostUSD = &f
 				sub.FinalMetrics.Extra["total_cost_usd_exact"] = runrecord.FormatUSD(usd)
@@ -253,6 +263,21 @@ func (d *dispatches) addUnit(u runrecord.TrialLayout, step string) error {
 		d.root.SubagentTrajectories = append(d.root.SubagentTrajectories, sub)
 	}
 	return nil
+}
+
+// invocationCost is an invocation's dollars: the ledger's, priced per role
+// when the run ran it, for a role team (its roles' models have no one
+// price); else the configuration's price of its usage; nil: unknown.
+func (d *dispatches) invocationCost(inv runrecord.Invocation) *big.Rat {
+	if d.team != nil {
+		if usd, err := runrecord.ParseUSD(inv.CostUSD); err == nil && inv.CostUSD != "" {
+			return usd
+		}
+		if d.cost == nil {
+			return nil
+		}
+	}
+	return d.cost(d.spec.Config, inv.Usage)
 }
 
 // dispatchStep is the root's step for one invocation: hoh's dispatch (no

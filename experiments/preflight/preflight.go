@@ -46,50 +46,66 @@ func Harnesses(ctx context.Context, e *config.Experiment) ([]string, config.Prob
 	var lines []string
 	var ps config.Problems
 	for i, c := range e.Configs {
-		at := fmt.Sprintf("configs[%d].harness", i)
-		if c.Binary != "" {
-			at = fmt.Sprintf("configs[%d].binary", i)
-		}
-		spec := c.HarnessSpec()
-		if c.IsScripted() {
-			spec.Provider.BaseURL = "http://127.0.0.1:1/v1" // chosen when the run starts
-		}
-		if _, err := catalogue.New(spec); err != nil {
-			ps = append(ps, e.Problem(at, "config %q: %v", c.Label, err))
-			continue
-		}
-		cli, _ := catalogue.Lookup(c.Harness)
-		name := cli.Executable
-		if name == "" {
-			lines = append(lines, fmt.Sprintf("config %s: harness %s (described in YAML; version not probed)", c.Label, c.Harness))
-			continue
-		}
-		want := c.Version
-		if want == "" {
-			want = cli.Pin() // an empty version in the config means the catalogue's pin
-		}
-		bin := c.Binary
-		var err error
-		if bin == "" {
-			bin, err = cliinstall.FindVersion(cli.Package, name, want)
-		} else {
-			bin, err = exec.LookPath(bin)
-		}
-		if err != nil {
-			ps = append(ps, e.Problem(at, "config %q: %v", c.Label, err))
-			continue
-		}
-		got, err := Version(ctx, bin)
-		switch {
-		case err != nil:
-			ps = append(ps, e.Problem(at, "config %q: %s --version: %v", c.Label, bin, err))
-		case got != want:
-			ps = append(ps, e.Problem(at, "config %q: %s reports version %s, want %s: %s", c.Label, bin, got, want, cliinstall.InstallHint))
-		default:
-			lines = append(lines, fmt.Sprintf("config %s: %s %s (%s)", c.Label, c.Harness, got, bin))
+		key := fmt.Sprintf("configs[%d]", i)
+		line, p := harnessOf(ctx, e, key, c.Label, "", c)
+		lines, ps = append(lines, line...), append(ps, p...)
+		// A role team's every role's CLI is checked, named by its role.
+		for _, role := range runrecord.Roles {
+			if c.Roles.Agent(role) == nil {
+				continue
+			}
+			line, p := harnessOf(ctx, e, fmt.Sprintf("%s.roles.%s", key, role), c.Label, role, c.ForRole(role))
+			lines, ps = append(lines, line...), append(ps, p...)
 		}
 	}
 	return lines, ps
+}
+
+// harnessOf checks one agent's CLI: the configuration's own (role ""), or
+// a role's; key is its config key.
+func harnessOf(ctx context.Context, e *config.Experiment, key, label string, role runrecord.Role, c config.HarnessModel) ([]string, config.Problems) {
+	name, quoted := "config "+label, fmt.Sprintf("config %q", label)
+	if role != "" {
+		name, quoted = name+" role "+string(role), quoted+" role "+string(role)
+	}
+	at := key + ".harness"
+	if c.Binary != "" {
+		at = key + ".binary"
+	}
+	spec := c.HarnessSpec()
+	if c.IsScripted() {
+		spec.Provider.BaseURL = "http://127.0.0.1:1/v1" // chosen when the run starts
+	}
+	if _, err := catalogue.New(spec); err != nil {
+		return nil, config.Problems{e.Problem(at, "%s: %v", quoted, err)}
+	}
+	cli, _ := catalogue.Lookup(c.Harness)
+	exe := cli.Executable
+	if exe == "" {
+		return []string{fmt.Sprintf("%s: harness %s (described in YAML; version not probed)", name, c.Harness)}, nil
+	}
+	want := c.Version
+	if want == "" {
+		want = cli.Pin() // an empty version in the config means the catalogue's pin
+	}
+	bin := c.Binary
+	var err error
+	if bin == "" {
+		bin, err = cliinstall.FindVersion(cli.Package, exe, want)
+	} else {
+		bin, err = exec.LookPath(bin)
+	}
+	if err != nil {
+		return nil, config.Problems{e.Problem(at, "%s: %v", quoted, err)}
+	}
+	got, err := Version(ctx, bin)
+	switch {
+	case err != nil:
+		return nil, config.Problems{e.Problem(at, "%s: %s --version: %v", quoted, bin, err)}
+	case got != want:
+		return nil, config.Problems{e.Problem(at, "%s: %s reports version %s, want %s: %s", quoted, bin, got, want, cliinstall.InstallHint)}
+	}
+	return []string{fmt.Sprintf("%s: %s %s (%s)", name, c.Harness, got, bin)}, nil
 }
 
 // Version runs bin --version with a throw-away HOME (the CLIs write state

@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/provider"
 	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -63,6 +64,9 @@ func (r *run) startContainers(ctx context.Context) error {
 	// host-side TLS bridge. Anything else is refused before any trial starts.
 	// An agent without an endpoint (provider.Offline) has nothing to relay.
 	for _, rt := range r.configs {
+		if rt.team != nil {
+			return fmt.Errorf("config %s is a role team: role teams run on the host only; benchmark %s runs its tasks in containers (issue 39)", rt.cfg.Label, r.exp.Benchmark.Kind)
+		}
 		if !rt.agent.Served() {
 			continue
 		}
@@ -221,6 +225,9 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 		}
 	}
 	base.Harness, base.Bench, base.Task = h, u.bench, u.task
+	if rt.team != nil {
+		base.Harness = base.Team[runrecord.RoleDeveloper].Harness // the team's own, what Vanilla runs
+	}
 	if keepEnvs && env.Kind == environment.Docker {
 		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: u.label, handOn: u.handOn}
 	}
@@ -244,6 +251,9 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 // CLIs get a placeholder the relay swaps for the key. It returns how to
 // stop it.
 func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), error) {
+	if rt.team != nil {
+		return r.teamRelays(u, rt, opts, base)
+	}
 	route, err := rt.agent.Route(runrecord.TrialLayout{Dir: u.dir}.Served(), nil, nil)
 	if err != nil {
 		return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
@@ -252,4 +262,55 @@ func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *
 	base.Env, base.Secrets = route.Env, route.Secrets
 	base.ServedLog, base.Relay = route.ServedLog(), route.Relay
 	return route.Close, nil
+}
+
+// teamRelays is relay for a role team: each role's agent gets its own
+// route (relay, placeholder credential and key) and its CLI built for it,
+// so a role's requests reach its own provider only. Every relay logs to
+// the trial's one served.jsonl under each request's attempt; the secrets
+// are every role's, scrubbed from all records. The Developer's route is
+// the team's own (what Vanilla runs).
+func (r *run) teamRelays(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), error) {
+	routes := map[*provider.Agent]*provider.Route{}
+	closeAll := func() {
+		for _, route := range routes {
+			route.Close()
+		}
+	}
+	base.Team = map[runrecord.Role]trial.RoleAgent{}
+	log := runrecord.TrialLayout{Dir: u.dir}.Served()
+	for _, role := range runrecord.Roles {
+		a := rt.team[role]
+		route, ok := routes[a]
+		if !ok {
+			var err error
+			if route, err = a.Route(log, nil, nil); err != nil {
+				closeAll()
+				return nil, &trial.InfraError{Stage: "served-token relay of the " + role.Display(), Evidence: err.Error(), Local: true}
+			}
+			routes[a] = route
+			base.Secrets = append(base.Secrets, route.Secrets...)
+			if route.Relay != nil {
+				base.ServedLog = route.ServedLog()
+			}
+		}
+		spec := a.Config.HarnessSpec()
+		spec.Provider = route.Provider(a.Config.Provider)
+		h, err := a.HarnessFor(spec)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("config %s role %s: %w", rt.cfg.Label, role, err)
+		}
+		ra := trial.RoleAgent{Harness: h, Env: route.Env, Relay: route.Relay,
+			Member: runrecord.TeamMember{Agent: a.Config.Name, Harness: h.Name(), Version: h.Version(), API: a.Config.Provider.API, Model: a.Config.Provider.Model}}
+		if p, ok := r.exp.PriceOfRole(rt.cfg.Label, role); ok {
+			ra.Price = &p
+		}
+		base.Team[role] = ra
+		if role == runrecord.RoleDeveloper {
+			opts.Provider = spec.Provider
+			base.Env, base.Relay = route.Env, route.Relay
+		}
+	}
+	return closeAll, nil
 }

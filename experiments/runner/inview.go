@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/experiments/config"
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // CheckInView runs each configuration's CLI (--version) in the view a role
@@ -40,28 +41,40 @@ func CheckInView(ctx context.Context, e *config.Experiment, bench benchmark.Benc
 	defer stand.Close()
 	var ps config.Problems
 	for i, c := range e.Configs {
-		at := fmt.Sprintf("configs[%d].harness", i)
-		if c.Binary != "" {
-			at = fmt.Sprintf("configs[%d].binary", i)
-		}
-		spec := c.HarnessSpec()
-		if c.IsScripted() || spec.Provider.BaseURL == "" {
-			spec.Provider.BaseURL = "http://" + stand.Addr().String() + "/v1"
-		}
-		h, err := catalogue.New(spec)
-		if err != nil {
-			continue // preflight.Harnesses reports it
-		}
-		in, ok := h.(harness.Installed)
-		if !ok || in.Binary() == "" {
-			continue
-		}
-		if why := runInView(ctx, h, in.Binary(), e.Output); why != "" {
-			ps = append(ps, e.Problem(at, "config %q: %s cannot run inside a role's view (the run directory, /tmp and $TMPDIR hidden; its install directory shown): %s",
-				c.Label, in.Binary(), why))
+		ps = append(ps, agentInView(ctx, e, fmt.Sprintf("configs[%d]", i), fmt.Sprintf("config %q", c.Label), c, stand)...)
+		for _, role := range runrecord.Roles {
+			if c.Roles.Agent(role) != nil {
+				ps = append(ps, agentInView(ctx, e, fmt.Sprintf("configs[%d].roles.%s", i, role), fmt.Sprintf("config %q role %s", c.Label, role), c.ForRole(role), stand)...)
+			}
 		}
 	}
 	return ps
+}
+
+// agentInView checks that one agent's CLI runs in a role's view (key: its
+// config key, name: who it is in the message).
+func agentInView(ctx context.Context, e *config.Experiment, key, name string, c config.HarnessModel, stand net.Listener) config.Problems {
+	at := key + ".harness"
+	if c.Binary != "" {
+		at = key + ".binary"
+	}
+	spec := c.HarnessSpec()
+	if c.IsScripted() || spec.Provider.BaseURL == "" {
+		spec.Provider.BaseURL = "http://" + stand.Addr().String() + "/v1"
+	}
+	h, err := catalogue.New(spec)
+	if err != nil {
+		return nil // preflight.Harnesses reports it
+	}
+	in, ok := h.(harness.Installed)
+	if !ok || in.Binary() == "" {
+		return nil
+	}
+	if why := runInView(ctx, h, in.Binary(), e.Output); why != "" {
+		return config.Problems{e.Problem(at, "%s: %s cannot run inside a role's view (the run directory, /tmp and $TMPDIR hidden; its install directory shown): %s",
+			name, in.Binary(), why)}
+	}
+	return nil
 }
 
 // runInView runs bin --version confined as a role is; "" when it exits 0.

@@ -25,26 +25,49 @@ func (r *run) preflight(ctx context.Context) error {
 	dir := runrecord.RunLayout{Dir: r.out}.Preflight()
 	var targets []preflight.Target
 	var fails preflight.Error
-	for _, c := range r.exp.Configs {
-		rt := r.configs[c.Label]
-		tg := preflight.Target{Label: c.Label, Harness: rt.agent.Harness, Provider: rt.cfg.Provider, Secrets: rt.agent.Secrets, Idle: r.exp.Timeouts.Idle}
+	for _, rt := range r.preflightAgents() {
+		tg := preflight.Target{Label: rt.cfg.Label, Harness: rt.agent.Harness, Provider: rt.cfg.Provider, Secrets: rt.agent.Secrets, Idle: r.exp.Timeouts.Idle}
 		closeTarget, err := r.preflightTarget(ctx, dir, rt, &tg)
 		defer closeTarget()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			fails = append(fails, preflight.Failure{Label: c.Label, Cause: err.Error()})
+			fails = append(fails, preflight.Failure{Label: rt.cfg.Label, Cause: err.Error()})
 			continue
 		}
 		targets = append(targets, tg)
 	}
-	fmt.Fprintf(r.opts.Out, "preflight: one trivial turn per configuration (%d)\n", len(r.exp.Configs))
+	teams := ""
+	if n := len(targets) + len(fails) - len(r.exp.Configs); n > 0 {
+		teams = fmt.Sprintf(" and per role agent of a team (%d)", n)
+	}
+	fmt.Fprintf(r.opts.Out, "preflight: one trivial turn per configuration (%d)%s\n", len(r.exp.Configs), teams)
 	err := preflight.Run(ctx, dir, targets)
 	if pe, ok := err.(preflight.Error); ok || (err == nil && len(fails) > 0) {
 		return append(fails, pe...)
 	}
 	return err
+}
+
+// preflightAgents are the agents the preflight gives a turn: each
+// configuration's own and, in a role team, each role's own agent, labelled
+// LABEL.ROLE (a role running the configuration's agent is checked by its
+// turn).
+func (r *run) preflightAgents() []*configRuntime {
+	var out []*configRuntime
+	for _, c := range r.exp.Configs {
+		rt := r.configs[c.Label]
+		out = append(out, rt)
+		for _, role := range runrecord.Roles {
+			if a := rt.team[role]; a != nil && a != rt.agent {
+				cfg := a.Config
+				cfg.Label = c.Label + "." + string(role)
+				out = append(out, &configRuntime{cfg: cfg, agent: a})
+			}
+		}
+	}
+	return out
 }
 
 // preflightTarget puts hoh's relay in front of tg's provider and, for a

@@ -124,7 +124,7 @@ func (rs *rescorer) rescoreTrial(line *runrecord.TrialLine) (rows []runrecord.Ro
 	if benchmark.MultiStep(rs.bench, task) {
 		res, err = rescoreSteps(l, pt, rs.bench, task, price)
 	} else {
-		res, err = trial.RescorePriced(l.Dir, rs.bench, task, price)
+		res, err = trial.RescoreRolePriced(l.Dir, rs.bench, task, price, rs.rolePrices(pt.Config, price))
 	}
 	if err != nil {
 		return nil, false, err
@@ -164,4 +164,21 @@ func ints(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// rolePrices are a role team's prices per role when it has no one price
+// (config.Experiment.PriceOf), nil otherwise; a role without a price is
+// left out, so its rows' cost is unknown.
+func (rs *rescorer) rolePrices(label string, price *runrecord.Price) map[runrecord.Role]*runrecord.Price {
+	c, ok := rs.e.Config(label)
+	if price != nil || !ok || !c.HasTeam() {
+		return nil
+	}
+	out := map[runrecord.Role]*runrecord.Price{}
+	for _, role := range runrecord.Roles {
+		if p, ok := rs.e.PriceOfRole(label, role); ok {
+			out[role] = &p
+		}
+	}
+	return out
 }

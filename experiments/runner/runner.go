@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -282,6 +283,10 @@ type configRuntime struct {
 	cfg   config.HarnessModel
 	agent *provider.Agent
 	limit int
+	// team, for a role team (docs/roles.md), is the agent each role runs:
+	// its own, opened from the config with the role's agent swapped in
+	// (config.HarnessModel.ForRole), or agent for a role without one.
+	team map[runrecord.Role]*provider.Agent
 }
 
 type run struct {
@@ -304,6 +309,9 @@ type run struct {
 func (r *run) close() {
 	for _, c := range r.configs {
 		c.agent.Close()
+		for _, a := range c.team {
+			a.Close()
+		}
 	}
 }
 
@@ -318,7 +326,44 @@ func (r *run) startHarnesses() error {
 		if err != nil {
 			return fmt.Errorf("config %s: %w", c.Label, err)
 		}
-		r.configs[c.Label] = &configRuntime{cfg: a.Config, agent: a, limit: c.Concurrency}
+		rt := &configRuntime{cfg: a.Config, agent: a, limit: c.Concurrency}
+		r.configs[c.Label] = rt
+		if err := r.openTeam(open, c, rt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// secrets are every key the configuration's agents hold: its own and, in a
+// role team, each role's.
+func (rt *configRuntime) secrets() []string {
+	out := slices.Clone(rt.agent.Secrets)
+	for _, a := range rt.team {
+		out = append(out, a.Secrets...)
+	}
+	return out
+}
+
+// openTeam opens the agent of each role of a role team with the
+// configuration's opener: each its own provider (a scripted one logging to
+// its own provider log), CLI and key; nothing without a team.
+func (r *run) openTeam(open provider.Opener, c config.HarnessModel, rt *configRuntime) error {
+	if !c.HasTeam() {
+		return nil
+	}
+	rt.team = map[runrecord.Role]*provider.Agent{}
+	for _, role := range runrecord.Roles {
+		if c.Roles.Agent(role) == nil {
+			rt.team[role] = rt.agent
+			continue
+		}
+		log := runrecord.RunLayout{Dir: r.out}.ProviderLog(c.Label + "." + string(role))
+		a, err := open(c.ForRole(role), provider.Files{Resolve: r.exp.Resolve, ProviderLog: log})
+		if err != nil {
+			return fmt.Errorf("config %s role %s: %w", c.Label, role, err)
+		}
+		rt.team[role] = a
 	}
 	return nil
 }

@@ -262,13 +262,20 @@ func (r *run) spent(running map[string]plan.Trial) int64 {
 }
 
 // spentUSD prices what spent counts with each trial's configuration's
-// price, exactly; a configuration without a price is refused when the
-// config is loaded (budget.usd needs every price).
+// price, exactly, and a role team without one price role by role; a
+// configuration or role without a price is refused when the config is
+// loaded (budget.usd needs every price).
 func (r *run) spentUSD(running map[string]plan.Trial) *big.Rat {
 	sum := new(big.Rat)
 	r.eachSpent(running, func(t plan.Trial, u runrecord.Usage) {
 		if p, ok := r.exp.PriceOf(t.Config); ok {
 			sum.Add(sum, p.Cost(u))
+			return
+		}
+		for role, u := range runrecord.SpentByRole(runrecord.TrialLayout{Dir: r.trialDir(t)}) {
+			if p, ok := r.exp.PriceOfRole(t.Config, role); ok {
+				sum.Add(sum, p.Cost(u))
+			}
 		}
 	})
 	return sum
@@ -343,7 +350,7 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	}
 	if v.Summary != nil && slices.Contains(r.exp.Export, "atif") {
 		// A multi-step trial is one document of its steps' invocations.
-		r.exportATIF(dir, t.Config, rt.agent.Secrets)
+		r.exportATIF(dir, t.Config, rt.secrets())
 	}
 	r.mu.Lock()
 	r.finished[t.Key] = o

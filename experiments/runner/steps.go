@@ -309,6 +309,9 @@ func writeStepRecords(l runrecord.TrialLayout, t plan.Trial, cond conditions.Con
 func addStep(s *runrecord.Summary, cp *runrecord.Checkpoint, sr stepRun) {
 	ss, name := sr.summary, sr.rec.Name
 	s.Harness, s.Version = ss.Harness, ss.Version
+	if len(ss.Team) > 0 {
+		s.Team = ss.Team
+	}
 	s.Usage = s.Usage.Add(ss.Usage)
 	for role, u := range ss.ByRole {
 		s.ByRole[role] = s.ByRole[role].Add(u)

@@ -180,7 +180,7 @@ func (r *runner) prepare(ctx context.Context, a *attempt) error {
 		Role: c.role, Access: c.access, Prompt: a.prompt, WorkDir: viewWD,
 		StateDir: viewSD, LogDir: a.layout.Logs(), Session: a.session,
 		WallTimeout: r.timeout(c.role), IdleTimeout: r.env.Timeouts.Idle,
-		Env: r.env.Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
+		Env: r.env.ForRole(c.role).Env, Secrets: r.env.Secrets, Exec: ex, WritableRoots: roots,
 	}
 	return nil
 }
@@ -200,17 +200,18 @@ func (r *runner) invoke(ctx context.Context, a *attempt) error {
 	defer cancel()
 	unstarted := func() bool { return false }
 	inv := a.inv
-	if r.env.Relay != nil {
-		r.env.Relay.SetAttempt(a.rel)
-		unstarted = r.firstRequestDeadline(runCtx, cancel)
+	role := r.env.ForRole(c.role)
+	if role.Relay != nil {
+		role.Relay.SetAttempt(a.rel)
+		unstarted = r.firstRequestDeadline(runCtx, role.Relay, cancel)
 		// Start-up is not silence: the idle clock starts at the first
 		// model request. Set on the command, never by wrapping inv.Exec:
 		// a harness reads the executor's type (Codex leaves its own
 		// sandbox to hoh's confinement, without which QA's commands fail).
-		inv.IdleFrom = sandbox.IdleStart{C: r.env.Relay.Asked(), What: "the first model request"}
+		inv.IdleFrom = sandbox.IdleStart{C: role.Relay.Asked(), What: "the first model request"}
 	}
 	cli := r.clock.enter(runrecord.PhaseCLI)
-	res, err := r.env.Harness.Run(runCtx, inv)
+	res, err := role.Harness.Run(runCtx, inv)
 	cli()
 	if a.unstarted = unstarted() && ctx.Err() == nil; a.unstarted {
 		// hoh's own kill, not a cancelled run: the attempt's fault.
@@ -220,9 +221,9 @@ func (r *runner) invoke(ctx context.Context, a *attempt) error {
 	if backErr := a.back(); backErr != nil {
 		return c.fail(r, fmt.Errorf("taking the workspace back from the container's view: %w", backErr))
 	}
-	if r.env.Relay != nil {
-		r.env.Relay.Settle(5 * time.Second)
-		r.env.Relay.SetAttempt("")
+	if role.Relay != nil {
+		role.Relay.Settle(5 * time.Second)
+		role.Relay.SetAttempt("")
 	}
 	if err != nil {
 		return c.fail(r, err)
@@ -249,7 +250,8 @@ func (r *runner) classify(ctx context.Context, a *attempt) {
 			r.notStarted(a)
 			return
 		}
-		if r.env.ServedLog != "" {
+		// In a team, a role whose agent talks to no provider has no verdict.
+		if r.env.ServedLog != "" && (r.env.Team == nil || r.env.ForRole(a.call.role).Relay != nil) {
 			a.cause, a.stopsConfig = r.relayVerdict(&a.res, a.rel, a.started)
 		}
 	}

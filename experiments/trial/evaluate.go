@@ -23,7 +23,7 @@ import (
 // (paper A.5), and writes scores.csv and summary.json. Nothing here is ever
 // returned to a role.
 func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
-	s := &runrecord.Summary{Spec: r.spec, Status: runrecord.StatusCompleted, Harness: r.env.Harness.Name(), Version: r.env.Harness.Version(),
+	s := &runrecord.Summary{Spec: r.spec, Status: runrecord.StatusCompleted, Harness: r.env.Harness.Name(), Version: r.env.Harness.Version(), Team: r.env.team(),
 		ByRole: map[runrecord.Role]runrecord.Usage{}, ByIteration: map[int]runrecord.Usage{}}
 	for _, inv := range r.st.invocations() {
 		s.Usage = s.Usage.Add(inv.Usage)
@@ -103,22 +103,22 @@ func evaluationStatus(cps []runrecord.Checkpoint) (runrecord.Status, string) {
 	return runrecord.StatusCompleted, ""
 }
 
-// ledgerUsage is the usage of every invocation of the ledger on disk
-// (usage.jsonl, rewritten after each committed stage) up to and including
-// iteration t: the tokens cumulativeTokens counts, read the same way when
-// a trial is rescored. ok false: the ledger cannot be read (cost unknown).
-func (r *runner) ledgerUsage(t int) (runrecord.Usage, bool) {
-	var u runrecord.Usage
+// ledgerUpTo is every invocation of the ledger on disk (usage.jsonl,
+// rewritten after each committed stage) up to and including iteration t:
+// the tokens cumulativeTokens counts, read the same way when a trial is
+// rescored. ok false: the ledger cannot be read (cost unknown).
+func (r *runner) ledgerUpTo(t int) ([]runrecord.Invocation, bool) {
 	lines, err := runrecord.ReadLedger(r.l.Usage())
 	if err != nil {
-		return u, false
+		return nil, false
 	}
+	var out []runrecord.Invocation
 	for _, inv := range lines {
 		if inv.Iteration <= t {
-			u = u.Add(inv.Usage)
+			out = append(out, inv.Invocation)
 		}
 	}
-	return u, true
+	return out, true
 }
 
 // cumulativeTokens counts input + output tokens of every invocation up to and
@@ -292,10 +292,8 @@ func (r *runner) scoreRows(t int, cp runrecord.Checkpoint) []runrecord.Row {
 	sort.Strings(names)
 	var rows []runrecord.Row
 	var cost *big.Rat
-	if r.env.Price != nil {
-		if u, ok := r.ledgerUsage(t); ok {
-			cost = r.env.Price.Cost(u)
-		}
+	if invs, ok := r.ledgerUpTo(t); ok {
+		cost = r.env.cost(invs)
 	}
 	for _, m := range names {
 		rows = append(rows, runrecord.Row{

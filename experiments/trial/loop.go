@@ -81,22 +81,24 @@ type runner struct {
 // bound back. Another trial, withheld evidence, the history repository,
 // evaluation outputs and hoh's private directory are not in the view.
 // Containers get the view of their mounts (environment package).
-func (r *runner) executor(access harness.Access, workDir, stateDir string, shown, writes []string) sandbox.Executor {
+func (r *runner) executor(role runrecord.Role, access harness.Access, workDir, stateDir string, shown, writes []string) sandbox.Executor {
 	root := r.env.RunDir
 	if root == "" {
 		root = r.l.Dir
 	}
 	leftovers := sandbox.Leftovers{Path: r.l.Processes()}
-	return RoleExecutor(r.env.Exec, r.env.Harness, root, RoleView{Access: access, WorkDir: workDir, StateDir: stateDir, Shown: shown, Writes: writes,
-		Endpoints: r.endpoints(), Limits: r.env.Limits}, func(pid int) { _ = leftovers.Record(pid) })
+	env := r.env.ForRole(role)
+	return RoleExecutor(env.Exec, env.Harness, root, RoleView{Access: access, WorkDir: workDir, StateDir: stateDir, Shown: shown, Writes: writes,
+		Endpoints: endpoints(env), Limits: env.Limits}, func(pid int) { _ = leftovers.Record(pid) })
 }
 
 // endpoints are the addresses a host role reaches besides the harness's
-// own model endpoint (RoleExecutor): the relay's, and Env.Endpoints.
-func (r *runner) endpoints() []string {
-	out := append([]string(nil), r.env.Endpoints...)
-	if r.env.Relay != nil {
-		out = append(out, r.env.Relay.BaseURL())
+// own model endpoint (RoleExecutor): its relay's (in a team, its own role's
+// only), and Env.Endpoints.
+func endpoints(env Env) []string {
+	out := append([]string(nil), env.Endpoints...)
+	if env.Relay != nil {
+		out = append(out, env.Relay.BaseURL())
 	}
 	return out
 }
@@ -113,7 +115,7 @@ const ViewScratch = "view-workspace"
 func (r *runner) invocationExec(role runrecord.Role, access harness.Access, workDir, stateDir, stageDir string, shown []string) (ex sandbox.Executor, roots []string, err error) {
 	av, ok := r.env.Bench.(benchmark.AgentView)
 	if !ok {
-		return r.executor(access, workDir, stateDir, shown, nil), nil, nil
+		return r.executor(role, access, workDir, stateDir, shown, nil), nil, nil
 	}
 	mounts, err := av.AgentMounts(r.env.Task, workDir, filepath.Join(stageDir, ViewScratch), role == runrecord.RoleDeveloper)
 	if err != nil {
@@ -134,7 +136,7 @@ func (r *runner) invocationExec(role runrecord.Role, access harness.Access, work
 			shown = append(shown, m.Source)
 		}
 	}
-	return sandbox.Remapped{Inner: r.executor(access, workDir, stateDir, shown, writes), Mounts: mounts}, roots, nil
+	return sandbox.Remapped{Inner: r.executor(role, access, workDir, stateDir, shown, writes), Mounts: mounts}, roots, nil
 }
 
 func (r *runner) digest() (string, error) {
@@ -343,13 +345,13 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 // is what the provider served the attempt (a failing CLI may report less),
 // else what its CLI reported.
 func (r *runner) recordReplaced(inv runrecord.Invocation) {
-	if r.env.Relay != nil {
-		if lines, _, err := served.Read(r.env.Relay.Log()); err == nil {
+	if relay := r.env.ForRole(inv.Role).Relay; relay != nil {
+		if lines, _, err := served.Read(relay.Log()); err == nil {
 			inv.Usage = served.ByAttempt(lines)[inv.Dir]
 		}
 	}
-	if r.env.Price != nil {
-		inv.CostUSD = runrecord.FormatUSD(r.env.Price.Cost(inv.Usage))
+	if p := r.env.ForRole(inv.Role).Price; p != nil {
+		inv.CostUSD = runrecord.FormatUSD(p.Cost(inv.Usage))
 	}
 	_ = runrecord.Append(r.l.ReplacedUsage(), inv) // best effort: the disk may be the fault
 }
@@ -358,10 +360,10 @@ func (r *runner) recordReplaced(inv runrecord.Invocation) {
 // never counts an interrupted stage twice.
 func (r *runner) writeLedger() error {
 	invs := r.st.invocations()
-	if r.env.Price != nil {
-		invs = slices.Clone(invs)
-		for i := range invs {
-			invs[i].CostUSD = runrecord.FormatUSD(r.env.Price.Cost(invs[i].Usage))
+	invs = slices.Clone(invs)
+	for i := range invs {
+		if p := r.env.ForRole(invs[i].Role).Price; p != nil {
+			invs[i].CostUSD = runrecord.FormatUSD(p.Cost(invs[i].Usage))
 		}
 	}
 	return runrecord.WriteLedger(r.l.Usage(), invs)

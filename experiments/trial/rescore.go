@@ -38,6 +38,13 @@ func Rescore(dir string, bench benchmark.Benchmark, task benchmark.Task) (Rescor
 // RescorePriced is Rescore with the configuration's price (nil: none), so
 // the rescored rows keep their cost_usd.
 func RescorePriced(dir string, bench benchmark.Benchmark, task benchmark.Task, price *runrecord.Price) (Rescored, error) {
+	return RescoreRolePriced(dir, bench, task, price, nil)
+}
+
+// RescoreRolePriced is RescorePriced for a role team: roles, when not nil,
+// price each role's invocations (a role without a price leaves the rows'
+// cost unknown) instead of price.
+func RescoreRolePriced(dir string, bench benchmark.Benchmark, task benchmark.Task, price *runrecord.Price, roles map[runrecord.Role]*runrecord.Price) (Rescored, error) {
 	var res Rescored
 	rs, ok := bench.(benchmark.Rescorer)
 	if !ok {
@@ -57,6 +64,12 @@ func RescorePriced(dir string, bench benchmark.Benchmark, task benchmark.Task, p
 		return res, fmt.Errorf("trial %s is not finished: %w", spec.Key, err)
 	}
 	r := &runner{l: l, spec: spec, cond: cond, env: Env{Bench: bench, Task: task, Price: price}}
+	if roles != nil {
+		r.env.Team = map[runrecord.Role]RoleAgent{}
+		for role, p := range roles {
+			r.env.Team[role] = RoleAgent{Price: p}
+		}
+	}
 	key, err := os.ReadFile(evalKeyPath(l))
 	if err != nil {
 		return res, fmt.Errorf("trial %s: its evaluation key: %w", spec.Key, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -17,8 +18,8 @@ import (
 // still starting then is stuck (a DNS wait, a prompt for input), not a
 // model thinking. The returned function stops the watch and reports
 // whether the deadline ended the invocation.
-func (r *runner) firstRequestDeadline(ctx context.Context, cancel context.CancelFunc) func() bool {
-	asked := r.env.Relay.Asked()
+func (r *runner) firstRequestDeadline(ctx context.Context, relay *served.Relay, cancel context.CancelFunc) func() bool {
+	asked := relay.Asked()
 	expired := make(chan bool, 1)
 	stop := make(chan struct{})
 	go func() {

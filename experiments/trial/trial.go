@@ -78,6 +78,10 @@ type Env struct {
 	// invocation's attempt so its log names who was served what; replaced
 	// and killed attempts are accounted with what it logged.
 	Relay *served.Relay
+	// Team, for a role team (docs/roles.md), is the agent each role runs
+	// instead of Harness, Env, Relay and Price (ForRole); Secrets then hold
+	// every role's. nil: every role runs the fields above.
+	Team map[runrecord.Role]RoleAgent
 	// Endpoints are the loopback addresses (host:port) a host role
 	// invocation may connect to besides the relay's: its network namespace
 	// reaches nothing else (a provider the CLIs talk to without the relay,
