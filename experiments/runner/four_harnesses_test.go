@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,4 +172,89 @@ func servedTokens(t *testing.T, path string) int64 {
 		n += line.Served.Usage.Input + line.Served.Usage.Output
 	}
 	return n
+}
+
+// A role team of three real CLIs, each on its own wire API and its own
+// scripted test-double provider: Claude Code plans (Anthropic Messages),
+// Codex develops (Responses), OpenCode tests (Chat Completions). Every
+// condition completes with the scripted greet.sh passing, each provider is
+// asked only by its own role, and each role's ledger equals what its
+// provider served.
+func TestARoleTeamOfThreeRealCLIsRunsEveryCondition(t *testing.T) {
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "four-harnesses.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byHarness := map[string]config.HarnessModel{}
+	for _, c := range e.Configs {
+		byHarness[c.Harness] = c
+	}
+	team := byHarness["codex"]
+	team.Label = "team"
+	planner, qa := byHarness["claude"].AgentSpec, byHarness["opencode"].AgentSpec
+	planner.Provider.Model, qa.Provider.Model = "scripted-planner", "scripted-qa"
+	team.Provider.Model = "scripted-developer"
+	team.Roles = &config.RoleAgents{Planner: &planner, QA: &qa}
+	e.Configs = []config.HarnessModel{team}
+	e.Conditions = []string{"vanilla", "vanilla-continuation@2", "hoh@2", "wo-plan-update@2", "wo-evidence-feedback@2", "wo-warm-start@2"}
+	res, out, log := runAt(t, e)
+	// Vanilla is Vanilla Continuation's first pass: one trial for both.
+	if len(res.Outcomes) != len(e.Conditions)-1 {
+		t.Fatalf("%d outcomes for %d conditions\n%s", len(res.Outcomes), len(e.Conditions), log.String())
+	}
+	ledgerByRole := map[runrecord.Role]int64{}
+	for _, o := range res.Outcomes {
+		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted {
+			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
+			continue
+		}
+		l := runrecord.RunLayout{Dir: out}.Trial(o.Trial.Dir)
+		ledger, err := runrecord.ReadLedger(l.Usage())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, inv := range ledger {
+			ledgerByRole[inv.Role] += inv.Usage.Input + inv.Usage.Output
+		}
+		var s runrecord.Summary
+		if err := runrecord.ReadJSON(l.Summary(), &s); err != nil {
+			t.Fatal(err)
+		}
+		for role, h := range map[runrecord.Role]string{runrecord.RolePlanner: "claude", runrecord.RoleDeveloper: "codex", runrecord.RoleQA: "opencode"} {
+			if s.Team[role].Harness != h {
+				t.Errorf("%s: team %+v, want %s played by %s", o.Trial.Dir, s.Team, role, h)
+			}
+		}
+	}
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("scores.csv: %v, %d rows", err, len(rows))
+	}
+	scored := map[string]bool{}
+	for _, r := range rows {
+		scored[runrecord.Arm{Condition: r.Condition, Checkpoint: r.Checkpoint}.String()] = true
+		if r.Metric == "pass_rate" && r.Value != 100 {
+			t.Errorf("%+v: the scripted greet.sh should pass", r)
+		}
+	}
+	for _, want := range []string{"vanilla", "vanilla-continuation@2", "hoh@2", "wo-plan-update@2", "wo-evidence-feedback@2", "wo-warm-start@2"} {
+		if !scored[want] {
+			t.Errorf("no score row for %s (rows cover %v)", want, scored)
+		}
+	}
+	for role, w := range map[runrecord.Role]struct{ log, model string }{
+		runrecord.RolePlanner:   {"provider-team.planner.jsonl", "scripted-planner"},
+		runrecord.RoleDeveloper: {"provider-team.jsonl", "scripted-developer"},
+		runrecord.RoleQA:        {"provider-team.qa.jsonl", "scripted-qa"},
+	} {
+		path := filepath.Join(out, w.log)
+		models := providerModels(t, path)
+		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != w.model }) {
+			t.Errorf("%s served models %v, want only %s", w.log, models, w.model)
+		}
+		if served := servedTokens(t, path); served == 0 || served != ledgerByRole[role] {
+			t.Errorf("%s: the ledgers say %d tokens, its provider served %d", role, ledgerByRole[role], served)
+		}
+	}
+	testenv.AssertNoSecret(t, provider.ScriptedKeyValue, out)
 }
