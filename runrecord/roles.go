@@ -66,3 +66,8 @@ func (r *Role) UnmarshalText(b []byte) error {
 	*r = x
 	return nil
 }
+
+// RoleLockKey names a role team's own agent of configuration label where
+// the run keys agents by name: its lock entries and its provider log
+// ("label.planner").
+func RoleLockKey(label string, role Role) string { return label + "." + string(role) }

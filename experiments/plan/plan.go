@@ -363,21 +363,31 @@ func newLock(e *config.Experiment, p *Plan) (runrecord.Lock, error) {
 		}
 		l.Arms[path.Dir(path.Dir(filepath.ToSlash(t.Dir)))] = t.Arm
 	}
-	for _, c := range e.Configs {
-		if !c.IsScripted() {
-			l.Endpoints[c.Label] = c.Provider.BaseURL
+	for _, entry := range e.Configs {
+		// A role team's own agents are locked under "label.role" beside
+		// the entry's, so a resume finds each role's CLI and script again.
+		agents := map[string]config.HarnessModel{entry.Label: entry}
+		for _, role := range runrecord.Roles {
+			if entry.Roles.Agent(role) != nil {
+				agents[runrecord.RoleLockKey(entry.Label, role)] = entry.ForRole(role)
+			}
 		}
-		l.Harnesses[c.Label] = c.Harness + "@" + c.Version
-		if c.IsScripted() && c.Scripted != nil {
-			data, err := os.ReadFile(e.Resolve(c.Scripted.Script))
-			if err != nil {
-				return l, err
+		for key, c := range agents {
+			if !c.IsScripted() {
+				l.Endpoints[key] = c.Provider.BaseURL
 			}
-			sum := sha256.Sum256(data)
-			if l.Scripts == nil {
-				l.Scripts = map[string]string{}
+			l.Harnesses[key] = c.Harness + "@" + c.Version
+			if c.IsScripted() && c.Scripted != nil {
+				data, err := os.ReadFile(e.Resolve(c.Scripted.Script))
+				if err != nil {
+					return l, err
+				}
+				sum := sha256.Sum256(data)
+				if l.Scripts == nil {
+					l.Scripts = map[string]string{}
+				}
+				l.Scripts[key] = "sha256:" + hex.EncodeToString(sum[:])
 			}
-			l.Scripts[c.Label] = "sha256:" + hex.EncodeToString(sum[:])
 		}
 	}
 	l.Notice = e.Notice()

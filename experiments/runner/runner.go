@@ -196,6 +196,13 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 	for label, rt := range r.configs {
 		p.Lock.Harnesses[label] = rt.agent.Harness.Name() + "@" + rt.agent.Harness.Version()
+		// A role team's own agents too: a resume must find each role's CLI
+		// at the version it ran.
+		for role, a := range rt.team {
+			if a != rt.agent {
+				p.Lock.Harnesses[runrecord.RoleLockKey(label, role)] = a.Harness.Name() + "@" + a.Harness.Version()
+			}
+		}
 	}
 	p.Lock.Shard = r.opts.Shard.String()
 	// A resume that will be refused is refused before the preflight spends
@@ -358,7 +365,7 @@ func (r *run) openTeam(open provider.Opener, c config.HarnessModel, rt *configRu
 			rt.team[role] = rt.agent
 			continue
 		}
-		log := runrecord.RunLayout{Dir: r.out}.ProviderLog(c.Label + "." + string(role))
+		log := runrecord.RunLayout{Dir: r.out}.ProviderLog(runrecord.RoleLockKey(c.Label, role))
 		a, err := open(c.ForRole(role), provider.Files{Resolve: r.exp.Resolve, ProviderLog: log})
 		if err != nil {
 			return fmt.Errorf("config %s role %s: %w", c.Label, role, err)

@@ -158,6 +158,19 @@ func TestARoleTeamRunsEachRoleThroughItsOwnAgent(t *testing.T) {
 			t.Errorf("%s served models %v, want only %s", log, models, model)
 		}
 	}
+	// The lock names each role's own CLI and script, so a resume finds them.
+	lock, err := runrecord.ReadLock(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"instant.planner", "instant.qa"} {
+		if lock.Harnesses[key] == "" || lock.Scripts[key] == "" {
+			t.Errorf("lock.json has no CLI or script of %s: %v %v", key, lock.Harnesses, lock.Scripts)
+		}
+	}
+	if _, ok := lock.Harnesses["instant.developer"]; ok {
+		t.Errorf("lock.json names a Developer agent apart from the entry's: %v", lock.Harnesses)
+	}
 	checkTeamRecords(t, out, e, res)
 }
 

@@ -95,7 +95,17 @@ func plantMachineTargets(t *testing.T) machineTargets {
 			t.Fatal(err)
 		}
 		os.Chmod(sock, 0o666)
-		t.Cleanup(func() { ln.Close(); os.Remove(sock) })
+		// Close would unlink the path whoever's socket is there by then.
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		planted, _ := os.Lstat(sock)
+		t.Cleanup(func() {
+			ln.Close()
+			// Only the stand-in: a dockerd started meanwhile replaced it
+			// with its own socket, which must outlive the test.
+			if now, err := os.Lstat(sock); err == nil && planted != nil && os.SameFile(planted, now) {
+				os.Remove(sock)
+			}
+		})
 		go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, `{"Version":"stand-in"}`) }))
 	}
 
