@@ -31,7 +31,56 @@ type lockConfig struct {
 	Configs []struct {
 		Label   string            `json:"label"`
 		Factors map[string]string `json:"factors"`
+		Roles   json.RawMessage   `json:"roles"`
 	} `json:"configs"`
+}
+
+// TeamsOf spells out, for each role-team configuration of run dir (one
+// with roles: or a factorial design's factors), the teams its trials'
+// summaries say played it, each once, in the order first seen. A run
+// without a role team reads no summary.
+func TeamsOf(dir string) (map[string][]string, error) {
+	lock, err := runrecord.ReadLock(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	var cfg lockConfig
+	if len(lock.Config) > 0 {
+		if err := json.Unmarshal(lock.Config, &cfg); err != nil {
+			return nil, fmt.Errorf("%s: the lock's config: %w", dir, err)
+		}
+	}
+	team := map[string]bool{}
+	for _, c := range cfg.Configs {
+		if len(c.Factors) > 0 || (len(c.Roles) > 0 && string(c.Roles) != "null") {
+			team[c.Label] = true
+		}
+	}
+	if len(team) == 0 {
+		return nil, nil
+	}
+	plan, err := runrecord.ReadPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	run := runrecord.RunLayout{Dir: dir}
+	for _, p := range plan {
+		if !team[p.Config] {
+			continue
+		}
+		var s runrecord.Summary
+		if err := runrecord.ReadJSON(run.Trial(p.Dir).Summary(), &s); err != nil {
+			if os.IsNotExist(err) {
+				continue // not run yet
+			}
+			return nil, err
+		}
+		if line := s.Team.String(); line != "" && !slices.Contains(out[p.Config], line) {
+			out[p.Config] = append(out[p.Config], line)
+		}
+	}
+	return out, nil
 }
 
 // FromRuns reads the trials of run directories: each trial's score of the

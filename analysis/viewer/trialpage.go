@@ -213,7 +213,7 @@ func trialView(lr *loopRecords, ctx trialContext, opts Options) (*trialPage, []s
 	case lr.Summary != nil:
 		p.Status, p.Reason = string(lr.Summary.Status), lr.Summary.Reason
 		p.Harness = lr.Summary.Harness + " " + lr.Summary.Version
-		p.Team = teamLine(lr.Summary.Team)
+		p.Team = lr.Summary.Team.String()
 	case lr.Failure != nil:
 		p.Status, p.Reason = "failed (the runner gave up)", lr.Failure.Reason
 	case ctx.State != "":
@@ -487,22 +487,4 @@ func escapePath(p string) string {
 		segs[i] = strings.ReplaceAll(url.PathEscape(s), "%40", "@")
 	}
 	return strings.Join(segs, "/")
-}
-
-// teamLine spells a role team out in the roles' order: each role's agent
-// (a design's name when it has one), CLI and version, API and model.
-func teamLine(team runrecord.Team) string {
-	var parts []string
-	for _, role := range runrecord.Roles {
-		m, ok := team[role]
-		if !ok {
-			continue
-		}
-		who := strings.TrimSpace(m.Harness + " " + m.Version)
-		if m.Agent != "" {
-			who = m.Agent + ": " + who
-		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s %s)", role.Display(), who, m.API, m.Model))
-	}
-	return strings.Join(parts, " · ")
 }

@@ -3,12 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/hoh-research/hoh/analysis/bootstrap"
 	"github.com/hoh-research/hoh/analysis/results"
+	"github.com/hoh-research/hoh/analysis/roles"
 	"github.com/hoh-research/hoh/analysis/statistic/registry"
 	"github.com/hoh-research/hoh/analysis/tables"
+	"github.com/hoh-research/hoh/internal/textsafe"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -99,7 +104,47 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *format != "text" && *format != "markdown" {
 		w = stderr
 	}
+	if err := writeTeams(w, set, resultPaths); err != nil {
+		return err
+	}
 	return writeProgramBenchSummaries(w, set, *pbCheckout)
+}
+
+// writeTeams spells out each role team among the table's configurations
+// (a table's row names only the label): who played each role, from the
+// runs' trial summaries.
+func writeTeams(w io.Writer, set *results.Set, paths []string) error {
+	shown := map[string]bool{}
+	for r := range set.All() {
+		shown[r.Config] = true
+	}
+	var lines []string
+	for _, p := range paths {
+		if _, err := os.Stat(runrecord.RunLayout{Dir: p}.Lock()); err != nil {
+			continue // a score file, or a folder that is no run
+		}
+		teams, err := roles.TeamsOf(p)
+		if err != nil {
+			return err
+		}
+		labels := slices.Sorted(maps.Keys(teams))
+		for _, label := range labels {
+			if !shown[label] {
+				continue
+			}
+			for _, team := range teams[label] {
+				lines = append(lines, fmt.Sprintf("  %s: %s", textsafe.Term(label), textsafe.Term(team)))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nRole teams (who played each role; docs/roles.md):")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return nil
 }
 
 // withoutReplacedTrials drops every task that had a
