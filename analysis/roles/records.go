@@ -35,20 +35,30 @@ type lockConfig struct {
 	} `json:"configs"`
 }
 
+// readLockConfig reads what run dir's lock says of its design and its
+// configurations' teams (nothing, for a lock that kept no config).
+func readLockConfig(dir string) (lockConfig, error) {
+	var cfg lockConfig
+	lock, err := runrecord.ReadLock(dir)
+	if err != nil {
+		return cfg, fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(lock.Config) > 0 {
+		if err := json.Unmarshal(lock.Config, &cfg); err != nil {
+			return cfg, fmt.Errorf("%s: the lock's config: %w", dir, err)
+		}
+	}
+	return cfg, nil
+}
+
 // TeamsOf spells out, for each role-team configuration of run dir (one
 // with roles: or a factorial design's factors), the teams its trials'
 // summaries say played it, each once, in the order first seen. A run
 // without a role team reads no summary.
 func TeamsOf(dir string) (map[string][]string, error) {
-	lock, err := runrecord.ReadLock(dir)
+	cfg, err := readLockConfig(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	var cfg lockConfig
-	if len(lock.Config) > 0 {
-		if err := json.Unmarshal(lock.Config, &cfg); err != nil {
-			return nil, fmt.Errorf("%s: the lock's config: %w", dir, err)
-		}
+		return nil, err
 	}
 	team := map[string]bool{}
 	for _, c := range cfg.Configs {
@@ -165,15 +175,9 @@ func choose(set *results.Set, sel Selection) (Selection, error) {
 // readTeams adds each trial's team of run dir to teams, by trial key, and
 // returns the design's agent order from the lock.
 func readTeams(dir string, teams map[string]map[string]string) ([]string, error) {
-	lock, err := runrecord.ReadLock(dir)
+	cfg, err := readLockConfig(dir)
 	if err != nil {
-		return nil, fmt.Errorf("roles: %s: %w", dir, err)
-	}
-	var cfg lockConfig
-	if len(lock.Config) > 0 {
-		if err := json.Unmarshal(lock.Config, &cfg); err != nil {
-			return nil, fmt.Errorf("roles: %s: the lock's config: %w", dir, err)
-		}
+		return nil, fmt.Errorf("roles: %w", err)
 	}
 	factors := map[string]map[string]string{}
 	for _, c := range cfg.Configs {
