@@ -62,7 +62,7 @@ func (r *run) preflightAgents() []*configRuntime {
 		for _, role := range runrecord.Roles {
 			if a := rt.team[role]; a != nil && a != rt.agent {
 				cfg := a.Config
-				cfg.Label = c.Label + "." + string(role)
+				cfg.Label = runrecord.RoleLockKey(c.Label, role)
 				out = append(out, &configRuntime{cfg: cfg, agent: a})
 			}
 		}
