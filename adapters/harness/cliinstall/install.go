@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // NodeRuntime is the Node version installed beside a package whose Node
@@ -45,6 +46,11 @@ func (in Installer) Install(ctx context.Context, pins []string) error {
 	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
 		return err
 	}
+	unlock, err := in.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	for i, pin := range pins {
 		if err := in.installOne(ctx, pin, fmt.Sprintf("[%d/%d]", i+1, len(pins))); err != nil {
 			return err
@@ -52,6 +58,25 @@ func (in Installer) Install(ctx context.Context, pins []string) error {
 	}
 	fmt.Fprintf(in.Progress, "hoh harnesses: CLIs are in %s/<package>@<version>/node_modules/.bin\n", in.Dir)
 	return nil
+}
+
+// lock serialises installers sharing Dir (two `make test`s, a test beside
+// scripts/install-harnesses.sh): each removes and renames <pin>.partial, so
+// two at once would delete each other's half-done install. The one that
+// waited then finds every pin installed.
+func (in Installer) lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(in.Dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(in.Progress, "hoh harnesses: waiting for another install into %s\n", in.Dir)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cliinstall: lock %s: %w", f.Name(), err)
+		}
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 func (in Installer) npm() string {

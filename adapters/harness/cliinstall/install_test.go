@@ -18,6 +18,7 @@ mkdir -p "${XDG_CONFIG_HOME:-$HOME/.config}/cli" "${XDG_DATA_HOME:-$HOME/.local/
 prefix="$3"; pin="$(eval echo \${$#})"
 name="${pin%@*}"; version="${FAKE_VERSION:-${pin##*@}}"
 case "$name" in broken) echo "npm ERR! 404" >&2; exit 1;; esac
+sleep "${FAKE_SLEEP:-0}"
 mkdir -p "$prefix/node_modules/$name/bin" "$prefix/node_modules/.bin"
 if [ "$name" = node ]; then
   printf '#!/bin/sh\necho v%s\n' "$version" >"$prefix/node_modules/.bin/node"; chmod +x "$prefix/node_modules/.bin/node"
@@ -78,6 +79,47 @@ func TestInstallerInstallsSideBySideOnceEach(t *testing.T) {
 	if again := len(calls(t, log)); again != first {
 		t.Errorf("a second install ran npm again (%d calls, then %d)", first, again)
 	}
+}
+
+// Two installers into one directory at once (a test beside
+// scripts/install-harnesses.sh): neither deletes the other's half-done
+// install, both succeed, and npm runs once per pin.
+func TestConcurrentInstallersIntoOneDirectoryWaitForEachOther(t *testing.T) {
+	in, log := fakeTools(t, "")
+	t.Setenv("FAKE_SLEEP", "0.3")
+	pins := []string{"@scope/cli@1.0.0", "plain@0.3.1"}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- in.Install(context.Background(), pins) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, p := range pins {
+		name, v, _ := SplitPin(p)
+		if got, err := packageVersion(filepath.Join(in.Dir, p), name); err != nil || got != v {
+			t.Errorf("%s: installed %q %v", p, got, err)
+		}
+	}
+	installs := 0
+	for _, c := range strings.Split(strings.TrimSpace(readFile(t, log)), "\n") {
+		if !strings.Contains(c, "node@") {
+			installs++
+		}
+	}
+	if installs != len(pins) {
+		t.Errorf("npm installed %d times for %d pins:\n%s", installs, len(pins), readFile(t, log))
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // An engines.node the system's Node meets gets no runtime; a failed npm
