@@ -3,6 +3,7 @@ package runrecord
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 )
 
@@ -23,8 +24,44 @@ type Lock struct {
 	HohVersion  string            `json:"hoh_version"`
 	Keys        []string          `json:"plan_keys"` // every trial of the full plan
 	Shard       string            `json:"shard,omitempty"`
-	Shards      []string          `json:"merged_shards,omitempty"`
-	Notice      string            `json:"notice,omitempty"`
+	// ShardBy says how the trials were dealt to the shards: ShardByCost,
+	// or "" for a lock from before deals (every trial by its key's hash).
+	ShardBy string `json:"shard_by,omitempty"`
+	// ShardOf is the deal of a sharded run, trial key -> shard k of the
+	// lock's N, so a resume keeps its trials whatever the plan became.
+	ShardOf map[string]int `json:"shard_of,omitempty"`
+	Shards  []string       `json:"merged_shards,omitempty"`
+	Notice  string         `json:"notice,omitempty"`
+}
+
+// ShardByCost names the deal by estimated cost (experiments/plan.Deal).
+const ShardByCost = "cost"
+
+// ShardCount is N of the lock's shard k/N, 0 when the run is not sharded.
+func (l Lock) ShardCount() int {
+	var k, n int
+	if _, err := fmt.Sscanf(l.Shard, "%d/%d", &k, &n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// ShardOf is the shard (1..n) of the trial with key among n shards: the
+// lock's deal when it dealt n shards by cost and holds the key, else the
+// key's hash, which is how every trial was sharded before deals, so a legacy
+// run, or a trial added to a dealt one, keeps the shard it had.
+func ShardOf(l Lock, key string, n int) int {
+	if n <= 1 {
+		return 1
+	}
+	if l.ShardBy == ShardByCost && l.ShardCount() == n {
+		if k, ok := l.ShardOf[key]; ok && k >= 1 && k <= n {
+			return k
+		}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32()%uint32(n)) + 1
 }
 
 // ReadLock reads a run directory's lock.json.

@@ -290,7 +290,8 @@ func TestLockAndPlanRoundTrip(t *testing.T) {
 		t.Errorf("a directory without plan.json: %v", err)
 	}
 	lock := Lock{Experiment: "e", ConfigDigest: "sha256:c", TaskDigests: map[string]string{"t": "d"},
-		Harnesses: map[string]string{"codex-x": "codex@1"}, HohVersion: "v", Keys: []string{"k1"}, Shard: "1/2"}
+		Harnesses: map[string]string{"codex-x": "codex@1"}, HohVersion: "v", Keys: []string{"k1"}, Shard: "1/2",
+		ShardBy: ShardByCost, ShardOf: map[string]int{"k1": 1}}
 	if err := WriteJSON(run.Lock(), lock); err != nil {
 		t.Fatal(err)
 	}
@@ -418,5 +419,26 @@ func TestIterationsAndAttemptsAreListedInOrder(t *testing.T) {
 	}
 	if a := st.Attempts(); len(a) != 2 || a[1] != st.Attempt(2) {
 		t.Errorf("attempts %v", a)
+	}
+}
+
+func TestShardOfFollowsTheLockedDealElseTheHash(t *testing.T) {
+	dealt := Lock{Shard: "2/3", ShardBy: ShardByCost, ShardOf: map[string]int{"a": 3}}
+	if k := ShardOf(dealt, "a", 3); k != 3 {
+		t.Errorf("a dealt trial in shard %d, locked 3", k)
+	}
+	legacy := Lock{Shard: "2/3", ShardOf: map[string]int{"a": 3}}
+	for _, key := range []string{"a", "b", "c", "d"} {
+		hash := ShardOf(Lock{}, key, 3)
+		if hash < 1 || hash > 3 || ShardOf(legacy, key, 3) != hash {
+			t.Errorf("%s: legacy shard %d, hash %d", key, ShardOf(legacy, key, 3), hash)
+		}
+		if key != "a" && ShardOf(dealt, key, 3) != hash {
+			t.Errorf("%s, not in the deal, is not on its hash", key)
+		}
+	}
+	// A deal of another shard count says nothing about this one.
+	if k := ShardOf(dealt, "a", 2); k != ShardOf(Lock{}, "a", 2) {
+		t.Errorf("a deal of 3 shards used for 2: %d", k)
 	}
 }

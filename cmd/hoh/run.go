@@ -31,7 +31,7 @@ func init() {
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	check := fs.Bool("check", false, "validate the config and print the plan without running")
-	shardText := fs.String("shard", "", "run only shard k/N of the plan (deterministic by trial key)")
+	shardText := fs.String("shard", "", "run only shard k/N of the plan (dealt by estimated cost; a resume keeps its deal)")
 	output := fs.String("output", "", "run directory (overrides the config's output)")
 	allowChanged := fs.Bool("allow-changed-config", false, "resume even though the config, tasks or harnesses changed")
 	estimateFlag := fs.Bool("estimate", false, "print what the planned trials will spend (tokens, dollars, wall time, with intervals) and run nothing; alone it needs no key, Docker or evaluator")

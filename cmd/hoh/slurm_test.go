@@ -58,7 +58,7 @@ func tail(s string, n int) string {
 }
 
 // hoh slurm on a real Slurm: a slice of local-smoke (smokeConfig: 4
-// trials, two of the 4 shards empty) submitted as 4 shards runs to merged
+// trials, dealt one to each shard) submitted as 4 shards runs to merged
 // records (scores, stages, ledgers, statuses) equal to the same plan run
 // unsharded, and the merge job prints table1 and writes the report. (The
 // README runs the whole local-smoke this way.)

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"os/exec"
 	"path"
@@ -63,6 +62,9 @@ type Plan struct {
 	Tasks      []benchmark.Task
 	Trials     []Trial
 	Lock       runrecord.Lock
+	// Resumed is the lock the output directory already holds, nil for a
+	// new run: a resumed shard keeps the trials its lock dealt it.
+	Resumed *runrecord.Lock
 }
 
 // OpenBenchmark opens the benchmark the config names through the benchmark
@@ -200,6 +202,13 @@ func BuildWith(ctx context.Context, e *config.Experiment, b benchmark.Benchmark)
 		}
 	}
 	p.Lock, err = newLock(e, p)
+	if e.Output != "" {
+		// An unreadable lock deals afresh here; the run's resume check
+		// reports it.
+		if old, err := runrecord.ReadLock(e.Output); err == nil {
+			p.Resumed = &old
+		}
+	}
 	return p, err
 }
 
@@ -309,7 +318,8 @@ func TaskDigest(t benchmark.Task) (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:32], nil
 }
 
-// Shard is the k-th of N deterministic slices (1 <= K <= N); zero = all.
+// Shard is the k-th of N slices of the plan (1 <= K <= N), dealt by cost
+// (Deal, Plan.Select); zero = all.
 type Shard struct{ K, N int }
 
 // ParseShard reads "k/N".
@@ -329,27 +339,6 @@ func (s Shard) String() string {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d", s.K, s.N)
-}
-
-// Has reports whether the trial with key belongs to the shard.
-func (s Shard) Has(key string) bool {
-	if s.N <= 1 {
-		return true
-	}
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	return int(h.Sum32()%uint32(s.N)) == s.K-1
-}
-
-// Select returns the trials of the shard, in plan order.
-func (p *Plan) Select(s Shard) []Trial {
-	var out []Trial
-	for _, t := range p.Trials {
-		if s.Has(t.Key) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 func newLock(e *config.Experiment, p *Plan) (runrecord.Lock, error) {

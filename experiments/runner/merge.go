@@ -46,7 +46,8 @@ func Merge(dirs []string, out string) (*MergeReport, error) {
 	}
 	rep.Trials = len(finished)
 	merged := base
-	merged.Shard = ""
+	// The merged run is whole: no shard, no deal.
+	merged.Shard, merged.ShardBy, merged.ShardOf = "", "", nil
 	sort.Strings(shards)
 	merged.Shards = shards
 	if err := runrecord.WriteJSON(runrecord.RunLayout{Dir: out}.Lock(), merged); err != nil {

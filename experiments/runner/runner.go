@@ -204,7 +204,7 @@ func (r *run) prepare(ctx context.Context) error {
 			}
 		}
 	}
-	p.Lock.Shard = r.opts.Shard.String()
+	p.LockShard(r.opts.Shard)
 	// A resume that will be refused is refused before the preflight spends
 	// a token; what it will extend is said once it is accepted.
 	notes, err := ResumeCheck(r.out, p.Lock, r.opts.AllowChangedConfig)

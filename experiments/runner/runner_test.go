@@ -331,6 +331,16 @@ func TestTwoShardsMergedEqualTheUnshardedRun(t *testing.T) {
 		res := mustRun(t, experiment(t, d, ""), o)
 		total += len(res.Outcomes)
 		dirs = append(dirs, d)
+		// The shard's lock keeps the deal it ran, for its resumes.
+		l, err := plan.ReadLock(d)
+		if err != nil || l.ShardBy != runrecord.ShardByCost || len(l.ShardOf) != 4 {
+			t.Fatalf("shard %d lock: %s %v %v", k, l.ShardBy, l.ShardOf, err)
+		}
+		for _, o := range res.Outcomes {
+			if l.ShardOf[o.Trial.Key] != k {
+				t.Errorf("shard %d ran %s, locked to shard %d", k, o.Trial.Dir, l.ShardOf[o.Trial.Key])
+			}
+		}
 	}
 	if total != 4 {
 		t.Fatalf("shards ran %d trials, want 4", total)

@@ -44,7 +44,8 @@ func InspectShard(l Layout, k, n int) (ShardState, error) {
 	}
 	st.Started = true
 	for _, t := range in.Trials {
-		if !want.Has(t.Trial.Key) {
+		// The shard's own lock says which trials it was dealt.
+		if runrecord.ShardOf(in.Lock, t.Trial.Key, n) != k {
 			continue
 		}
 		st.Planned++
@@ -66,12 +67,11 @@ func InspectShard(l Layout, k, n int) (ShardState, error) {
 }
 
 // PlannedIn counts the trials of shard k of n in a plan (for a shard not
-// started yet).
+// started yet, which will deal the plan afresh).
 func PlannedIn(trials []plan.Trial, k, n int) int {
-	sh := plan.Shard{K: k, N: n}
 	c := 0
-	for _, t := range trials {
-		if sh.Has(t.Key) {
+	for _, sh := range plan.Deal(trials, n) {
+		if sh == k {
 			c++
 		}
 	}
