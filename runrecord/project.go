@@ -12,6 +12,7 @@ package runrecord
 //	├── STOP               asks a running project to stop after its loop
 //	├── trial/             the project's trial directory (TrialLayout): loop t is iteration t
 //	├── provider.jsonl     requests to the scripted test-double provider
+//	├── provider-<role>.jsonl  the same for a role with an agent of its own (a role team)
 //	├── diffstat-cache.json  per-loop diff sizes, a cache of dynamics.csv
 //	├── issues.jsonl       the issue table, one Issue per line
 //	├── issues.csv, issues.md   the same table for people
@@ -60,6 +61,13 @@ func (l ProjectLayout) TrialFiles() TrialLayout { return TrialLayout{l.Trial()} 
 
 // ProviderLog is the request log of the scripted test-double provider.
 func (l ProjectLayout) ProviderLog() string { return filepath.Join(l.State(), "provider.jsonl") }
+
+// RoleProviderLog is ProviderLog of a role team's role that has an agent
+// of its own: each scripted provider keeps its own log, so a log shows
+// which role's model it served.
+func (l ProjectLayout) RoleProviderLog(role Role) string {
+	return filepath.Join(l.State(), "provider-"+string(role)+".jsonl")
+}
 
 // DiffstatCache caches the per-loop diff sizes of dynamics.csv.
 func (l ProjectLayout) DiffstatCache() string { return filepath.Join(l.State(), "diffstat-cache.json") }

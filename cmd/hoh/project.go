@@ -26,7 +26,7 @@ func init() {
 }
 
 const projectUsage = `Usage:
-  hoh project init --spec SPEC.md --repo DIR --harness codex --model MODEL [flags]
+  hoh project init --spec SPEC.md --repo DIR --harness codex --model MODEL [--roles FILE] [flags]
   hoh project run DIR --loops N [--max-tokens N] [--until TIME | --for DURATION] [--force]
   hoh project status DIR [--json]
   hoh project issues DIR [--format table|csv|jsonl|markdown] [--push-github [--github-repo OWNER/NAME]]
@@ -79,6 +79,7 @@ func projectInit(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Harness.Provider.KeyEnv, "key-env", "", "NAME of the environment variable holding the API key (never the key)")
 	fs.StringVar(&c.Harness.Binary, "binary", "", "harness CLI binary (default: the pinned install)")
 	script := fs.String("scripted", "", "replay script of the scripted test-double provider (sets --provider scripted)")
+	rolesFile := fs.String("roles", "", "YAML file of a role team: planner, qa (and developer) agents, each written as a config's roles: entry (docs/roles.md)")
 	var checks multiFlag
 	fs.Var(&checks, "check", `public runtime check NAME=COMMAND shown to the QA Tester (repeatable; "build" gives the build status)`)
 	fs.IntVar(&c.PlannerIssues, "planner-issues", 20, "unresolved and verified issues the Planner sees by name (the rest counted)")
@@ -121,6 +122,13 @@ func projectInit(args []string, stdout, stderr io.Writer) error {
 		}
 		if c.Harness.Provider.Model == "" {
 			c.Harness.Provider.Model = "scripted-model"
+		}
+	}
+	if *rolesFile != "" {
+		// Read and checked as a config's roles: (problems at file:line);
+		// its script paths are stored absolute, as --scripted's is.
+		if c.Harness.Roles, err = config.LoadRoles(*rolesFile); err != nil {
+			return err
 		}
 	}
 	if cli, ok := catalogue.Lookup(c.Harness.Harness); ok && c.Harness.Provider.API == "" {
@@ -166,7 +174,11 @@ func projectRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.Harness.IsScripted() {
+	scripted := c.Harness.IsScripted()
+	for _, role := range runrecord.Roles {
+		scripted = scripted || c.Harness.ForRole(role).IsScripted() // a team's role too
+	}
+	if scripted {
 		fmt.Fprintln(stdout, "NOTE: the model is the scripted test double: a plumbing check, not a result")
 	}
 	res, err := project.Run(ctx, dir, project.RunOptions{Limits: lim, Force: *force, Out: stdout})
@@ -204,6 +216,9 @@ func projectStatus(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "project %s (%s, model %s)\n", textsafe.Args(s.Name, s.Harness, s.Model)...)
+	if s.Team != "" {
+		fmt.Fprintf(stdout, "role team: %s\n", textsafe.Term(s.Team))
+	}
 	fmt.Fprintf(stdout, "loops completed: %d", s.Loops)
 	if s.InProgress != "" {
 		fmt.Fprintf(stdout, " (unfinished: %s; the next run resumes there)", textsafe.Term(s.InProgress))

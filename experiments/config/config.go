@@ -868,7 +868,7 @@ func (v *validator) checkRoles(e *Experiment, name string, item *yaml.Node, fall
 	}
 	rn := child(item, "roles")
 	if !c.HasTeam() {
-		v.add(line(rn, fallback), "%s: roles: gives no role an agent (give planner, developer or qa, or leave roles: out)", name)
+		v.add(line(rn, fallback), "%s", strings.TrimPrefix(name+": roles: gives no role an agent (give planner, developer or qa, or leave roles: out)", ": "))
 		return
 	}
 	for _, role := range runrecord.Roles {
@@ -876,7 +876,9 @@ func (v *validator) checkRoles(e *Experiment, name string, item *yaml.Node, fall
 			continue
 		}
 		an := child(rn, string(role))
-		v.checkAgent(e, fmt.Sprintf("%s role %s", name, role), an, line(an, line(rn, fallback)), c.ForRole(role))
+		// name is empty for a roles file of its own (LoadRoles).
+		who := strings.TrimSpace(fmt.Sprintf("%s role %s", name, role))
+		v.checkAgent(e, who, an, line(an, line(rn, fallback)), c.ForRole(role))
 	}
 }
 

@@ -31,6 +31,8 @@ type Status struct {
 	Running    bool   `json:"running"`
 	Harness    string `json:"harness"`
 	Model      string `json:"model"`
+	// Team spells out who plays each role in a role team ("" without one).
+	Team string `json:"team,omitempty"`
 }
 
 // ReadStatus summarises the project from its records.
@@ -46,6 +48,14 @@ func ReadStatus(project string) (*Status, error) {
 		return nil, err
 	}
 	s := &Status{Name: c.Name, Loops: completedLoops(st), Tokens: tokens(st), Harness: c.Harness.Harness, Model: c.Harness.Provider.Model}
+	if c.Harness.HasTeam() {
+		team := runrecord.Team{}
+		for _, role := range runrecord.Roles {
+			a := c.Harness.ForRole(role)
+			team[role] = runrecord.TeamMember{Harness: a.Harness, API: a.Provider.API, Model: a.Provider.Model}
+		}
+		s.Team = team.String()
+	}
 	if n := len(st); n > 0 && st[n-1].Role != runrecord.RoleQA {
 		s.InProgress = fmt.Sprintf("loop %d: %s committed", st[n-1].Iteration, st[n-1].Role)
 	}

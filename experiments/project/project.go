@@ -35,6 +35,7 @@
 //	.git/hoh/github.json        issue id -> GitHub issue number, after `hoh project issues --push-github`
 //	.git/hoh/diffstat-cache.json  diff sizes by commit pair (a cache; rebuilt if lost)
 //	.git/hoh/provider.jsonl     the scripted test-double provider's log, when the config uses it
+//	.git/hoh/provider-<role>.jsonl  the same for a role team's role with an agent of its own
 //
 // Derived files are recomputed from the trial records after every loop and
 // at the start of every run, so a kill between a stage commit and their
@@ -131,6 +132,9 @@ type Identity struct {
 	Provider string `json:"provider"`
 	API      string `json:"api"`
 	Version  string `json:"harness_version,omitempty"`
+	// Team is the agent of each role a role team gives its own (none:
+	// every role runs the project's).
+	Team map[runrecord.Role]Identity `json:"team,omitempty"`
 }
 
 func identityOf(c *Config, version string) Identity {
@@ -150,6 +154,16 @@ func (a Identity) diff(b Identity) []string {
 	add("provider", a.Provider, b.Provider)
 	add("api", a.API, b.API)
 	add("harness version", a.Version, b.Version)
+	for _, role := range runrecord.Roles {
+		x, inA := a.Team[role]
+		y, inB := b.Team[role]
+		if !inA && !inB {
+			continue // a zero Identity has no team: no recursion past one level
+		}
+		for _, c := range x.diff(y) {
+			d = append(d, string(role)+" "+c)
+		}
+	}
 	return d
 }
 
@@ -191,6 +205,18 @@ func LoadConfig(project string) (*Config, error) {
 	}
 	if c.Harness.IsScripted() && (c.Harness.Scripted == nil || c.Harness.Scripted.Script == "") {
 		probs = append(probs, "harness.scripted.script: required with the scripted provider")
+	}
+	for _, role := range runrecord.Roles {
+		// hoh project init checked the roles file (config.LoadRoles); a
+		// hand-edited config gets the essentials checked.
+		if a := c.Harness.Roles.Agent(role); a != nil {
+			if a.Harness == "" {
+				probs = append(probs, fmt.Sprintf("harness.roles.%s.harness: required", role))
+			}
+			if a.Provider.Name == config.ScriptedProvider && (a.Scripted == nil || a.Scripted.Script == "") {
+				probs = append(probs, fmt.Sprintf("harness.roles.%s.scripted.script: required with the scripted provider", role))
+			}
+		}
 	}
 	for i, ch := range c.Checks {
 		if ch.Name == "" || ch.Command == "" {

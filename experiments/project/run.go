@@ -104,7 +104,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		return nil, err
 	}
 	defer w.close()
-	if err := checkIdentity(l, identityOf(c, w.h.Version()), o.Force); err != nil {
+	if err := checkIdentity(l, w.id, o.Force); err != nil {
 		return nil, err
 	}
 	limits := o.Limits
@@ -116,7 +116,7 @@ func Run(ctx context.Context, project string, o RunOptions) (*Result, error) {
 		return nil, err
 	}
 	r := &projectRun{project: project, l: l, c: c, o: o, limits: limits, h: w.h, env: w.env, secrets: w.secrets,
-		relay: w.relay, bench: &checks{list: c.Checks, secrets: w.secrets},
+		relay: w.relay, served: w.served, team: w.team, bench: &checks{list: c.Checks, secrets: w.secrets},
 		task: benchmark.Task{Benchmark: "project", ID: c.Name, Spec: string(specText)},
 		res:  &Result{}}
 	return r.loops(ctx)
@@ -134,7 +134,11 @@ type projectRun struct {
 	// relay is hoh's relay to the provider (nil for an agent without an
 	// endpoint, provider.Offline): its log gives every loop the
 	// no-model-turn verdict.
-	relay    *served.Relay
+	relay *served.Relay
+	// served is the relays' one log; team each role's agent in a role
+	// team (nil: h for every role).
+	served   string
+	team     map[runrecord.Role]trial.RoleAgent
 	bench    *checks
 	task     benchmark.Task
 	res      *Result
@@ -208,7 +212,7 @@ func (r *projectRun) trialEnv(t int, st []runrecord.StageRecord) trial.Env {
 			fmt.Fprintf(o.Out, "loop %d %s%s: %s\n", t, role, again, progressText(l, limits, nil))
 		}, Bench: r.bench, Task: r.task, Harness: r.h, Exec: o.Exec,
 		ContractRetries: c.contractRetries(), Timeouts: trial.Timeouts(c.Timeouts),
-		Env: r.env, Secrets: r.secrets, ServedLog: r.servedLog(), Relay: r.relay,
+		Env: r.env, Secrets: r.secrets, ServedLog: r.served, Relay: r.relay, Team: r.team,
 		Workspace: r.project, GitDir: l.GitDir(), Exclude: exclude, NoEvaluation: true,
 		// The state directory (issue table, transcripts, the provider's
 		// log, hoh's own state) is in no role's view beyond its contract.
@@ -443,51 +447,121 @@ func lock(l runrecord.ProjectLayout) (func(), error) {
 
 // wiring is the agent a project runs (provider.Agent) and its route to
 // the provider: the environment and secrets it is given, hoh's relay (whose
-// log gives every loop the no-model-turn verdict) and what to close.
+// log gives every loop the no-model-turn verdict) and what to close. In a
+// role team these are the Developer's, team each role's own, and secrets
+// every role's.
 type wiring struct {
 	h            harness.Harness
 	env, secrets []string
 	relay        *served.Relay
-	close        func()
+	// served is the relays' one log ("" without a relay).
+	served string
+	team   map[runrecord.Role]trial.RoleAgent
+	id     Identity
+	close  func()
 }
 
-// servedLog is the relay's log, "" without a relay.
-func (r *projectRun) servedLog() string {
-	if r.relay == nil {
-		return ""
-	}
-	return r.relay.Log()
-}
-
-// buildHarness opens the project's agent and its one relay (on loopback,
-// the only way out of a role's network namespace; the key lives in the
-// relay only) through the constructor the runner uses too.
+// buildHarness opens the project's agent and, in a role team, each role's
+// own (each scripted provider logging to its own provider log), through
+// the constructor the runner uses too; then routes them (routeRoles).
 func buildHarness(l runrecord.ProjectLayout, c *Config, o RunOptions) (wiring, error) {
 	open := o.Agents
 	if open == nil {
 		open = provider.Open
 	}
-	a, err := open(c.Harness, provider.Files{Resolve: func(p string) string { return c.resolve(l.Project, p) }, ProviderLog: l.ProviderLog()})
+	files := func(log string) provider.Files {
+		return provider.Files{Resolve: func(p string) string { return c.resolve(l.Project, p) }, ProviderLog: log}
+	}
+	a, err := open(c.Harness, files(l.ProviderLog()))
 	if err != nil {
 		return wiring{}, err
 	}
-	route, err := a.Route(filepath.Join(l.State(), "relay.jsonl"), o.Env, o.Secrets)
-	if err != nil {
+	agents := map[runrecord.Role]*provider.Agent{}
+	closeAgents := func() {
 		a.Close()
-		return wiring{}, fmt.Errorf("hoh's relay: %w", err)
-	}
-	h := a.Harness
-	if route.Relay != nil {
-		spec := a.Config.HarnessSpec()
-		spec.Provider = route.Provider(spec.Provider)
-		if h, err = a.HarnessFor(spec); err != nil {
-			route.Close()
-			a.Close()
-			return wiring{}, err
+		for _, ra := range agents {
+			ra.Close() // Close is idempotent: the entry's agent may be here too
 		}
 	}
-	return wiring{h: h, env: route.Env, secrets: route.Secrets, relay: route.Relay,
-		close: func() { route.Close(); a.Close() }}, nil
+	for _, role := range runrecord.Roles {
+		agents[role] = a
+		if c.Harness.Roles.Agent(role) == nil {
+			continue
+		}
+		if agents[role], err = open(c.Harness.ForRole(role), files(l.RoleProviderLog(role))); err != nil {
+			delete(agents, role)
+			closeAgents()
+			return wiring{}, fmt.Errorf("role %s: %w", role, err)
+		}
+	}
+	w, err := routeRoles(l, agents, o)
+	if err != nil {
+		closeAgents()
+		return wiring{}, err
+	}
+	closeRoutes := w.close
+	w.close = func() { closeRoutes(); closeAgents() }
+	w.id = identityOf(c, a.Harness.Version())
+	if c.Harness.HasTeam() {
+		w.id.Team = map[runrecord.Role]Identity{}
+		for role, ra := range w.team {
+			if c.Harness.Roles.Agent(role) != nil {
+				m := ra.Member
+				w.id.Team[role] = Identity{Harness: m.Harness, Model: m.Model, Provider: agents[role].Config.Provider.Name, API: m.API, Version: m.Version}
+			}
+		}
+	} else {
+		w.team = nil // one agent: trial.Env runs it for every role
+	}
+	return w, nil
+}
+
+// routeRoles starts each agent's route, once per agent (relay on loopback,
+// the only way out of a role's network namespace, and placeholder key; the
+// key lives in the relay only), every relay logging to the project's one
+// relay log under each request's attempt, and builds each role's CLI for
+// its route, as the runner's teamRelays does. The Developer's route is the
+// project's own.
+func routeRoles(l runrecord.ProjectLayout, agents map[runrecord.Role]*provider.Agent, o RunOptions) (wiring, error) {
+	routes := map[*provider.Agent]*provider.Route{}
+	w := wiring{team: map[runrecord.Role]trial.RoleAgent{}}
+	w.close = func() {
+		for _, route := range routes {
+			route.Close()
+		}
+	}
+	for _, role := range runrecord.Roles {
+		a := agents[role]
+		route, ok := routes[a]
+		if !ok {
+			var err error
+			if route, err = a.Route(filepath.Join(l.State(), "relay.jsonl"), o.Env, o.Secrets); err != nil {
+				w.close()
+				return wiring{}, fmt.Errorf("hoh's relay of the %s: %w", role.Display(), err)
+			}
+			routes[a] = route
+			w.secrets = append(w.secrets, route.Secrets...)
+			if route.Relay != nil {
+				w.served = route.ServedLog()
+			}
+		}
+		h := a.Harness
+		if route.Relay != nil {
+			spec := a.Config.HarnessSpec()
+			spec.Provider = route.Provider(spec.Provider)
+			var err error
+			if h, err = a.HarnessFor(spec); err != nil {
+				w.close()
+				return wiring{}, fmt.Errorf("role %s: %w", role, err)
+			}
+		}
+		w.team[role] = trial.RoleAgent{Harness: h, Env: route.Env, Relay: route.Relay,
+			Member: runrecord.TeamMember{Harness: h.Name(), Version: h.Version(), API: a.Config.Provider.API, Model: a.Config.Provider.Model}}
+		if role == runrecord.RoleDeveloper {
+			w.h, w.env, w.relay = h, route.Env, route.Relay
+		}
+	}
+	return w, nil
 }
 
 // checks runs the project's configured runtime checks; a project has no
