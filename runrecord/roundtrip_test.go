@@ -399,6 +399,9 @@ func TestLayoutsAreDrawnInTheDocTree(t *testing.T) {
 			t.Errorf("%s is not in the project tree of project.go", filepath.Base(p))
 		}
 	}
+	if name := strings.Replace(filepath.Base(pl.RoleProviderLog(RoleQA)), "qa", "<role>", 1); !strings.Contains(string(proj), name) {
+		t.Errorf("%s is not in the project tree of project.go", name)
+	}
 }
 
 func TestIterationsAndAttemptsAreListedInOrder(t *testing.T) {
