@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"iter"
 	"math/big"
-	"slices"
 	"strconv"
 
 	"github.com/hoh-research/hoh/analysis/results"
@@ -124,13 +123,22 @@ func (x *Index) benchRows(benchmark string) []int32 {
 	if rows, ok := x.bench[benchmark]; ok {
 		return rows
 	}
-	var rows []int32
+	// Marking the benchmark's arms and scanning the rows once gives row
+	// order and the exact size without sorting millions of indices.
+	mine := make([]bool, x.t.NumArms())
+	n := 0
 	for g, id := range x.armGroups.Keys {
 		if x.t.Name(x.t.Arm(id).Benchmark) == benchmark {
-			rows = append(rows, x.armGroups.Of(g)...)
+			mine[id] = true
+			n += len(x.armGroups.Of(g))
 		}
 	}
-	slices.Sort(rows)
+	rows := make([]int32, 0, n)
+	for i := range x.t.Len() {
+		if mine[x.t.ArmID(i)] {
+			rows = append(rows, int32(i))
+		}
+	}
 	x.bench[benchmark] = rows
 	return rows
 }
