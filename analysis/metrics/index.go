@@ -3,7 +3,9 @@ package metrics
 import (
 	"bytes"
 	"iter"
+	"math"
 	"math/big"
+	"slices"
 	"strconv"
 
 	"github.com/hoh-research/hoh/analysis/results"
@@ -152,6 +154,53 @@ func (x *Index) Rows() iter.Seq[runrecord.Row] {
 			}
 		}
 	}
+}
+
+// TokenBenchmarks lists the benchmarks with a row that has tokens, in
+// first-appearance order of their arms: one pass over row ids, no row built.
+func (x *Index) TokenBenchmarks() []string {
+	has := make([]bool, x.t.NumArms())
+	for i := range x.t.Len() {
+		if !math.IsNaN(x.t.Tokens(i)) {
+			has[x.t.ArmID(i)] = true
+		}
+	}
+	var out []string
+	for _, id := range x.armOrder {
+		if b := x.t.Name(x.t.Arm(id).Benchmark); has[id] && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// SourceConfigs returns the configurations with a row whose source
+// satisfies match, and whether every row's does. match is asked once per
+// distinct source, and a row is read by its ids, not built.
+func (x *Index) SourceConfigs(match func(source string) bool) (configs []string, all bool) {
+	verdict := make([]int8, x.t.Names()) // by source name id: 0 unasked, 1 no, 2 yes
+	has := make([]bool, x.t.NumArms())
+	all = true
+	for i := range x.t.Len() {
+		src := x.t.Source(i)
+		if verdict[src] == 0 {
+			verdict[src] = 1
+			if match(x.t.Name(src)) {
+				verdict[src] = 2
+			}
+		}
+		if verdict[src] == 2 {
+			has[x.t.ArmID(i)] = true
+		} else {
+			all = false
+		}
+	}
+	for _, id := range x.armOrder {
+		if c := x.t.Name(x.t.Arm(id).Config); has[id] && !slices.Contains(configs, c) {
+			configs = append(configs, c)
+		}
+	}
+	return configs, all
 }
 
 // Has reports whether any row belongs to the series sel.
