@@ -205,14 +205,15 @@ func SummarizeExact(values map[string]*big.Rat) (Summary, error) {
 	if len(values) == 0 {
 		return Summary{}, fmt.Errorf("metrics: no tasks to average")
 	}
+	// One sort of the tasks serves both sums, and no float map is built:
+	// the floats are summed in the same (sorted) order as Summarize's.
 	xs := make([]*big.Rat, 0, len(values))
+	fs := make([]float64, 0, len(values))
 	for _, t := range TasksOf(values) {
 		xs = append(xs, values[t])
+		fs = append(fs, Float(values[t]))
 	}
-	s, err := Summarize(Floats(values))
-	if err != nil {
-		return s, err
-	}
+	s := summarize(fs)
 	s.Exact = MeanExact(xs)
 	s.Mean = Float(s.Exact)
 	return s, nil

@@ -685,7 +685,13 @@ func (b *builder) tokensByTask(bench, config string, arm runrecord.Arm) (map[str
 }
 
 // exactValues is values of an exact series, each rounded once.
-func exactValues(m map[string]*big.Rat) []float64 { return values(metrics.Floats(m)) }
+func exactValues(m map[string]*big.Rat) []float64 {
+	out := make([]float64, 0, len(m)) // values(metrics.Floats(m)) without the map
+	for _, t := range metrics.TasksOf(m) {
+		out = append(out, metrics.Float(m[t]))
+	}
+	return out
+}
 
 // common restricts two per-task series to the tasks both have.
 func common[V any](a, b map[string]V) (map[string]V, map[string]V) {
