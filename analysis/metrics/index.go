@@ -21,7 +21,6 @@ type Index struct {
 	t      *runrecord.ScoreTable
 	series map[Selector][]int32
 	arms   map[armKey][]int32
-	bench  map[string][]int32
 	order  []Selector // series in first-appearance order
 
 	values map[Selector]map[string]float64
@@ -92,7 +91,6 @@ func newIndex(t *runrecord.ScoreTable, series, arms *runrecord.Groups) *Index {
 		t:      t,
 		series: map[Selector][]int32{},
 		arms:   map[armKey][]int32{},
-		bench:  map[string][]int32{},
 		values: map[Selector]map[string]float64{},
 		exact:  map[Selector]map[string]*big.Rat{},
 		labels: map[labelKey]labelled{},
@@ -119,30 +117,21 @@ func newIndex(t *runrecord.ScoreTable, series, arms *runrecord.Groups) *Index {
 	return x
 }
 
-// benchRows returns a benchmark's rows in row order, gathered from its
-// arms on first use.
-func (x *Index) benchRows(benchmark string) []int32 {
-	if rows, ok := x.bench[benchmark]; ok {
-		return rows
-	}
-	// Marking the benchmark's arms and scanning the rows once gives row
-	// order and the exact size without sorting millions of indices.
+// benchRows yields a benchmark's rows in row order: its arms are marked
+// and the rows scanned once, about the cost of reading a kept list of
+// them, without keeping 4 bytes a row.
+func (x *Index) benchRows(benchmark string) iter.Seq[int32] {
 	mine := make([]bool, x.t.NumArms())
-	n := 0
-	for g, id := range x.armGroups.Keys {
-		if x.t.Name(x.t.Arm(id).Benchmark) == benchmark {
-			mine[id] = true
-			n += len(x.armGroups.Of(g))
+	for _, id := range x.armOrder {
+		mine[id] = x.t.Name(x.t.Arm(id).Benchmark) == benchmark
+	}
+	return func(yield func(int32) bool) {
+		for i := range x.t.Len() {
+			if mine[x.t.ArmID(i)] && !yield(int32(i)) {
+				return
+			}
 		}
 	}
-	rows := make([]int32, 0, n)
-	for i := range x.t.Len() {
-		if mine[x.t.ArmID(i)] {
-			rows = append(rows, int32(i))
-		}
-	}
-	x.bench[benchmark] = rows
-	return rows
 }
 
 // Rows yields the indexed rows in their original order.
@@ -234,10 +223,9 @@ func (x *Index) Benchmarks() []string {
 
 // BenchmarkRows returns the rows of one benchmark in their original order.
 func (x *Index) BenchmarkRows(benchmark string) []runrecord.Row {
-	idx := x.benchRows(benchmark)
-	out := make([]runrecord.Row, len(idx))
-	for i, j := range idx {
-		out[i] = x.row(j)
+	out := []runrecord.Row{}
+	for i := range x.benchRows(benchmark) {
+		out = append(out, x.row(i))
 	}
 	return out
 }
@@ -248,7 +236,7 @@ func (x *Index) TaskFirstRows(benchmark string) []runrecord.Row {
 	idx, ok := x.tasks[benchmark]
 	if !ok {
 		seen := map[uint32]bool{} // by name id: no row is built to read its task
-		for _, i := range x.benchRows(benchmark) {
+		for i := range x.benchRows(benchmark) {
 			if t := x.t.Task(int(i)); !seen[t] {
 				seen[t] = true
 				idx = append(idx, i)

@@ -129,7 +129,7 @@ func (x *Index) readLabels(benchmark string, g Grouping) (map[string]string, err
 	seen := make([]uint32, x.t.Names())
 	from := make([]int32, x.t.Names())
 	labelled := make([]bool, x.t.Names()) // the last row read had a label
-	for _, i := range x.benchRows(benchmark) {
+	for i := range x.benchRows(benchmark) {
 		task, ls := x.t.Task(int(i)), x.t.LabelsID(int(i))+1
 		if seen[task] == ls {
 			if labelled[task] {
