@@ -235,7 +235,7 @@ func (x *Index) BenchmarkRows(benchmark string) []runrecord.Row {
 func (x *Index) TaskFirstRows(benchmark string) []runrecord.Row {
 	idx, ok := x.tasks[benchmark]
 	if !ok {
-		seen := map[uint32]bool{} // by name id: no row is built to read its task
+		seen := make([]bool, x.t.Names()) // by name id: no row built, no hashing per row
 		for i := range x.benchRows(benchmark) {
 			if t := x.t.Task(int(i)); !seen[t] {
 				seen[t] = true
@@ -257,7 +257,7 @@ func (x *Index) TaskNames(sel Selector) []string {
 		return Tasks(v)
 	}
 	var out []string
-	seen := map[uint32]bool{} // by name id: no row is built to read its task
+	seen := make([]bool, x.t.Names()) // by name id: no row built, no hashing per row
 	for _, i := range x.series[sel] {
 		if t := x.t.Task(int(i)); !seen[t] {
 			seen[t] = true
