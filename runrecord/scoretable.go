@@ -130,6 +130,7 @@ func (t *ScoreTable) ArmID(i int) uint32    { return t.series[t.rows[i].series].
 func (t *ScoreTable) Task(i int) uint32     { return t.rows[i].task }
 func (t *ScoreTable) Source(i int) uint32   { return t.rows[i].source }
 func (t *ScoreTable) Rep(i int) int32       { return t.rows[i].rep }
+func (t *ScoreTable) LabelsID(i int) uint32 { return t.rows[i].labels } // family, group and category
 
 // Tokens is row i's token count, NaN when unknown.
 func (t *ScoreTable) Tokens(i int) float64 { return t.rows[i].tokens }

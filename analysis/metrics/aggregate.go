@@ -28,11 +28,16 @@ func Summarize(values map[string]float64) (Summary, error) {
 	for _, t := range Tasks(values) { // sorted: same float sum every run
 		xs = append(xs, values[t])
 	}
+	return summarize(xs), nil
+}
+
+// summarize is Summarize of the values in task order (at least one).
+func summarize(xs []float64) Summary {
 	s := Summary{Mean: stat.Mean(xs, nil), N: len(xs), SE: math.NaN()}
 	if len(xs) > 1 {
 		s.SE = stat.StdDev(xs, nil) / math.Sqrt(float64(len(xs)))
 	}
-	return s, nil
+	return s
 }
 
 // SummarizeBy averages per-task values within each label (group, category,

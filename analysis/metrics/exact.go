@@ -100,6 +100,21 @@ func Float(r *big.Rat) float64 {
 	if r == nil || r.Sign() == 0 {
 		return 0
 	}
+	// Task means are small fractions: when numerator and denominator are
+	// exact float64s (|x| <= 2^53), one IEEE division rounds their quotient
+	// to the nearest float64, as Rat.Float64 does, without its allocations.
+	if n := r.Num(); n.IsInt64() {
+		a := n.Int64()
+		if r.IsInt() {
+			if -1<<53 <= a && a <= 1<<53 {
+				return float64(a)
+			}
+		} else if d := r.Denom(); d.IsInt64() {
+			if b := d.Int64(); -1<<53 <= a && a <= 1<<53 && b <= 1<<53 {
+				return float64(a) / float64(b)
+			}
+		}
+	}
 	f, _ := r.Float64()
 	return f
 }
@@ -190,14 +205,15 @@ func SummarizeExact(values map[string]*big.Rat) (Summary, error) {
 	if len(values) == 0 {
 		return Summary{}, fmt.Errorf("metrics: no tasks to average")
 	}
+	// One sort of the tasks serves both sums, and no float map is built:
+	// the floats are summed in the same (sorted) order as Summarize's.
 	xs := make([]*big.Rat, 0, len(values))
+	fs := make([]float64, 0, len(values))
 	for _, t := range TasksOf(values) {
 		xs = append(xs, values[t])
+		fs = append(fs, Float(values[t]))
 	}
-	s, err := Summarize(Floats(values))
-	if err != nil {
-		return s, err
-	}
+	s := summarize(fs)
 	s.Exact = MeanExact(xs)
 	s.Mean = Float(s.Exact)
 	return s, nil

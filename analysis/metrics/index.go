@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"iter"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -20,7 +21,6 @@ type Index struct {
 	t      *runrecord.ScoreTable
 	series map[Selector][]int32
 	arms   map[armKey][]int32
-	bench  map[string][]int32
 	order  []Selector // series in first-appearance order
 
 	values map[Selector]map[string]float64
@@ -91,7 +91,6 @@ func newIndex(t *runrecord.ScoreTable, series, arms *runrecord.Groups) *Index {
 		t:      t,
 		series: map[Selector][]int32{},
 		arms:   map[armKey][]int32{},
-		bench:  map[string][]int32{},
 		values: map[Selector]map[string]float64{},
 		exact:  map[Selector]map[string]*big.Rat{},
 		labels: map[labelKey]labelled{},
@@ -118,21 +117,21 @@ func newIndex(t *runrecord.ScoreTable, series, arms *runrecord.Groups) *Index {
 	return x
 }
 
-// benchRows returns a benchmark's rows in row order, gathered from its
-// arms on first use.
-func (x *Index) benchRows(benchmark string) []int32 {
-	if rows, ok := x.bench[benchmark]; ok {
-		return rows
+// benchRows yields a benchmark's rows in row order: its arms are marked
+// and the rows scanned once, about the cost of reading a kept list of
+// them, without keeping 4 bytes a row.
+func (x *Index) benchRows(benchmark string) iter.Seq[int32] {
+	mine := make([]bool, x.t.NumArms())
+	for _, id := range x.armOrder {
+		mine[id] = x.t.Name(x.t.Arm(id).Benchmark) == benchmark
 	}
-	var rows []int32
-	for g, id := range x.armGroups.Keys {
-		if x.t.Name(x.t.Arm(id).Benchmark) == benchmark {
-			rows = append(rows, x.armGroups.Of(g)...)
+	return func(yield func(int32) bool) {
+		for i := range x.t.Len() {
+			if mine[x.t.ArmID(i)] && !yield(int32(i)) {
+				return
+			}
 		}
 	}
-	slices.Sort(rows)
-	x.bench[benchmark] = rows
-	return rows
 }
 
 // Rows yields the indexed rows in their original order.
@@ -144,6 +143,53 @@ func (x *Index) Rows() iter.Seq[runrecord.Row] {
 			}
 		}
 	}
+}
+
+// TokenBenchmarks lists the benchmarks with a row that has tokens, in
+// first-appearance order of their arms: one pass over row ids, no row built.
+func (x *Index) TokenBenchmarks() []string {
+	has := make([]bool, x.t.NumArms())
+	for i := range x.t.Len() {
+		if !math.IsNaN(x.t.Tokens(i)) {
+			has[x.t.ArmID(i)] = true
+		}
+	}
+	var out []string
+	for _, id := range x.armOrder {
+		if b := x.t.Name(x.t.Arm(id).Benchmark); has[id] && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// SourceConfigs returns the configurations with a row whose source
+// satisfies match, and whether every row's does. match is asked once per
+// distinct source, and a row is read by its ids, not built.
+func (x *Index) SourceConfigs(match func(source string) bool) (configs []string, all bool) {
+	verdict := make([]int8, x.t.Names()) // by source name id: 0 unasked, 1 no, 2 yes
+	has := make([]bool, x.t.NumArms())
+	all = true
+	for i := range x.t.Len() {
+		src := x.t.Source(i)
+		if verdict[src] == 0 {
+			verdict[src] = 1
+			if match(x.t.Name(src)) {
+				verdict[src] = 2
+			}
+		}
+		if verdict[src] == 2 {
+			has[x.t.ArmID(i)] = true
+		} else {
+			all = false
+		}
+	}
+	for _, id := range x.armOrder {
+		if c := x.t.Name(x.t.Arm(id).Config); has[id] && !slices.Contains(configs, c) {
+			configs = append(configs, c)
+		}
+	}
+	return configs, all
 }
 
 // Has reports whether any row belongs to the series sel.
@@ -177,10 +223,9 @@ func (x *Index) Benchmarks() []string {
 
 // BenchmarkRows returns the rows of one benchmark in their original order.
 func (x *Index) BenchmarkRows(benchmark string) []runrecord.Row {
-	idx := x.benchRows(benchmark)
-	out := make([]runrecord.Row, len(idx))
-	for i, j := range idx {
-		out[i] = x.row(j)
+	out := []runrecord.Row{}
+	for i := range x.benchRows(benchmark) {
+		out = append(out, x.row(i))
 	}
 	return out
 }
@@ -190,8 +235,8 @@ func (x *Index) BenchmarkRows(benchmark string) []runrecord.Row {
 func (x *Index) TaskFirstRows(benchmark string) []runrecord.Row {
 	idx, ok := x.tasks[benchmark]
 	if !ok {
-		seen := map[uint32]bool{} // by name id: no row is built to read its task
-		for _, i := range x.benchRows(benchmark) {
+		seen := make([]bool, x.t.Names()) // by name id: no row built, no hashing per row
+		for i := range x.benchRows(benchmark) {
 			if t := x.t.Task(int(i)); !seen[t] {
 				seen[t] = true
 				idx = append(idx, i)
@@ -212,7 +257,7 @@ func (x *Index) TaskNames(sel Selector) []string {
 		return Tasks(v)
 	}
 	var out []string
-	seen := map[uint32]bool{} // by name id: no row is built to read its task
+	seen := make([]bool, x.t.Names()) // by name id: no row built, no hashing per row
 	for _, i := range x.series[sel] {
 		if t := x.t.Task(int(i)); !seen[t] {
 			seen[t] = true

@@ -122,22 +122,36 @@ func (x *Index) Labels(benchmark string, g Grouping) (map[string]string, error) 
 
 func (x *Index) readLabels(benchmark string, g Grouping) (map[string]string, error) {
 	out := map[string]string{}
-	from := map[string]int32{} // the row a task's label came from, named only in an error
-	for _, i := range x.benchRows(benchmark) {
+	// By task name id: the labels id of its last row (plus 1), and the last
+	// row with its label, named only in an error. A row with the same labels
+	// as its task's last one reads the same label: only its row is noted, so
+	// no row is built and no string hashed per row.
+	seen := make([]uint32, x.t.Names())
+	from := make([]int32, x.t.Names())
+	labelled := make([]bool, x.t.Names()) // the last row read had a label
+	for i := range x.benchRows(benchmark) {
+		task, ls := x.t.Task(int(i)), x.t.LabelsID(int(i))+1
+		if seen[task] == ls {
+			if labelled[task] {
+				from[task] = i
+			}
+			continue
+		}
+		seen[task] = ls
 		r := x.row(i)
 		l, err := g.of(r)
 		if err != nil {
 			return nil, err
 		}
-		if l == "" {
+		if labelled[task] = l != ""; !labelled[task] {
 			continue
 		}
 		if prev, ok := out[r.Task]; ok && prev != l {
 			return nil, fmt.Errorf("metrics: %s task %s has %s %s (%s) and %s (%s)",
-				benchmark, r.Task, g, runrecord.Quote(prev), x.at(from[r.Task]), runrecord.Quote(l), x.at(i))
+				benchmark, r.Task, g, runrecord.Quote(prev), x.at(from[task]), runrecord.Quote(l), x.at(i))
 		}
 		out[r.Task] = l
-		from[r.Task] = i
+		from[task] = i
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("metrics: no %s labels for benchmark %s: %w", g, benchmark, ErrNoLabels)

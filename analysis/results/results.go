@@ -332,6 +332,19 @@ func newSet(t *runrecord.ScoreTable, where func(int32) string, unsourced func(in
 	// only where the (task, rep) changes.
 	arms := t.GroupRows(t.NumArms(), func(i int) (uint32, bool) { return t.ArmID(i), true })
 	prev := map[taskRep]int32{}
+	// Repetitions 1..64 of up to 2^14 names are kept in a slice, stamped
+	// with the arm (never cleared), not hashed: the map holds the others.
+	type armRow struct{ arm, row int32 }
+	var dense []armRow
+	if t.Names() <= 1<<14 {
+		dense = make([]armRow, t.Names()*64)
+	}
+	slot := func(k taskRep) *armRow {
+		if dense == nil || k.rep < 1 || k.rep > 64 {
+			return nil
+		}
+		return &dense[int(k.task)*64+int(k.rep-1)]
+	}
 	for g := range arms.Keys {
 		clear(prev)
 		run, last := taskRep{}, int32(-1)
@@ -343,11 +356,21 @@ func newSet(t *runrecord.ScoreTable, where func(int32) string, unsourced func(in
 			j := last
 			if last < 0 || k != run {
 				if last >= 0 {
-					prev[run] = last
+					if s := slot(run); s != nil {
+						*s = armRow{int32(g + 1), last}
+					} else {
+						prev[run] = last
+					}
 				}
-				var ok bool
-				if j, ok = prev[k]; !ok {
-					j = -1
+				if s := slot(k); s != nil {
+					if j = -1; s.arm == int32(g+1) {
+						j = s.row
+					}
+				} else {
+					var ok bool
+					if j, ok = prev[k]; !ok {
+						j = -1
+					}
 				}
 				run = k
 			}

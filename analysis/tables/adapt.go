@@ -120,10 +120,8 @@ func survey(ix *metrics.Index) contents {
 		c.has[armOf{s.Config, a}] = true
 		c.benchArm[armOf{s.Benchmark, a}] = true
 	}
-	for r := range ix.Rows() {
-		if r.HasTokens() {
-			c.tokens[r.Benchmark] = true
-		}
+	for _, b := range ix.TokenBenchmarks() {
+		c.tokens[b] = true
 	}
 	sort.Strings(c.benches)
 	sort.Strings(c.configs)

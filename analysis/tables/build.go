@@ -338,6 +338,23 @@ func values(m map[string]float64) []float64 {
 
 func (b *builder) mean(bench, config string, arm runrecord.Arm, metric, scope string) computeFn {
 	return func() (float64, *big.Rat, float64, bool, error) {
+		if task, one := strings.CutPrefix(scope, "task:"); one {
+			// A per-task table's cell: what SummarizeExact gives for the
+			// one task, without a map and a sort per cell.
+			if !b.has(bench, config, arm, metric) {
+				return 0, nil, 0, false, nil
+			}
+			vals, err := b.ix.TaskExact(metrics.Selector{Benchmark: bench, Config: config, Arm: arm, Metric: metric})
+			if err != nil {
+				return 0, nil, 0, false, err
+			}
+			v, ok := vals[task]
+			if !ok {
+				return 0, nil, 0, false, nil
+			}
+			ex := metrics.MeanExact([]*big.Rat{v})
+			return metrics.Float(ex), ex, halfUnit([]float64{metrics.Float(v)}), true, nil
+		}
 		vals, ok, err := b.scopedExact(bench, config, arm, metric, scope)
 		if !ok || err != nil {
 			return 0, nil, 0, false, err
@@ -685,7 +702,13 @@ func (b *builder) tokensByTask(bench, config string, arm runrecord.Arm) (map[str
 }
 
 // exactValues is values of an exact series, each rounded once.
-func exactValues(m map[string]*big.Rat) []float64 { return values(metrics.Floats(m)) }
+func exactValues(m map[string]*big.Rat) []float64 {
+	out := make([]float64, 0, len(m)) // values(metrics.Floats(m)) without the map
+	for _, t := range metrics.TasksOf(m) {
+		out = append(out, metrics.Float(m[t]))
+	}
+	return out
+}
 
 // common restricts two per-task series to the tasks both have.
 func common[V any](a, b map[string]V) (map[string]V, map[string]V) {

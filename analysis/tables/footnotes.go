@@ -35,18 +35,11 @@ func (b *builder) fewerTasks(t *Table) []string {
 // Harbor, and whether every row is imported (then no usage.jsonl is behind
 // any token count).
 func (b *builder) importedConfigs() ([]string, bool) {
-	seen := map[string]bool{}
-	all := true
-	for r := range b.ix.Rows() {
-		if strings.Contains(r.Source, runrecord.ImportedSourceMark) {
-			seen[r.Config] = true
-		} else {
-			all = false
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for c := range seen {
-		out = append(out, c)
+	out, all := b.ix.SourceConfigs(func(source string) bool {
+		return strings.Contains(source, runrecord.ImportedSourceMark)
+	})
+	if out == nil {
+		out = []string{} // as before: an empty list, never nil
 	}
 	sort.Strings(out)
 	return out, all && len(out) > 0

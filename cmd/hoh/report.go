@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -16,6 +17,20 @@ import (
 	"github.com/hoh-research/hoh/internal/textsafe"
 	"github.com/hoh-research/hoh/runrecord"
 )
+
+// lowGC has the garbage collector collect at 25% heap growth instead of
+// 100% while a report reads --results, and returns the restore. The live
+// heap is then mostly one pointer-free table of rows (runrecord.ScoreTable)
+// that a collection does not scan, so the extra collections cost a few ms
+// while peak memory stays near the live heap instead of twice it (2M rows:
+// about a third less, no measurable CPU). A GOGC in the environment wins.
+func lowGC() func() {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(25)
+	return func() { debug.SetGCPercent(old) }
+}
 
 func init() {
 	register("report", "print a table: report "+strings.Join(tables.Names, "|")+" [--results PATH...] [--format text|markdown|latex|csv]; report roles --results RUNDIR: what each role of a role-team factorial contributes", runReport)
@@ -73,6 +88,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		if cfg, err = cfg.WithStatistics(strings.Split(*statistics, ",")); err != nil {
 			return fmt.Errorf("%w: --statistics: %v", errUsage, err)
 		}
+	}
+	if len(resultPaths) > 0 {
+		defer lowGC()()
 	}
 	if len(resultPaths) == 0 {
 		if *withoutReplaced {
