@@ -174,11 +174,7 @@ func projectRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	scripted := c.Harness.IsScripted()
-	for _, role := range runrecord.Roles {
-		scripted = scripted || c.Harness.ForRole(role).IsScripted() // a team's role too
-	}
-	if scripted {
+	if c.Scripted() {
 		fmt.Fprintln(stdout, "NOTE: the model is the scripted test double: a plumbing check, not a result")
 	}
 	res, err := project.Run(ctx, dir, project.RunOptions{Limits: lim, Force: *force, Out: stdout})
@@ -353,7 +349,7 @@ func plotDynamics(dir, out string, stdout io.Writer) error {
 		loops = append(loops, figures.LoopIssues{Loop: r.Loop, New: r.New, Closed: r.Closed, Reopened: r.Reopened, Unresolved: r.Unresolved, Total: r.Total})
 	}
 	scope := "project " + c.Name
-	if c.Harness.IsScripted() {
+	if c.Scripted() {
 		scope += " (scripted test-double model: a plumbing check, not a result)"
 	}
 	outs, err := figures.Dynamics("dynamics", scope, loops, figures.Options{OutDir: out})

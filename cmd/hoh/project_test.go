@@ -118,7 +118,8 @@ func TestProjectCommands(t *testing.T) {
 	}
 	hoh("project", "report", dir)
 	rep, err := os.ReadFile(filepath.Join(runrecord.ProjectLayout{Project: dir}.Reports(), "report.md"))
-	if err != nil || !strings.Contains(string(rep), "greet by name") || !strings.Contains(string(rep), "scripted test double") {
+	if err != nil || !strings.Contains(string(rep), "greet by name") || !strings.Contains(string(rep), "scripted test double") ||
+		!strings.Contains(string(rep), "Agents: Planner codex (responses scripted-model) · Developer codex") {
 		t.Fatalf("report: %v\n%s", err, rep)
 	}
 	hoh("project", "rollback", dir, "--to-loop", "1")

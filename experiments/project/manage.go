@@ -49,12 +49,7 @@ func ReadStatus(project string) (*Status, error) {
 	}
 	s := &Status{Name: c.Name, Loops: completedLoops(st), Tokens: tokens(st), Harness: c.Harness.Harness, Model: c.Harness.Provider.Model}
 	if c.Harness.HasTeam() {
-		team := runrecord.Team{}
-		for _, role := range runrecord.Roles {
-			a := c.Harness.ForRole(role)
-			team[role] = runrecord.TeamMember{Harness: a.Harness, API: a.Provider.API, Model: a.Provider.Model}
-		}
-		s.Team = team.String()
+		s.Team = c.team().String()
 	}
 	if n := len(st); n > 0 && st[n-1].Role != runrecord.RoleQA {
 		s.InProgress = fmt.Sprintf("loop %d: %s committed", st[n-1].Iteration, st[n-1].Role)
@@ -252,6 +247,28 @@ func archiveLoops(tl runrecord.TrialLayout, arch string, n, done int) error {
 	return nil
 }
 
+// team is who plays each role: a role team's own agents, else the
+// project's one agent in all three roles.
+func (c *Config) team() runrecord.Team {
+	team := runrecord.Team{}
+	for _, role := range runrecord.Roles {
+		a := c.Harness.ForRole(role)
+		team[role] = runrecord.TeamMember{Harness: a.Harness, API: a.Provider.API, Model: a.Provider.Model}
+	}
+	return team
+}
+
+// Scripted reports whether any role talks to the scripted test double, so
+// that what the project's records say is a plumbing check.
+func (c *Config) Scripted() bool {
+	for _, role := range runrecord.Roles {
+		if c.Harness.ForRole(role).IsScripted() {
+			return true
+		}
+	}
+	return false
+}
+
 // Report writes a Markdown summary per day and for the whole project into
 // .git/hoh/reports/report.md and returns its path: per day the loops run, what
 // was added (the loops' objectives), what broke (issues opened or reopened)
@@ -278,7 +295,8 @@ func Report(project string) (string, error) {
 	days := reportDays(dyn)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Project %s\n\nReport written %s from the project's records (%s).\n\n", c.Name, time.Now().UTC().Format(time.RFC3339), l.State())
-	if c.Harness.IsScripted() {
+	fmt.Fprintf(&b, "Agents: %s.\n\n", c.team())
+	if c.Scripted() {
 		b.WriteString("NOTE: the model is the scripted test double: this report is a plumbing check, not a result.\n\n")
 	}
 	n, cl, re, tok, files, add, del := loopTotals(dyn)

@@ -118,6 +118,16 @@ func TestARoleTeamProjectRunsEachRoleThroughItsOwnCLI(t *testing.T) {
 	if s, err := ReadStatus(dir); err != nil || !strings.Contains(s.Team, "claude") || !strings.Contains(s.Team, "opencode") {
 		t.Errorf("status team %+v, %v", s, err)
 	}
+	rep, err := Report(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(rep)
+	for _, want := range []string{"Planner claude (anthropic scripted-planner)", "Developer codex (responses", "QA Tester opencode (chat scripted-qa", "scripted test double"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the project report does not name the team (%q):\n%s", want, text)
+		}
+	}
 	testenv.AssertNoSecret(t, provider.ScriptedKeyValue, l.Trial())
 }
 
