@@ -516,51 +516,22 @@ func buildHarness(l runrecord.ProjectLayout, c *Config, o RunOptions) (wiring, e
 	return w, nil
 }
 
-// routeRoles starts each agent's route, once per agent (relay on loopback,
-// the only way out of a role's network namespace, and placeholder key; the
-// key lives in the relay only), every relay logging to the project's one
-// relay log under each request's attempt, and builds each role's CLI for
-// its route, as the runner's teamRelays does. The Developer's route is the
-// project's own.
+// routeRoles routes the agents as the runner does (provider.RouteTeam:
+// relays on loopback, the only way out of a role's network namespace, and
+// placeholder keys; the keys live in the relays only), every relay logging
+// to the project's one relay log under each request's attempt. The
+// Developer's seat is the project's own.
 func routeRoles(l runrecord.ProjectLayout, agents map[runrecord.Role]*provider.Agent, o RunOptions) (wiring, error) {
-	routes := map[*provider.Agent]*provider.Route{}
-	w := wiring{team: map[runrecord.Role]trial.RoleAgent{}}
-	w.close = func() {
-		for _, route := range routes {
-			route.Close()
-		}
+	team, err := provider.RouteTeam(agents, filepath.Join(l.State(), "relay.jsonl"), o.Env, o.Secrets)
+	if err != nil {
+		return wiring{}, err
 	}
-	for _, role := range runrecord.Roles {
-		a := agents[role]
-		route, ok := routes[a]
-		if !ok {
-			var err error
-			if route, err = a.Route(filepath.Join(l.State(), "relay.jsonl"), o.Env, o.Secrets); err != nil {
-				w.close()
-				return wiring{}, fmt.Errorf("hoh's relay of the %s: %w", role.Display(), err)
-			}
-			routes[a] = route
-			w.secrets = append(w.secrets, route.Secrets...)
-			if route.Relay != nil {
-				w.served = route.ServedLog()
-			}
-		}
-		h := a.Harness
-		if route.Relay != nil {
-			spec := a.Config.HarnessSpec()
-			spec.Provider = route.Provider(spec.Provider)
-			var err error
-			if h, err = a.HarnessFor(spec); err != nil {
-				w.close()
-				return wiring{}, fmt.Errorf("role %s: %w", role, err)
-			}
-		}
-		w.team[role] = trial.RoleAgent{Harness: h, Env: route.Env, Relay: route.Relay,
-			Member: runrecord.TeamMember{Harness: h.Name(), Version: h.Version(), API: a.Config.Provider.API, Model: a.Config.Provider.Model}}
-		if role == runrecord.RoleDeveloper {
-			w.h, w.env, w.relay = h, route.Env, route.Relay
-		}
+	w := wiring{team: map[runrecord.Role]trial.RoleAgent{}, secrets: team.Secrets, served: team.ServedLog, close: team.Close}
+	for role, seat := range team.Seats {
+		w.team[role] = trial.RoleAgent{Harness: seat.Harness, Env: seat.Route.Env, Relay: seat.Route.Relay, Member: seat.Member}
 	}
+	dev := team.Seats[runrecord.RoleDeveloper]
+	w.h, w.env, w.relay = dev.Harness, dev.Route.Env, dev.Route.Relay
 	return w, nil
 }
 

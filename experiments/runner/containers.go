@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -264,53 +265,31 @@ func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *
 	return route.Close, nil
 }
 
-// teamRelays is relay for a role team: each role's agent gets its own
-// route (relay, placeholder credential and key) and its CLI built for it,
-// so a role's requests reach its own provider only. Every relay logs to
-// the trial's one served.jsonl under each request's attempt; the secrets
-// are every role's, scrubbed from all records. The Developer's route is
-// the team's own (what Vanilla runs).
+// teamRelays is relay for a role team (provider.RouteTeam): every relay
+// logs to the trial's one served.jsonl under each request's attempt; each
+// role is priced by its own model. The Developer's seat is the team's
+// own (what Vanilla runs).
 func (r *run) teamRelays(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), error) {
-	routes := map[*provider.Agent]*provider.Route{}
-	closeAll := func() {
-		for _, route := range routes {
-			route.Close()
-		}
+	team, err := provider.RouteTeam(rt.team, runrecord.TrialLayout{Dir: u.dir}.Served(), nil, nil)
+	var relayErr *provider.RelayError
+	if errors.As(err, &relayErr) {
+		return nil, &trial.InfraError{Stage: "served-token relay of the " + relayErr.Role.Display(), Evidence: relayErr.Err.Error(), Local: true}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config %s %w", rt.cfg.Label, err)
 	}
 	base.Team = map[runrecord.Role]trial.RoleAgent{}
-	log := runrecord.TrialLayout{Dir: u.dir}.Served()
-	for _, role := range runrecord.Roles {
-		a := rt.team[role]
-		route, ok := routes[a]
-		if !ok {
-			var err error
-			if route, err = a.Route(log, nil, nil); err != nil {
-				closeAll()
-				return nil, &trial.InfraError{Stage: "served-token relay of the " + role.Display(), Evidence: err.Error(), Local: true}
-			}
-			routes[a] = route
-			base.Secrets = append(base.Secrets, route.Secrets...)
-			if route.Relay != nil {
-				base.ServedLog = route.ServedLog()
-			}
-		}
-		spec := a.Config.HarnessSpec()
-		spec.Provider = route.Provider(a.Config.Provider)
-		h, err := a.HarnessFor(spec)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("config %s role %s: %w", rt.cfg.Label, role, err)
-		}
-		ra := trial.RoleAgent{Harness: h, Env: route.Env, Relay: route.Relay,
-			Member: runrecord.TeamMember{Agent: a.Config.Name, Harness: h.Name(), Version: h.Version(), API: a.Config.Provider.API, Model: a.Config.Provider.Model}}
+	base.Secrets = append(base.Secrets, team.Secrets...)
+	base.ServedLog = team.ServedLog
+	for role, seat := range team.Seats {
+		ra := trial.RoleAgent{Harness: seat.Harness, Env: seat.Route.Env, Relay: seat.Route.Relay, Member: seat.Member}
 		if p, ok := r.exp.PriceOfRole(rt.cfg.Label, role); ok {
 			ra.Price = &p
 		}
 		base.Team[role] = ra
-		if role == runrecord.RoleDeveloper {
-			opts.Provider = spec.Provider
-			base.Env, base.Relay = route.Env, route.Relay
-		}
 	}
-	return closeAll, nil
+	dev := team.Seats[runrecord.RoleDeveloper]
+	opts.Provider = dev.Provider
+	base.Env, base.Relay = dev.Route.Env, dev.Route.Relay
+	return team.Close, nil
 }
