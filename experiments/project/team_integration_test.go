@@ -7,10 +7,7 @@ package project
 // work, only the wiring of each role to its own CLI, key and provider.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,7 +87,7 @@ func TestARoleTeamProjectRunsEachRoleThroughItsOwnCLI(t *testing.T) {
 		runrecord.RoleDeveloper: {l.ProviderLog(), "scripted-developer"},
 		runrecord.RoleQA:        {l.RoleProviderLog(runrecord.RoleQA), "scripted-qa"},
 	} {
-		models := requestModels(t, w.log, "body")
+		models := testenv.RequestModels(t, w.log)
 		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != w.model }) {
 			t.Errorf("%s: %s served models %v, want only %s", role, filepath.Base(w.log), models, w.model)
 		}
@@ -160,42 +157,4 @@ func checkTeamServed(t *testing.T, l runrecord.ProjectLayout) {
 			t.Errorf("the relay log has no model request of the %s", role)
 		}
 	}
-}
-
-// requestModels are the models the requests of a provider log name (the
-// request body is under key).
-func requestModels(t *testing.T, path, key string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var models []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		models = append(models, modelsOf(sc.Bytes(), key)...)
-	}
-	return models
-}
-
-// modelsOf is the model a JSON line's body under key names (the body may
-// be a JSON string holding JSON), none when it names none.
-func modelsOf(line []byte, key string) []string {
-	var l map[string]json.RawMessage
-	if json.Unmarshal(line, &l) != nil {
-		return nil
-	}
-	raw := l[key]
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		raw = []byte(s)
-	}
-	var b struct {
-		Model string `json:"model"`
-	}
-	if json.Unmarshal(raw, &b) == nil && b.Model != "" {
-		return []string{b.Model}
-	}
-	return nil
 }

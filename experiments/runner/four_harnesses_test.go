@@ -248,7 +248,7 @@ func TestARoleTeamOfThreeRealCLIsRunsEveryCondition(t *testing.T) {
 		runrecord.RoleQA:        {"provider-team.qa.jsonl", "scripted-qa"},
 	} {
 		path := filepath.Join(out, w.log)
-		models := providerModels(t, path)
+		models := testenv.RequestModels(t, path)
 		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != w.model }) {
 			t.Errorf("%s served models %v, want only %s", w.log, models, w.model)
 		}

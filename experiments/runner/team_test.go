@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -153,7 +151,7 @@ func TestARoleTeamRunsEachRoleThroughItsOwnAgent(t *testing.T) {
 	}
 	// Each scripted provider saw its own role's model only.
 	for log, model := range map[string]string{"provider-instant.planner.jsonl": "plan-model", "provider-instant.qa.jsonl": "qa-model", "provider-instant.jsonl": "dev-model"} {
-		models := providerModels(t, filepath.Join(out, log))
+		models := testenv.RequestModels(t, filepath.Join(out, log))
 		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != model }) {
 			t.Errorf("%s served models %v, want only %s", log, models, model)
 		}
@@ -191,39 +189,6 @@ func teamExperiment(t *testing.T, out, extra string) *config.Experiment {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// providerModels are the models a scripted provider's log says it was
-// asked for.
-func providerModels(t *testing.T, path string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var models []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var l struct {
-			Body json.RawMessage `json:"body"`
-		}
-		if json.Unmarshal(sc.Bytes(), &l) != nil {
-			continue
-		}
-		var b struct {
-			Model string `json:"model"`
-		}
-		raw := l.Body
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			raw = []byte(s)
-		}
-		if json.Unmarshal(raw, &b) == nil && b.Model != "" {
-			models = append(models, b.Model)
-		}
-	}
-	return models
 }
 
 // checkTeamRecords: in every trial, the ledger's usage per attempt is what

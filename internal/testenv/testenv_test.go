@@ -126,3 +126,21 @@ func TestHarborTaskTreeCopiesTheWholeTaskWritable(t *testing.T) {
 		t.Fatalf("steps/ not copied: %v", err)
 	}
 }
+
+// A log's lines name their models whether the body is an object or a JSON
+// string holding one; a line without a body or model names none.
+func TestRequestModelsReadsObjectAndStringBodies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "provider.jsonl")
+	log := `{"body":{"model":"m1","input":[]}}
+{"body":"{\"model\":\"m2\"}"}
+{"path":"/v1/models"}
+not json
+{"body":{"stream":true}}
+`
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(RequestModels(t, path), ","); got != "m1,m2" {
+		t.Fatalf("models %q", got)
+	}
+}
