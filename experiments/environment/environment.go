@@ -100,6 +100,11 @@ type Options struct {
 	// Image, when set, replaces the task's image (a committed checkpoint
 	// of an earlier attempt, to continue from its whole state).
 	Image string
+	// RoleProviders, for a role team, are the roles' own endpoints as the
+	// host reaches them: RoleContainers relays a role's container to its
+	// role's, so no role reaches another's provider. A role not in it
+	// gets Provider.
+	RoleProviders map[runrecord.Role]harness.Provider
 }
 
 // Kind says where an environment runs commands.
@@ -271,6 +276,22 @@ func modelRelay(opts Options) (*docker.RelaySpec, *tlsBridge, error) {
 	return &docker.RelaySpec{Target: target, Port: opts.RelayPort, Binary: opts.RelayBinary}, bridge, nil
 }
 
+// Reached is p (an endpoint as the host reaches it, such as a role's own
+// relay) as a CLI in the trial's containers reaches it: through the
+// in-container model relay, keeping p's path. Without a container relay
+// it is p.
+func (e *Env) Reached(p harness.Provider) harness.Provider {
+	if e.Container == nil || e.Container.ModelBaseURL() == "" || p.BaseURL == "" {
+		return p
+	}
+	u, err := url.Parse(p.BaseURL)
+	if err != nil {
+		return p
+	}
+	p.BaseURL = e.Container.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
+	return p
+}
+
 // startContainer starts the task's container: its limits, or the
 // benchmark's own spec, with the options' overrides, hoh's mounts and
 // relay, and hoh's CLIs and node after the image's own PATH.
@@ -330,8 +351,7 @@ func (e *Env) prepare(ctx context.Context, bench benchmark.Benchmark, task bench
 	}
 	e.Exchange.Empty = e.emptyScratch
 	if relayed {
-		u, _ := url.Parse(e.Provider.BaseURL)
-		e.Provider.BaseURL = e.Container.ModelBaseURL() + strings.TrimSuffix(u.EscapedPath(), "/")
+		e.Provider = e.Reached(e.Provider)
 	}
 	if err := e.linkWorkdir(ctx, workdir, e.Exchange.Current, mounts); err != nil {
 		return err
@@ -500,15 +520,20 @@ func within(p, dir string) bool {
 const DefaultSetupTimeout = 60 * time.Second
 
 // RoleContainers is trial.Env.RoleEnvironment for a trial in task
-// containers: each call opens another container of the trial, started from
-// image(after) (the environment as the Developer left checkpoint after;
-// opts.Image, else the task's image, when it gives ""), with the same
-// exchange, relay, limits and user, and release removes it. image may be
-// nil.
+// containers: each call opens another container of the trial for role,
+// started from image(after) (the environment as the Developer left
+// checkpoint after; opts.Image, else the task's image, when it gives ""),
+// with the same exchange, limits and user, and a relay to the role's own
+// provider (opts.RoleProviders); release removes it. image may be nil.
+// Every container's relay listens on the same in-container port, so one
+// CLI address (Env.Reached) serves every role's container.
 func RoleContainers(bench benchmark.Benchmark, task benchmark.Task, trialDir string, opts Options,
-	image func(ctx context.Context, after int) (string, error)) func(ctx context.Context, after int) (sandbox.Executor, func(), error) {
-	return func(ctx context.Context, after int) (sandbox.Executor, func(), error) {
+	image func(ctx context.Context, after int) (string, error)) func(ctx context.Context, role runrecord.Role, after int) (sandbox.Executor, func(), error) {
+	return func(ctx context.Context, role runrecord.Role, after int) (sandbox.Executor, func(), error) {
 		o := opts
+		if p, ok := opts.RoleProviders[role]; ok {
+			o.Provider = p
+		}
 		if image != nil && after > 0 {
 			img, err := image(ctx, after)
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/internal/testenv/dockerenv"
+	"github.com/hoh-research/hoh/runrecord"
 )
 
 // dbCGI is a busybox stand-in for a database sidecar: POST appends a row to
@@ -62,7 +63,7 @@ func TestSidecarStateCarriesToQAAndTheVerifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qa, release, err := RoleContainers(b, task, env.TrialDir, opts, func(context.Context, int) (string, error) { return img, nil })(ctx, 1)
+	qa, release, err := RoleContainers(b, task, env.TrialDir, opts, func(context.Context, int) (string, error) { return img, nil })(ctx, runrecord.RoleQA, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

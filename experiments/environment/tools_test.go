@@ -170,7 +170,7 @@ func TestHelloMCPThroughEachCLI(t *testing.T) {
 		})
 	}
 	// QA in a container of its own, started as the environment starts.
-	ex, release, err := RoleContainers(b, task, env.TrialDir, Options{Provider: prov, Docker: c, RelayBinary: relayBin}, nil)(ctx, 1)
+	ex, release, err := RoleContainers(b, task, env.TrialDir, Options{Provider: prov, Docker: c, RelayBinary: relayBin}, nil)(ctx, runrecord.RoleQA, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

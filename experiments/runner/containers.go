@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/benchmark/registry"
+	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
 	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
@@ -64,15 +67,16 @@ func (r *run) startContainers(ctx context.Context) error {
 	// The relay forwards http; https providers go through the environment's
 	// host-side TLS bridge. Anything else is refused before any trial starts.
 	// An agent without an endpoint (provider.Offline) has nothing to relay.
+	// A role team's roles each have their own endpoint, relayed to their
+	// own containers.
 	for _, rt := range r.configs {
-		if rt.team != nil {
-			return fmt.Errorf("config %s is a role team: role teams run on the host only; benchmark %s runs its tasks in containers (issue 39)", rt.cfg.Label, r.exp.Benchmark.Kind)
-		}
-		if !rt.agent.Served() {
-			continue
-		}
-		if u, err := url.Parse(rt.cfg.Provider.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return fmt.Errorf("config %s: provider base_url %q must be an http or https URL", rt.cfg.Label, rt.cfg.Provider.BaseURL)
+		for _, a := range append([]*provider.Agent{rt.agent}, slices.Collect(maps.Values(rt.team))...) {
+			if !a.Served() {
+				continue
+			}
+			if u, err := url.Parse(a.Config.Provider.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+				return fmt.Errorf("config %s: provider base_url %q must be an http or https URL", rt.cfg.Label, a.Config.Provider.BaseURL)
+			}
 		}
 	}
 	if err := cleanupEarlierRuns(ctx, r.docker.client, r.out); err != nil {
@@ -183,7 +187,7 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 	if r.docker != nil {
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
 	}
-	closeRelay, err := r.relay(u, rt, &opts, &base)
+	closeRelay, team, err := r.relay(u, rt, &opts, &base)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +230,12 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 		}
 	}
 	base.Harness, base.Bench, base.Task = h, u.bench, u.task
-	if rt.team != nil {
+	if team != nil {
+		if env.Kind == environment.Docker {
+			if err := seatInContainers(base.Team, team, env); err != nil {
+				return nil, fmt.Errorf("config %s %w", rt.cfg.Label, err)
+			}
+		}
 		base.Harness = base.Team[runrecord.RoleDeveloper].Harness // the team's own, what Vanilla runs
 	}
 	if keepEnvs && env.Kind == environment.Docker {
@@ -250,46 +259,66 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 // relay starts hoh's relay of u's attempt when the provider has an
 // endpoint (provider.Agent.Route): its log is u's served.jsonl, and the
 // CLIs get a placeholder the relay swaps for the key. It returns how to
-// stop it.
-func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), error) {
+// stop it and, for a role team, the team's routes.
+func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), *provider.Team, error) {
 	if rt.team != nil {
 		return r.teamRelays(u, rt, opts, base)
 	}
 	route, err := rt.agent.Route(runrecord.TrialLayout{Dir: u.dir}.Served(), nil, nil)
 	if err != nil {
-		return nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
+		return nil, nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
 	}
 	opts.Provider = route.Provider(opts.Provider)
 	base.Env, base.Secrets = route.Env, route.Secrets
 	base.ServedLog, base.Relay = route.ServedLog(), route.Relay
-	return route.Close, nil
+	return route.Close, nil, nil
+}
+
+// seatInContainers rebuilds each role's CLI of a team for the trial's task
+// containers: its own relay as reached inside them, their tools.
+func seatInContainers(roles map[runrecord.Role]trial.RoleAgent, team *provider.Team, env *environment.Env) error {
+	for role, seat := range team.Seats {
+		spec := seat.Agent.Config.HarnessSpec()
+		spec.Provider = env.Reached(seat.Provider)
+		spec.InContainer, spec.Tools = true, env.Tools
+		h, err := seat.Agent.HarnessFor(spec)
+		if err != nil {
+			return fmt.Errorf("role %s: %w", role, err)
+		}
+		ra := roles[role]
+		ra.Harness = h
+		roles[role] = ra
+	}
+	return nil
 }
 
 // teamRelays is relay for a role team (provider.RouteTeam): every relay
 // logs to the trial's one served.jsonl under each request's attempt; each
 // role is priced by its own model. The Developer's seat is the team's
 // own (what Vanilla runs).
-func (r *run) teamRelays(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), error) {
+func (r *run) teamRelays(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), *provider.Team, error) {
 	team, err := provider.RouteTeam(rt.team, runrecord.TrialLayout{Dir: u.dir}.Served(), nil, nil)
 	var relayErr *provider.RelayError
 	if errors.As(err, &relayErr) {
-		return nil, &trial.InfraError{Stage: "served-token relay of the " + relayErr.Role.Display(), Evidence: relayErr.Err.Error(), Local: true}
+		return nil, nil, &trial.InfraError{Stage: "served-token relay of the " + relayErr.Role.Display(), Evidence: relayErr.Err.Error(), Local: true}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("config %s %w", rt.cfg.Label, err)
+		return nil, nil, fmt.Errorf("config %s %w", rt.cfg.Label, err)
 	}
 	base.Team = map[runrecord.Role]trial.RoleAgent{}
 	base.Secrets = append(base.Secrets, team.Secrets...)
 	base.ServedLog = team.ServedLog
+	opts.RoleProviders = map[runrecord.Role]harness.Provider{}
 	for role, seat := range team.Seats {
 		ra := trial.RoleAgent{Harness: seat.Harness, Env: seat.Route.Env, Relay: seat.Route.Relay, Member: seat.Member}
 		if p, ok := r.exp.PriceOfRole(rt.cfg.Label, role); ok {
 			ra.Price = &p
 		}
 		base.Team[role] = ra
+		opts.RoleProviders[role] = seat.Provider
 	}
 	dev := team.Seats[runrecord.RoleDeveloper]
 	opts.Provider = dev.Provider
 	base.Env, base.Relay = dev.Route.Env, dev.Route.Relay
-	return team.Close, nil
+	return team.Close, team, nil
 }

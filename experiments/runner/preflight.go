@@ -63,7 +63,7 @@ func (r *run) preflightAgents() []*configRuntime {
 			if a := rt.team[role]; a != nil && a != rt.agent {
 				cfg := a.Config
 				cfg.Label = runrecord.RoleLockKey(c.Label, role)
-				out = append(out, &configRuntime{cfg: cfg, agent: a})
+				out = append(out, &configRuntime{cfg: cfg, agent: a, of: c.Label})
 			}
 		}
 	}
@@ -102,7 +102,7 @@ func (r *run) preflightTarget(ctx context.Context, dir string, rt *configRuntime
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
 		var first *int
 		for i := range r.plan.Trials {
-			if r.plan.Trials[i].Config == rt.cfg.Label {
+			if r.plan.Trials[i].Config == rt.trialsLabel() {
 				first = &i
 				break
 			}

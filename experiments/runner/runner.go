@@ -294,6 +294,17 @@ type configRuntime struct {
 	// its own, opened from the config with the role's agent swapped in
 	// (config.HarnessModel.ForRole), or agent for a role without one.
 	team map[runrecord.Role]*provider.Agent
+	// of, for a role's own agent as the preflight checks it (labelled
+	// LABEL.ROLE), is the configuration whose trials it plays in.
+	of string
+}
+
+// trialsLabel is the configuration label of the trials rt plays in.
+func (rt *configRuntime) trialsLabel() string {
+	if rt.of != "" {
+		return rt.of
+	}
+	return rt.cfg.Label
 }
 
 type run struct {

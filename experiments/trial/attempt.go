@@ -158,7 +158,7 @@ func (r *runner) prepare(ctx context.Context, a *attempt) error {
 		if c.role == runrecord.RolePlanner {
 			after--
 		}
-		if ex, a.release, err = r.env.RoleEnvironment(ctx, after); err != nil {
+		if ex, a.release, err = r.env.RoleEnvironment(ctx, c.role, after); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

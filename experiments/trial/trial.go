@@ -99,12 +99,13 @@ type Env struct {
 	Exchange *sandbox.Exchange
 
 	// RoleEnvironment, for a trial in task containers, gives an invocation
-	// of the Planner or the QA Tester a container of its own, started from
+	// of the Planner or the QA Tester (role) a container of its own, with a
+	// relay to that role's provider, started from
 	// the environment as the Developer left checkpoint after (0: as the
 	// attempt started) and removed by release once the invocation ends:
 	// what such a role leaves in a container's filesystem (notes in /tmp,
 	// say) reaches no other role. nil runs every role in Exec.
-	RoleEnvironment func(ctx context.Context, after int) (ex sandbox.Executor, release func(), err error)
+	RoleEnvironment func(ctx context.Context, role runrecord.Role, after int) (ex sandbox.Executor, release func(), err error)
 
 	// Checkpoints, when set, keeps the whole environment of each checkpoint
 	// (a container commit) and the evaluation starts from it; nil scores

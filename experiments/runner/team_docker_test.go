@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/experiments/config"
+	"github.com/hoh-research/hoh/experiments/provider"
+	"github.com/hoh-research/hoh/internal/testenv"
+	"github.com/hoh-research/hoh/internal/testenv/clienv"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// A role team in a Harbor task container: Claude Code plans (Anthropic
+// Messages), Codex develops (Responses) and OpenCode tests (Chat
+// Completions), each REAL CLI inside its own task container and reaching
+// its own scripted TEST-DOUBLE provider only through its own relay. Each
+// provider serves only its role's model, each role's ledger tokens equal
+// what its provider served, and the Harbor verifier scores every
+// checkpoint. The scores are a plumbing check, not results.
+func TestARoleTeamRunsInAHarborTaskContainer(t *testing.T) {
+	c := dockerPrereqs(t)
+	clienv.CLI(t, "claude")
+	clienv.CLI(t, "opencode")
+	e, err := config.Load(filepath.Join(repoRoot(t), "configs", "examples", "harbor-smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := e.Configs[0]
+	team.Label = "team"
+	team.Provider.Model = "scripted-developer"
+	team.Scripted = &config.ScriptedSpec{Script: filepath.Join(repoRoot(t), "experiments", "runner", "testdata", "harbor-team-script.yaml")}
+	role := func(cli, api, model string) *config.AgentSpec {
+		a := team.AgentSpec
+		a.Harness = cli
+		a.Provider = harness.Provider{Name: "scripted", API: api, KeyEnv: "HOH_SCRIPTED_KEY", Model: model}
+		return &a
+	}
+	team.Roles = &config.RoleAgents{Planner: role("claude", "anthropic", "scripted-planner"), QA: role("opencode", "chat", "scripted-qa")}
+	e.Configs = []config.HarnessModel{team}
+	res, out, log := runAt(t, e)
+	assertRunRemoved(t, c, res.DockerRun)
+	if len(res.Outcomes) != 2 {
+		t.Fatalf("%d outcomes, want vanilla and hoh@1\n%s", len(res.Outcomes), log.String())
+	}
+	ledgerByRole := map[runrecord.Role]int64{}
+	for _, o := range res.Outcomes {
+		if o.State != runrecord.StateDone || o.Status != runrecord.StatusCompleted {
+			t.Errorf("%s: %+v\n%s", o.Trial.Dir, o, log.String())
+			continue
+		}
+		l := runrecord.RunLayout{Dir: out}.Trial(o.Trial.Dir)
+		ledger, err := runrecord.ReadLedger(l.Usage())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, inv := range ledger {
+			ledgerByRole[inv.Role] += inv.Usage.Input + inv.Usage.Output
+		}
+		if o.Trial.Arm.String() == "hoh@1" {
+			if got, _ := os.ReadFile(filepath.Join(l.Workspace(), "proof.txt")); string(got) != "seed\n42" {
+				t.Errorf("the Developer's shell did not run in the task container: proof.txt = %q", got)
+			}
+		}
+	}
+	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("scores.csv: %v, %+v", err, rows)
+	}
+	for _, r := range rows {
+		if r.Metric != "reward" || r.Value != 1 {
+			t.Errorf("%+v: the verifier should reward the scripted answer", r)
+		}
+	}
+	for role, w := range map[runrecord.Role]struct{ log, model string }{
+		runrecord.RolePlanner:   {"provider-team.planner.jsonl", "scripted-planner"},
+		runrecord.RoleDeveloper: {"provider-team.jsonl", "scripted-developer"},
+		runrecord.RoleQA:        {"provider-team.qa.jsonl", "scripted-qa"},
+	} {
+		path := filepath.Join(out, w.log)
+		models := testenv.RequestModels(t, path)
+		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != w.model }) {
+			t.Errorf("%s served models %v, want only %s", w.log, models, w.model)
+		}
+		if served := servedTokens(t, path); served == 0 || served != ledgerByRole[role] {
+			t.Errorf("%s: the ledgers say %d tokens, its provider served %d", role, ledgerByRole[role], served)
+		}
+	}
+	testenv.AssertNoSecret(t, provider.ScriptedKeyValue, out)
+	if strings.Contains(log.String(), "role teams run on the host only") {
+		t.Error("the run still refuses a team in containers")
+	}
+}
