@@ -82,20 +82,58 @@ type ProjectConfig struct {
 	Name    string `yaml:"name"`
 	Spec    string `yaml:"spec"`
 	Harness struct {
-		Harness  string `yaml:"harness"`
-		Provider struct {
-			Name  string `yaml:"name"`
-			Model string `yaml:"model"`
-		} `yaml:"provider"`
+		ProjectAgent `yaml:",inline"`
+		// Roles, for a role team (hoh project init --roles), are the roles
+		// with an agent of their own.
+		Roles map[string]ProjectAgent `yaml:"roles"`
 	} `yaml:"harness"`
+}
+
+// ProjectAgent is one agent of hoh-project.yaml as a reader sees it.
+type ProjectAgent struct {
+	Harness  string `yaml:"harness"`
+	Version  string `yaml:"version"`
+	Provider struct {
+		Name  string `yaml:"name"`
+		API   string `yaml:"api"`
+		Model string `yaml:"model"`
+	} `yaml:"provider"`
+}
+
+// Team is who plays each role of a role team (a role without an agent of
+// its own plays the entry's); nil for a one-agent project.
+func (c ProjectConfig) Team() Team {
+	if len(c.Harness.Roles) == 0 {
+		return nil
+	}
+	team := Team{}
+	for _, role := range Roles {
+		a, ok := c.Harness.Roles[string(role)]
+		if !ok {
+			a = c.Harness.ProjectAgent
+		}
+		team[role] = TeamMember{Harness: a.Harness, Version: a.Version, API: a.Provider.API, Model: a.Provider.Model}
+	}
+	return team
 }
 
 // ScriptedProvider is the provider name of the scripted test double (its
 // records are plumbing checks, never results).
 const ScriptedProvider = "scripted"
 
-// IsScripted reports whether the project's model is the scripted test double.
-func (c ProjectConfig) IsScripted() bool { return c.Harness.Provider.Name == ScriptedProvider }
+// IsScripted reports whether any of the project's models is the scripted
+// test double.
+func (c ProjectConfig) IsScripted() bool {
+	if c.Harness.Provider.Name == ScriptedProvider {
+		return true
+	}
+	for _, a := range c.Harness.Roles {
+		if a.Provider.Name == ScriptedProvider {
+			return true
+		}
+	}
+	return false
+}
 
 // Issue states.
 const (

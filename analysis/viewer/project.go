@@ -19,17 +19,19 @@ type projectPage struct {
 	Title, Assets, Generated string
 	Refresh                  int
 	Harness, Model, Spec     string
-	Loops                    int
-	InProgress               string
-	Tokens                   int64
-	IssueCounts              []countView
-	Issues                   []issueView
-	Dynamics                 []runrecord.LoopDynamics
-	Chart, ChartCSV          string // the dynamics figure and its data
-	ChartNote                string
-	LoopLinks                []loopLink
-	Files                    []fileLink
-	Notice                   string
+	// Team names who plays each role of a role team ("" otherwise).
+	Team            string
+	Loops           int
+	InProgress      string
+	Tokens          int64
+	IssueCounts     []countView
+	Issues          []issueView
+	Dynamics        []runrecord.LoopDynamics
+	Chart, ChartCSV string // the dynamics figure and its data
+	ChartNote       string
+	LoopLinks       []loopLink
+	Files           []fileLink
+	Notice          string
 }
 
 type issueView struct {
@@ -107,6 +109,9 @@ func buildProject(dir string, opts Options) (*Result, error) {
 	}
 	p := &projectPage{Title: cfg.Name, Assets: "assets/", Harness: cfg.Harness.Harness, Model: cfg.Harness.Provider.Model,
 		Spec: cfg.Spec, Dynamics: dyn, Loops: len(dyn), Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
+	if team := cfg.Team(); team != nil {
+		p.Team = team.String()
+	}
 	if cfg.IsScripted() {
 		p.Notice = "this project's model is the scripted test double: its loops are a plumbing check, not results"
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/harness/catalogue"
+	"github.com/hoh-research/hoh/analysis/viewer"
 	"github.com/hoh-research/hoh/experiments/project"
 )
 
@@ -73,6 +74,16 @@ func TestProjectInitReadsARolesFile(t *testing.T) {
 	}
 	if s, err := project.ReadStatus(dir); err != nil || !strings.Contains(s.Team, "opencode") {
 		t.Errorf("status names no team: %+v %v", s, err)
+	}
+	// hoh view reads the config the init wrote: the project page names the team.
+	res, err := viewer.Build(dir, viewer.Options{NoFigures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(res.Index)
+	if want := "team: Planner opencode (chat small) · Developer codex (responses "; !strings.Contains(string(page), want) ||
+		!strings.Contains(string(page), "QA Tester claude (anthropic judge)") {
+		t.Errorf("the project page names no team (want %q):\n%s", want, page)
 	}
 	if err := os.WriteFile(rolesFile, []byte(strings.Replace(roles, "harness: claude", "harness: claud", 1)), 0o644); err != nil {
 		t.Fatal(err)
