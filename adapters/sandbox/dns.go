@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -44,22 +43,19 @@ const (
 	dnsConnTimeout = 5 * time.Second
 )
 
-// resolvConfEntry places the view's resolv.conf where the host's
-// /etc/resolv.conf leads (a symbolic link such as systemd-resolved's is
-// followed, so the view's link finds the sink's file); none when the
-// link's target cannot be resolved (a resolver without a resolv.conf asks
-// 127.0.0.1, the sink, anyway).
-func resolvConfEntry() (entry, bool) {
-	const path = "/etc/resolv.conf"
-	fi, err := os.Lstat(path)
-	if err != nil {
+// resolvConfEntry places the view's resolv.conf over the host's
+// /etc/resolv.conf (resolvConfAt).
+func resolvConfEntry() (entry, bool) { return resolvConfAt("/etc/resolv.conf", SystemRuntime) }
+
+// resolvConfAt places the view's resolv.conf where path leads, if that is
+// in one of the directories shown (a link into /etc is followed). None when
+// it leads elsewhere (systemd-resolved's link into /run): in the view that
+// link leads nowhere, and a resolver without a resolv.conf asks 127.0.0.1,
+// the sink, anyway; the view gains no directory for it.
+func resolvConfAt(path string, shown []string) (entry, bool) {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil || !underAny(target, shown) {
 		return entry{}, false
-	}
-	target := path
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(path); err != nil {
-			return entry{}, false
-		}
 	}
 	if fi, err := os.Stat(target); err != nil || !fi.Mode().IsRegular() {
 		return entry{}, false

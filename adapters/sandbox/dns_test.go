@@ -210,3 +210,27 @@ func TestTheDNSSinkRefusesOverTCP(t *testing.T) {
 		t.Fatalf("reported %q", got)
 	}
 }
+
+// The view's resolv.conf goes where the host's leads when that is in the
+// view (a link within /etc), and nowhere when the link leads out of it.
+func TestTheViewsResolvConfReplacesTheHostsWhereItLeads(t *testing.T) {
+	dir := t.TempDir()
+	etc, run := filepath.Join(dir, "etc"), filepath.Join(dir, "run")
+	os.MkdirAll(filepath.Join(etc, "resolvconf"), 0o755)
+	os.MkdirAll(run, 0o755)
+	os.WriteFile(filepath.Join(etc, "plain.conf"), []byte("nameserver 10.0.0.1\n"), 0o644)
+	os.WriteFile(filepath.Join(etc, "resolvconf", "resolv.conf"), []byte("nameserver 10.0.0.1\n"), 0o644)
+	os.WriteFile(filepath.Join(run, "stub.conf"), []byte("nameserver 127.0.0.53\n"), 0o644)
+	os.Symlink("resolvconf/resolv.conf", filepath.Join(etc, "in.conf"))
+	os.Symlink(filepath.Join(run, "stub.conf"), filepath.Join(etc, "out.conf"))
+	for name, want := range map[string]string{"plain.conf": filepath.Join(etc, "plain.conf"),
+		"in.conf": filepath.Join(etc, "resolvconf", "resolv.conf"), "out.conf": "", "missing.conf": ""} {
+		e, ok := resolvConfAt(filepath.Join(etc, name), []string{etc})
+		if got := map[bool]string{true: e.Target}[ok]; got != want {
+			t.Errorf("%s: placed at %q, want %q", name, got, want)
+		}
+		if ok && (e.Kind != kindFile || !strings.Contains(e.Content, "nameserver 127.0.0.1\n")) {
+			t.Errorf("%s: entry %+v", name, e)
+		}
+	}
+}
