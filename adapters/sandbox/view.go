@@ -334,6 +334,9 @@ func plan(v View, tmp int64) (*viewPlan, error) {
 		system[d] = true
 	}
 	p.accounts()
+	if e, ok := resolvConfEntry(); ok {
+		p.entries = append(p.entries, e)
+	}
 	for _, s := range etcSecrets {
 		t := filepath.Join("/etc", s)
 		if fi, err := os.Lstat(t); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
@@ -660,9 +663,9 @@ func init() {
 }
 
 // namespaceInit runs as PID 1 of a fresh user + mount + PID + network
-// namespace: it builds the view, starts the forwarders, drops every
-// capability, starts argv and reaps until argv ends, then exits with its
-// status (the kernel then kills whatever argv left behind).
+// namespace: it builds the view, starts the DNS sink and the forwarders,
+// drops every capability, starts argv and reaps until argv ends, then
+// exits with its status (the kernel then kills whatever argv left behind).
 func namespaceInit(specJSON string, argv []string) int {
 	// Capabilities are a thread's: the one dropping them is the one that
 	// starts the command.
@@ -704,6 +707,15 @@ func namespaceInit(specJSON string, argv []string) int {
 	if err := syscall.Sethostname([]byte("hoh-role")); err != nil {
 		initFailed("cannot name the host:", err)
 		return exitViewFailed
+	}
+	if err := loopbackUp(); err != nil {
+		initFailed("cannot bring up loopback:", err)
+		return exitViewFailed
+	}
+	// The DNS sink binds port 53 while the init still has its capabilities;
+	// without it a lookup only waits longer to fail.
+	if err := startDNSSink(os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "hoh sandbox: no DNS sink (a lookup waits for the resolver's timeout):", err)
 	}
 	if err := startForwarders(spec.Endpoints); err != nil {
 		initFailed("cannot reach the model endpoint:", err)
@@ -1019,16 +1031,10 @@ func bindAt(src, t string, writable bool) error {
 	return syscall.Mount("", t, "", flags, "")
 }
 
-// startForwarders brings the namespace's loopback up and forwards each
-// endpoint's address to its unix socket, reached through the directory
+// startForwarders forwards each endpoint's address (on the namespace's
+// loopback, up already) to its unix socket, reached through the directory
 // handle hoh passed (no path to it is in the view).
 func startForwarders(eps []endpoint) error {
-	if len(eps) == 0 {
-		return nil
-	}
-	if err := loopbackUp(); err != nil {
-		return fmt.Errorf("loopback: %w", err)
-	}
 	for _, ep := range eps {
 		ln, err := net.Listen("tcp", ep.Listen)
 		if err != nil {
@@ -1172,13 +1178,15 @@ func NamespacesAvailable() error {
 }
 
 // Capabilities the init needs to build a view (mount, pivot_root, bring up
-// loopback, drop the bounding set); it drops them all before the command.
+// loopback, bind the DNS sink's port 53, drop the bounding set); it drops
+// them all before the command.
 const (
-	capSetgid   = 6
-	capSetuid   = 7
-	capSetpcap  = 8
-	capNetAdmin = 12
-	capSysAdmin = 21
+	capSetgid         = 6
+	capSetuid         = 7
+	capSetpcap        = 8
+	capNetBindService = 10
+	capNetAdmin       = 12
+	capSysAdmin       = 21
 )
 
 // confineAttr adds the namespaces of a Confined invocation to attr: the
@@ -1197,7 +1205,7 @@ func confineAttr(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
 	// As root, hoh's supplementary groups are dropped; an unprivileged hoh
 	// may not drop its own.
 	attr.GidMappingsEnableSetgroups = root
-	attr.AmbientCaps = []uintptr{capSetgid, capSetuid, capSetpcap, capNetAdmin, capSysAdmin}
+	attr.AmbientCaps = []uintptr{capSetgid, capSetuid, capSetpcap, capNetBindService, capNetAdmin, capSysAdmin}
 	attr.Pdeathsig = syscall.SIGKILL
 	return attr
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -163,6 +164,9 @@ type Target struct {
 	// ServedLog is hoh's relay log of the turn's traffic: when set, the
 	// turn passes only if the relay saw the model answer it.
 	ServedLog string
+	// Notes, when set, gets a line for what a passing turn did that the
+	// operator should know (a CLI that tried the network: NetworkNote).
+	Notes io.Writer
 }
 
 // Failure is why one configuration cannot run.
@@ -189,7 +193,11 @@ func (e Error) Error() string {
 func Run(ctx context.Context, dir string, targets []Target) error {
 	var fails Error
 	for _, t := range targets {
-		if cause := check(ctx, dir, t); cause != "" {
+		cause, note := check(ctx, dir, t)
+		if cause == "" && note != "" && t.Notes != nil {
+			fmt.Fprintf(t.Notes, "preflight: %s: %s\n", t.Label, note)
+		}
+		if cause != "" {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -202,7 +210,18 @@ func Run(ctx context.Context, dir string, targets []Target) error {
 	return nil
 }
 
-func check(ctx context.Context, dir string, t Target) string {
+// check takes t's turn: cause is why it failed (""; it passed), note what
+// the operator should know of it either way (a failure's cause has it).
+func check(ctx context.Context, dir string, t Target) (cause, note string) {
+	cause = turn(ctx, dir, t, &note)
+	if cause != "" && note != "" {
+		cause += "; " + note
+	}
+	return cause, note
+}
+
+// turn is check's body; once the CLI ran, note is set from its stderr.
+func turn(ctx context.Context, dir string, t Target, note *string) string {
 	reach := t.Reach
 	if reach == "" {
 		reach = t.Provider.BaseURL
@@ -255,6 +274,7 @@ func check(ctx context.Context, dir string, t Target) string {
 	}
 	started := time.Now().UTC()
 	res, err := t.Harness.Run(ctx, inv)
+	*note = NetworkNote(t.Harness.Name(), filepath.Join(logDir, runrecord.StderrLog))
 	if err != nil {
 		return fmt.Sprintf("%s could not be started: %v", t.Harness.Name(), err)
 	}
@@ -279,6 +299,37 @@ func check(ctx context.Context, dir string, t Target) string {
 		return "the CLI reported an answer, but hoh's relay saw none" + where
 	}
 	return ""
+}
+
+// maxNoted bounds the names a note lists (the CLI chooses them).
+const maxNoted = 8
+
+// NetworkNote says which names the CLI tried to look up, as its view's
+// DNS sink reported them on its stderr (sandbox.DNSRefusedLine): a view has
+// no network, so such a CLI waits for nothing, but may miss what it
+// wanted. "" when there were none (or the CLI ran outside a view).
+func NetworkNote(cli, stderrLog string) string {
+	data, err := os.ReadFile(stderrLog)
+	if err != nil {
+		return ""
+	}
+	names := sandbox.DNSLookups(string(data))
+	if len(names) == 0 {
+		return ""
+	}
+	var quoted []string
+	for i, n := range names {
+		if i == maxNoted {
+			quoted = append(quoted, fmt.Sprintf("and %d more", len(names)-maxNoted))
+			break
+		}
+		quoted = append(quoted, fmt.Sprintf("%q", n))
+	}
+	what := "a DNS lookup of "
+	if len(names) > 1 {
+		what = "DNS lookups of "
+	}
+	return fmt.Sprintf("%s tried the network: %s%s (refused in its view, which has no network)", cli, what, strings.Join(quoted, ", "))
 }
 
 func relayAnswered(log string, since time.Time) bool {

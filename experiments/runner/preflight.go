@@ -26,7 +26,8 @@ func (r *run) preflight(ctx context.Context) error {
 	var targets []preflight.Target
 	var fails preflight.Error
 	for _, rt := range r.preflightAgents() {
-		tg := preflight.Target{Label: rt.cfg.Label, Harness: rt.agent.Harness, Provider: rt.cfg.Provider, Secrets: rt.agent.Secrets, Idle: r.exp.Timeouts.Idle}
+		tg := preflight.Target{Label: rt.cfg.Label, Harness: rt.agent.Harness, Provider: rt.cfg.Provider, Secrets: rt.agent.Secrets, Idle: r.exp.Timeouts.Idle,
+			Notes: r.opts.Out}
 		closeTarget, err := r.preflightTarget(ctx, dir, rt, &tg)
 		defer closeTarget()
 		if err != nil {
