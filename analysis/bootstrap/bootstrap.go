@@ -138,11 +138,8 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 		for i := range n {
 			col[i] = flat[i*cols+j]
 		}
-		m := means[j*R : (j+1)*R]
-		// Two selections instead of a sort: only two order statistics are needed.
-		selectKth(m, kLo-1)
-		selectKth(m[kLo-1:], kHi-kLo)
-		out[j] = Interval{Mean: stat.Mean(col, nil), Lo: m[kLo-1], Hi: m[kHi-1]}
+		lo, hi := orderStats(means[j*R:(j+1)*R], kLo, kHi)
+		out[j] = Interval{Mean: stat.Mean(col, nil), Lo: lo, Hi: hi}
 	}
 	return out, nil
 }
@@ -334,6 +331,55 @@ func selectKth(x []float64, k int) {
 			return
 		}
 	}
+}
+
+// orderStats returns the kLo-th and kHi-th smallest of x (1-based, kLo <=
+// kHi), reordering x. A percentile interval's ranks lie near the ends, so
+// thresholds taken from a sample leave a few hundred values beyond them,
+// gathered in one pass and selected from: cheaper than two selections over
+// all of x. The values are those of any exact selection (the thresholds
+// are checked, and anything unexpected falls back to selectKth).
+func orderStats(x []float64, kLo, kHi int) (float64, float64) {
+	n := len(x)
+	const s = 2048               // sample size
+	below, above := kLo, n-kHi+1 // ranks from the bottom and the top
+	if n < 8*s || 16*below > n || 16*above > n {
+		return selectTwo(x, kLo, kHi)
+	}
+	sample := make([]float64, s)
+	for i := range sample {
+		sample[i] = x[i*(n/s)]
+	}
+	// A rank well beyond the expected one (about 4 standard deviations), so
+	// that the threshold almost always leaves enough values beyond it.
+	margin := func(k int) int { e := k * s / n; return e + 4*int(math.Sqrt(float64(e))) + 8 }
+	rLo, rHi := margin(below), s-1-margin(above) // rLo < rHi: both ranks are at most n/16
+	tLo, tHi := selectTwo(sample, rLo+1, rHi+1)
+	if tLo >= tHi {
+		return selectTwo(x, kLo, kHi)
+	}
+	low, high := make([]float64, 0, n/16), make([]float64, 0, n/16)
+	for _, v := range x {
+		if v <= tLo {
+			low = append(low, v)
+		} else if v >= tHi {
+			high = append(high, v)
+		}
+	}
+	if len(low) < below || len(high) < above {
+		return selectTwo(x, kLo, kHi)
+	}
+	// Every value not in low is above all of low, and likewise for high.
+	selectKth(low, below-1)
+	selectKth(high, len(high)-above)
+	return low[below-1], high[len(high)-above]
+}
+
+// selectTwo is orderStats by two selections over all of x.
+func selectTwo(x []float64, kLo, kHi int) (float64, float64) {
+	selectKth(x, kLo-1)
+	selectKth(x[kLo-1:], kHi-kLo)
+	return x[kLo-1], x[kHi-1]
 }
 
 func median3(a, b, c float64) float64 {

@@ -408,3 +408,41 @@ func TestResampleMeansBitForBitNaiveReplay(t *testing.T) {
 		}
 	}
 }
+
+// orderStats finds the same values as a sort, for the ranks of the usual
+// levels and for data that defeats its sample (ties, sorted, the sampled
+// positions holding extremes or one value), where it falls back.
+func TestOrderStatsAgreeWithSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const s = 2048
+	for _, n := range []int{1000, 16384, 20000, 50001} {
+		for shape := range 6 {
+			x := make([]float64, n)
+			for i := range x {
+				switch shape {
+				case 0:
+					x[i] = rng.NormFloat64()
+				case 1:
+					x[i] = float64(rng.IntN(3))
+				case 2:
+					x[i] = float64(i)
+				case 3:
+					x[i] = float64(n - i)
+				case 4, 5: // the sampled positions below all others, or all one value
+					x[i] = rng.Float64()
+					if n >= s && i%(n/s) == 0 {
+						x[i] = map[bool]float64{true: 0.5, false: x[i] - 2}[shape == 5]
+					}
+				}
+			}
+			sorted := slices.Sorted(slices.Values(x))
+			for _, level := range []float64{0.5, 0.8, 0.9, 0.95, 0.99, 0.999} {
+				kLo, kHi := orderStat(n, (1-level)/2), orderStat(n, 1-(1-level)/2)
+				lo, hi := orderStats(slices.Clone(x), kLo, kHi)
+				if lo != sorted[kLo-1] || hi != sorted[kHi-1] {
+					t.Fatalf("n=%d shape %d level %v: got %v, %v want %v, %v", n, shape, level, lo, hi, sorted[kLo-1], sorted[kHi-1])
+				}
+			}
+		}
+	}
+}
