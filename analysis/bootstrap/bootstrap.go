@@ -151,6 +151,8 @@ func resampleMeans(flat []float64, n, R int, draws *draws) []float64 {
 	means := make([]float64, cols*R)
 	part := func(from, to int) { // resamples [from, to)
 		switch {
+		case draws.small != nil && cols > 1:
+			sumColumns(flat, means, n, R, from, to, draws.small)
 		case draws.small != nil:
 			sumResamples(flat, means, n, R, from, to, draws.small)
 		case draws.cached != nil:
@@ -208,6 +210,56 @@ func sumResamples[I uint8 | int32](flat, means []float64, n, R, from, to int, ca
 	sums := make([]float64, len(flat)/n)
 	for ; r < to; r++ {
 		sumResample(flat, means, n, R, r, at(r), sums)
+	}
+}
+
+// sumColumns computes resamples [from, to) of several columns with byte
+// draws: four columns at a time (sumColumns4), and each column left over
+// alone as a paired difference's.
+func sumColumns(flat, means []float64, n, R, from, to int, cached []uint8) {
+	cols := len(flat) / n
+	j := 0
+	for ; j+4 <= cols; j += 4 {
+		sumColumns4(flat, means, n, R, j, from, to, cached)
+	}
+	col := make([]float64, n)
+	for ; j < cols; j++ {
+		for i := range col {
+			col[i] = flat[i*cols+j]
+		}
+		sumResamples(col, means[j*R:(j+1)*R], n, R, from, to, cached)
+	}
+}
+
+// sumColumns4 computes columns [j0, j0+4) of resamples [from, to), two
+// resamples at a time: a draw's byte is read once for four columns, and
+// eight independent sums overlap in the CPU. Each sum still adds its draws
+// in order from 0, as sumResample does.
+func sumColumns4(flat, means []float64, n, R, j0, from, to int, cached []uint8) {
+	cols := len(flat) / n
+	var tab [256][4]float64 // task i's four values; a byte indexes it unchecked
+	for i := range n {
+		copy(tab[i][:], flat[i*cols+j0:i*cols+j0+4])
+	}
+	inv := 1 / float64(n)
+	m := means[j0*R : (j0+4)*R]
+	for r := from; r < to; r += 2 {
+		a := cached[r*n : (r+1)*n]
+		b := a // a lone last resample is summed twice, kept once
+		if r+1 < to {
+			b = cached[(r+1)*n : (r+2)*n]
+		}
+		b = b[:len(a)]
+		var a0, a1, a2, a3, b0, b1, b2, b3 float64
+		for k := range a {
+			x, y := &tab[a[k]], &tab[b[k]]
+			a0, a1, a2, a3 = a0+x[0], a1+x[1], a2+x[2], a3+x[3]
+			b0, b1, b2, b3 = b0+y[0], b1+y[1], b2+y[2], b3+y[3]
+		}
+		m[r], m[R+r], m[2*R+r], m[3*R+r] = a0*inv, a1*inv, a2*inv, a3*inv
+		if r+1 < to {
+			m[r+1], m[R+r+1], m[2*R+r+1], m[3*R+r+1] = b0*inv, b1*inv, b2*inv, b3*inv
+		}
 	}
 }
 

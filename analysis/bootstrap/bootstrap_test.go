@@ -376,7 +376,8 @@ func TestResampleMeansBitForBitNaiveReplay(t *testing.T) {
 		n, cols, R int
 		cached     bool
 	}{{140, 1, 2003, true}, {9, 1, 1001, true}, {9, 1, 1001, false}, {140, 3, 2003, true}, {7, 3, 999, false},
-		{300, 1, 1001, true}, {256, 1, 1001, true}, {300, 2, 999, true}} {
+		{300, 1, 1001, true}, {256, 1, 1001, true}, {300, 2, 999, true}, {140, 6, 2003, true}, {9, 4, 1001, true},
+		{256, 9, 999, true}} {
 		flat := make([]float64, c.n*c.cols)
 		for i := range flat {
 			flat[i] = rng.Float64()*100 - rng.NormFloat64()*1e-3
