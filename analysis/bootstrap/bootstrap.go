@@ -31,9 +31,11 @@ package bootstrap
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
@@ -214,16 +216,16 @@ func sumResamples[I uint8 | int32](flat, means []float64, n, R, from, to int, ca
 }
 
 // sumColumns computes resamples [from, to) of several columns with byte
-// draws: four columns at a time (sumColumns4), and each column left over
-// alone as a paired difference's.
+// draws: four columns at a time (sumColumns4, the last two or three
+// padded), and a last lone column as a paired difference's.
 func sumColumns(flat, means []float64, n, R, from, to int, cached []uint8) {
 	cols := len(flat) / n
 	j := 0
-	for ; j+4 <= cols; j += 4 {
-		sumColumns4(flat, means, n, R, j, from, to, cached)
+	for ; cols-j >= 2; j += 4 {
+		sumColumns4(flat, means, n, R, j, min(4, cols-j), from, to, cached)
 	}
-	col := make([]float64, n)
-	for ; j < cols; j++ {
+	if j < cols {
+		col := make([]float64, n)
 		for i := range col {
 			col[i] = flat[i*cols+j]
 		}
@@ -231,18 +233,18 @@ func sumColumns(flat, means []float64, n, R, from, to int, cached []uint8) {
 	}
 }
 
-// sumColumns4 computes columns [j0, j0+4) of resamples [from, to), two
-// resamples at a time: a draw's byte is read once for four columns, and
-// eight independent sums overlap in the CPU. Each sum still adds its draws
-// in order from 0, as sumResample does.
-func sumColumns4(flat, means []float64, n, R, j0, from, to int, cached []uint8) {
+// sumColumns4 computes the w (at most 4) columns from j0 of resamples
+// [from, to), two resamples at a time: a draw's byte is read once for four
+// columns, and eight independent sums overlap in the CPU. Each sum still
+// adds its draws in order from 0, as sumResample does.
+func sumColumns4(flat, means []float64, n, R, j0, w, from, to int, cached []uint8) {
 	cols := len(flat) / n
-	var tab [256][4]float64 // task i's four values; a byte indexes it unchecked
+	var tab [256][4]float64 // task i's values (zero padded); a byte indexes it unchecked
 	for i := range n {
-		copy(tab[i][:], flat[i*cols+j0:i*cols+j0+4])
+		copy(tab[i][:w], flat[i*cols+j0:i*cols+j0+w])
 	}
 	inv := 1 / float64(n)
-	m := means[j0*R : (j0+4)*R]
+	m := means[j0*R : (j0+w)*R]
 	for r := from; r < to; r += 2 {
 		a := cached[r*n : (r+1)*n]
 		b := a // a lone last resample is summed twice, kept once
@@ -256,9 +258,12 @@ func sumColumns4(flat, means []float64, n, R, j0, from, to int, cached []uint8) 
 			a0, a1, a2, a3 = a0+x[0], a1+x[1], a2+x[2], a3+x[3]
 			b0, b1, b2, b3 = b0+y[0], b1+y[1], b2+y[2], b3+y[3]
 		}
-		m[r], m[R+r], m[2*R+r], m[3*R+r] = a0*inv, a1*inv, a2*inv, a3*inv
-		if r+1 < to {
-			m[r+1], m[R+r+1], m[2*R+r+1], m[3*R+r+1] = b0*inv, b1*inv, b2*inv, b3*inv
+		sa, sb := [4]float64{a0, a1, a2, a3}, [4]float64{b0, b1, b2, b3}
+		for j := range w {
+			m[j*R+r] = sa[j] * inv
+			if r+1 < to {
+				m[j*R+r+1] = sb[j] * inv
+			}
 		}
 	}
 }
@@ -481,6 +486,52 @@ func PairedDifference(a, b []float64, opt Options) (Interval, error) {
 		return Interval{}, err
 	}
 	return iv[0], nil
+}
+
+// Pair is a paired comparison's two arms, task by task.
+type Pair struct{ A, B []float64 }
+
+// pairBatch is how many pairs are resampled together: memory for their
+// means grows with it (8 bytes a resample each).
+const pairBatch = 16
+
+// PairedDifferences is PairedDifference of each pair: the same intervals
+// and errors. Pairs over the same number of tasks draw the same tasks, so
+// they are resampled together, as one Percentile's columns, a byte draw
+// read once for several pairs.
+func PairedDifferences(pairs []Pair, opt Options) ([]Interval, []error) {
+	out, errs := make([]Interval, len(pairs)), make([]error, len(pairs))
+	byN := map[int][]int{} // pairs that can go together, by their number of tasks
+	for p, pr := range pairs {
+		n := len(pr.A)
+		if n > 0 && n == len(pr.B) && CheckMethod(opt.Method) == nil && opt.Method != TMethod {
+			byN[n] = append(byN[n], p)
+			continue
+		}
+		out[p], errs[p] = PairedDifference(pr.A, pr.B, opt)
+	}
+	for _, n := range slices.Sorted(maps.Keys(byN)) {
+		for ps := byN[n]; len(ps) > 0; {
+			batch := ps[:min(len(ps), pairBatch)]
+			ps = ps[len(batch):]
+			data := make([][]float64, n)
+			for i := range data {
+				data[i] = make([]float64, len(batch))
+				for j, p := range batch {
+					data[i][j] = pairs[p].A[i] - pairs[p].B[i] // as PairedDifference's
+				}
+			}
+			iv, err := Percentile(data, opt)
+			for j, p := range batch {
+				if err != nil { // each pair alone, for its own error
+					out[p], errs[p] = PairedDifference(pairs[p].A, pairs[p].B, opt)
+				} else {
+					out[p] = iv[j]
+				}
+			}
+		}
+	}
+	return out, errs
 }
 
 // Record counts per-task outcomes of arm a against arm b.

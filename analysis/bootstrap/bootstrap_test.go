@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -443,6 +444,39 @@ func TestOrderStatsAgreeWithSort(t *testing.T) {
 				if lo != sorted[kLo-1] || hi != sorted[kHi-1] {
 					t.Fatalf("n=%d shape %d level %v: got %v, %v want %v, %v", n, shape, level, lo, hi, sorted[kLo-1], sorted[kHi-1])
 				}
+			}
+		}
+	}
+}
+
+// PairedDifferences gives each pair what PairedDifference gives it, bit for
+// bit and error for error: pairs over several numbers of tasks, batches
+// with one, two, three and more than pairBatch pairs, a non-finite value,
+// unequal and empty arms, and the t-interval.
+func TestPairedDifferencesAsOneByOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	arm := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.Float64()*100 - rng.NormFloat64()*1e-3
+		}
+		return x
+	}
+	var pairs []Pair
+	for _, c := range []struct{ n, count int }{{140, pairBatch + 3}, {9, 2}, {300, 3}, {37, 1}, {50, 5}} {
+		for range c.count {
+			pairs = append(pairs, Pair{arm(c.n), arm(c.n)})
+		}
+	}
+	bad := arm(140)
+	bad[7] = math.Inf(1)
+	pairs = append(pairs, Pair{bad, arm(140)}, Pair{arm(3), arm(4)}, Pair{nil, nil})
+	for _, opt := range []Options{{Resamples: 999, Seed: 3}, {Resamples: 999, Seed: 3, Method: TMethod}, {Resamples: -1}} {
+		got, errs := PairedDifferences(pairs, opt)
+		for p, pr := range pairs {
+			want, err := PairedDifference(pr.A, pr.B, opt)
+			if fmt.Sprint(err) != fmt.Sprint(errs[p]) || got[p] != want {
+				t.Fatalf("%+v pair %d (%d tasks): got %+v, %v want %+v, %v", opt, p, len(pr.A), got[p], errs[p], want, err)
 			}
 		}
 	}
