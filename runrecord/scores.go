@@ -259,7 +259,8 @@ func field(fields [][]byte, i int) []byte {
 func (d *rowDecoder) decode(fields [][]byte) error {
 	c := &d.cols
 	for k, i := range c.required {
-		if len(field(fields, i)) == 0 {
+		// A first byte above space is not trimmed: the field is not empty.
+		if f := fields[i]; (len(f) == 0 || f[0] <= ' ') && len(field(fields, i)) == 0 {
 			return fmt.Errorf("empty %s", RequiredScoreColumns[k])
 		}
 	}
