@@ -132,6 +132,7 @@ type scoreCols struct {
 	name                                    [nNames]int
 	checkpoint, value, tokens, rep, costUSD int
 	n                                       int
+	required                                []int // of RequiredScoreColumns, in its order
 }
 
 // readScoreHeader reads the header: known columns, none twice, the
@@ -150,9 +151,11 @@ func readScoreHeader(header [][]byte) (scoreCols, error) {
 		col[h] = i
 	}
 	for _, h := range RequiredScoreColumns {
-		if _, ok := col[h]; !ok {
+		i, ok := col[h]
+		if !ok {
 			return c, fmt.Errorf("line 1: missing required column %q", h)
 		}
+		c.required = append(c.required, i)
 	}
 	at := func(name string) int {
 		if i, ok := col[name]; ok {
@@ -253,31 +256,12 @@ func field(fields [][]byte, i int) []byte {
 	return bytes.Trim(f, " \t\r\n\v\f")
 }
 
-// requiredOrder are the required columns in RequiredScoreColumns order.
-var requiredOrder = []string{"benchmark", "config", "condition", "checkpoint", "task", "metric", "value"}
-
 func (d *rowDecoder) decode(fields [][]byte) error {
 	c := &d.cols
-	for _, name := range requiredOrder {
-		var i int
-		switch name {
-		case "benchmark":
-			i = c.name[nBenchmark]
-		case "config":
-			i = c.name[nConfig]
-		case "condition":
-			i = c.name[nCondition]
-		case "checkpoint":
-			i = c.checkpoint
-		case "task":
-			i = c.name[nTask]
-		case "metric":
-			i = c.name[nMetric]
-		case "value":
-			i = c.value
-		}
-		if len(field(fields, i)) == 0 {
-			return fmt.Errorf("empty %s", name)
+	for k, i := range c.required {
+		// A first byte above space is not trimmed: the field is not empty.
+		if f := fields[i]; (len(f) == 0 || f[0] <= ' ') && len(field(fields, i)) == 0 {
+			return fmt.Errorf("empty %s", RequiredScoreColumns[k])
 		}
 	}
 	p := packedRow{rep: 1, tokens: math.NaN()}

@@ -42,6 +42,7 @@ func TestDecodeErrorsNameTheLine(t *testing.T) {
 		"line 3: value":                     "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,1\nb,c,hoh,1,t2,m,abc\n",
 		"line 2: checkp":                    "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,0,t,m,1\n",
 		"line 2: empty t":                   "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,,m,1\n",
+		"line 3: empty metric":              "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1, t,m,1\nb,c,hoh,1,t, \t ,1\n",
 		"line 2: value \"NaN\"":             "benchmark,config,condition,checkpoint,task,metric,value\nb,c,hoh,1,t,m,NaN\n",
 	}
 	for want, in := range cases {

@@ -31,9 +31,11 @@ package bootstrap
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
@@ -138,11 +140,8 @@ func Percentile(data [][]float64, opt Options) ([]Interval, error) {
 		for i := range n {
 			col[i] = flat[i*cols+j]
 		}
-		m := means[j*R : (j+1)*R]
-		// Two selections instead of a sort: only two order statistics are needed.
-		selectKth(m, kLo-1)
-		selectKth(m[kLo-1:], kHi-kLo)
-		out[j] = Interval{Mean: stat.Mean(col, nil), Lo: m[kLo-1], Hi: m[kHi-1]}
+		lo, hi := orderStats(means[j*R:(j+1)*R], kLo, kHi)
+		out[j] = Interval{Mean: stat.Mean(col, nil), Lo: lo, Hi: hi}
 	}
 	return out, nil
 }
@@ -154,6 +153,8 @@ func resampleMeans(flat []float64, n, R int, draws *draws) []float64 {
 	means := make([]float64, cols*R)
 	part := func(from, to int) { // resamples [from, to)
 		switch {
+		case draws.small != nil && cols > 1:
+			sumColumns(flat, means, n, R, from, to, draws.small)
 		case draws.small != nil:
 			sumResamples(flat, means, n, R, from, to, draws.small)
 		case draws.cached != nil:
@@ -211,6 +212,59 @@ func sumResamples[I uint8 | int32](flat, means []float64, n, R, from, to int, ca
 	sums := make([]float64, len(flat)/n)
 	for ; r < to; r++ {
 		sumResample(flat, means, n, R, r, at(r), sums)
+	}
+}
+
+// sumColumns computes resamples [from, to) of several columns with byte
+// draws: four columns at a time (sumColumns4, the last two or three
+// padded), and a last lone column as a paired difference's.
+func sumColumns(flat, means []float64, n, R, from, to int, cached []uint8) {
+	cols := len(flat) / n
+	j := 0
+	for ; cols-j >= 2; j += 4 {
+		sumColumns4(flat, means, n, R, j, min(4, cols-j), from, to, cached)
+	}
+	if j < cols {
+		col := make([]float64, n)
+		for i := range col {
+			col[i] = flat[i*cols+j]
+		}
+		sumResamples(col, means[j*R:(j+1)*R], n, R, from, to, cached)
+	}
+}
+
+// sumColumns4 computes the w (at most 4) columns from j0 of resamples
+// [from, to), two resamples at a time: a draw's byte is read once for four
+// columns, and eight independent sums overlap in the CPU. Each sum still
+// adds its draws in order from 0, as sumResample does.
+func sumColumns4(flat, means []float64, n, R, j0, w, from, to int, cached []uint8) {
+	cols := len(flat) / n
+	var tab [256][4]float64 // task i's values (zero padded); a byte indexes it unchecked
+	for i := range n {
+		copy(tab[i][:w], flat[i*cols+j0:i*cols+j0+w])
+	}
+	inv := 1 / float64(n)
+	m := means[j0*R : (j0+w)*R]
+	for r := from; r < to; r += 2 {
+		a := cached[r*n : (r+1)*n]
+		b := a // a lone last resample is summed twice, kept once
+		if r+1 < to {
+			b = cached[(r+1)*n : (r+2)*n]
+		}
+		b = b[:len(a)]
+		var a0, a1, a2, a3, b0, b1, b2, b3 float64
+		for k := range a {
+			x, y := &tab[a[k]], &tab[b[k]]
+			a0, a1, a2, a3 = a0+x[0], a1+x[1], a2+x[2], a3+x[3]
+			b0, b1, b2, b3 = b0+y[0], b1+y[1], b2+y[2], b3+y[3]
+		}
+		sa, sb := [4]float64{a0, a1, a2, a3}, [4]float64{b0, b1, b2, b3}
+		for j := range w {
+			m[j*R+r] = sa[j] * inv
+			if r+1 < to {
+				m[j*R+r+1] = sb[j] * inv
+			}
+		}
 	}
 }
 
@@ -336,6 +390,55 @@ func selectKth(x []float64, k int) {
 	}
 }
 
+// orderStats returns the kLo-th and kHi-th smallest of x (1-based, kLo <=
+// kHi), reordering x. A percentile interval's ranks lie near the ends, so
+// thresholds taken from a sample leave a few hundred values beyond them,
+// gathered in one pass and selected from: cheaper than two selections over
+// all of x. The values are those of any exact selection (the thresholds
+// are checked, and anything unexpected falls back to selectKth).
+func orderStats(x []float64, kLo, kHi int) (float64, float64) {
+	n := len(x)
+	const s = 2048               // sample size
+	below, above := kLo, n-kHi+1 // ranks from the bottom and the top
+	if n < 8*s || 16*below > n || 16*above > n {
+		return selectTwo(x, kLo, kHi)
+	}
+	sample := make([]float64, s)
+	for i := range sample {
+		sample[i] = x[i*(n/s)]
+	}
+	// A rank well beyond the expected one (about 4 standard deviations), so
+	// that the threshold almost always leaves enough values beyond it.
+	margin := func(k int) int { e := k * s / n; return e + 4*int(math.Sqrt(float64(e))) + 8 }
+	rLo, rHi := margin(below), s-1-margin(above) // rLo < rHi: both ranks are at most n/16
+	tLo, tHi := selectTwo(sample, rLo+1, rHi+1)
+	if tLo >= tHi {
+		return selectTwo(x, kLo, kHi)
+	}
+	low, high := make([]float64, 0, n/16), make([]float64, 0, n/16)
+	for _, v := range x {
+		if v <= tLo {
+			low = append(low, v)
+		} else if v >= tHi {
+			high = append(high, v)
+		}
+	}
+	if len(low) < below || len(high) < above {
+		return selectTwo(x, kLo, kHi)
+	}
+	// Every value not in low is above all of low, and likewise for high.
+	selectKth(low, below-1)
+	selectKth(high, len(high)-above)
+	return low[below-1], high[len(high)-above]
+}
+
+// selectTwo is orderStats by two selections over all of x.
+func selectTwo(x []float64, kLo, kHi int) (float64, float64) {
+	selectKth(x, kLo-1)
+	selectKth(x[kLo-1:], kHi-kLo)
+	return x[kLo-1], x[kHi-1]
+}
+
 func median3(a, b, c float64) float64 {
 	if a > b {
 		a, b = b, a
@@ -383,6 +486,52 @@ func PairedDifference(a, b []float64, opt Options) (Interval, error) {
 		return Interval{}, err
 	}
 	return iv[0], nil
+}
+
+// Pair is a paired comparison's two arms, task by task.
+type Pair struct{ A, B []float64 }
+
+// pairBatch is how many pairs are resampled together: memory for their
+// means grows with it (8 bytes a resample each).
+const pairBatch = 16
+
+// PairedDifferences is PairedDifference of each pair: the same intervals
+// and errors. Pairs over the same number of tasks draw the same tasks, so
+// they are resampled together, as one Percentile's columns, a byte draw
+// read once for several pairs.
+func PairedDifferences(pairs []Pair, opt Options) ([]Interval, []error) {
+	out, errs := make([]Interval, len(pairs)), make([]error, len(pairs))
+	byN := map[int][]int{} // pairs that can go together, by their number of tasks
+	for p, pr := range pairs {
+		n := len(pr.A)
+		if n > 0 && n == len(pr.B) && CheckMethod(opt.Method) == nil && opt.Method != TMethod {
+			byN[n] = append(byN[n], p)
+			continue
+		}
+		out[p], errs[p] = PairedDifference(pr.A, pr.B, opt)
+	}
+	for _, n := range slices.Sorted(maps.Keys(byN)) {
+		for ps := byN[n]; len(ps) > 0; {
+			batch := ps[:min(len(ps), pairBatch)]
+			ps = ps[len(batch):]
+			data := make([][]float64, n)
+			for i := range data {
+				data[i] = make([]float64, len(batch))
+				for j, p := range batch {
+					data[i][j] = pairs[p].A[i] - pairs[p].B[i] // as PairedDifference's
+				}
+			}
+			iv, err := Percentile(data, opt)
+			for j, p := range batch {
+				if err != nil { // each pair alone, for its own error
+					out[p], errs[p] = PairedDifference(pairs[p].A, pairs[p].B, opt)
+				} else {
+					out[p] = iv[j]
+				}
+			}
+		}
+	}
+	return out, errs
 }
 
 // Record counts per-task outcomes of arm a against arm b.

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -376,7 +377,8 @@ func TestResampleMeansBitForBitNaiveReplay(t *testing.T) {
 		n, cols, R int
 		cached     bool
 	}{{140, 1, 2003, true}, {9, 1, 1001, true}, {9, 1, 1001, false}, {140, 3, 2003, true}, {7, 3, 999, false},
-		{300, 1, 1001, true}, {256, 1, 1001, true}, {300, 2, 999, true}} {
+		{300, 1, 1001, true}, {256, 1, 1001, true}, {300, 2, 999, true}, {140, 6, 2003, true}, {9, 4, 1001, true},
+		{256, 9, 999, true}} {
 		flat := make([]float64, c.n*c.cols)
 		for i := range flat {
 			flat[i] = rng.Float64()*100 - rng.NormFloat64()*1e-3
@@ -404,6 +406,77 @@ func TestResampleMeansBitForBitNaiveReplay(t *testing.T) {
 				if want := s * (1 / float64(c.n)); got[j*c.R+r] != want {
 					t.Fatalf("%+v: resample %d column %d mean %v, naive replay %v", c, r, j, got[j*c.R+r], want)
 				}
+			}
+		}
+	}
+}
+
+// orderStats finds the same values as a sort, for the ranks of the usual
+// levels and for data that defeats its sample (ties, sorted, the sampled
+// positions holding extremes or one value), where it falls back.
+func TestOrderStatsAgreeWithSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const s = 2048
+	for _, n := range []int{1000, 16384, 20000, 50001} {
+		for shape := range 6 {
+			x := make([]float64, n)
+			for i := range x {
+				switch shape {
+				case 0:
+					x[i] = rng.NormFloat64()
+				case 1:
+					x[i] = float64(rng.IntN(3))
+				case 2:
+					x[i] = float64(i)
+				case 3:
+					x[i] = float64(n - i)
+				case 4, 5: // the sampled positions below all others, or all one value
+					x[i] = rng.Float64()
+					if n >= s && i%(n/s) == 0 {
+						x[i] = map[bool]float64{true: 0.5, false: x[i] - 2}[shape == 5]
+					}
+				}
+			}
+			sorted := slices.Sorted(slices.Values(x))
+			for _, level := range []float64{0.5, 0.8, 0.9, 0.95, 0.99, 0.999} {
+				kLo, kHi := orderStat(n, (1-level)/2), orderStat(n, 1-(1-level)/2)
+				lo, hi := orderStats(slices.Clone(x), kLo, kHi)
+				if lo != sorted[kLo-1] || hi != sorted[kHi-1] {
+					t.Fatalf("n=%d shape %d level %v: got %v, %v want %v, %v", n, shape, level, lo, hi, sorted[kLo-1], sorted[kHi-1])
+				}
+			}
+		}
+	}
+}
+
+// PairedDifferences gives each pair what PairedDifference gives it, bit for
+// bit and error for error: pairs over several numbers of tasks, batches
+// with one, two, three and more than pairBatch pairs, a non-finite value,
+// unequal and empty arms, and the t-interval.
+func TestPairedDifferencesAsOneByOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	arm := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.Float64()*100 - rng.NormFloat64()*1e-3
+		}
+		return x
+	}
+	var pairs []Pair
+	for _, c := range []struct{ n, count int }{{140, pairBatch + 3}, {9, 2}, {300, 3}, {37, 1}, {50, 5}} {
+		for range c.count {
+			pairs = append(pairs, Pair{arm(c.n), arm(c.n)})
+		}
+	}
+	bad := arm(140)
+	bad[7] = math.Inf(1)
+	pairs = append(pairs, Pair{bad, arm(140)}, Pair{arm(3), arm(4)}, Pair{nil, nil})
+	for _, opt := range []Options{{Resamples: 999, Seed: 3}, {Resamples: 999, Seed: 3, Method: TMethod}, {Resamples: -1}} {
+		got, errs := PairedDifferences(pairs, opt)
+		for p, pr := range pairs {
+			want, err := PairedDifference(pr.A, pr.B, opt)
+			if fmt.Sprint(err) != fmt.Sprint(errs[p]) || got[p] != want {
+				t.Fatalf("%+v pair %d (%d tasks): got %+v, %v want %+v, %v", opt, p, len(pr.A), got[p], errs[p], want, err)
 			}
 		}
 	}

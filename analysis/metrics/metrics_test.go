@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -342,6 +343,22 @@ func TestSmallDecimalMeanEqualsRationalMean(t *testing.T) {
 		}
 		if want := ratMean(vs); got != want {
 			t.Fatalf("%v: fast path %v, rational %v", vs, got, want)
+		}
+	}
+}
+
+// MeanDeltaExact needs the same tasks in both arms: equal sizes with one
+// task swapped are refused, naming the tasks, as are unequal sizes.
+func TestMeanDeltaExactSameTasks(t *testing.T) {
+	r := func(a int64) *big.Rat { return big.NewRat(a, 3) }
+	base := map[string]*big.Rat{"t1": r(1), "t2": r(2)}
+	d, err := MeanDeltaExact(map[string]*big.Rat{"t2": r(4), "t1": r(3)}, base)
+	if err != nil || d.Cmp(big.NewRat(2, 3)) != 0 {
+		t.Fatalf("same tasks: %v, %v", d, err)
+	}
+	for _, x := range []map[string]*big.Rat{{"t1": r(1), "t3": r(2)}, {"t1": r(1)}, {"t1": r(1), "t2": r(2), "t3": r(3)}} {
+		if _, err := MeanDeltaExact(x, base); err == nil || !strings.Contains(err.Error(), "do not cover the same tasks") {
+			t.Errorf("%v against %v: %v", x, base, err)
 		}
 	}
 }

@@ -543,8 +543,17 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 	return res, true, nil
 }
 
-// compare runs the paired bootstrap and win/tie/loss of arm vs baseline.
-func (b *builder) compare(bench, config string, arm, baseline runrecord.Arm, metric string) (*Comparison, error) {
+// pairInput is what a comparison is computed from: each arm's exact
+// per-task values and, aligned by task, their floats.
+type pairInput struct {
+	x, y   map[string]*big.Rat
+	tasks  []string
+	xv, yv []float64
+}
+
+// compareInput finds arm's and baseline's values (nil: either lacks the
+// metric).
+func (b *builder) compareInput(bench, config string, arm, baseline runrecord.Arm, metric string) (*pairInput, error) {
 	if !b.has(bench, config, arm, metric) || !b.has(bench, config, baseline, metric) {
 		return nil, nil
 	}
@@ -570,20 +579,22 @@ func (b *builder) compare(bench, config string, arm, baseline runrecord.Arm, met
 		}
 		return nil, fmt.Errorf("table %s: %s %s vs %s: %w%s", b.spec.Name, config, arm, baseline, err, hint)
 	}
-	// The interval resamples floats; the mean difference and win/tie/loss
-	// are exact (1000000.000000000001 beats 1000000).
-	ci, err := bootstrap.PairedDifference(xv, yv, bootstrap.Options{Resamples: b.boot.Resamples, Seed: b.boot.Seed, Method: b.boot.Interval})
-	if err != nil {
-		return nil, err
-	}
+	return &pairInput{x: x, y: y, tasks: tasks, xv: xv, yv: yv}, nil
+}
+
+// compare is arm vs baseline given the paired bootstrap's interval ci of
+// in: the interval resamples floats; the mean difference and win/tie/loss
+// are exact (1000000.000000000001 beats 1000000).
+func compare(bench, config string, arm, baseline runrecord.Arm, metric string, in *pairInput, ci bootstrap.Interval) (*Comparison, error) {
+	x, y := in.x, in.y
 	cmp := &Comparison{Benchmark: bench, Config: config, Arm: arm, Baseline: baseline, Metric: metric,
-		N: len(xv), Lo: ci.Lo, Hi: ci.Hi}
+		N: len(in.xv), Lo: ci.Lo, Hi: ci.Hi}
 	d, err := metrics.MeanDeltaExact(x, y)
 	if err != nil {
 		return nil, err
 	}
 	cmp.MeanDiff, cmp.MeanDiffExact = metrics.Float(d), d
-	for _, t := range tasks {
+	for _, t := range in.tasks {
 		switch x[t].Cmp(y[t]) {
 		case 1:
 			cmp.Wins++
@@ -596,10 +607,18 @@ func (b *builder) compare(bench, config string, arm, baseline runrecord.Arm, met
 	return cmp, nil
 }
 
-func (b *builder) comparisons(t *Table, bench string, configs []string, metric string) error {
-	// Arms are compared with Vanilla and, where the table has another
-	// baseline (Table 3: Full HoH@T), with that too: the paper claims every
-	// ablation loses to Full HoH@3 on every task, which win/tie/loss checks.
+// comparisonJob is an arm to compare with a baseline in a config.
+type comparisonJob struct {
+	config        string
+	arm, baseline runrecord.Arm
+}
+
+// comparisonJobs lists a table's comparisons in order. Arms are compared
+// with Vanilla and, where the table has another baseline (Table 3: Full
+// HoH@T), with that too: the paper claims every ablation loses to Full
+// HoH@3 on every task, which win/tie/loss checks.
+func (b *builder) comparisonJobs(configs []string) []comparisonJob {
+	var jobs []comparisonJob
 	for _, toVanilla := range []bool{true, false} {
 		for _, c := range configs {
 			for _, a := range b.spec.Compare {
@@ -610,19 +629,47 @@ func (b *builder) comparisons(t *Table, bench string, configs []string, metric s
 						continue
 					}
 				}
-				if a == base {
-					continue
-				}
-				cmp, err := b.compare(bench, c, a, base, metric)
-				if err != nil {
-					return err
-				}
-				if cmp != nil {
-					t.Comparisons = append(t.Comparisons, *cmp)
-					t.Interval = b.boot.Interval
+				if a != base {
+					jobs = append(jobs, comparisonJob{c, a, base})
 				}
 			}
 		}
+	}
+	return jobs
+}
+
+// comparisons adds a table's comparisons, failing at the first one that
+// fails, as if each were computed in turn; their bootstraps are computed
+// together first (bootstrap.PairedDifferences: the same intervals, faster).
+func (b *builder) comparisons(t *Table, bench string, configs []string, metric string) error {
+	jobs := b.comparisonJobs(configs)
+	inputs, errs := make([]*pairInput, len(jobs)), make([]error, len(jobs))
+	pairOf := make([]int, len(jobs))
+	var pairs []bootstrap.Pair
+	for i, j := range jobs {
+		inputs[i], errs[i] = b.compareInput(bench, j.config, j.arm, j.baseline, metric)
+		if errs[i] == nil && inputs[i] != nil {
+			pairOf[i] = len(pairs)
+			pairs = append(pairs, bootstrap.Pair{A: inputs[i].xv, B: inputs[i].yv})
+		}
+	}
+	cis, ciErrs := bootstrap.PairedDifferences(pairs, bootstrap.Options{Resamples: b.boot.Resamples, Seed: b.boot.Seed, Method: b.boot.Interval})
+	for i, j := range jobs {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		if inputs[i] == nil {
+			continue
+		}
+		if err := ciErrs[pairOf[i]]; err != nil {
+			return err
+		}
+		cmp, err := compare(bench, j.config, j.arm, j.baseline, metric, inputs[i], cis[pairOf[i]])
+		if err != nil {
+			return err
+		}
+		t.Comparisons = append(t.Comparisons, *cmp)
+		t.Interval = b.boot.Interval
 	}
 	return nil
 }

@@ -144,31 +144,7 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 				}
 				fmt.Fprintf(w, "(part %d of %d)\n", ci+1, len(chunks))
 			}
-			opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
-			if markdown {
-				opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-			}
-			tb := tablewriter.NewTable(w, opts...)
-			head := []string{""}
-			for _, j := range cols {
-				head = append(head, t.Columns[j])
-			}
-			tb.Header(toAny(head)...)
-			for _, full := range rows {
-				r := []string{full[0]}
-				for _, j := range cols {
-					r = append(r, full[j+1])
-				}
-				if markdown {
-					for j := range r {
-						r[j] = strings.ReplaceAll(r[j], "|", "\\|")
-					}
-				}
-				if err := tb.Append(r); err != nil {
-					return err
-				}
-			}
-			if err := tb.Render(); err != nil {
+			if err := writeChunk(w, t, rows, cols, markdown); err != nil {
 				return err
 			}
 		}
@@ -214,6 +190,48 @@ func renderGrid(w io.Writer, ts []*Table, markdown bool) error {
 		writeComparisons(prose, t, bullet)
 	}
 	return nil
+}
+
+// writeChunk writes the grid of the label column and value columns cols.
+func writeChunk(w io.Writer, t *Table, rows [][]string, cols []int, markdown bool) error {
+	head := []string{""}
+	for _, j := range cols {
+		head = append(head, t.Columns[j])
+	}
+	body := make([][]string, 0, len(rows))
+	for _, full := range rows {
+		r := make([]string, 1, len(cols)+1)
+		r[0] = full[0]
+		for _, j := range cols {
+			r = append(r, full[j+1])
+		}
+		if markdown {
+			for j := range r {
+				r[j] = strings.ReplaceAll(r[j], "|", "\\|")
+			}
+		}
+		body = append(body, r)
+	}
+	if !markdown && plainCells(head, body) {
+		return writePlainGrid(w, head, body)
+	}
+	return tableWriterGrid(w, head, body, markdown)
+}
+
+// tableWriterGrid draws the grid with tablewriter.
+func tableWriterGrid(w io.Writer, head []string, body [][]string, markdown bool) error {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	if markdown {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	}
+	tb := tablewriter.NewTable(w, opts...)
+	tb.Header(toAny(head)...)
+	for _, r := range body {
+		if err := tb.Append(r); err != nil {
+			return err
+		}
+	}
+	return tb.Render()
 }
 
 // wrapWriter breaks each line written to it at spaces so that none is
