@@ -15,7 +15,7 @@ import (
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-// A role team in a Harbor task container: Claude Code plans (Anthropic
+// A role team in a Harbor task container, under every condition: Claude Code plans (Anthropic
 // Messages), Codex develops (Responses) and OpenCode tests (Chat
 // Completions), each REAL CLI inside its own task container and reaching
 // its own scripted TEST-DOUBLE provider only through its own relay. Each
@@ -42,10 +42,12 @@ func TestARoleTeamRunsInAHarborTaskContainer(t *testing.T) {
 	}
 	team.Roles = &config.RoleAgents{Planner: role("claude", "anthropic", "scripted-planner"), QA: role("opencode", "chat", "scripted-qa")}
 	e.Configs = []config.HarnessModel{team}
+	e.Conditions = []string{"vanilla", "vanilla-continuation@2", "hoh@2", "wo-plan-update@2", "wo-evidence-feedback@2", "wo-warm-start@2"}
 	res, out, log := runAt(t, e)
 	assertRunRemoved(t, c, res.DockerRun)
-	if len(res.Outcomes) != 2 {
-		t.Fatalf("%d outcomes, want vanilla and hoh@1\n%s", len(res.Outcomes), log.String())
+	// Vanilla is Vanilla Continuation's first pass: one trial for both.
+	if len(res.Outcomes) != len(e.Conditions)-1 {
+		t.Fatalf("%d outcomes for %d conditions\n%s", len(res.Outcomes), len(e.Conditions), log.String())
 	}
 	ledgerByRole := map[runrecord.Role]int64{}
 	for _, o := range res.Outcomes {
@@ -61,19 +63,26 @@ func TestARoleTeamRunsInAHarborTaskContainer(t *testing.T) {
 		for _, inv := range ledger {
 			ledgerByRole[inv.Role] += inv.Usage.Input + inv.Usage.Output
 		}
-		if o.Trial.Arm.String() == "hoh@1" {
+		if o.Trial.Arm.String() == "hoh@2" {
 			if got, _ := os.ReadFile(filepath.Join(l.Workspace(), "proof.txt")); string(got) != "seed\n42" {
 				t.Errorf("the Developer's shell did not run in the task container: proof.txt = %q", got)
 			}
 		}
 	}
 	rows, err := runrecord.ReadScores(filepath.Join(out, "scores.csv"))
-	if err != nil || len(rows) != 2 {
-		t.Fatalf("scores.csv: %v, %+v", err, rows)
+	if err != nil {
+		t.Fatal(err)
 	}
+	scored := map[string]bool{}
 	for _, r := range rows {
+		scored[runrecord.Arm{Condition: r.Condition, Checkpoint: r.Checkpoint}.String()] = true
 		if r.Metric != "reward" || r.Value != 1 {
 			t.Errorf("%+v: the verifier should reward the scripted answer", r)
+		}
+	}
+	for _, want := range e.Conditions {
+		if !scored[want] {
+			t.Errorf("no score row for %s (rows cover %v)", want, scored)
 		}
 	}
 	for role, w := range map[runrecord.Role]struct{ log, model string }{
