@@ -46,7 +46,6 @@ var notYetSplit = map[string]bool{
 	"analysis/tables adapt":                                 true,
 	"analysis/tables builder.pool":                          true,
 	"analysis/tables builder.table1":                        true,
-	"analysis/tables renderGrid":                            true,
 	"analysis/viewer buildExperiment":                       true,
 	"analysis/viewer buildProject":                          true,
 	"analysis/viewer buildStepsPage":                        true,
