@@ -52,7 +52,6 @@ var notYetSplit = map[string]bool{
 	"analysis/viewer buildStepsPage":                        true,
 	"analysis/viewer fillGrid":                              true,
 	"analysis/viewer trialView":                             true,
-	"cmd/hoh printEstimate":                                 true,
 	"cmd/hoh printSlurmStatus":                              true,
 	"cmd/hoh runCmd":                                        true,
 	"cmd/hoh runPlan":                                       true,
