@@ -55,11 +55,9 @@ var notYetSplit = map[string]bool{
 	"cmd/hoh printSlurmStatus":                              true,
 	"cmd/hoh runPlan":                                       true,
 	"cmd/hoh runReport":                                     true,
-	"cmd/hoh runTasks":                                      true,
 	"cmd/hoh showCmd":                                       true,
 	"cmd/hoh showTrial":                                     true,
 	"cmd/hoh slurmSubmit":                                   true,
-	"cmd/hoh statusCmd":                                     true,
 	"runrecord rowDecoder.decode":                           true,
 }
 
