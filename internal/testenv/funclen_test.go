@@ -55,8 +55,6 @@ var notYetSplit = map[string]bool{
 	"cmd/hoh printSlurmStatus":                              true,
 	"cmd/hoh runPlan":                                       true,
 	"cmd/hoh runReport":                                     true,
-	"cmd/hoh showCmd":                                       true,
-	"cmd/hoh showTrial":                                     true,
 	"cmd/hoh slurmSubmit":                                   true,
 	"runrecord rowDecoder.decode":                           true,
 }
