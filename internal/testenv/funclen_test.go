@@ -53,8 +53,6 @@ var notYetSplit = map[string]bool{
 	"analysis/viewer fillGrid":                              true,
 	"analysis/viewer trialView":                             true,
 	"cmd/hoh printSlurmStatus":                              true,
-	"cmd/hoh runPlan":                                       true,
-	"cmd/hoh runReport":                                     true,
 	"cmd/hoh slurmSubmit":                                   true,
 	"runrecord rowDecoder.decode":                           true,
 }
