@@ -52,8 +52,6 @@ var notYetSplit = map[string]bool{
 	"analysis/viewer buildStepsPage":                        true,
 	"analysis/viewer fillGrid":                              true,
 	"analysis/viewer trialView":                             true,
-	"cmd/hoh printSlurmStatus":                              true,
-	"cmd/hoh slurmSubmit":                                   true,
 	"runrecord rowDecoder.decode":                           true,
 }
 
