@@ -25,27 +25,76 @@ import (
 // unless told.
 func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string) (short string, err error) {
 	e := p.Experiment
+	finished := finishedTrials(e.Output)
+	if len(finished) > 0 {
+		pilots = append(pilots, e.Output)
+	}
+	in, err := estimateInput(p, pilots)
+	if err != nil {
+		return "", err
+	}
+	skipped := 0
+	var toRun []plan.Trial
+	for _, t := range p.Select(shard) {
+		if finished[t.Key] {
+			skipped++
+			continue
+		}
+		in.Trials = append(in.Trials, estimate.Planned{Config: t.Config, Arm: t.Arm, Serves: runrecord.ServedArms(t.Arm, t.Arms)})
+		toRun = append(toRun, t)
+	}
+	fmt.Fprintln(w)
+	if len(in.Trials) == 0 {
+		fmt.Fprintf(w, "estimate: nothing left to run (%d trial(s) finished in %s)\n", skipped, e.Output)
+		return "", nil
+	}
+	est, err := estimate.Run(in, estimate.Options{Seed: 1})
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(w, "Estimate of what the %d trial(s) to run will spend (point, then the %.0f%% interval of %d simulated runs; method: docs/planning.md)\n",
+		est.Trials, 100*est.Level, est.Sims)
+	if skipped > 0 {
+		fmt.Fprintf(w, "%d trial(s) already finished in %s are not run again and not counted\n", skipped, e.Output)
+	}
+	printEstimateGroups(w, est)
+	printEstimateRun(w, e, est)
+	short = budgetReach(toRun, est, e.Budget.Tokens, e.BudgetUSD())
+	if short != "" {
+		fmt.Fprintf(w, "WARNING: %s\n", short)
+	}
+	return short, nil
+}
+
+// finishedTrials are the keys of the trials a resumed run in output has
+// already finished (done or failed); empty for a new run.
+func finishedTrials(output string) map[string]bool {
 	finished := map[string]bool{}
-	if rp, err := runrecord.ReadRunProgress(e.Output); err == nil {
+	if rp, err := runrecord.ReadRunProgress(output); err == nil {
 		for _, t := range rp.Trials {
 			if t.State == runrecord.StateDone || t.State == runrecord.StateFailed {
 				finished[t.Trial.Key] = true
 			}
 		}
-		if len(finished) > 0 {
-			pilots = append(pilots, e.Output)
-		}
 	}
+	return finished
+}
+
+// estimateInput is the estimate's input but its trials: each
+// configuration's concurrency and prices, and where a configuration and
+// arm's per-trial spend comes from (the pilots, else the paper).
+func estimateInput(p *plan.Plan, pilots []string) (estimate.Input, error) {
+	e := p.Experiment
 	var pilot *estimate.Pilot
 	if len(pilots) > 0 {
 		var err error
 		if pilot, err = estimate.LoadPilot(pilots...); err != nil {
-			return "", err
+			return estimate.Input{}, err
 		}
 	}
 	prior, err := estimate.PaperPrior(hoh.Paper)
 	if err != nil {
-		return "", err
+		return estimate.Input{}, err
 	}
 	bench := p.Bench.Name()
 	paperConfig := map[string]bool{}
@@ -72,30 +121,13 @@ func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string)
 			in.RolePrices[c.Label] = rp
 		}
 	}
-	skipped := 0
-	var toRun []plan.Trial
-	for _, t := range p.Select(shard) {
-		if finished[t.Key] {
-			skipped++
-			continue
-		}
-		in.Trials = append(in.Trials, estimate.Planned{Config: t.Config, Arm: t.Arm, Serves: runrecord.ServedArms(t.Arm, t.Arms)})
-		toRun = append(toRun, t)
-	}
-	fmt.Fprintln(w)
-	if len(in.Trials) == 0 {
-		fmt.Fprintf(w, "estimate: nothing left to run (%d trial(s) finished in %s)\n", skipped, e.Output)
-		return "", nil
-	}
-	est, err := estimate.Run(in, estimate.Options{Seed: 1})
-	if err != nil {
-		return "", err
-	}
-	fmt.Fprintf(w, "Estimate of what the %d trial(s) to run will spend (point, then the %.0f%% interval of %d simulated runs; method: docs/planning.md)\n",
-		est.Trials, 100*est.Level, est.Sims)
-	if skipped > 0 {
-		fmt.Fprintf(w, "%d trial(s) already finished in %s are not run again and not counted\n", skipped, e.Output)
-	}
+	return in, nil
+}
+
+// printEstimateGroups prints the estimate's table, one row per
+// configuration and arm, with the numbered notes on its sources and a
+// team's dollars by role.
+func printEstimateGroups(w io.Writer, est *estimate.Estimate) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "config\tarm\ttrials\ttokens\tUSD\ttime per trial\tfrom")
 	var notes []string
@@ -131,6 +163,11 @@ func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string)
 			fmt.Fprintf(w, "  %s %s USD by role: %s\n", g.Config, g.Arm, fmtRoleUSD(g.RoleUSD))
 		}
 	}
+}
+
+// printEstimateRun prints the whole run's totals and what they mean: the
+// times, bounds from paper data, and budgets below the interval.
+func printEstimateRun(w io.Writer, e *config.Experiment, est *estimate.Estimate) {
 	fmt.Fprintf(w, "run: tokens %s, USD %s, wall time %s at concurrency %d\n",
 		fmtRange(est.Tokens, fmtTokens), fmtUSDRange(est.USD), fmtRange(est.Wall, fmtSeconds), e.Concurrency)
 	if !est.Wall.Known {
@@ -149,11 +186,6 @@ func printEstimate(w io.Writer, p *plan.Plan, shard plan.Shard, pilots []string)
 			fmt.Fprintf(w, "  the dollar budget ($%s) is below the interval's upper end: the run may stop starting trials before the plan ends\n", runrecord.FormatUSD(b))
 		}
 	}
-	short = budgetReach(toRun, est, e.Budget.Tokens, e.BudgetUSD())
-	if short != "" {
-		fmt.Fprintf(w, "WARNING: %s\n", short)
-	}
-	return short, nil
 }
 
 // timeMeaning says what the times count: whole trials' wall time (the

@@ -21,6 +21,18 @@ func init() {
 	register("plan", "plan an experiment: plan power --effect D [--pilot RECORDS] (tasks and repetitions to detect D)", runPlan)
 }
 
+// planOptions are hoh plan power's flags.
+type planOptions struct {
+	pilots                               multiFlag
+	effect, alpha, tolerance, target     float64
+	interval                             string
+	bench, config, arm, baseline, metric string
+	reps                                 string
+	sims                                 int
+	seed                                 uint64
+	design                               string
+}
+
 func runPlan(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "power" {
 		fmt.Fprintln(stderr, "Usage: hoh plan power --effect D [--pilot RECORDS...] [--alpha 0.05] [--power 0.8] [flags]")
@@ -29,38 +41,89 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("%w: plan what? (power)", errUsage)
 	}
-	fs := newFlags("plan power", stderr)
-	var pilots multiFlag
-	fs.Var(&pilots, "pilot", "pilot result files or folders in the record format (repeatable); default: the paper's per-task data as a prior")
-	effect := fs.Float64("effect", 0, "mean difference to detect, in the metric's units (required)")
-	alpha := fs.Float64("alpha", 0.05, "1 - the confidence level of the paired CI")
-	interval := fs.String("interval", power.Percentile, "the CI the plan is for: percentile (paired percentile bootstrap, the paper's) or t (t-interval on the paired differences)")
-	tolerance := fs.Float64("tolerance", 0.005, "Monte Carlo standard error sought for the power near the answer")
-	target := fs.Float64("power", 0.8, "probability that the CI excludes 0")
-	bench := fs.String("benchmark", "", "benchmark (default: the only one in the pilot; gamecraft for the paper data)")
-	config := fs.String("config", "", "configuration (default: the only one in the pilot; the first paper config for the paper data)")
-	arm := fs.String("arm", "", "treated arm (default: hoh at its last checkpoint)")
-	baseline := fs.String("baseline", "vanilla", "baseline arm")
-	metric := fs.String("metric", "", "metric (default: the benchmark's primary metric)")
-	repsFlag := fs.String("reps", "", "comma-separated repetition counts to plan for (default: 1,2,3 when the pilot has repetitions, else the pilot's)")
-	sims := fs.Int("sims", 200000, "most simulated studies per design (the tolerance usually stops sooner)")
-	seed := fs.Uint64("seed", 1, "seed of the simulation")
-	design := fs.String("design", "", "experiment config (a factorial design's too): also print the trials each planned point means for its configurations and conditions")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	o, err := parsePlanFlags(args[1:], stderr)
+	if err != nil {
 		return err
+	}
+	return planPower(o, stdout, stderr)
+}
+
+// parsePlanFlags reads hoh plan power's flags, refusing an effect, alpha
+// or power it cannot plan for.
+func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
+	var o planOptions
+	fs := newFlags("plan power", stderr)
+	fs.Var(&o.pilots, "pilot", "pilot result files or folders in the record format (repeatable); default: the paper's per-task data as a prior")
+	fs.Float64Var(&o.effect, "effect", 0, "mean difference to detect, in the metric's units (required)")
+	fs.Float64Var(&o.alpha, "alpha", 0.05, "1 - the confidence level of the paired CI")
+	fs.StringVar(&o.interval, "interval", power.Percentile, "the CI the plan is for: percentile (paired percentile bootstrap, the paper's) or t (t-interval on the paired differences)")
+	fs.Float64Var(&o.tolerance, "tolerance", 0.005, "Monte Carlo standard error sought for the power near the answer")
+	fs.Float64Var(&o.target, "power", 0.8, "probability that the CI excludes 0")
+	fs.StringVar(&o.bench, "benchmark", "", "benchmark (default: the only one in the pilot; gamecraft for the paper data)")
+	fs.StringVar(&o.config, "config", "", "configuration (default: the only one in the pilot; the first paper config for the paper data)")
+	fs.StringVar(&o.arm, "arm", "", "treated arm (default: hoh at its last checkpoint)")
+	fs.StringVar(&o.baseline, "baseline", "vanilla", "baseline arm")
+	fs.StringVar(&o.metric, "metric", "", "metric (default: the benchmark's primary metric)")
+	fs.StringVar(&o.reps, "reps", "", "comma-separated repetition counts to plan for (default: 1,2,3 when the pilot has repetitions, else the pilot's)")
+	fs.IntVar(&o.sims, "sims", 200000, "most simulated studies per design (the tolerance usually stops sooner)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the simulation")
+	fs.StringVar(&o.design, "design", "", "experiment config (a factorial design's too): also print the trials each planned point means for its configurations and conditions")
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
 	}
 	if err := noExtra(fs, 0); err != nil {
+		return o, err
+	}
+	if o.effect == 0 || math.IsNaN(o.effect) {
+		return o, fmt.Errorf("%w: --effect D is required (nonzero)", errUsage)
+	}
+	if o.alpha <= 0 || o.alpha >= 1 || o.target <= 0 || o.target >= 1 {
+		return o, fmt.Errorf("%w: --alpha and --power must lie in (0, 1)", errUsage)
+	}
+	return o, nil
+}
+
+// planPower plans the tasks and repetitions that detect the effect, from
+// the pilot records or the paper's data.
+func planPower(o planOptions, stdout, stderr io.Writer) error {
+	set, from, err := loadPlanPilot(o.pilots)
+	if err != nil {
 		return err
 	}
-	if *effect == 0 || math.IsNaN(*effect) {
-		return fmt.Errorf("%w: --effect D is required (nonzero)", errUsage)
+	ix := metrics.NewSetIndex(set)
+	sel, err := choosePilot(ix, len(o.pilots) == 0, o.bench, o.config, o.arm, o.metric)
+	if err != nil {
+		return err
 	}
-	if *alpha <= 0 || *alpha >= 1 || *target <= 0 || *target >= 1 {
-		return fmt.Errorf("%w: --alpha and --power must lie in (0, 1)", errUsage)
+	base := sel
+	if base.Arm, err = runrecord.ParseArm(o.baseline); err != nil {
+		return fmt.Errorf("%w: --baseline: %v", errUsage, err)
 	}
-	var set *results.Set
-	from := "the paper's per-task data (a prior)"
-	var err error
+	pilot, err := power.FromRecords(ix, sel, base)
+	if err != nil {
+		return err
+	}
+	opt := power.Options{Effect: o.effect, Alpha: o.alpha, Power: o.target, Interval: o.interval, Tolerance: o.tolerance, MaxSims: o.sims, Seed: o.seed}
+	if o.reps != "" {
+		if opt.Reps, err = planReps(o.reps, pilot); err != nil {
+			return err
+		}
+	}
+	plan, err := power.Solve(pilot, opt)
+	if err != nil {
+		return err
+	}
+	printPowerPlan(stdout, stderr, plan, pilot, planHeader{sel: sel, base: base, from: from, tasks: benchmarkTasks(ix, sel.Benchmark, len(o.pilots) == 0), tolerance: o.tolerance})
+	if o.design != "" {
+		return printDesignSize(stdout, o.design, plan)
+	}
+	return nil
+}
+
+// loadPlanPilot loads the pilot records, or without any the paper's
+// per-task data as a prior; from says which, for the plan's header.
+func loadPlanPilot(pilots []string) (set *results.Set, from string, err error) {
+	from = "the paper's per-task data (a prior)"
 	if len(pilots) > 0 {
 		set, err = results.Load(pilots...)
 		from = "pilot " + strings.Join(pilots, ", ")
@@ -71,43 +134,26 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	ix := metrics.NewSetIndex(set)
-	sel, err := choosePilot(ix, len(pilots) == 0, *bench, *config, *arm, *metric)
-	if err != nil {
-		return err
-	}
-	base := sel
-	if base.Arm, err = runrecord.ParseArm(*baseline); err != nil {
-		return fmt.Errorf("%w: --baseline: %v", errUsage, err)
-	}
-	pilot, err := power.FromRecords(ix, sel, base)
-	if err != nil {
-		return err
-	}
-	opt := power.Options{Effect: *effect, Alpha: *alpha, Power: *target, Interval: *interval, Tolerance: *tolerance, MaxSims: *sims, Seed: *seed}
-	if *repsFlag != "" {
-		for _, s := range strings.Split(*repsFlag, ",") {
-			k, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || k < 1 {
-				return fmt.Errorf("%w: --reps %q: want positive integers", errUsage, s)
-			}
-			opt.Reps = append(opt.Reps, k)
+	return set, from, nil
+}
+
+// planReps parses --reps; other repetition counts than the pilot's need
+// its within-task variance, unknown with one repetition per task.
+func planReps(repsFlag string, pilot power.Pilot) ([]int, error) {
+	var reps []int
+	for _, s := range strings.Split(repsFlag, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("%w: --reps %q: want positive integers", errUsage, s)
 		}
-		if math.IsNaN(pilot.Within) && (len(opt.Reps) > 1 || opt.Reps[0] != max(1, pilot.Reps)) {
-			return fmt.Errorf("the pilot has one repetition per task, so its within-task variance is unknown: repetitions cannot be planned (run a pilot with 2 or more repetitions)")
-		}
+		reps = append(reps, k)
 	}
-	plan, err := power.Solve(pilot, opt)
-	if err != nil {
-		return err
+	if math.IsNaN(pilot.Within) && (len(reps) > 1 || reps[0] != max(1, pilot.Reps)) {
+		return nil, fmt.Errorf("the pilot has one repetition per task, so its within-task variance is unknown: repetitions cannot be planned (run a pilot with 2 or more repetitions)")
 	}
-	printPowerPlan(stdout, stderr, plan, pilot, planHeader{sel: sel, base: base, from: from, tasks: benchmarkTasks(ix, sel.Benchmark, len(pilots) == 0), tolerance: *tolerance})
-	if *design != "" {
-		return printDesignSize(stdout, *design, plan)
-	}
-	return nil
+	return reps, nil
 }
 
 // printDesignSize says what each planned point costs in trials for a

@@ -36,69 +36,106 @@ func init() {
 	register("report", "print a table: report "+strings.Join(tables.Names, "|")+" [--results PATH...] [--format text|markdown|latex|csv]; report roles --results RUNDIR: what each role of a role-team factorial contributes", runReport)
 }
 
+// reportOptions are hoh report's table name and flags.
+type reportOptions struct {
+	name                                  string
+	resultPaths                           multiFlag
+	format, config, statistics            string
+	pbCheckout, interval                  string
+	allowUnequal, withoutReplaced, strict bool
+}
+
 func runReport(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "roles" {
 		return runReportRoles(args[1:], stdout, stderr)
 	}
+	o, err := parseReportFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := reportConfig(o, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(o.resultPaths) > 0 {
+		defer lowGC()()
+	}
+	if len(o.resultPaths) == 0 {
+		if o.withoutReplaced {
+			return fmt.Errorf("%w: --without-replaced needs --results run directories", errUsage)
+		}
+		return tables.Run(o.name, cfg, nil, o.format, stdout)
+	}
+	return reportResults(o, cfg, stdout, stderr)
+}
+
+// parseReportFlags reads hoh report's table name and flags.
+func parseReportFlags(args []string, stderr io.Writer) (reportOptions, error) {
+	var o reportOptions
 	fs := newFlags("report", stderr)
-	var resultPaths multiFlag
-	fs.Var(&resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
-	format := fs.String("format", "text", "output format: text, markdown, latex or csv")
-	config := fs.String("config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
-	statistics := fs.String("statistics", "", "comma-separated statistics to add as columns of Tables 2 and 3 ("+strings.Join(registry.Names(), ", ")+")")
-	allowUnequal := fs.Bool("allow-unequal-tasks", false, "compare arms even when they cover different tasks (tables from --results; said under the table)")
-	withoutReplaced := fs.Bool("without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure (unless a later run's attempt came through clean), from every arm (needs --results run directories)")
-	pbCheckout := fs.String("programbench", "", "ProgramBench checkout: with --results holding programbench records, print upstream's aggregate over all its instances (a missing one counting 0) besides the one over the attempted ones")
-	interval := fs.String("interval", "", "paired CI of the comparisons: percentile (the paper's; default unless the config says) or t (t-interval on the paired differences, right coverage at small n: docs/analysis.md#intervals)")
-	strict := fs.Bool("strict", false, "with --results folders: a CSV file that is not a score file (listed on stderr with the reason) is an error")
+	fs.Var(&o.resultPaths, "results", "result files or folders in the record format (repeatable); default: the paper's per-task data")
+	fs.StringVar(&o.format, "format", "text", "output format: text, markdown, latex or csv")
+	fs.StringVar(&o.config, "config", "", "table config YAML (default: configs/paper/NAME.yaml as embedded in the binary)")
+	fs.StringVar(&o.statistics, "statistics", "", "comma-separated statistics to add as columns of Tables 2 and 3 ("+strings.Join(registry.Names(), ", ")+")")
+	fs.BoolVar(&o.allowUnequal, "allow-unequal-tasks", false, "compare arms even when they cover different tasks (tables from --results; said under the table)")
+	fs.BoolVar(&o.withoutReplaced, "without-replaced", false, "drop tasks with a trial whose attempt was replaced after an infrastructure failure (unless a later run's attempt came through clean), from every arm (needs --results run directories)")
+	fs.StringVar(&o.pbCheckout, "programbench", "", "ProgramBench checkout: with --results holding programbench records, print upstream's aggregate over all its instances (a missing one counting 0) besides the one over the attempted ones")
+	fs.StringVar(&o.interval, "interval", "", "paired CI of the comparisons: percentile (the paper's; default unless the config says) or t (t-interval on the paired differences, right coverage at small n: docs/analysis.md#intervals)")
+	fs.BoolVar(&o.strict, "strict", false, "with --results folders: a CSV file that is not a score file (listed on stderr with the reason) is an error")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hoh report %s [flags]\n", strings.Join(tables.Names, "|"))
 		fs.PrintDefaults()
 	}
 	name, err := parseNamed(fs, args)
 	if err != nil {
-		return err
+		return o, err
 	}
 	if name == "" {
 		fs.Usage()
-		return fmt.Errorf("%w: which table? (%s)", errUsage, strings.Join(tables.Names, ", "))
+		return o, fmt.Errorf("%w: which table? (%s)", errUsage, strings.Join(tables.Names, ", "))
 	}
+	o.name = name
+	return o, nil
+}
+
+// reportConfig is the table's config (--config, else the paper's) with
+// the flags applied; it warns first when the results are a scripted run's.
+func reportConfig(o reportOptions, stdout, stderr io.Writer) (tables.Config, error) {
 	var cfg tables.Config
-	if *config != "" {
-		cfg, err = tables.LoadConfig(*config)
+	var err error
+	if o.config != "" {
+		cfg, err = tables.LoadConfig(o.config)
 	} else {
-		cfg, err = tables.PaperConfig(name) // embedded in the binary: works from any directory
+		cfg, err = tables.PaperConfig(o.name) // embedded in the binary: works from any directory
 	}
 	if err != nil {
-		return err
+		return cfg, err
 	}
-	if *format == "text" || *format == "markdown" {
-		warnScripted(stdout, resultPaths)
+	if o.format == "text" || o.format == "markdown" {
+		warnScripted(stdout, o.resultPaths)
 	} else {
-		warnScripted(stderr, resultPaths)
+		warnScripted(stderr, o.resultPaths)
 	}
-	cfg.AllowUnequalTasks = *allowUnequal
-	if *interval != "" {
-		if err := bootstrap.CheckMethod(*interval); err != nil {
-			return fmt.Errorf("%w: --interval: %v", errUsage, err)
+	cfg.AllowUnequalTasks = o.allowUnequal
+	if o.interval != "" {
+		if err := bootstrap.CheckMethod(o.interval); err != nil {
+			return cfg, fmt.Errorf("%w: --interval: %v", errUsage, err)
 		}
-		cfg.Bootstrap.Interval = *interval
+		cfg.Bootstrap.Interval = o.interval
 	}
-	if *statistics != "" {
-		if cfg, err = cfg.WithStatistics(strings.Split(*statistics, ",")); err != nil {
-			return fmt.Errorf("%w: --statistics: %v", errUsage, err)
+	if o.statistics != "" {
+		if cfg, err = cfg.WithStatistics(strings.Split(o.statistics, ",")); err != nil {
+			return cfg, fmt.Errorf("%w: --statistics: %v", errUsage, err)
 		}
 	}
-	if len(resultPaths) > 0 {
-		defer lowGC()()
-	}
-	if len(resultPaths) == 0 {
-		if *withoutReplaced {
-			return fmt.Errorf("%w: --without-replaced needs --results run directories", errUsage)
-		}
-		return tables.Run(name, cfg, nil, *format, stdout)
-	}
-	set, err := results.LoadWith(results.Options{Skipped: stderr, Strict: *strict}, resultPaths...)
+	return cfg, nil
+}
+
+// reportResults prints the table of the --results records, then the role
+// teams and ProgramBench aggregates under it.
+func reportResults(o reportOptions, cfg tables.Config, stdout, stderr io.Writer) error {
+	resultPaths := o.resultPaths
+	set, err := results.LoadWith(results.Options{Skipped: stderr, Strict: o.strict}, resultPaths...)
 	if err != nil {
 		if len(resultPaths) > 1 && strings.Contains(err.Error(), "appears twice") {
 			// Two runs of one configuration hold the same trials: that is a comparison.
@@ -107,25 +144,25 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	if *withoutReplaced {
+	if o.withoutReplaced {
 		var dropped int
 		if set, dropped, err = withoutReplacedTrials(set, resultPaths); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "without replaced trials: %d task(s) with a replaced trial dropped from every arm of their configuration\n", dropped)
 	}
-	if err := tables.Report(name, cfg, set, nil, *format, stdout); err != nil {
+	if err := tables.Report(o.name, cfg, set, nil, o.format, stdout); err != nil {
 		return err
 	}
 	// The aggregates are text: under a text or markdown table, else on stderr.
 	w := stdout
-	if *format != "text" && *format != "markdown" {
+	if o.format != "text" && o.format != "markdown" {
 		w = stderr
 	}
 	if err := writeTeams(w, set, resultPaths); err != nil {
 		return err
 	}
-	return writeProgramBenchSummaries(w, set, *pbCheckout)
+	return writeProgramBenchSummaries(w, set, o.pbCheckout)
 }
 
 // writeTeams spells out each role team among the table's configurations

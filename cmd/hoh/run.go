@@ -28,131 +28,181 @@ func init() {
 	register("run", "run (or resume) an experiment from its YAML config", runCmd)
 }
 
+// runOptions are hoh run's flags and config file, parsed and checked.
+type runOptions struct {
+	check, estimate       bool
+	allowChanged          bool
+	allowShort            bool
+	shard                 plan.Shard
+	output, preflightMode string
+	pilots                multiFlag
+	configFile            string
+}
+
 func runCmd(args []string, stdout, stderr io.Writer) error {
+	o, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	return runExperiment(o, args, stdout)
+}
+
+// parseRunFlags reads hoh run's command line, refusing what is wrong
+// before any config is read.
+func parseRunFlags(args []string, stderr io.Writer) (runOptions, error) {
+	var o runOptions
 	fs := newFlags("run", stderr)
-	check := fs.Bool("check", false, "validate the config and print the plan without running")
+	fs.BoolVar(&o.check, "check", false, "validate the config and print the plan without running")
 	shardText := fs.String("shard", "", "run only shard k/N of the plan (dealt by estimated cost; a resume keeps its deal)")
-	output := fs.String("output", "", "run directory (overrides the config's output)")
-	allowChanged := fs.Bool("allow-changed-config", false, "resume even though the config, tasks or harnesses changed")
-	estimateFlag := fs.Bool("estimate", false, "print what the planned trials will spend (tokens, dollars, wall time, with intervals) and run nothing; alone it needs no key, Docker or evaluator")
-	var pilots multiFlag
-	fs.Var(&pilots, "pilot", "with --estimate: a finished or partial run directory of the same configurations whose trials' ledgers are the estimate's samples (repeatable; default: the run's own output, else the paper's per-task tokens)")
-	allowShort := fs.Bool("allow-short-budget", false, "start even though the budget's estimate cannot reach every task (those it reaches get every arm)")
-	preflightMode := fs.String("preflight", "on", "on: before any trial, reach each endpoint and run one trivial turn of each configuration's CLI; off: skip")
+	fs.StringVar(&o.output, "output", "", "run directory (overrides the config's output)")
+	fs.BoolVar(&o.allowChanged, "allow-changed-config", false, "resume even though the config, tasks or harnesses changed")
+	fs.BoolVar(&o.estimate, "estimate", false, "print what the planned trials will spend (tokens, dollars, wall time, with intervals) and run nothing; alone it needs no key, Docker or evaluator")
+	fs.Var(&o.pilots, "pilot", "with --estimate: a finished or partial run directory of the same configurations whose trials' ledgers are the estimate's samples (repeatable; default: the run's own output, else the paper's per-task tokens)")
+	fs.BoolVar(&o.allowShort, "allow-short-budget", false, "start even though the budget's estimate cannot reach every task (those it reaches get every arm)")
+	fs.StringVar(&o.preflightMode, "preflight", "on", "on: before any trial, reach each endpoint and run one trivial turn of each configuration's CLI; off: skip")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: hoh run [--check] [--estimate [--pilot RUNDIR]...] [--shard k/N] [--output DIR] [--allow-changed-config] [--allow-short-budget] [--preflight on|off] CONFIG.yaml")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return fmt.Errorf("%w: want exactly one config file", errUsage)
+		return o, fmt.Errorf("%w: want exactly one config file", errUsage)
 	}
 	if err := noExtra(fs, 1); err != nil {
-		return err
+		return o, err
 	}
-	shard, err := plan.ParseShard(*shardText)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	o.configFile = fs.Arg(0)
+	var err error
+	if o.shard, err = plan.ParseShard(*shardText); err != nil {
+		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	load := config.Load
-	if *estimateFlag && !*check {
-		load = config.LoadOffline // an estimate reaches no model
+	if len(o.pilots) > 0 && !o.estimate {
+		return o, fmt.Errorf("%w: --pilot goes with --estimate", errUsage)
 	}
-	if len(pilots) > 0 && !*estimateFlag {
-		return fmt.Errorf("%w: --pilot goes with --estimate", errUsage)
-	}
-	exp, err := load(fs.Arg(0))
-	// --check reports every problem at once: with only unset key variables
-	// wrong, it goes on (offline) to the evaluator, tasks and harnesses and
-	// lists them all at the end.
-	var later config.Problems
-	if ps := (config.Problems{}); err != nil && *check && errors.As(err, &ps) {
-		if off, oerr := config.LoadOffline(fs.Arg(0)); oerr == nil {
-			exp, err, later = off, nil, ps
-		}
-	}
+	return o, nil
+}
+
+// runExperiment acts on hoh run's options: an estimate, a check, or the
+// run itself.
+func runExperiment(o runOptions, args []string, stdout io.Writer) error {
+	exp, later, err := loadRunConfig(o)
 	if err != nil {
 		return err
 	}
-	if *output != "" {
-		// A flag's path is the working directory's, made absolute now like
-		// the config's paths.
-		if exp.Output, err = filepath.Abs(*output); err != nil {
-			return err
-		}
-	}
-	if note := splitBudget(exp, shard); note != "" && !*check && !*estimateFlag {
+	if note := splitBudget(exp, o.shard); note != "" && !o.check && !o.estimate {
 		fmt.Fprintln(stdout, note)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *preflightMode != "on" && *preflightMode != "off" {
-		return fmt.Errorf("%w: --preflight must be on or off, got %q", errUsage, *preflightMode)
+	if o.preflightMode != "on" && o.preflightMode != "off" {
+		return fmt.Errorf("%w: --preflight must be on or off, got %q", errUsage, o.preflightMode)
 	}
-	if *estimateFlag && !*check {
+	if o.estimate && !o.check {
 		p, err := runner.Prepare(ctx, exp, nil)
 		if err != nil {
 			return err
 		}
-		printPlan(stdout, p, shard)
-		_, err = printEstimate(stdout, p, shard, pilots)
+		printPlan(stdout, p, o.shard)
+		_, err = printEstimate(stdout, p, o.shard, o.pilots)
 		return err
 	}
-	if !*check {
+	if !o.check {
 		// Before the evaluator's and harnesses' checks: nothing else matters if the plan is refused.
-		if err := refuseShortBudget(ctx, exp, shard, *allowShort); err != nil {
+		if err := refuseShortBudget(ctx, exp, o.shard, o.allowShort); err != nil {
 			return err
 		}
 	}
 	if err := evaluatorReady(ctx, exp); err != nil {
 		var ps config.Problems
-		if !*check || !errors.As(err, &ps) {
+		if !o.check || !errors.As(err, &ps) {
 			return err
 		}
 		later = append(later, ps...)
 	}
-	if *check {
-		p, err := runner.Prepare(ctx, exp, nil)
-		if ps := (config.Problems{}); err != nil && errors.As(err, &ps) {
-			return append(later, ps...)
-		}
-		if err != nil {
-			return joinProblems(later, err)
-		}
-		if err := runner.HostIsolation(p.Bench, nil); err != nil {
-			return joinProblems(later, err)
-		}
-		lines, problems := preflight.Harnesses(ctx, exp)
-		problems = append(problems, runner.CheckTaskTools(p)...)
-		if len(problems) == 0 {
-			// What the preflight would refuse offline: a CLI a role's view hides.
-			problems = runner.CheckInView(ctx, exp, p.Bench)
-		}
-		if problems = append(later, problems...); len(problems) > 0 {
-			return problems
-		}
-		printPlan(stdout, p, shard)
-		for _, l := range lines {
-			fmt.Fprintln(stdout, l)
-		}
-		if err := checkResume(stdout, p, shard, *allowChanged); err != nil {
-			return err
-		}
-		if *estimateFlag {
-			_, err = printEstimate(stdout, p, shard, pilots)
-			return err
-		}
-		return nil
+	if o.check {
+		return checkRun(ctx, exp, o, later, stdout)
 	}
+	return startRun(ctx, exp, o, args, stdout)
+}
 
+// loadRunConfig loads the config (offline for an estimate, which reaches
+// no model) with --output applied. For --check, problems that leave the
+// config usable offline come back as later, to be listed with the rest.
+func loadRunConfig(o runOptions) (exp *config.Experiment, later config.Problems, err error) {
+	load := config.Load
+	if o.estimate && !o.check {
+		load = config.LoadOffline // an estimate reaches no model
+	}
+	exp, err = load(o.configFile)
+	// --check reports every problem at once: with only unset key variables
+	// wrong, it goes on (offline) to the evaluator, tasks and harnesses and
+	// lists them all at the end.
+	if ps := (config.Problems{}); err != nil && o.check && errors.As(err, &ps) {
+		if off, oerr := config.LoadOffline(o.configFile); oerr == nil {
+			exp, err, later = off, nil, ps
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.output != "" {
+		// A flag's path is the working directory's, made absolute now like
+		// the config's paths.
+		if exp.Output, err = filepath.Abs(o.output); err != nil {
+			return nil, nil, err
+		}
+	}
+	return exp, later, nil
+}
+
+// checkRun is hoh run --check once the config and evaluator are checked:
+// the plan, tasks and harnesses, every problem listed at once, then the
+// plan and what would become of an existing run.
+func checkRun(ctx context.Context, exp *config.Experiment, o runOptions, later config.Problems, stdout io.Writer) error {
+	p, err := runner.Prepare(ctx, exp, nil)
+	if ps := (config.Problems{}); err != nil && errors.As(err, &ps) {
+		return append(later, ps...)
+	}
+	if err != nil {
+		return joinProblems(later, err)
+	}
+	if err := runner.HostIsolation(p.Bench, nil); err != nil {
+		return joinProblems(later, err)
+	}
+	lines, problems := preflight.Harnesses(ctx, exp)
+	problems = append(problems, runner.CheckTaskTools(p)...)
+	if len(problems) == 0 {
+		// What the preflight would refuse offline: a CLI a role's view hides.
+		problems = runner.CheckInView(ctx, exp, p.Bench)
+	}
+	if problems = append(later, problems...); len(problems) > 0 {
+		return problems
+	}
+	printPlan(stdout, p, o.shard)
+	for _, l := range lines {
+		fmt.Fprintln(stdout, l)
+	}
+	if err := checkResume(stdout, p, o.shard, o.allowChanged); err != nil {
+		return err
+	}
+	if o.estimate {
+		_, err := printEstimate(stdout, p, o.shard, o.pilots)
+		return err
+	}
+	return nil
+}
+
+// startRun runs (or resumes) the experiment, then summarizes it; an
+// interrupted run says what is kept and how to resume.
+func startRun(ctx context.Context, exp *config.Experiment, o runOptions, args []string, stdout io.Writer) error {
 	terminal := false
 	if f, ok := stdout.(*os.File); ok {
 		terminal = term.IsTerminal(int(f.Fd()))
 	}
-	res, err := runner.Run(ctx, exp, runner.Options{Shard: shard, AllowChangedConfig: *allowChanged, Out: stdout, Terminal: terminal, Preflight: *preflightMode == "on"})
+	res, err := runner.Run(ctx, exp, runner.Options{Shard: o.shard, AllowChangedConfig: o.allowChanged, Out: stdout, Terminal: terminal, Preflight: o.preflightMode == "on"})
 	if res != nil {
 		if serr := status.Summary(stdout, exp.Output, res.Outcomes, exp.Scripted()); serr != nil && err == nil {
 			err = serr

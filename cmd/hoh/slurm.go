@@ -50,11 +50,30 @@ func slurmCmd(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("%w: unknown slurm command %q (submit, status)", errUsage, args[0])
 }
 
+// slurmSubmitOptions are hoh slurm submit's flags and config file.
+type slurmSubmitOptions struct {
+	shards     int
+	output     string
+	resources  slurm.Resources
+	configFile string
+}
+
 func slurmSubmit(args []string, stdout, stderr io.Writer) error {
+	o, err := parseSlurmSubmitFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	return submitRun(o, stdout)
+}
+
+// parseSlurmSubmitFlags reads hoh slurm submit's command line; an extra
+// sbatch option is checked before anything is submitted.
+func parseSlurmSubmitFlags(args []string, stderr io.Writer) (slurmSubmitOptions, error) {
+	var o slurmSubmitOptions
 	fs := newFlags("slurm submit", stderr)
-	shards := fs.Int("shards", 0, "number of shards, one array task each (default on a resubmission: the run's)")
-	output := fs.String("output", "", "run directory (overrides the config's output); shards go to RUN/shard-k, the merge to RUN/merged")
-	var r slurm.Resources
+	fs.IntVar(&o.shards, "shards", 0, "number of shards, one array task each (default on a resubmission: the run's)")
+	fs.StringVar(&o.output, "output", "", "run directory (overrides the config's output); shards go to RUN/shard-k, the merge to RUN/merged")
+	r := &o.resources
 	fs.StringVar(&r.Partition, "partition", "", "sbatch --partition (default: the cluster's)")
 	fs.StringVar(&r.Account, "account", "", "sbatch --account")
 	fs.StringVar(&r.Time, "time", "", "sbatch --time per shard (default: from the config's timeouts, iterations and concurrency, at most 7 days)")
@@ -65,24 +84,32 @@ func slurmSubmit(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&extra, "sbatch", "another sbatch option for both jobs, e.g. --sbatch=--qos=long (repeatable)")
 	fs.Usage = func() { fmt.Fprintln(stderr, slurmUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return fmt.Errorf("%w: want exactly one config file", errUsage)
+		return o, fmt.Errorf("%w: want exactly one config file", errUsage)
 	}
 	for _, e := range extra {
 		if err := slurm.CheckDirective(e); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return o, fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
 	r.Extra = extra
-	exp, err := config.Load(fs.Arg(0))
+	o.configFile = fs.Arg(0)
+	return o, nil
+}
+
+// submitRun submits the run's incomplete shards as an array job and a
+// merge job after them, or says there is nothing to submit.
+func submitRun(o slurmSubmitOptions, stdout io.Writer) error {
+	r := o.resources
+	exp, err := config.Load(o.configFile)
 	if err != nil {
 		return err
 	}
-	if *output != "" {
-		if exp.Output, err = filepath.Abs(*output); err != nil {
+	if o.output != "" {
+		if exp.Output, err = filepath.Abs(o.output); err != nil {
 			return err
 		}
 	}
@@ -94,17 +121,9 @@ func slurmSubmit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	n := *shards
-	if len(subs) > 0 {
-		prev := subs[len(subs)-1].Shards
-		if n == 0 {
-			n = prev
-		} else if n != prev {
-			return fmt.Errorf("%s was submitted as %d shards; a resubmission keeps them (--shards %d, or another --output)", l.Dir, prev, prev)
-		}
-	}
-	if n < 1 {
-		return fmt.Errorf("%w: --shards N (N >= 1) is required for a new run", errUsage)
+	n, err := shardCount(l, subs, o.shards)
+	if err != nil {
+		return err
 	}
 	ctx := context.Background()
 	p, err := runner.Prepare(ctx, exp, nil)
@@ -117,6 +136,58 @@ func slurmSubmit(args []string, stdout, stderr io.Writer) error {
 	if r.Time == "" {
 		r.Time = shardTime(p, n)
 	}
+	if err := leaveQueuedShards(l, subs, n); err != nil {
+		return err
+	}
+	todo, err := incompleteShards(l, n)
+	if err != nil {
+		return err
+	}
+	if len(todo) == 0 {
+		if _, err := os.Stat(runrecord.RunLayout{Dir: l.Merged()}.Lock()); err == nil && len(subs) > 0 {
+			fmt.Fprintf(stdout, "every shard of %s is complete and merged into %s: nothing to submit\n", l.Dir, l.Merged())
+			return nil
+		}
+	}
+	j, err := slurmJobs(o.configFile, exp.Name, n, r)
+	if err != nil {
+		return err
+	}
+	if err := slurm.WriteScripts(l, j); err != nil {
+		return err
+	}
+	for _, k := range todo {
+		os.Remove(l.ExitFile(k)) // the new job's exit replaces the old
+	}
+	sub, err := slurm.Submit(l, j, todo)
+	if err != nil {
+		return err
+	}
+	printSubmission(stdout, l, sub, todo, n, len(subs) > 0, len(p.Trials), r)
+	return nil
+}
+
+// shardCount is the run's number of shards: --shards, or on a
+// resubmission the run's own, which it keeps.
+func shardCount(l slurm.Layout, subs []slurm.Submission, shards int) (int, error) {
+	n := shards
+	if len(subs) > 0 {
+		prev := subs[len(subs)-1].Shards
+		if n == 0 {
+			n = prev
+		} else if n != prev {
+			return 0, fmt.Errorf("%s was submitted as %d shards; a resubmission keeps them (--shards %d, or another --output)", l.Dir, prev, prev)
+		}
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("%w: --shards N (N >= 1) is required for a new run", errUsage)
+	}
+	return n, nil
+}
+
+// leaveQueuedShards refuses to submit while a shard is still queued or
+// running, and cancels the last merge job, whose shards ended.
+func leaveQueuedShards(l slurm.Layout, subs []slurm.Submission, n int) error {
 	// What is still queued or running is not submitted again.
 	states, _ := slurm.Query(submittedJobs(subs))
 	var active []string
@@ -137,58 +208,56 @@ func slurmSubmit(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	return nil
+}
+
+// incompleteShards are the shards still to run, in order.
+func incompleteShards(l slurm.Layout, n int) ([]int, error) {
 	var todo []int
 	for k := 1; k <= n; k++ {
 		st, err := slurm.InspectShard(l, k, n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !st.Complete() {
 			todo = append(todo, k)
 		}
 	}
-	if len(todo) == 0 {
-		if _, err := os.Stat(runrecord.RunLayout{Dir: l.Merged()}.Lock()); err == nil && len(subs) > 0 {
-			fmt.Fprintf(stdout, "every shard of %s is complete and merged into %s: nothing to submit\n", l.Dir, l.Merged())
-			return nil
-		}
-	}
+	return todo, nil
+}
+
+// slurmJobs describes the jobs' scripts: this hoh binary, the config and
+// the working directory, absolute since the jobs run elsewhere.
+func slurmJobs(configFile, name string, n int, r slurm.Resources) (slurm.Jobs, error) {
 	hoh, err := os.Executable()
 	if err != nil {
-		return err
+		return slurm.Jobs{}, err
 	}
-	cfgPath, err := filepath.Abs(fs.Arg(0))
+	cfgPath, err := filepath.Abs(configFile)
 	if err != nil {
-		return err
+		return slurm.Jobs{}, err
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return err
+		return slurm.Jobs{}, err
 	}
-	j := slurm.Jobs{Hoh: hoh, Config: cfgPath, Workdir: wd, Name: exp.Name, Shards: n, Resources: r}
-	if err := slurm.WriteScripts(l, j); err != nil {
-		return err
-	}
-	for _, k := range todo {
-		os.Remove(l.ExitFile(k)) // the new job's exit replaces the old
-	}
-	sub, err := slurm.Submit(l, j, todo)
-	if err != nil {
-		return err
-	}
-	if len(subs) > 0 {
+	return slurm.Jobs{Hoh: hoh, Config: cfgPath, Workdir: wd, Name: name, Shards: n, Resources: r}, nil
+}
+
+// printSubmission says what was submitted, and how to watch it.
+func printSubmission(stdout io.Writer, l slurm.Layout, sub slurm.Submission, todo []int, n int, resubmission bool, trials int, r slurm.Resources) {
+	if resubmission {
 		fmt.Fprintf(stdout, "resubmitting %d of %d shard(s) (%d complete, kept)\n", len(todo), n, n-len(todo))
 	}
 	if sub.ArrayJob != "" {
 		fmt.Fprintf(stdout, "array job %s: shard(s) %s of %d (%d trial(s) planned), each %s, %d cpu(s); logs %s\n",
-			sub.ArrayJob, shardList(todo), n, len(p.Trials), r.Time, r.CPUsPerTask, l.Logs())
+			sub.ArrayJob, shardList(todo), n, trials, r.Time, r.CPUsPerTask, l.Logs())
 	}
 	fmt.Fprintf(stdout, "merge job %s: hoh merge into %s, then hoh report and hoh view", sub.MergeJob, l.Merged())
 	if sub.ArrayJob != "" {
 		fmt.Fprintf(stdout, " (after every shard succeeds)")
 	}
 	fmt.Fprintf(stdout, "\nscripts: %s, %s\nwatch with: %s\n", l.ArrayScript(), l.MergeScript(), shellCommand([]string{"slurm", "status", l.Dir}))
-	return nil
 }
 
 // shardTime is a shard's default time limit: its trials in rounds of the
@@ -314,32 +383,32 @@ func printSlurmStatus(w io.Writer, l slurm.Layout, subs []slurm.Submission, stat
 	if qerr != nil {
 		fmt.Fprintf(w, "note: %v (a job Slurm has forgotten shows its recorded exit, else -)\n", qerr)
 	}
-	var planned []plan.Trial
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("Shard", "Slurm job", "Slurm state", "Planned", "Done", "Failed", "Remaining", "Not run (budget)", "Tokens", "hoh")
-	complete := 0
-	var tokens int64
+	complete, tokens, err := appendShardRows(t, l, subs, states, n)
+	if err != nil {
+		return false, err
+	}
+	t.Footer("Total", "", "", "", "", "", "", "", tokens, fmt.Sprintf("%d/%d complete", complete, n))
+	if err := t.Render(); err != nil {
+		return false, err
+	}
+	return printSlurmMerge(w, l, last, states)
+}
+
+// appendShardRows appends each shard's row: its Slurm job and state, its
+// trials by state and what hoh makes of it. It returns how many shards
+// are complete and their tokens.
+func appendShardRows(t *tablewriter.Table, l slurm.Layout, subs []slurm.Submission, states map[string]slurm.JobState, n int) (complete int, tokens int64, err error) {
+	var planned []plan.Trial
 	for k := 1; k <= n; k++ {
 		st, err := slurm.InspectShard(l, k, n)
 		if err != nil {
-			return false, err
+			return 0, 0, err
 		}
 		job := lastShardJob(subs, k)
 		js, known := states[job]
-		slurmState := "-"
-		switch {
-		case known:
-			slurmState = js.State
-			if js.Reason != "" && js.Reason != "None" {
-				slurmState += " (" + js.Reason + ")"
-			}
-		default:
-			if ej, code, ok := slurm.Exit(l, k); ok && ej == job {
-				slurmState = fmt.Sprintf("ended, exit %d", code)
-			} else if job != "" {
-				slurmState = "gone (no exit recorded: killed?)"
-			}
-		}
+		slurmState := shardSlurmState(l, k, job, js, known)
 		if !st.Started && planned == nil {
 			planned = anyPlan(l, n)
 		}
@@ -351,19 +420,9 @@ func printSlurmStatus(w io.Writer, l slurm.Layout, subs []slurm.Submission, stat
 		if !st.Started {
 			remaining = plannedN
 		}
-		var verdict string
-		switch {
-		case st.Complete():
-			verdict = "complete"
+		verdict := shardVerdict(st, js, known)
+		if st.Complete() {
 			complete++
-		case known && js.Active() && (st.Started || js.State == "RUNNING"):
-			verdict = "running"
-		case known && js.Active():
-			verdict = "queued"
-		case st.Started:
-			verdict = "resumable (hoh slurm submit again)"
-		default:
-			verdict = "not started (hoh slurm submit again)"
 		}
 		plannedText := fmt.Sprint(plannedN)
 		if !st.Started && planned == nil {
@@ -372,10 +431,51 @@ func printSlurmStatus(w io.Writer, l slurm.Layout, subs []slurm.Submission, stat
 		tokens += st.Tokens
 		t.Append(k, orDash(job), slurmState, plannedText, st.Done, st.Failed, remaining, st.NotRun, st.Tokens, verdict)
 	}
-	t.Footer("Total", "", "", "", "", "", "", "", tokens, fmt.Sprintf("%d/%d complete", complete, n))
-	if err := t.Render(); err != nil {
-		return false, err
+	return complete, tokens, nil
+}
+
+// shardSlurmState is what Slurm says of a shard's last job; a job Slurm
+// has forgotten shows its recorded exit.
+func shardSlurmState(l slurm.Layout, k int, job string, js slurm.JobState, known bool) string {
+	slurmState := "-"
+	switch {
+	case known:
+		slurmState = js.State
+		if js.Reason != "" && js.Reason != "None" {
+			slurmState += " (" + js.Reason + ")"
+		}
+	default:
+		if ej, code, ok := slurm.Exit(l, k); ok && ej == job {
+			slurmState = fmt.Sprintf("ended, exit %d", code)
+		} else if job != "" {
+			slurmState = "gone (no exit recorded: killed?)"
+		}
 	}
+	return slurmState
+}
+
+// shardVerdict is what hoh makes of a shard: complete, running, queued,
+// or to submit again.
+func shardVerdict(st slurm.ShardState, js slurm.JobState, known bool) string {
+	var verdict string
+	switch {
+	case st.Complete():
+		verdict = "complete"
+	case known && js.Active() && (st.Started || js.State == "RUNNING"):
+		verdict = "running"
+	case known && js.Active():
+		verdict = "queued"
+	case st.Started:
+		verdict = "resumable (hoh slurm submit again)"
+	default:
+		verdict = "not started (hoh slurm submit again)"
+	}
+	return verdict
+}
+
+// printSlurmMerge prints the merge job's state and the merged run's
+// totals; it says whether the run is merged.
+func printSlurmMerge(w io.Writer, l slurm.Layout, last slurm.Submission, states map[string]slurm.JobState) (bool, error) {
 	mergeState := "-"
 	if js, ok := states[last.MergeJob]; ok {
 		mergeState = js.State

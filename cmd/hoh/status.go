@@ -42,6 +42,24 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	running := printRunnerState(stdout, in)
+	if err := printStatusTable(stdout, in, price, running); err != nil {
+		return err
+	}
+	if line := timeShare(finishedTimings(in.Dir, in.Trials)); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
+	if servedNote(in) {
+		fmt.Fprintln(stdout, "An arm served by a longer trial of its series (vanilla by vanilla-continuation@k, hoh@2 by hoh@3) shares its trial's state; its tokens are those up to its checkpoint.")
+	}
+	printStatusTrials(stdout, in, running, *verbose)
+	return nil
+}
+
+// printRunnerState prints the run's heading and whether its runner is
+// alive; it returns what to call running trials: "Interrupted" when no
+// runner is left to finish them.
+func printRunnerState(stdout io.Writer, in *status.Inspection) string {
 	fmt.Fprintf(stdout, "run %s: experiment %s", in.Dir, in.Lock.Experiment)
 	if in.Lock.Shard != "" {
 		fmt.Fprintf(stdout, ", shard %s", in.Lock.Shard)
@@ -62,6 +80,12 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	if in.Lock.Notice != "" {
 		fmt.Fprintf(stdout, "NOTE: %s\n", in.Lock.Notice)
 	}
+	return running
+}
+
+// printStatusTable prints the trials' counts and tokens per
+// configuration and condition, with their cost when it is known.
+func printStatusTable(stdout io.Writer, in *status.Inspection, price status.Pricer, running string) error {
 	costs, totalCost := in.Costs(price)
 	withCost := price != nil || totalCost.USD != nil
 	t := tablewriter.NewTable(stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
@@ -83,15 +107,12 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		footer = append(footer, totalCost.String())
 	}
 	t.Footer(footer...)
-	if err := t.Render(); err != nil {
-		return err
-	}
-	if line := timeShare(finishedTimings(in.Dir, in.Trials)); line != "" {
-		fmt.Fprintln(stdout, line)
-	}
-	if servedNote(in) {
-		fmt.Fprintln(stdout, "An arm served by a longer trial of its series (vanilla by vanilla-continuation@k, hoh@2 by hoh@3) shares its trial's state; its tokens are those up to its checkpoint.")
-	}
+	return t.Render()
+}
+
+// printStatusTrials lists the running and failed trials, and with -v the
+// done ones.
+func printStatusTrials(stdout io.Writer, in *status.Inspection, running string, verbose bool) {
 	for _, ts := range in.Trials {
 		switch {
 		case ts.State == runrecord.StateRunning:
@@ -101,11 +122,10 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s %s (%s %s): %s, %d tokens\n", textsafe.Args(strings.ToLower(running), ts.Trial.Dir, ts.Trial.Arm, ts.Trial.Task.ID, a, ts.Usage.Total)...)
 		case ts.State == runrecord.StateFailed:
 			fmt.Fprintf(stdout, "%s %s: %s %s\n", textsafe.Args(ts.State, ts.Trial.Dir, ts.Status, ts.Reason)...)
-		case *verbose && ts.State == runrecord.StateDone:
+		case verbose && ts.State == runrecord.StateDone:
 			fmt.Fprintf(stdout, "%s %s: %s, %d tokens\n", textsafe.Args(ts.State, ts.Trial.Dir, ts.Status, ts.Usage.Total)...)
 		}
 	}
-	return nil
 }
 
 // servedNote reports whether some trial serves more than one arm.

@@ -51,16 +51,6 @@ var notYetSplit = map[string]bool{
 	"analysis/viewer buildStepsPage":                        true,
 	"analysis/viewer fillGrid":                              true,
 	"analysis/viewer trialView":                             true,
-	"cmd/hoh printEstimate":                                 true,
-	"cmd/hoh printSlurmStatus":                              true,
-	"cmd/hoh runCmd":                                        true,
-	"cmd/hoh runPlan":                                       true,
-	"cmd/hoh runReport":                                     true,
-	"cmd/hoh runTasks":                                      true,
-	"cmd/hoh showCmd":                                       true,
-	"cmd/hoh showTrial":                                     true,
-	"cmd/hoh slurmSubmit":                                   true,
-	"cmd/hoh statusCmd":                                     true,
 	"runrecord rowDecoder.decode":                           true,
 }
 
