@@ -35,7 +35,6 @@ var notYetSplit = map[string]bool{
 	"adapters/sandbox/docker Environment.create":            true,
 	"adapters/sandbox/docker executor.Run":                  true,
 	"adapters/scripted Server.handle":                       true,
-	"analysis/estimate Run":                                 true,
 	"analysis/figures fig10Data":                            true,
 	"analysis/figures fig5Data":                             true,
 	"analysis/figures fig9Data":                             true,
