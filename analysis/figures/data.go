@@ -177,21 +177,10 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
+	bench, ix, metric := in.bench, in.ix, in.metric
 	cats, catErr := ix.Labels(bench, metrics.Category)
 	vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
-	var cfgs []string
-	lastT := map[string]int{}
-	for _, cfg := range configsOf(rows, opts) {
-		for _, r := range rows {
-			if r.Config == cfg && r.Condition == runrecord.HoH && r.Metric == metric {
-				lastT[cfg] = max(lastT[cfg], r.Checkpoint)
-			}
-		}
-		if lastT[cfg] > 0 {
-			cfgs = append(cfgs, cfg)
-		}
-	}
+	cfgs, lastT := fig5Configs(in, opts)
 	if len(cfgs) == 0 {
 		return nil, missing(fig, "no %s rows of HoH checkpoints for benchmark %s", metric, bench)
 	}
@@ -200,31 +189,13 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 	for pi, cfg := range cfgs {
 		T := lastT[cfg]
 		maxT = max(maxT, T)
-		pool := map[string]map[string]float64{}
-		arms := []runrecord.Arm{vanilla}
-		for t := 1; t <= T; t++ {
-			arms = append(arms, runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t})
+		pool, arms, err := fig5Pool(fig, in, cfg, vanilla, T)
+		if err != nil {
+			return nil, err
 		}
-		for _, a := range arms {
-			if !hasArm(ix, cfg, a, metric) {
-				return nil, missing(fig, "no %s rows for %s %s (the pool needs Vanilla and HoH@1..%d)", metric, cfg, a, T)
-			}
-			v, err := ix.TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fig, err)
-			}
-			pool[a.String()] = v
-		}
-		domainOf := map[string]string{}
-		for t := range pool[vanilla.String()] {
-			domainOf[t] = "all"
-			if catErr == nil {
-				if c, ok := cats[t]; ok {
-					domainOf[t] = c
-				} else {
-					return nil, fmt.Errorf("%s: task %s has no category while others do", fig, t)
-				}
-			}
+		domainOf, err := fig5Domains(fig, pool[vanilla.String()], cats, catErr)
+		if err != nil {
+			return nil, err
 		}
 		res, err := dominance.Compute(pool, domainOf, dominance.Macro)
 		if err != nil {
@@ -233,32 +204,97 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 		c.panels = append(c.panels, panelSpec{key: cfg, kind: dominanceLoopsPanel,
 			title:  panelLetter(pi, len(cfgs), fmt.Sprintf("%s (n=%d)", configName(cfg), len(domainOf))),
 			xLabel: "HoH loop", yLabel: "Dominance (%)", yMax: 100})
-		var ys []float64
-		best := 0
-		for t := 1; t <= T; t++ {
-			label := arms[t].String()
-			se, err := metrics.Summarize(res.Task[label])
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fig, err)
-			}
-			y := 100 * res.Overall[label]
-			s := 100 * se.SE
-			ys = append(ys, y)
-			c.points = append(c.points, Point{Panel: cfg, Series: "hoh", X: strconv.Itoa(t), Y: y, Lo: y - s, Hi: y + s, N: se.N, Source: computed})
-			if best == 0 || y > ys[best-1] {
-				best = t
-			}
+		if err := fig5Points(fig, c, cfg, vanilla, arms, res); err != nil {
+			return nil, err
 		}
-		vs, err := metrics.Summarize(res.Task[vanilla.String()])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fig, err)
-		}
-		vy := 100 * res.Overall[vanilla.String()]
-		c.points = append(c.points, Point{Panel: cfg, Series: "vanilla", X: "vanilla", Y: vy, Lo: vy - 100*vs.SE, Hi: vy + 100*vs.SE, N: vs.N, Source: computed})
-		c.points = append(c.points, Point{Panel: cfg, Series: "best", X: strconv.Itoa(best), Y: ys[best-1], Lo: math.NaN(), Hi: math.NaN(), N: vs.N, Source: computed})
 	}
 	c.title = withScope(fmt.Sprintf("%s Dominance over %d loops (pool: Vanilla and HoH@1..%d)", benchmarkName(bench), maxT, maxT), d)
 	return c, nil
+}
+
+// fig5Configs lists the configurations with HoH checkpoints of the metric,
+// each with its last checkpoint T, which bounds its pool.
+func fig5Configs(in *input, opts Options) ([]string, map[string]int) {
+	var cfgs []string
+	lastT := map[string]int{}
+	for _, cfg := range configsOf(in.rows, opts) {
+		for _, r := range in.rows {
+			if r.Config == cfg && r.Condition == runrecord.HoH && r.Metric == in.metric {
+				lastT[cfg] = max(lastT[cfg], r.Checkpoint)
+			}
+		}
+		if lastT[cfg] > 0 {
+			cfgs = append(cfgs, cfg)
+		}
+	}
+	return cfgs, lastT
+}
+
+// fig5Pool reads the task values of cfg's pool, Vanilla then HoH@1..T,
+// keyed by arm; every arm must be present, since Dominance compares all.
+func fig5Pool(fig string, in *input, cfg string, vanilla runrecord.Arm, T int) (map[string]map[string]float64, []runrecord.Arm, error) {
+	pool := map[string]map[string]float64{}
+	arms := []runrecord.Arm{vanilla}
+	for t := 1; t <= T; t++ {
+		arms = append(arms, runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t})
+	}
+	for _, a := range arms {
+		if !hasArm(in.ix, cfg, a, in.metric) {
+			return nil, nil, missing(fig, "no %s rows for %s %s (the pool needs Vanilla and HoH@1..%d)", in.metric, cfg, a, T)
+		}
+		v, err := in.ix.TaskValues(metrics.Selector{Benchmark: in.bench, Config: cfg, Arm: a, Metric: in.metric})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", fig, err)
+		}
+		pool[a.String()] = v
+	}
+	return pool, arms, nil
+}
+
+// fig5Domains maps the tasks to their official categories, or all to one
+// domain when the benchmark has none.
+func fig5Domains(fig string, tasks map[string]float64, cats map[string]string, catErr error) (map[string]string, error) {
+	domainOf := map[string]string{}
+	for t := range tasks {
+		domainOf[t] = "all"
+		if catErr == nil {
+			if c, ok := cats[t]; ok {
+				domainOf[t] = c
+			} else {
+				return nil, fmt.Errorf("%s: task %s has no category while others do", fig, t)
+			}
+		}
+	}
+	return domainOf, nil
+}
+
+// fig5Points adds cfg's points: the HoH line with its +/- 1 SE band, the
+// Vanilla reference and the best loop.
+func fig5Points(fig string, c *chart, cfg string, vanilla runrecord.Arm, arms []runrecord.Arm, res *dominance.Result) error {
+	var ys []float64
+	best := 0
+	for t := 1; t < len(arms); t++ {
+		label := arms[t].String()
+		se, err := metrics.Summarize(res.Task[label])
+		if err != nil {
+			return fmt.Errorf("%s: %w", fig, err)
+		}
+		y := 100 * res.Overall[label]
+		s := 100 * se.SE
+		ys = append(ys, y)
+		c.points = append(c.points, Point{Panel: cfg, Series: "hoh", X: strconv.Itoa(t), Y: y, Lo: y - s, Hi: y + s, N: se.N, Source: computed})
+		if best == 0 || y > ys[best-1] {
+			best = t
+		}
+	}
+	vs, err := metrics.Summarize(res.Task[vanilla.String()])
+	if err != nil {
+		return fmt.Errorf("%s: %w", fig, err)
+	}
+	vy := 100 * res.Overall[vanilla.String()]
+	c.points = append(c.points, Point{Panel: cfg, Series: "vanilla", X: "vanilla", Y: vy, Lo: vy - 100*vs.SE, Hi: vy + 100*vs.SE, N: vs.N, Source: computed})
+	c.points = append(c.points, Point{Panel: cfg, Series: "best", X: strconv.Itoa(best), Y: ys[best-1], Lo: math.NaN(), Hi: math.NaN(), N: vs.N, Source: computed})
+	return nil
 }
 
 // Reporting groups and categories in the paper's order.
