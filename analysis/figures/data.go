@@ -451,7 +451,7 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
+	bench, rows := in.bench, in.rows
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		for _, r := range rows {
@@ -466,87 +466,110 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 	}
 	c := &chart{cols: 2, rowHeight: 2.3 * vg.Inch}
 	for _, cfg := range cfgs {
-		K := 0
-		for _, r := range rows {
-			if r.Config == cfg && (r.Condition == runrecord.VanillaContinuation || r.Condition == runrecord.HoH) {
-				K = max(K, r.Checkpoint)
-			}
+		if err := fig9Panels(fig, c, d, in, opts, cfg); err != nil {
+			return nil, err
 		}
-		vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
-		if !hasArm(ix, cfg, vanilla, metric) {
-			return nil, missing(fig, "no %s rows for %s vanilla (pass 1 of Vanilla Continuation)", metric, cfg)
-		}
-		type series struct {
-			name  string
-			clr   color.Color
-			shift float64
-			armAt func(k int) runrecord.Arm
-		}
-		all := []series{
-			{"Vanilla Continuation", blue, -0.06, func(k int) runrecord.Arm {
-				if k == 1 {
-					return vanilla
-				}
-				return runrecord.Arm{Condition: runrecord.VanillaContinuation, Checkpoint: k}
-			}},
-			{"HoH", vermillion, 0.06, func(k int) runrecord.Arm { return runrecord.Arm{Condition: runrecord.HoH, Checkpoint: k} }},
-		}
-		score := panelSpec{key: cfg + "/score", kind: passesPanel, title: configName(cfg) + ": score", xLabel: "Development passes",
-			yLabel: "Overall score (0-100)", passes: K, yMax: 100}
-		tokens := panelSpec{key: cfg + "/tokens", kind: passesPanel, title: configName(cfg) + ": cumulative tokens",
-			xLabel: "Development passes", yLabel: "Mean tokens per task (M)", passes: K}
-		if metric != "overall" {
-			score.yLabel, score.yMax = "Mean "+metric, 0 // another scale (a 0-1 reward, say)
-		}
-		for _, s := range all {
-			computedAny := false
-			reportedFrom := map[string]bool{}
-			for k := 1; k <= K; k++ {
-				a := s.armAt(k)
-				if !hasArm(ix, cfg, a, metric) {
-					continue
-				}
-				sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
-				v, err := ix.TaskValues(sel)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", fig, err)
-				}
-				iv, n, err := meanCI(v, opts)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
-				}
-				computedAny = true
-				c.points = append(c.points, Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
-				tok, err := tokensMillions(ix, sel)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", fig, err)
-				}
-				if len(tok) > 0 {
-					tv, n, err := meanCI(tok, opts)
-					if err != nil {
-						return nil, fmt.Errorf("%s: %s tokens: %w", fig, sel, err)
-					}
-					c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name, X: strconv.Itoa(k), Y: tv.Mean, Lo: tv.Lo, Hi: tv.Hi, N: n, Source: computed})
-				} else if rep, ok := reportedValue(d.Reported, bench, cfg, a, "tokens_m"); ok {
-					reportedFrom[rep.Table] = true
-					c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name + " (reported)", X: strconv.Itoa(k), Y: rep.Value,
-						Lo: math.NaN(), Hi: math.NaN(), N: 0, Source: reportedSource(rep.Table)})
-				}
-			}
-			style := seriesStyle{name: s.name, color: s.clr, shift: s.shift}
-			if computedAny {
-				c.legendOrder = append(c.legendOrder, s.name+" (computed)")
-			}
-			if len(reportedFrom) > 0 {
-				style.reportedLegend = fmt.Sprintf("%s, reported mean only (paper %s; no per-task tokens)", s.name, joinKeys(reportedFrom))
-				c.legendOrder = append(c.legendOrder, style.reportedLegend)
-			}
-			score.series, tokens.series = append(score.series, style), append(tokens.series, style)
-		}
-		c.panels = append(c.panels, score, tokens)
 	}
 	c.title = withScope(benchmarkName(bench)+" over development passes: mean over tasks, 95% bootstrap CI", d)
 	return c, nil
+}
+
+// passSeries is one line of Figure 9: the arm it reads at each pass.
+type passSeries struct {
+	name  string
+	clr   color.Color
+	shift float64
+	armAt func(k int) runrecord.Arm
+}
+
+// fig9Panels adds cfg's score and tokens panels, each with a line for
+// Vanilla Continuation and one for HoH over its K passes.
+func fig9Panels(fig string, c *chart, d Data, in *input, opts Options, cfg string) error {
+	ix, metric := in.ix, in.metric
+	K := 0
+	for _, r := range in.rows {
+		if r.Config == cfg && (r.Condition == runrecord.VanillaContinuation || r.Condition == runrecord.HoH) {
+			K = max(K, r.Checkpoint)
+		}
+	}
+	vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
+	if !hasArm(ix, cfg, vanilla, metric) {
+		return missing(fig, "no %s rows for %s vanilla (pass 1 of Vanilla Continuation)", metric, cfg)
+	}
+	all := []passSeries{
+		{"Vanilla Continuation", blue, -0.06, func(k int) runrecord.Arm {
+			if k == 1 {
+				return vanilla
+			}
+			return runrecord.Arm{Condition: runrecord.VanillaContinuation, Checkpoint: k}
+		}},
+		{"HoH", vermillion, 0.06, func(k int) runrecord.Arm { return runrecord.Arm{Condition: runrecord.HoH, Checkpoint: k} }},
+	}
+	score := panelSpec{key: cfg + "/score", kind: passesPanel, title: configName(cfg) + ": score", xLabel: "Development passes",
+		yLabel: "Overall score (0-100)", passes: K, yMax: 100}
+	tokens := panelSpec{key: cfg + "/tokens", kind: passesPanel, title: configName(cfg) + ": cumulative tokens",
+		xLabel: "Development passes", yLabel: "Mean tokens per task (M)", passes: K}
+	if metric != "overall" {
+		score.yLabel, score.yMax = "Mean "+metric, 0 // another scale (a 0-1 reward, say)
+	}
+	for _, s := range all {
+		style, err := fig9Series(fig, c, d, in, opts, cfg, s, K)
+		if err != nil {
+			return err
+		}
+		score.series, tokens.series = append(score.series, style), append(tokens.series, style)
+	}
+	c.panels = append(c.panels, score, tokens)
+	return nil
+}
+
+// fig9Series adds series s's points at passes 1..K, score and tokens (the
+// latter reported when the arm lacks per-task tokens), and returns its style.
+func fig9Series(fig string, c *chart, d Data, in *input, opts Options, cfg string, s passSeries, K int) (seriesStyle, error) {
+	bench, ix, metric := in.bench, in.ix, in.metric
+	computedAny := false
+	reportedFrom := map[string]bool{}
+	for k := 1; k <= K; k++ {
+		a := s.armAt(k)
+		if !hasArm(ix, cfg, a, metric) {
+			continue
+		}
+		sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
+		v, err := ix.TaskValues(sel)
+		if err != nil {
+			return seriesStyle{}, fmt.Errorf("%s: %w", fig, err)
+		}
+		iv, n, err := meanCI(v, opts)
+		if err != nil {
+			return seriesStyle{}, fmt.Errorf("%s: %s: %w", fig, sel, err)
+		}
+		computedAny = true
+		c.points = append(c.points, Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
+		tok, err := tokensMillions(ix, sel)
+		if err != nil {
+			return seriesStyle{}, fmt.Errorf("%s: %w", fig, err)
+		}
+		if len(tok) > 0 {
+			tv, n, err := meanCI(tok, opts)
+			if err != nil {
+				return seriesStyle{}, fmt.Errorf("%s: %s tokens: %w", fig, sel, err)
+			}
+			c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name, X: strconv.Itoa(k), Y: tv.Mean, Lo: tv.Lo, Hi: tv.Hi, N: n, Source: computed})
+		} else if rep, ok := reportedValue(d.Reported, bench, cfg, a, "tokens_m"); ok {
+			reportedFrom[rep.Table] = true
+			c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name + " (reported)", X: strconv.Itoa(k), Y: rep.Value,
+				Lo: math.NaN(), Hi: math.NaN(), N: 0, Source: reportedSource(rep.Table)})
+		}
+	}
+	style := seriesStyle{name: s.name, color: s.clr, shift: s.shift}
+	if computedAny {
+		c.legendOrder = append(c.legendOrder, s.name+" (computed)")
+	}
+	if len(reportedFrom) > 0 {
+		style.reportedLegend = fmt.Sprintf("%s, reported mean only (paper %s; no per-task tokens)", s.name, joinKeys(reportedFrom))
+		c.legendOrder = append(c.legendOrder, style.reportedLegend)
+	}
+	return style, nil
 }
 
 func joinKeys(m map[string]bool) string {
