@@ -597,7 +597,7 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
+	bench, rows, metric := in.bench, in.rows, in.metric
 	T := map[string]int{}
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
@@ -615,22 +615,11 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 	}
 	cols := min(len(cfgs), 2)
 	c := &chart{cols: cols, rowHeight: 2.6 * vg.Inch, colors: map[string]color.Color{}}
-	var notPlotted []string
-	kinds, reportedIn := map[string]bool{}, map[string]bool{}
+	lg := &fig10Legend{kinds: map[string]bool{}, reportedIn: map[string]bool{}}
 	for pi, cfg := range cfgs {
-		full := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: T[cfg]}
-		if !hasArm(ix, cfg, full, metric) {
-			return nil, missing(fig, "no %s rows for %s %s (full HoH at the ablations' T)", metric, cfg, full)
-		}
-		arms := []runrecord.Arm{}
-		if v := (runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}); hasArm(ix, cfg, v, metric) {
-			arms = append(arms, v)
-		}
-		arms = append(arms, full)
-		for _, c := range ablationConditions {
-			if a := (runrecord.Arm{Condition: c, Checkpoint: T[cfg]}); hasArm(ix, cfg, a, metric) {
-				arms = append(arms, a)
-			}
+		arms, err := fig10Arms(fig, in, cfg, T[cfg])
+		if err != nil {
+			return nil, err
 		}
 		ps := panelSpec{key: cfg, kind: scoreTokensPanel, title: panelLetter(pi, len(cfgs), configName(cfg)),
 			xLabel: "Mean cumulative tokens per task (M)", yLabel: "Overall score (0-100)", legends: map[string]string{}}
@@ -638,69 +627,115 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 			ps.yLabel = "Mean " + metric
 		}
 		for _, a := range arms {
-			sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
-			tok, err := tokensMillions(ix, sel)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fig, err)
+			if err := fig10Mark(fig, c, &ps, lg, d, in, opts, cfg, a); err != nil {
+				return nil, err
 			}
-			c.colors[armName(a)] = armColor(a)
-			if len(tok) > 0 {
-				v, err := ix.TaskValues(sel)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", fig, err)
-				}
-				tasks, sv, tv, err := metrics.Align(v, tok)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: scores and tokens: %w", fig, sel, err)
-				}
-				data := make([][]float64, len(tasks))
-				for i := range tasks {
-					data[i] = []float64{sv[i], tv[i]}
-				}
-				ivs, err := bootstrap.Percentile(data, opts.Bootstrap)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
-				}
-				sc, tk := ivs[0], ivs[1]
-				ps.legends[armName(a)] = armName(a)
-				kinds["computed"] = true
-				c.points = append(c.points,
-					Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed},
-					Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
-				continue
-			}
-			rs, okS := reportedValue(d.Reported, bench, cfg, a, metric)
-			rt, okT := reportedValue(sameTableFirst(d.Reported, rs.Table), bench, cfg, a, "tokens_m")
-			if !okS || !okT {
-				notPlotted = append(notPlotted, armName(a))
-				continue
-			}
-			src := map[string]bool{rs.Table: true, rt.Table: true}
-			ps.legends[armName(a)] = armName(a)
-			for t := range src {
-				reportedIn[t] = true
-			}
-			c.points = append(c.points,
-				Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)},
-				Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
 		}
 		c.panels = append(c.panels, ps)
 	}
 	// One note says what the marks are, instead of a suffix on every entry.
 	var note []string
-	if kinds["computed"] {
+	if lg.kinds["computed"] {
 		note = append(note, "filled: computed from records, with 95% CIs")
 	}
-	if len(reportedIn) > 0 {
-		note = append(note, "hollow: reported (paper "+joinKeys(reportedIn)+")")
+	if len(lg.reportedIn) > 0 {
+		note = append(note, "hollow: reported (paper "+joinKeys(lg.reportedIn)+")")
 	}
 	c.legendNotes = []string{strings.Join(note, "; ")}
 	title := benchmarkName(bench) + ": score vs tokens, HoH and ablations"
-	if len(notPlotted) > 0 {
-		title += "\nnot plotted (no per-task or reported tokens): " + strings.Join(notPlotted, ", ")
+	if len(lg.notPlotted) > 0 {
+		title += "\nnot plotted (no per-task or reported tokens): " + strings.Join(lg.notPlotted, ", ")
 	}
 	c.title = withScope(title, d)
 	return c, nil
+}
+
+// fig10Legend gathers, over every panel, what the legend note and the
+// title say about the marks.
+type fig10Legend struct {
+	notPlotted        []string        // arms with neither per-task nor reported tokens
+	kinds, reportedIn map[string]bool // "computed" if any mark is; the tables reported marks come from
+}
+
+// fig10Arms lists cfg's arms at the ablations' checkpoint T: Vanilla if
+// present, full HoH (required, the reference) and the ablations present.
+func fig10Arms(fig string, in *input, cfg string, T int) ([]runrecord.Arm, error) {
+	ix, metric := in.ix, in.metric
+	full := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: T}
+	if !hasArm(ix, cfg, full, metric) {
+		return nil, missing(fig, "no %s rows for %s %s (full HoH at the ablations' T)", metric, cfg, full)
+	}
+	arms := []runrecord.Arm{}
+	if v := (runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}); hasArm(ix, cfg, v, metric) {
+		arms = append(arms, v)
+	}
+	arms = append(arms, full)
+	for _, c := range ablationConditions {
+		if a := (runrecord.Arm{Condition: c, Checkpoint: T}); hasArm(ix, cfg, a, metric) {
+			arms = append(arms, a)
+		}
+	}
+	return arms, nil
+}
+
+// fig10Mark adds arm a's mark to cfg's panel: computed with CIs when it
+// has per-task tokens, else from printed aggregates, else it is noted as
+// not plotted.
+func fig10Mark(fig string, c *chart, ps *panelSpec, lg *fig10Legend, d Data, in *input, opts Options, cfg string, a runrecord.Arm) error {
+	bench, metric := in.bench, in.metric
+	sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
+	tok, err := tokensMillions(in.ix, sel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fig, err)
+	}
+	c.colors[armName(a)] = armColor(a)
+	if len(tok) > 0 {
+		return fig10Computed(fig, c, ps, lg, in, opts, sel, tok)
+	}
+	rs, okS := reportedValue(d.Reported, bench, cfg, a, metric)
+	rt, okT := reportedValue(sameTableFirst(d.Reported, rs.Table), bench, cfg, a, "tokens_m")
+	if !okS || !okT {
+		lg.notPlotted = append(lg.notPlotted, armName(a))
+		return nil
+	}
+	src := map[string]bool{rs.Table: true, rt.Table: true}
+	ps.legends[armName(a)] = armName(a)
+	for t := range src {
+		lg.reportedIn[t] = true
+	}
+	c.points = append(c.points,
+		Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)},
+		Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
+	return nil
+}
+
+// fig10Computed adds sel's computed mark: score and tokens means with 95%
+// bootstrap CIs from one paired draw of tasks.
+func fig10Computed(fig string, c *chart, ps *panelSpec, lg *fig10Legend, in *input, opts Options, sel metrics.Selector, tok map[string]float64) error {
+	cfg, a := sel.Config, sel.Arm
+	v, err := in.ix.TaskValues(sel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fig, err)
+	}
+	tasks, sv, tv, err := metrics.Align(v, tok)
+	if err != nil {
+		return fmt.Errorf("%s: %s: scores and tokens: %w", fig, sel, err)
+	}
+	data := make([][]float64, len(tasks))
+	for i := range tasks {
+		data[i] = []float64{sv[i], tv[i]}
+	}
+	ivs, err := bootstrap.Percentile(data, opts.Bootstrap)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", fig, sel, err)
+	}
+	sc, tk := ivs[0], ivs[1]
+	ps.legends[armName(a)] = armName(a)
+	lg.kinds["computed"] = true
+	c.points = append(c.points,
+		Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed},
+		Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
+	return nil
 }
 
 // sameTableFirst orders printed values so that those of table come first.
