@@ -45,7 +45,6 @@ var notYetSplit = map[string]bool{
 	"analysis/viewer buildExperiment":                       true,
 	"analysis/viewer buildProject":                          true,
 	"analysis/viewer buildStepsPage":                        true,
-	"analysis/viewer fillGrid":                              true,
 	"analysis/viewer trialView":                             true,
 	"cmd/hoh printEstimate":                                 true,
 	"cmd/hoh printSlurmStatus":                              true,
