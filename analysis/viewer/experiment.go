@@ -98,6 +98,43 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	if err := writeAssets(report); err != nil {
 		return nil, err
 	}
+	page := experimentPage(dir, rr, opts)
+	unfinished := fillGrid(page, rr)
+	if opts.Live && unfinished {
+		page.Refresh = 10
+	}
+	fillAnalysis(page, rr, report, opts)
+	for _, r := range rr.Replacements {
+		page.Replacements = append(page.Replacements, replacementView{r, "trials/" + r.Key + ".html"})
+	}
+	indexLinks := linkRunFiles(page, dir)
+	// Trial pages: only those whose records changed since the last build.
+	res := &Result{Index: filepath.Join(report, "index.html")}
+	jobs := staleTrialJobs(res, page, rr, m, dir, report, opts)
+	if opts.LazyTrials {
+		// hoh view --serve: a trial page is built when it is first asked
+		// for (Server.ServeHTTP), so a large run is served at once.
+		res.pending = map[string]trialJob{}
+		for _, j := range jobs {
+			res.pending[j.page] = j
+		}
+		jobs = nil
+	}
+	res.Rebuilt = len(jobs)
+	if err := buildTrialPages(jobs, m, opts); err != nil {
+		return nil, err
+	}
+	n, err := renderPage(res.Index, "index.html", page)
+	if err != nil {
+		return nil, err
+	}
+	res.IndexBytes = n
+	m.Pages["index.html"] = pageEntry{Links: indexLinks}
+	return res, saveManifest(report, m)
+}
+
+// experimentPage starts the experiment page with what the lock says.
+func experimentPage(dir string, rr *runRecords, opts Options) *indexPage {
 	page := &indexPage{Assets: "assets/", Title: rr.Lock.Experiment, Notice: rr.Lock.Notice, ConfigText: rr.ConfigText,
 		Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	if page.Title == "" {
@@ -107,14 +144,12 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	if b, err := json.MarshalIndent(rr.Lock, "", "  "); err == nil {
 		page.LockJSON = string(b)
 	}
-	unfinished := fillGrid(page, rr)
-	if opts.Live && unfinished {
-		page.Refresh = 10
-	}
-	fillAnalysis(page, rr, report, opts)
-	for _, r := range rr.Replacements {
-		page.Replacements = append(page.Replacements, replacementView{r, "trials/" + r.Key + ".html"})
-	}
+	return page
+}
+
+// linkRunFiles links the page to the run's record files that exist and
+// returns their names, the index's links in the manifest.
+func linkRunFiles(page *indexPage, dir string) []string {
 	indexLinks := []string{}
 	for _, f := range []struct{ label, name string }{
 		{runrecord.LockFile + " (what was run: config digest, harness versions, scripts)", runrecord.LockFile},
@@ -129,8 +164,13 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 			indexLinks = append(indexLinks, f.name)
 		}
 	}
-	// Trial pages: only those whose records changed since the last build.
-	res := &Result{Index: filepath.Join(report, "index.html")}
+	return indexLinks
+}
+
+// staleTrialJobs counts the trials with pages in res and returns the jobs
+// of the pages (a trial's, and each step's of a multi-step trial) whose
+// fingerprint differs from the manifest's or whose file is gone.
+func staleTrialJobs(res *Result, page *indexPage, rr *runRecords, m manifest, dir, report string, opts Options) []trialJob {
 	var jobs []trialJob
 	repsByKey := map[string][]runrecord.Replacement{}
 	for _, r := range rr.Replacements {
@@ -169,26 +209,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 			jobs = append(jobs, j)
 		}
 	}
-	if opts.LazyTrials {
-		// hoh view --serve: a trial page is built when it is first asked
-		// for (Server.ServeHTTP), so a large run is served at once.
-		res.pending = map[string]trialJob{}
-		for _, j := range jobs {
-			res.pending[j.page] = j
-		}
-		jobs = nil
-	}
-	res.Rebuilt = len(jobs)
-	if err := buildTrialPages(jobs, m, opts); err != nil {
-		return nil, err
-	}
-	n, err := renderPage(res.Index, "index.html", page)
-	if err != nil {
-		return nil, err
-	}
-	res.IndexBytes = n
-	m.Pages["index.html"] = pageEntry{Links: indexLinks}
-	return res, saveManifest(report, m)
+	return jobs
 }
 
 // primaryMetrics are tried in order for a benchmark's grid value, as the
