@@ -42,7 +42,6 @@ var notYetSplit = map[string]bool{
 	"analysis/tables builder.pool":                          true,
 	"analysis/tables builder.table1":                        true,
 	"analysis/tables renderGrid":                            true,
-	"analysis/viewer trialView":                             true,
 	"cmd/hoh printEstimate":                                 true,
 	"cmd/hoh printSlurmStatus":                              true,
 	"cmd/hoh runCmd":                                        true,
