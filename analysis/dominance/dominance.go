@@ -54,11 +54,31 @@ func Compute(pool map[string]map[string]float64, domainOf map[string]string, agg
 	if agg != Macro && agg != Micro {
 		return nil, fmt.Errorf("dominance: unknown aggregation %d", agg)
 	}
-	labels := make([]string, 0, len(pool))
-	for l := range pool {
-		labels = append(labels, l)
+	labels := sortedKeys(pool)
+	tasks, err := sortedTasks(domainOf)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(labels)
+	r, err := rewardMatrix(pool, domainOf, labels, tasks)
+	if err != nil {
+		return nil, err
+	}
+
+	res := &Result{
+		Overall: make(map[string]float64, len(labels)),
+		Exact:   make(map[string]*big.Rat, len(labels)),
+		Domain:  make(map[string]map[string]float64, len(labels)),
+		Task:    make(map[string]map[string]float64, len(labels)),
+	}
+	for i, l := range labels {
+		scoreMember(res, i, l, r, tasks, domainOf, agg)
+	}
+	return res, nil
+}
+
+// sortedTasks lists the compared tasks in order, refusing one without a
+// domain, since domain dominance could not place it.
+func sortedTasks(domainOf map[string]string) ([]string, error) {
 	tasks := make([]string, 0, len(domainOf))
 	for t, d := range domainOf {
 		if d == "" {
@@ -67,8 +87,12 @@ func Compute(pool map[string]map[string]float64, domainOf map[string]string, agg
 		tasks = append(tasks, t)
 	}
 	sort.Strings(tasks)
+	return tasks, nil
+}
 
-	// Rewards as a dense label x task matrix, validated once.
+// rewardMatrix lays the rewards out as a dense label x task matrix,
+// validated once so the comparisons need no checks.
+func rewardMatrix(pool map[string]map[string]float64, domainOf map[string]string, labels, tasks []string) ([][]float64, error) {
 	r := make([][]float64, len(labels))
 	for i, l := range labels {
 		r[i] = make([]float64, len(tasks))
@@ -88,50 +112,47 @@ func Compute(pool map[string]map[string]float64, domainOf map[string]string, agg
 			}
 		}
 	}
+	return r, nil
+}
 
-	res := &Result{
-		Overall: make(map[string]float64, len(labels)),
-		Exact:   make(map[string]*big.Rat, len(labels)),
-		Domain:  make(map[string]map[string]float64, len(labels)),
-		Task:    make(map[string]map[string]float64, len(labels)),
-	}
-	// Exact: a task's score in half-wins is an integer (2 a win, 1 a tie),
-	// so every value is a ratio of integers, computed in rationals and
-	// rounded once.
-	opponents := int64(len(labels) - 1)
-	for i, l := range labels {
-		taskDom := make(map[string]float64, len(tasks))
-		domSum := map[string]int64{}
-		domN := map[string]int64{}
-		var total int64
-		for k, t := range tasks {
-			var half int64
-			for j := range labels {
-				if j != i {
-					half += compare(r[i][k], r[j][k])
-				}
+// scoreMember fills res with the task, domain and overall dominance of
+// member i (label l) against the rest of the pool.
+//
+// Exact: a task's score in half-wins is an integer (2 a win, 1 a tie),
+// so every value is a ratio of integers, computed in rationals and
+// rounded once.
+func scoreMember(res *Result, i int, l string, r [][]float64, tasks []string, domainOf map[string]string, agg Aggregation) {
+	opponents := int64(len(r) - 1)
+	taskDom := make(map[string]float64, len(tasks))
+	domSum := map[string]int64{}
+	domN := map[string]int64{}
+	var total int64
+	for k, t := range tasks {
+		var half int64
+		for j := range r {
+			if j != i {
+				half += compare(r[i][k], r[j][k])
 			}
-			taskDom[t] = float64(half) / float64(2*opponents) // small integers: the division rounds once
-			domSum[domainOf[t]] += half
-			domN[domainOf[t]]++
-			total += half
 		}
-		dom := make(map[string]float64, len(domSum))
-		macro := new(big.Rat)
-		for _, d := range sortedKeys(domSum) {
-			v := big.NewRat(domSum[d], 2*opponents*domN[d])
-			dom[d], _ = v.Float64()
-			macro.Add(macro, v)
-		}
-		exact := macro.Quo(macro, big.NewRat(int64(len(dom)), 1))
-		if agg == Micro {
-			exact = big.NewRat(total, 2*opponents*int64(len(tasks)))
-		}
-		res.Task[l], res.Domain[l] = taskDom, dom
-		res.Exact[l] = exact
-		res.Overall[l], _ = exact.Float64()
+		taskDom[t] = float64(half) / float64(2*opponents) // small integers: the division rounds once
+		domSum[domainOf[t]] += half
+		domN[domainOf[t]]++
+		total += half
 	}
-	return res, nil
+	dom := make(map[string]float64, len(domSum))
+	macro := new(big.Rat)
+	for _, d := range sortedKeys(domSum) {
+		v := big.NewRat(domSum[d], 2*opponents*domN[d])
+		dom[d], _ = v.Float64()
+		macro.Add(macro, v)
+	}
+	exact := macro.Quo(macro, big.NewRat(int64(len(dom)), 1))
+	if agg == Micro {
+		exact = big.NewRat(total, 2*opponents*int64(len(tasks)))
+	}
+	res.Task[l], res.Domain[l] = taskDom, dom
+	res.Exact[l] = exact
+	res.Overall[l], _ = exact.Float64()
 }
 
 // compare is Eq. 13 in half-wins: 2 a win, 1 a tie, 0 a loss.

@@ -140,9 +140,42 @@ func Run(in Input, opt Options) (*Estimate, error) {
 	if len(in.Trials) == 0 {
 		return nil, errors.New("estimate: the plan has no trials")
 	}
-	est := &Estimate{Trials: len(in.Trials), Sims: opt.Sims, Level: opt.Level}
+	e := &estimator{in: in, opt: opt, est: &Estimate{Trials: len(in.Trials), Sims: opt.Sims, Level: opt.Level}}
+	e.groupTrials()
+	e.costSamples()
+	e.simulate()
+	e.summarise()
+	return e.est, nil
+}
+
+// sampleCost is one source sample's cost, worked out once: tokens, exact
+// dollars as a float, dollar bounds from token rates, seconds.
+type sampleCost struct {
+	tokens, usd, lo, hi, secs float64
+}
+
+// estimator carries Run's state between its steps.
+type estimator struct {
+	in  Input
+	opt Options
+	est *Estimate
+
+	trialGroup []int          // trial -> its group in est.Groups
+	costs      [][]sampleCost // group -> its source's samples
+	trialSecs  []float64      // trial -> seconds, for the makespan
+
+	// Simulated totals: per group, and the whole run's.
+	gTokens, gUSD, gTime        [][]float64
+	runTokens, runUSD, runWall  []float64
+	allTokens, allUSD, allTimed bool
+}
+
+// groupTrials gathers the trials into groups of one configuration and arm,
+// in order of first appearance, each with its source and whether it is priced.
+func (e *estimator) groupTrials() {
+	in, est := e.in, e.est
 	index := map[groupKey]int{}
-	trialGroup := make([]int, len(in.Trials))
+	e.trialGroup = make([]int, len(in.Trials))
 	for i, t := range in.Trials {
 		k := groupKey{t.Config, t.Arm}
 		g, ok := index[k]
@@ -163,14 +196,15 @@ func Run(in Input, opt Options) (*Estimate, error) {
 			est.Groups = append(est.Groups, Group{Config: t.Config, Arm: t.Arm, Serves: t.Serves, Source: src, Priced: priced})
 		}
 		est.Groups[g].Trials++
-		trialGroup[i] = g
+		e.trialGroup[i] = g
 	}
+}
 
-	// Per sample, once: tokens, exact dollars as a float, seconds.
-	type sampleCost struct {
-		tokens, usd, lo, hi, secs float64
-	}
-	costs := make([][]sampleCost, len(est.Groups))
+// costSamples works out each group's sample costs once, so the simulation
+// only draws them, and records what the group's estimates can know.
+func (e *estimator) costSamples() {
+	in, est := e.in, e.est
+	e.costs = make([][]sampleCost, len(est.Groups))
 	for gi := range est.Groups {
 		g := &est.Groups[gi]
 		if g.Source == nil {
@@ -202,7 +236,7 @@ func Run(in Input, opt Options) (*Estimate, error) {
 			c.lo, c.hi = c.tokens*lo/1e6, c.tokens*hi/1e6
 			allSplit = allSplit && split
 			allTimed = allTimed && s.Time > 0
-			costs[gi] = append(costs[gi], c)
+			e.costs[gi] = append(e.costs[gi], c)
 		}
 		g.Tokens.Known = true
 		g.USD.Known = priced
@@ -210,21 +244,25 @@ func Run(in Input, opt Options) (*Estimate, error) {
 		g.Time.Known = allTimed
 		g.WallTime = allWall
 	}
+}
 
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x657374696d617465))
-	sims := opt.Sims
-	gTokens := make([][]float64, len(est.Groups))
-	gUSD := make([][]float64, len(est.Groups))
-	gTime := make([][]float64, len(est.Groups))
-	var runTokens, runUSD, runWall []float64
-	allTokens, allUSD, allTimed := true, true, true
+// simulate runs opt.Sims bootstrap replicates of the plan: each group's
+// samples are resampled, then every trial draws from its group's resample.
+func (e *estimator) simulate() {
+	est, costs := e.est, e.costs
+	rng := rand.New(rand.NewPCG(e.opt.Seed, 0x657374696d617465))
+	sims := e.opt.Sims
+	e.gTokens = make([][]float64, len(est.Groups))
+	e.gUSD = make([][]float64, len(est.Groups))
+	e.gTime = make([][]float64, len(est.Groups))
+	e.allTokens, e.allUSD, e.allTimed = true, true, true
 	for _, g := range est.Groups {
-		allTokens = allTokens && g.Tokens.Known
-		allUSD = allUSD && g.USD.Known && !g.USD.Bounds
-		allTimed = allTimed && g.Time.Known
+		e.allTokens = e.allTokens && g.Tokens.Known
+		e.allUSD = e.allUSD && g.USD.Known && !g.USD.Bounds
+		e.allTimed = e.allTimed && g.Time.Known
 	}
 	resample := make([][]int, len(est.Groups))
-	trialSecs := make([]float64, len(in.Trials))
+	e.trialSecs = make([]float64, len(e.in.Trials))
 	for s := 0; s < sims; s++ {
 		for gi := range est.Groups {
 			c := costs[gi]
@@ -237,36 +275,48 @@ func Run(in Input, opt Options) (*Estimate, error) {
 			}
 			resample[gi] = r
 		}
-		sumTok := make([]float64, len(est.Groups))
-		sumUSD := make([]float64, len(est.Groups))
-		for i, gi := range trialGroup {
-			c := costs[gi]
-			if len(c) == 0 {
-				continue
-			}
-			d := c[resample[gi][rng.IntN(len(c))]]
-			sumTok[gi] += d.tokens
-			sumUSD[gi] += d.usd
-			trialSecs[i] = d.secs
-			gTime[gi] = append(gTime[gi], d.secs)
-		}
-		tt, tu := 0.0, 0.0
-		for gi := range est.Groups {
-			if len(costs[gi]) == 0 {
-				continue
-			}
-			gTokens[gi] = append(gTokens[gi], sumTok[gi])
-			gUSD[gi] = append(gUSD[gi], sumUSD[gi])
-			tt += sumTok[gi]
-			tu += sumUSD[gi]
-		}
-		runTokens = append(runTokens, tt)
-		runUSD = append(runUSD, tu)
-		if allTimed {
-			runWall = append(runWall, makespan(in, trialGroup, est.Groups, trialSecs))
-		}
+		e.drawTrials(rng, resample)
 	}
+}
 
+// drawTrials is one replicate: every trial draws a sample from its group's
+// resample, and the group and run totals are recorded.
+func (e *estimator) drawTrials(rng *rand.Rand, resample [][]int) {
+	est, costs := e.est, e.costs
+	sumTok := make([]float64, len(est.Groups))
+	sumUSD := make([]float64, len(est.Groups))
+	for i, gi := range e.trialGroup {
+		c := costs[gi]
+		if len(c) == 0 {
+			continue
+		}
+		d := c[resample[gi][rng.IntN(len(c))]]
+		sumTok[gi] += d.tokens
+		sumUSD[gi] += d.usd
+		e.trialSecs[i] = d.secs
+		e.gTime[gi] = append(e.gTime[gi], d.secs)
+	}
+	tt, tu := 0.0, 0.0
+	for gi := range est.Groups {
+		if len(costs[gi]) == 0 {
+			continue
+		}
+		e.gTokens[gi] = append(e.gTokens[gi], sumTok[gi])
+		e.gUSD[gi] = append(e.gUSD[gi], sumUSD[gi])
+		tt += sumTok[gi]
+		tu += sumUSD[gi]
+	}
+	e.runTokens = append(e.runTokens, tt)
+	e.runUSD = append(e.runUSD, tu)
+	if e.allTimed {
+		e.runWall = append(e.runWall, makespan(e.in, e.trialGroup, est.Groups, e.trialSecs))
+	}
+}
+
+// summarise turns the samples' means into each group's and the run's
+// points, and the simulations into their intervals.
+func (e *estimator) summarise() {
+	est, costs, opt := e.est, e.costs, e.opt
 	var pointTok, pointUSD, pointLo, pointHi float64
 	for gi := range est.Groups {
 		g := &est.Groups[gi]
@@ -283,7 +333,7 @@ func Run(in Input, opt Options) (*Estimate, error) {
 			mSecs += x.secs
 		}
 		n, m := float64(g.Trials), float64(len(c))
-		g.Tokens = interval(n*mTok/m, gTokens[gi], opt.Level)
+		g.Tokens = interval(n*mTok/m, e.gTokens[gi], opt.Level)
 		pointTok += n * mTok / m
 		switch {
 		case g.USD.Bounds:
@@ -291,35 +341,39 @@ func Run(in Input, opt Options) (*Estimate, error) {
 			pointLo += n * mLo / m
 			pointHi += n * mHi / m
 		case g.USD.Known:
-			g.USD = interval(n*mUSD/m, gUSD[gi], opt.Level)
+			g.USD = interval(n*mUSD/m, e.gUSD[gi], opt.Level)
 			pointUSD += n * mUSD / m
 		}
 		if g.Time.Known {
-			g.Time = interval(mSecs/m, gTime[gi], opt.Level)
+			g.Time = interval(mSecs/m, e.gTime[gi], opt.Level)
 		}
 	}
-	if allTokens {
-		est.Tokens = interval(pointTok, runTokens, opt.Level)
+	if e.allTokens {
+		est.Tokens = interval(pointTok, e.runTokens, opt.Level)
 	}
-	if allUSD {
-		est.USD = interval(pointUSD, runUSD, opt.Level)
-	} else if allTokens && !slices.ContainsFunc(est.Groups, func(g Group) bool { return !g.USD.Known }) {
+	if e.allUSD {
+		est.USD = interval(pointUSD, e.runUSD, opt.Level)
+	} else if e.allTokens && !slices.ContainsFunc(est.Groups, func(g Group) bool { return !g.USD.Known }) {
 		// Some groups give only bounds: the run's dollars are bounds too.
 		est.USD = Range{Known: true, Bounds: true, Lo: pointUSD + pointLo, Hi: pointUSD + pointHi, Point: pointUSD + (pointLo+pointHi)/2}
 	}
-	if allTimed {
-		// The point: the schedule of every trial taking its source's mean.
-		for i, gi := range trialGroup {
-			c := costs[gi]
-			m := 0.0
-			for _, x := range c {
-				m += x.secs
-			}
-			trialSecs[i] = m / float64(len(c))
-		}
-		est.Wall = interval(makespan(in, trialGroup, est.Groups, trialSecs), runWall, opt.Level)
+	if e.allTimed {
+		e.wall()
 	}
-	return est, nil
+}
+
+// wall sets the run's wall time: the point is the schedule of every trial
+// taking its source's mean.
+func (e *estimator) wall() {
+	for i, gi := range e.trialGroup {
+		c := e.costs[gi]
+		m := 0.0
+		for _, x := range c {
+			m += x.secs
+		}
+		e.trialSecs[i] = m / float64(len(c))
+	}
+	e.est.Wall = interval(makespan(e.in, e.trialGroup, e.est.Groups, e.trialSecs), e.runWall, e.opt.Level)
 }
 
 // interval is the point with the central level share of sims.

@@ -177,21 +177,10 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
+	bench, ix, metric := in.bench, in.ix, in.metric
 	cats, catErr := ix.Labels(bench, metrics.Category)
 	vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
-	var cfgs []string
-	lastT := map[string]int{}
-	for _, cfg := range configsOf(rows, opts) {
-		for _, r := range rows {
-			if r.Config == cfg && r.Condition == runrecord.HoH && r.Metric == metric {
-				lastT[cfg] = max(lastT[cfg], r.Checkpoint)
-			}
-		}
-		if lastT[cfg] > 0 {
-			cfgs = append(cfgs, cfg)
-		}
-	}
+	cfgs, lastT := fig5Configs(in, opts)
 	if len(cfgs) == 0 {
 		return nil, missing(fig, "no %s rows of HoH checkpoints for benchmark %s", metric, bench)
 	}
@@ -200,31 +189,13 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 	for pi, cfg := range cfgs {
 		T := lastT[cfg]
 		maxT = max(maxT, T)
-		pool := map[string]map[string]float64{}
-		arms := []runrecord.Arm{vanilla}
-		for t := 1; t <= T; t++ {
-			arms = append(arms, runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t})
+		pool, arms, err := fig5Pool(fig, in, cfg, vanilla, T)
+		if err != nil {
+			return nil, err
 		}
-		for _, a := range arms {
-			if !hasArm(ix, cfg, a, metric) {
-				return nil, missing(fig, "no %s rows for %s %s (the pool needs Vanilla and HoH@1..%d)", metric, cfg, a, T)
-			}
-			v, err := ix.TaskValues(metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric})
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fig, err)
-			}
-			pool[a.String()] = v
-		}
-		domainOf := map[string]string{}
-		for t := range pool[vanilla.String()] {
-			domainOf[t] = "all"
-			if catErr == nil {
-				if c, ok := cats[t]; ok {
-					domainOf[t] = c
-				} else {
-					return nil, fmt.Errorf("%s: task %s has no category while others do", fig, t)
-				}
-			}
+		domainOf, err := fig5Domains(fig, pool[vanilla.String()], cats, catErr)
+		if err != nil {
+			return nil, err
 		}
 		res, err := dominance.Compute(pool, domainOf, dominance.Macro)
 		if err != nil {
@@ -233,32 +204,97 @@ func fig5Data(d Data, opts Options) (*chart, error) {
 		c.panels = append(c.panels, panelSpec{key: cfg, kind: dominanceLoopsPanel,
 			title:  panelLetter(pi, len(cfgs), fmt.Sprintf("%s (n=%d)", configName(cfg), len(domainOf))),
 			xLabel: "HoH loop", yLabel: "Dominance (%)", yMax: 100})
-		var ys []float64
-		best := 0
-		for t := 1; t <= T; t++ {
-			label := arms[t].String()
-			se, err := metrics.Summarize(res.Task[label])
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fig, err)
-			}
-			y := 100 * res.Overall[label]
-			s := 100 * se.SE
-			ys = append(ys, y)
-			c.points = append(c.points, Point{Panel: cfg, Series: "hoh", X: strconv.Itoa(t), Y: y, Lo: y - s, Hi: y + s, N: se.N, Source: computed})
-			if best == 0 || y > ys[best-1] {
-				best = t
-			}
+		if err := fig5Points(fig, c, cfg, vanilla, arms, res); err != nil {
+			return nil, err
 		}
-		vs, err := metrics.Summarize(res.Task[vanilla.String()])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fig, err)
-		}
-		vy := 100 * res.Overall[vanilla.String()]
-		c.points = append(c.points, Point{Panel: cfg, Series: "vanilla", X: "vanilla", Y: vy, Lo: vy - 100*vs.SE, Hi: vy + 100*vs.SE, N: vs.N, Source: computed})
-		c.points = append(c.points, Point{Panel: cfg, Series: "best", X: strconv.Itoa(best), Y: ys[best-1], Lo: math.NaN(), Hi: math.NaN(), N: vs.N, Source: computed})
 	}
 	c.title = withScope(fmt.Sprintf("%s Dominance over %d loops (pool: Vanilla and HoH@1..%d)", benchmarkName(bench), maxT, maxT), d)
 	return c, nil
+}
+
+// fig5Configs lists the configurations with HoH checkpoints of the metric,
+// each with its last checkpoint T, which bounds its pool.
+func fig5Configs(in *input, opts Options) ([]string, map[string]int) {
+	var cfgs []string
+	lastT := map[string]int{}
+	for _, cfg := range configsOf(in.rows, opts) {
+		for _, r := range in.rows {
+			if r.Config == cfg && r.Condition == runrecord.HoH && r.Metric == in.metric {
+				lastT[cfg] = max(lastT[cfg], r.Checkpoint)
+			}
+		}
+		if lastT[cfg] > 0 {
+			cfgs = append(cfgs, cfg)
+		}
+	}
+	return cfgs, lastT
+}
+
+// fig5Pool reads the task values of cfg's pool, Vanilla then HoH@1..T,
+// keyed by arm; every arm must be present, since Dominance compares all.
+func fig5Pool(fig string, in *input, cfg string, vanilla runrecord.Arm, T int) (map[string]map[string]float64, []runrecord.Arm, error) {
+	pool := map[string]map[string]float64{}
+	arms := []runrecord.Arm{vanilla}
+	for t := 1; t <= T; t++ {
+		arms = append(arms, runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t})
+	}
+	for _, a := range arms {
+		if !hasArm(in.ix, cfg, a, in.metric) {
+			return nil, nil, missing(fig, "no %s rows for %s %s (the pool needs Vanilla and HoH@1..%d)", in.metric, cfg, a, T)
+		}
+		v, err := in.ix.TaskValues(metrics.Selector{Benchmark: in.bench, Config: cfg, Arm: a, Metric: in.metric})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", fig, err)
+		}
+		pool[a.String()] = v
+	}
+	return pool, arms, nil
+}
+
+// fig5Domains maps the tasks to their official categories, or all to one
+// domain when the benchmark has none.
+func fig5Domains(fig string, tasks map[string]float64, cats map[string]string, catErr error) (map[string]string, error) {
+	domainOf := map[string]string{}
+	for t := range tasks {
+		domainOf[t] = "all"
+		if catErr == nil {
+			if c, ok := cats[t]; ok {
+				domainOf[t] = c
+			} else {
+				return nil, fmt.Errorf("%s: task %s has no category while others do", fig, t)
+			}
+		}
+	}
+	return domainOf, nil
+}
+
+// fig5Points adds cfg's points: the HoH line with its +/- 1 SE band, the
+// Vanilla reference and the best loop.
+func fig5Points(fig string, c *chart, cfg string, vanilla runrecord.Arm, arms []runrecord.Arm, res *dominance.Result) error {
+	var ys []float64
+	best := 0
+	for t := 1; t < len(arms); t++ {
+		label := arms[t].String()
+		se, err := metrics.Summarize(res.Task[label])
+		if err != nil {
+			return fmt.Errorf("%s: %w", fig, err)
+		}
+		y := 100 * res.Overall[label]
+		s := 100 * se.SE
+		ys = append(ys, y)
+		c.points = append(c.points, Point{Panel: cfg, Series: "hoh", X: strconv.Itoa(t), Y: y, Lo: y - s, Hi: y + s, N: se.N, Source: computed})
+		if best == 0 || y > ys[best-1] {
+			best = t
+		}
+	}
+	vs, err := metrics.Summarize(res.Task[vanilla.String()])
+	if err != nil {
+		return fmt.Errorf("%s: %w", fig, err)
+	}
+	vy := 100 * res.Overall[vanilla.String()]
+	c.points = append(c.points, Point{Panel: cfg, Series: "vanilla", X: "vanilla", Y: vy, Lo: vy - 100*vs.SE, Hi: vy + 100*vs.SE, N: vs.N, Source: computed})
+	c.points = append(c.points, Point{Panel: cfg, Series: "best", X: strconv.Itoa(best), Y: ys[best-1], Lo: math.NaN(), Hi: math.NaN(), N: vs.N, Source: computed})
+	return nil
 }
 
 // Reporting groups and categories in the paper's order.
@@ -415,7 +451,7 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
+	bench, rows := in.bench, in.rows
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
 		for _, r := range rows {
@@ -430,87 +466,110 @@ func fig9Data(d Data, opts Options) (*chart, error) {
 	}
 	c := &chart{cols: 2, rowHeight: 2.3 * vg.Inch}
 	for _, cfg := range cfgs {
-		K := 0
-		for _, r := range rows {
-			if r.Config == cfg && (r.Condition == runrecord.VanillaContinuation || r.Condition == runrecord.HoH) {
-				K = max(K, r.Checkpoint)
-			}
+		if err := fig9Panels(fig, c, d, in, opts, cfg); err != nil {
+			return nil, err
 		}
-		vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
-		if !hasArm(ix, cfg, vanilla, metric) {
-			return nil, missing(fig, "no %s rows for %s vanilla (pass 1 of Vanilla Continuation)", metric, cfg)
-		}
-		type series struct {
-			name  string
-			clr   color.Color
-			shift float64
-			armAt func(k int) runrecord.Arm
-		}
-		all := []series{
-			{"Vanilla Continuation", blue, -0.06, func(k int) runrecord.Arm {
-				if k == 1 {
-					return vanilla
-				}
-				return runrecord.Arm{Condition: runrecord.VanillaContinuation, Checkpoint: k}
-			}},
-			{"HoH", vermillion, 0.06, func(k int) runrecord.Arm { return runrecord.Arm{Condition: runrecord.HoH, Checkpoint: k} }},
-		}
-		score := panelSpec{key: cfg + "/score", kind: passesPanel, title: configName(cfg) + ": score", xLabel: "Development passes",
-			yLabel: "Overall score (0-100)", passes: K, yMax: 100}
-		tokens := panelSpec{key: cfg + "/tokens", kind: passesPanel, title: configName(cfg) + ": cumulative tokens",
-			xLabel: "Development passes", yLabel: "Mean tokens per task (M)", passes: K}
-		if metric != "overall" {
-			score.yLabel, score.yMax = "Mean "+metric, 0 // another scale (a 0-1 reward, say)
-		}
-		for _, s := range all {
-			computedAny := false
-			reportedFrom := map[string]bool{}
-			for k := 1; k <= K; k++ {
-				a := s.armAt(k)
-				if !hasArm(ix, cfg, a, metric) {
-					continue
-				}
-				sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
-				v, err := ix.TaskValues(sel)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", fig, err)
-				}
-				iv, n, err := meanCI(v, opts)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
-				}
-				computedAny = true
-				c.points = append(c.points, Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
-				tok, err := tokensMillions(ix, sel)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", fig, err)
-				}
-				if len(tok) > 0 {
-					tv, n, err := meanCI(tok, opts)
-					if err != nil {
-						return nil, fmt.Errorf("%s: %s tokens: %w", fig, sel, err)
-					}
-					c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name, X: strconv.Itoa(k), Y: tv.Mean, Lo: tv.Lo, Hi: tv.Hi, N: n, Source: computed})
-				} else if rep, ok := reportedValue(d.Reported, bench, cfg, a, "tokens_m"); ok {
-					reportedFrom[rep.Table] = true
-					c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name + " (reported)", X: strconv.Itoa(k), Y: rep.Value,
-						Lo: math.NaN(), Hi: math.NaN(), N: 0, Source: reportedSource(rep.Table)})
-				}
-			}
-			style := seriesStyle{name: s.name, color: s.clr, shift: s.shift}
-			if computedAny {
-				c.legendOrder = append(c.legendOrder, s.name+" (computed)")
-			}
-			if len(reportedFrom) > 0 {
-				style.reportedLegend = fmt.Sprintf("%s, reported mean only (paper %s; no per-task tokens)", s.name, joinKeys(reportedFrom))
-				c.legendOrder = append(c.legendOrder, style.reportedLegend)
-			}
-			score.series, tokens.series = append(score.series, style), append(tokens.series, style)
-		}
-		c.panels = append(c.panels, score, tokens)
 	}
 	c.title = withScope(benchmarkName(bench)+" over development passes: mean over tasks, 95% bootstrap CI", d)
 	return c, nil
+}
+
+// passSeries is one line of Figure 9: the arm it reads at each pass.
+type passSeries struct {
+	name  string
+	clr   color.Color
+	shift float64
+	armAt func(k int) runrecord.Arm
+}
+
+// fig9Panels adds cfg's score and tokens panels, each with a line for
+// Vanilla Continuation and one for HoH over its K passes.
+func fig9Panels(fig string, c *chart, d Data, in *input, opts Options, cfg string) error {
+	ix, metric := in.ix, in.metric
+	K := 0
+	for _, r := range in.rows {
+		if r.Config == cfg && (r.Condition == runrecord.VanillaContinuation || r.Condition == runrecord.HoH) {
+			K = max(K, r.Checkpoint)
+		}
+	}
+	vanilla := runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}
+	if !hasArm(ix, cfg, vanilla, metric) {
+		return missing(fig, "no %s rows for %s vanilla (pass 1 of Vanilla Continuation)", metric, cfg)
+	}
+	all := []passSeries{
+		{"Vanilla Continuation", blue, -0.06, func(k int) runrecord.Arm {
+			if k == 1 {
+				return vanilla
+			}
+			return runrecord.Arm{Condition: runrecord.VanillaContinuation, Checkpoint: k}
+		}},
+		{"HoH", vermillion, 0.06, func(k int) runrecord.Arm { return runrecord.Arm{Condition: runrecord.HoH, Checkpoint: k} }},
+	}
+	score := panelSpec{key: cfg + "/score", kind: passesPanel, title: configName(cfg) + ": score", xLabel: "Development passes",
+		yLabel: "Overall score (0-100)", passes: K, yMax: 100}
+	tokens := panelSpec{key: cfg + "/tokens", kind: passesPanel, title: configName(cfg) + ": cumulative tokens",
+		xLabel: "Development passes", yLabel: "Mean tokens per task (M)", passes: K}
+	if metric != "overall" {
+		score.yLabel, score.yMax = "Mean "+metric, 0 // another scale (a 0-1 reward, say)
+	}
+	for _, s := range all {
+		style, err := fig9Series(fig, c, d, in, opts, cfg, s, K)
+		if err != nil {
+			return err
+		}
+		score.series, tokens.series = append(score.series, style), append(tokens.series, style)
+	}
+	c.panels = append(c.panels, score, tokens)
+	return nil
+}
+
+// fig9Series adds series s's points at passes 1..K, score and tokens (the
+// latter reported when the arm lacks per-task tokens), and returns its style.
+func fig9Series(fig string, c *chart, d Data, in *input, opts Options, cfg string, s passSeries, K int) (seriesStyle, error) {
+	bench, ix, metric := in.bench, in.ix, in.metric
+	computedAny := false
+	reportedFrom := map[string]bool{}
+	for k := 1; k <= K; k++ {
+		a := s.armAt(k)
+		if !hasArm(ix, cfg, a, metric) {
+			continue
+		}
+		sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
+		v, err := ix.TaskValues(sel)
+		if err != nil {
+			return seriesStyle{}, fmt.Errorf("%s: %w", fig, err)
+		}
+		iv, n, err := meanCI(v, opts)
+		if err != nil {
+			return seriesStyle{}, fmt.Errorf("%s: %s: %w", fig, sel, err)
+		}
+		computedAny = true
+		c.points = append(c.points, Point{Panel: cfg + "/score", Series: s.name, X: strconv.Itoa(k), Y: iv.Mean, Lo: iv.Lo, Hi: iv.Hi, N: n, Source: computed})
+		tok, err := tokensMillions(ix, sel)
+		if err != nil {
+			return seriesStyle{}, fmt.Errorf("%s: %w", fig, err)
+		}
+		if len(tok) > 0 {
+			tv, n, err := meanCI(tok, opts)
+			if err != nil {
+				return seriesStyle{}, fmt.Errorf("%s: %s tokens: %w", fig, sel, err)
+			}
+			c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name, X: strconv.Itoa(k), Y: tv.Mean, Lo: tv.Lo, Hi: tv.Hi, N: n, Source: computed})
+		} else if rep, ok := reportedValue(d.Reported, bench, cfg, a, "tokens_m"); ok {
+			reportedFrom[rep.Table] = true
+			c.points = append(c.points, Point{Panel: cfg + "/tokens", Series: s.name + " (reported)", X: strconv.Itoa(k), Y: rep.Value,
+				Lo: math.NaN(), Hi: math.NaN(), N: 0, Source: reportedSource(rep.Table)})
+		}
+	}
+	style := seriesStyle{name: s.name, color: s.clr, shift: s.shift}
+	if computedAny {
+		c.legendOrder = append(c.legendOrder, s.name+" (computed)")
+	}
+	if len(reportedFrom) > 0 {
+		style.reportedLegend = fmt.Sprintf("%s, reported mean only (paper %s; no per-task tokens)", s.name, joinKeys(reportedFrom))
+		c.legendOrder = append(c.legendOrder, style.reportedLegend)
+	}
+	return style, nil
 }
 
 func joinKeys(m map[string]bool) string {
@@ -538,7 +597,7 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	bench, rows, ix, metric := in.bench, in.rows, in.ix, in.metric
+	bench, rows, metric := in.bench, in.rows, in.metric
 	T := map[string]int{}
 	var cfgs []string
 	for _, c := range configsOf(rows, opts) {
@@ -556,22 +615,11 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 	}
 	cols := min(len(cfgs), 2)
 	c := &chart{cols: cols, rowHeight: 2.6 * vg.Inch, colors: map[string]color.Color{}}
-	var notPlotted []string
-	kinds, reportedIn := map[string]bool{}, map[string]bool{}
+	lg := &fig10Legend{kinds: map[string]bool{}, reportedIn: map[string]bool{}}
 	for pi, cfg := range cfgs {
-		full := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: T[cfg]}
-		if !hasArm(ix, cfg, full, metric) {
-			return nil, missing(fig, "no %s rows for %s %s (full HoH at the ablations' T)", metric, cfg, full)
-		}
-		arms := []runrecord.Arm{}
-		if v := (runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}); hasArm(ix, cfg, v, metric) {
-			arms = append(arms, v)
-		}
-		arms = append(arms, full)
-		for _, c := range ablationConditions {
-			if a := (runrecord.Arm{Condition: c, Checkpoint: T[cfg]}); hasArm(ix, cfg, a, metric) {
-				arms = append(arms, a)
-			}
+		arms, err := fig10Arms(fig, in, cfg, T[cfg])
+		if err != nil {
+			return nil, err
 		}
 		ps := panelSpec{key: cfg, kind: scoreTokensPanel, title: panelLetter(pi, len(cfgs), configName(cfg)),
 			xLabel: "Mean cumulative tokens per task (M)", yLabel: "Overall score (0-100)", legends: map[string]string{}}
@@ -579,69 +627,115 @@ func fig10Data(d Data, opts Options) (*chart, error) {
 			ps.yLabel = "Mean " + metric
 		}
 		for _, a := range arms {
-			sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
-			tok, err := tokensMillions(ix, sel)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fig, err)
+			if err := fig10Mark(fig, c, &ps, lg, d, in, opts, cfg, a); err != nil {
+				return nil, err
 			}
-			c.colors[armName(a)] = armColor(a)
-			if len(tok) > 0 {
-				v, err := ix.TaskValues(sel)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", fig, err)
-				}
-				tasks, sv, tv, err := metrics.Align(v, tok)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: scores and tokens: %w", fig, sel, err)
-				}
-				data := make([][]float64, len(tasks))
-				for i := range tasks {
-					data[i] = []float64{sv[i], tv[i]}
-				}
-				ivs, err := bootstrap.Percentile(data, opts.Bootstrap)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", fig, sel, err)
-				}
-				sc, tk := ivs[0], ivs[1]
-				ps.legends[armName(a)] = armName(a)
-				kinds["computed"] = true
-				c.points = append(c.points,
-					Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed},
-					Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
-				continue
-			}
-			rs, okS := reportedValue(d.Reported, bench, cfg, a, metric)
-			rt, okT := reportedValue(sameTableFirst(d.Reported, rs.Table), bench, cfg, a, "tokens_m")
-			if !okS || !okT {
-				notPlotted = append(notPlotted, armName(a))
-				continue
-			}
-			src := map[string]bool{rs.Table: true, rt.Table: true}
-			ps.legends[armName(a)] = armName(a)
-			for t := range src {
-				reportedIn[t] = true
-			}
-			c.points = append(c.points,
-				Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)},
-				Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
 		}
 		c.panels = append(c.panels, ps)
 	}
 	// One note says what the marks are, instead of a suffix on every entry.
 	var note []string
-	if kinds["computed"] {
+	if lg.kinds["computed"] {
 		note = append(note, "filled: computed from records, with 95% CIs")
 	}
-	if len(reportedIn) > 0 {
-		note = append(note, "hollow: reported (paper "+joinKeys(reportedIn)+")")
+	if len(lg.reportedIn) > 0 {
+		note = append(note, "hollow: reported (paper "+joinKeys(lg.reportedIn)+")")
 	}
 	c.legendNotes = []string{strings.Join(note, "; ")}
 	title := benchmarkName(bench) + ": score vs tokens, HoH and ablations"
-	if len(notPlotted) > 0 {
-		title += "\nnot plotted (no per-task or reported tokens): " + strings.Join(notPlotted, ", ")
+	if len(lg.notPlotted) > 0 {
+		title += "\nnot plotted (no per-task or reported tokens): " + strings.Join(lg.notPlotted, ", ")
 	}
 	c.title = withScope(title, d)
 	return c, nil
+}
+
+// fig10Legend gathers, over every panel, what the legend note and the
+// title say about the marks.
+type fig10Legend struct {
+	notPlotted        []string        // arms with neither per-task nor reported tokens
+	kinds, reportedIn map[string]bool // "computed" if any mark is; the tables reported marks come from
+}
+
+// fig10Arms lists cfg's arms at the ablations' checkpoint T: Vanilla if
+// present, full HoH (required, the reference) and the ablations present.
+func fig10Arms(fig string, in *input, cfg string, T int) ([]runrecord.Arm, error) {
+	ix, metric := in.ix, in.metric
+	full := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: T}
+	if !hasArm(ix, cfg, full, metric) {
+		return nil, missing(fig, "no %s rows for %s %s (full HoH at the ablations' T)", metric, cfg, full)
+	}
+	arms := []runrecord.Arm{}
+	if v := (runrecord.Arm{Condition: runrecord.Vanilla, Checkpoint: 1}); hasArm(ix, cfg, v, metric) {
+		arms = append(arms, v)
+	}
+	arms = append(arms, full)
+	for _, c := range ablationConditions {
+		if a := (runrecord.Arm{Condition: c, Checkpoint: T}); hasArm(ix, cfg, a, metric) {
+			arms = append(arms, a)
+		}
+	}
+	return arms, nil
+}
+
+// fig10Mark adds arm a's mark to cfg's panel: computed with CIs when it
+// has per-task tokens, else from printed aggregates, else it is noted as
+// not plotted.
+func fig10Mark(fig string, c *chart, ps *panelSpec, lg *fig10Legend, d Data, in *input, opts Options, cfg string, a runrecord.Arm) error {
+	bench, metric := in.bench, in.metric
+	sel := metrics.Selector{Benchmark: bench, Config: cfg, Arm: a, Metric: metric}
+	tok, err := tokensMillions(in.ix, sel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fig, err)
+	}
+	c.colors[armName(a)] = armColor(a)
+	if len(tok) > 0 {
+		return fig10Computed(fig, c, ps, lg, in, opts, sel, tok)
+	}
+	rs, okS := reportedValue(d.Reported, bench, cfg, a, metric)
+	rt, okT := reportedValue(sameTableFirst(d.Reported, rs.Table), bench, cfg, a, "tokens_m")
+	if !okS || !okT {
+		lg.notPlotted = append(lg.notPlotted, armName(a))
+		return nil
+	}
+	src := map[string]bool{rs.Table: true, rt.Table: true}
+	ps.legends[armName(a)] = armName(a)
+	for t := range src {
+		lg.reportedIn[t] = true
+	}
+	c.points = append(c.points,
+		Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: rt.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rt.Table)},
+		Point{Panel: cfg, Series: armName(a), X: "score", Y: rs.Value, Lo: math.NaN(), Hi: math.NaN(), Source: reportedSource(rs.Table)})
+	return nil
+}
+
+// fig10Computed adds sel's computed mark: score and tokens means with 95%
+// bootstrap CIs from one paired draw of tasks.
+func fig10Computed(fig string, c *chart, ps *panelSpec, lg *fig10Legend, in *input, opts Options, sel metrics.Selector, tok map[string]float64) error {
+	cfg, a := sel.Config, sel.Arm
+	v, err := in.ix.TaskValues(sel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fig, err)
+	}
+	tasks, sv, tv, err := metrics.Align(v, tok)
+	if err != nil {
+		return fmt.Errorf("%s: %s: scores and tokens: %w", fig, sel, err)
+	}
+	data := make([][]float64, len(tasks))
+	for i := range tasks {
+		data[i] = []float64{sv[i], tv[i]}
+	}
+	ivs, err := bootstrap.Percentile(data, opts.Bootstrap)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", fig, sel, err)
+	}
+	sc, tk := ivs[0], ivs[1]
+	ps.legends[armName(a)] = armName(a)
+	lg.kinds["computed"] = true
+	c.points = append(c.points,
+		Point{Panel: cfg, Series: armName(a), X: "tokens_m", Y: tk.Mean, Lo: tk.Lo, Hi: tk.Hi, N: len(tasks), Source: computed},
+		Point{Panel: cfg, Series: armName(a), X: "score", Y: sc.Mean, Lo: sc.Lo, Hi: sc.Hi, N: len(tasks), Source: computed})
+	return nil
 }
 
 // sameTableFirst orders printed values so that those of table come first.

@@ -98,6 +98,43 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	if err := writeAssets(report); err != nil {
 		return nil, err
 	}
+	page := experimentPage(dir, rr, opts)
+	unfinished := fillGrid(page, rr)
+	if opts.Live && unfinished {
+		page.Refresh = 10
+	}
+	fillAnalysis(page, rr, report, opts)
+	for _, r := range rr.Replacements {
+		page.Replacements = append(page.Replacements, replacementView{r, "trials/" + r.Key + ".html"})
+	}
+	indexLinks := linkRunFiles(page, dir)
+	// Trial pages: only those whose records changed since the last build.
+	res := &Result{Index: filepath.Join(report, "index.html")}
+	jobs := staleTrialJobs(res, page, rr, m, dir, report, opts)
+	if opts.LazyTrials {
+		// hoh view --serve: a trial page is built when it is first asked
+		// for (Server.ServeHTTP), so a large run is served at once.
+		res.pending = map[string]trialJob{}
+		for _, j := range jobs {
+			res.pending[j.page] = j
+		}
+		jobs = nil
+	}
+	res.Rebuilt = len(jobs)
+	if err := buildTrialPages(jobs, m, opts); err != nil {
+		return nil, err
+	}
+	n, err := renderPage(res.Index, "index.html", page)
+	if err != nil {
+		return nil, err
+	}
+	res.IndexBytes = n
+	m.Pages["index.html"] = pageEntry{Links: indexLinks}
+	return res, saveManifest(report, m)
+}
+
+// experimentPage starts the experiment page with what the lock says.
+func experimentPage(dir string, rr *runRecords, opts Options) *indexPage {
 	page := &indexPage{Assets: "assets/", Title: rr.Lock.Experiment, Notice: rr.Lock.Notice, ConfigText: rr.ConfigText,
 		Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	if page.Title == "" {
@@ -107,14 +144,12 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 	if b, err := json.MarshalIndent(rr.Lock, "", "  "); err == nil {
 		page.LockJSON = string(b)
 	}
-	unfinished := fillGrid(page, rr)
-	if opts.Live && unfinished {
-		page.Refresh = 10
-	}
-	fillAnalysis(page, rr, report, opts)
-	for _, r := range rr.Replacements {
-		page.Replacements = append(page.Replacements, replacementView{r, "trials/" + r.Key + ".html"})
-	}
+	return page
+}
+
+// linkRunFiles links the page to the run's record files that exist and
+// returns their names, the index's links in the manifest.
+func linkRunFiles(page *indexPage, dir string) []string {
 	indexLinks := []string{}
 	for _, f := range []struct{ label, name string }{
 		{runrecord.LockFile + " (what was run: config digest, harness versions, scripts)", runrecord.LockFile},
@@ -129,8 +164,13 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 			indexLinks = append(indexLinks, f.name)
 		}
 	}
-	// Trial pages: only those whose records changed since the last build.
-	res := &Result{Index: filepath.Join(report, "index.html")}
+	return indexLinks
+}
+
+// staleTrialJobs counts the trials with pages in res and returns the jobs
+// of the pages (a trial's, and each step's of a multi-step trial) whose
+// fingerprint differs from the manifest's or whose file is gone.
+func staleTrialJobs(res *Result, page *indexPage, rr *runRecords, m manifest, dir, report string, opts Options) []trialJob {
 	var jobs []trialJob
 	repsByKey := map[string][]runrecord.Replacement{}
 	for _, r := range rr.Replacements {
@@ -169,26 +209,7 @@ func buildExperiment(dir string, opts Options) (*Result, error) {
 			jobs = append(jobs, j)
 		}
 	}
-	if opts.LazyTrials {
-		// hoh view --serve: a trial page is built when it is first asked
-		// for (Server.ServeHTTP), so a large run is served at once.
-		res.pending = map[string]trialJob{}
-		for _, j := range jobs {
-			res.pending[j.page] = j
-		}
-		jobs = nil
-	}
-	res.Rebuilt = len(jobs)
-	if err := buildTrialPages(jobs, m, opts); err != nil {
-		return nil, err
-	}
-	n, err := renderPage(res.Index, "index.html", page)
-	if err != nil {
-		return nil, err
-	}
-	res.IndexBytes = n
-	m.Pages["index.html"] = pageEntry{Links: indexLinks}
-	return res, saveManifest(report, m)
+	return jobs
 }
 
 // primaryMetrics are tried in order for a benchmark's grid value, as the
@@ -233,46 +254,77 @@ func formatValue(v float64) string {
 // fillGrid lays the trials out as task x (configuration, arm) and counts
 // states; it reports whether the run is unfinished.
 func fillGrid(p *indexPage, rr *runRecords) bool {
-	metric := primaryMetric(rr.Scores)
-	type final struct {
-		cp     int
-		value  float64
-		tokens float64
+	g := newGridFill(p, rr)
+	for _, sc := range servedCells(rr) {
+		g.place(sc)
 	}
+	g.finish()
+	return g.unfinished
+}
+
+// gridFinal is one evaluated checkpoint of a trial: its primary metric's
+// value and the tokens spent up to it.
+type gridFinal struct {
+	cp     int
+	value  float64
+	tokens float64
+}
+
+type gridRowKey struct {
+	bench, task string
+	rep         int
+}
+
+// gridFill carries fillGrid's state between its steps.
+type gridFill struct {
+	p          *indexPage
+	rr         *runRecords
+	metric     map[string]string      // benchmark -> its grid metric
+	evaluated  map[string][]gridFinal // trial key -> its evaluated checkpoints
+	colIdx     map[gridColumn]int
+	rowIdx     map[gridRowKey]int
+	seen       map[string]map[string]bool // "b", "c", "a" -> the benchmarks, configurations, arms listed
+	counts     map[string]int
+	groups     map[gridColumn]*groupView
+	unfinished bool
+}
+
+// newGridFill reads the evaluated checkpoints and lists the grid's metrics.
+func newGridFill(p *indexPage, rr *runRecords) *gridFill {
+	metric := primaryMetric(rr.Scores)
 	// Every evaluated checkpoint of each trial: an arm served by a longer
 	// trial of its series (vanilla by vanilla-continuation@3) shows its own
 	// checkpoint, the trial's own arm its last.
-	evaluated := map[string][]final{}
+	evaluated := map[string][]gridFinal{}
 	for _, r := range rr.Scores {
 		if r.Metric != metric[r.Benchmark] {
 			continue
 		}
-		evaluated[r.Source] = append(evaluated[r.Source], final{r.Checkpoint, r.Value, r.Tokens})
-	}
-	// finalAt is the trial's latest evaluated checkpoint up to cp.
-	finalAt := func(key string, cp int) (final, bool) {
-		best, ok := final{}, false
-		for _, f := range evaluated[key] {
-			if f.cp <= cp && (!ok || f.cp > best.cp) {
-				best, ok = f, true
-			}
-		}
-		return best, ok
+		evaluated[r.Source] = append(evaluated[r.Source], gridFinal{r.Checkpoint, r.Value, r.Tokens})
 	}
 	for b, m := range metric {
 		p.Metrics = append(p.Metrics, b+": "+m)
 	}
 	sort.Strings(p.Metrics)
-	colIdx := map[gridColumn]int{}
-	type rowKey struct {
-		bench, task string
-		rep         int
+	return &gridFill{p: p, rr: rr, metric: metric, evaluated: evaluated,
+		colIdx: map[gridColumn]int{}, rowIdx: map[gridRowKey]int{},
+		seen:   map[string]map[string]bool{"b": {}, "c": {}, "a": {}},
+		counts: map[string]int{}, groups: map[gridColumn]*groupView{}}
+}
+
+// finalAt is the trial's latest evaluated checkpoint up to cp.
+func (g *gridFill) finalAt(key string, cp int) (gridFinal, bool) {
+	best, ok := gridFinal{}, false
+	for _, f := range g.evaluated[key] {
+		if f.cp <= cp && (!ok || f.cp > best.cp) {
+			best, ok = f, true
+		}
 	}
-	rowIdx := map[rowKey]int{}
-	seen := map[string]map[string]bool{"b": {}, "c": {}, "a": {}}
-	counts := map[string]int{}
-	groups := map[gridColumn]*groupView{}
-	unfinished := false
+	return best, ok
+}
+
+// servedCells lists every trial once in the column of each arm it serves.
+func servedCells(rr *runRecords) []servedCell {
 	var cells []servedCell
 	for _, t := range rr.Trials {
 		for i, arm := range t.Served {
@@ -281,118 +333,142 @@ func fillGrid(p *indexPage, rr *runRecords) bool {
 			cells = append(cells, servedCell{tc, arm.Checkpoint, i == len(t.Served)-1})
 		}
 	}
-	for _, sc := range cells {
-		t := sc.trialEntry
-		col := gridColumn{t.Config, t.Arm}
-		if _, ok := colIdx[col]; !ok {
-			colIdx[col] = len(p.Columns)
-			p.Columns = append(p.Columns, col)
-			groups[col] = &groupView{Config: t.Config, Arm: t.Arm}
-			p.Groups = append(p.Groups, groupView{})
-		}
-		for k, v := range map[string]string{"b": t.Benchmark, "c": t.Config, "a": t.Arm} {
-			if !seen[k][v] {
-				seen[k][v] = true
-				switch k {
-				case "b":
-					p.Benchmarks = append(p.Benchmarks, v)
-				case "c":
-					p.Configs = append(p.Configs, v)
-				case "a":
-					p.Arms = append(p.Arms, v)
-				}
-			}
-		}
-		rk := rowKey{t.Benchmark, t.Task, t.Rep}
-		if _, ok := rowIdx[rk]; !ok {
-			rowIdx[rk] = len(p.Rows)
-			p.Rows = append(p.Rows, gridRow{Benchmark: t.Benchmark, Task: t.Task, Rep: t.Rep})
-		}
-		c := gridCell{Present: true, Key: t.Key, State: t.State, Status: t.Status, Tokens: t.Tokens,
-			Replaced: t.Replacements, Metric: metric[t.Benchmark]}
-		g := groups[col]
-		switch runrecord.State(t.State) {
-		case runrecord.StateDone:
-			g.Done++
-			c.Href = "trials/" + t.Key + ".html"
-			if f, ok := finalAt(t.Key, sc.cp); ok {
-				c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
-			}
-			switch t.Status {
-			case "completed":
-				c.StatusCategory, c.Class = catCompleted, "ok"
-			case "evaluation_failed":
-				c.StatusCategory, c.Class = catEvalFailed, "evalfail"
-			default:
-				c.StatusCategory, c.Class = catFailed, "fail"
-			}
-		case runrecord.StateFailed:
-			// A protocol failure still has its evaluated checkpoints.
-			g.Failed++
-			c.StatusCategory, c.Class = catFailed, "fail"
-			if t.Status == "evaluation_failed" {
-				c.StatusCategory, c.Class = catEvalFailed, "evalfail"
-			}
-			if tl := (runrecord.RunLayout{Dir: rr.Dir}.Trial(t.Dir)); exists(tl.Spec()) || tl.MultiStep() {
-				c.Href = "trials/" + t.Key + ".html"
-			}
-			if f, ok := finalAt(t.Key, sc.cp); ok {
-				c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
-			}
-		case runrecord.StateRunning:
-			g.Running++
-			unfinished = true
-			c.StatusCategory, c.Class, c.Href = catRunning, "running", "trials/"+t.Key+".html"
-		case runrecord.StateBudget:
-			g.NotRun++
-			c.StatusCategory, c.Class = catMissing, "missing"
-		default:
-			g.Remaining++
-			unfinished = true
-			c.StatusCategory, c.Class = catMissing, "missing"
-		}
-		if c.HasValue && !sc.own {
-			g.Tokens += c.Tokens // up to the arm's checkpoint
-		} else {
-			g.Tokens += t.Tokens
-		}
-		if t.Replacements > 0 {
-			c.Class += " replaced"
-		}
-		if sc.own { // the counts are of trials, once each
-			counts[c.StatusCategory]++
-			if t.Replacements > 0 {
-				counts["replaced"]++
-			}
-		}
-		if c.Class != "ok" { // a completed cell says all in its text and headers
-			c.Title = cellTitle(t, c)
-		}
-		row := &p.Rows[rowIdx[rk]]
-		for len(row.Cells) <= colIdx[col] {
-			row.Cells = append(row.Cells, gridCell{})
-		}
-		row.Cells[colIdx[col]] = c
+	return cells
+}
+
+// place puts one served cell in its row and column, adding either when
+// new, and counts it in its group and, for its own arm, in the totals.
+func (g *gridFill) place(sc servedCell) {
+	p, t := g.p, sc.trialEntry
+	col := gridColumn{t.Config, t.Arm}
+	if _, ok := g.colIdx[col]; !ok {
+		g.colIdx[col] = len(p.Columns)
+		p.Columns = append(p.Columns, col)
+		g.groups[col] = &groupView{Config: t.Config, Arm: t.Arm}
+		p.Groups = append(p.Groups, groupView{})
 	}
+	g.listFilters(t)
+	rk := gridRowKey{t.Benchmark, t.Task, t.Rep}
+	if _, ok := g.rowIdx[rk]; !ok {
+		g.rowIdx[rk] = len(p.Rows)
+		p.Rows = append(p.Rows, gridRow{Benchmark: t.Benchmark, Task: t.Task, Rep: t.Rep})
+	}
+	gv := g.groups[col]
+	c := g.cell(sc, gv)
+	if c.HasValue && !sc.own {
+		gv.Tokens += c.Tokens // up to the arm's checkpoint
+	} else {
+		gv.Tokens += t.Tokens
+	}
+	if t.Replacements > 0 {
+		c.Class += " replaced"
+	}
+	if sc.own { // the counts are of trials, once each
+		g.counts[c.StatusCategory]++
+		if t.Replacements > 0 {
+			g.counts["replaced"]++
+		}
+	}
+	if c.Class != "ok" { // a completed cell says all in its text and headers
+		c.Title = cellTitle(t, c)
+	}
+	row := &p.Rows[g.rowIdx[rk]]
+	for len(row.Cells) <= g.colIdx[col] {
+		row.Cells = append(row.Cells, gridCell{})
+	}
+	row.Cells[g.colIdx[col]] = c
+}
+
+// listFilters adds the trial's benchmark, configuration and arm to the
+// filters' lists the first time each is seen.
+func (g *gridFill) listFilters(t trialEntry) {
+	p := g.p
+	for k, v := range map[string]string{"b": t.Benchmark, "c": t.Config, "a": t.Arm} {
+		if !g.seen[k][v] {
+			g.seen[k][v] = true
+			switch k {
+			case "b":
+				p.Benchmarks = append(p.Benchmarks, v)
+			case "c":
+				p.Configs = append(p.Configs, v)
+			case "a":
+				p.Arms = append(p.Arms, v)
+			}
+		}
+	}
+}
+
+// cell is the served cell as the grid shows it, by the trial's state,
+// counted in its group gv.
+func (g *gridFill) cell(sc servedCell, gv *groupView) gridCell {
+	t := sc.trialEntry
+	c := gridCell{Present: true, Key: t.Key, State: t.State, Status: t.Status, Tokens: t.Tokens,
+		Replaced: t.Replacements, Metric: g.metric[t.Benchmark]}
+	switch runrecord.State(t.State) {
+	case runrecord.StateDone:
+		gv.Done++
+		c.Href = "trials/" + t.Key + ".html"
+		if f, ok := g.finalAt(t.Key, sc.cp); ok {
+			c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
+		}
+		switch t.Status {
+		case "completed":
+			c.StatusCategory, c.Class = catCompleted, "ok"
+		case "evaluation_failed":
+			c.StatusCategory, c.Class = catEvalFailed, "evalfail"
+		default:
+			c.StatusCategory, c.Class = catFailed, "fail"
+		}
+	case runrecord.StateFailed:
+		// A protocol failure still has its evaluated checkpoints.
+		gv.Failed++
+		c.StatusCategory, c.Class = catFailed, "fail"
+		if t.Status == "evaluation_failed" {
+			c.StatusCategory, c.Class = catEvalFailed, "evalfail"
+		}
+		if tl := (runrecord.RunLayout{Dir: g.rr.Dir}.Trial(t.Dir)); exists(tl.Spec()) || tl.MultiStep() {
+			c.Href = "trials/" + t.Key + ".html"
+		}
+		if f, ok := g.finalAt(t.Key, sc.cp); ok {
+			c.HasValue, c.Num, c.Value, c.Checkpoint, c.Tokens = true, f.value, formatValue(f.value), f.cp, int64(f.tokens)
+		}
+	case runrecord.StateRunning:
+		gv.Running++
+		g.unfinished = true
+		c.StatusCategory, c.Class, c.Href = catRunning, "running", "trials/"+t.Key+".html"
+	case runrecord.StateBudget:
+		gv.NotRun++
+		c.StatusCategory, c.Class = catMissing, "missing"
+	default:
+		gv.Remaining++
+		g.unfinished = true
+		c.StatusCategory, c.Class = catMissing, "missing"
+	}
+	return c
+}
+
+// finish pads the rows to every column, copies the groups' counts and
+// lists the states present, in a fixed order.
+func (g *gridFill) finish() {
+	p := g.p
 	for i := range p.Rows {
 		for len(p.Rows[i].Cells) < len(p.Columns) {
 			p.Rows[i].Cells = append(p.Rows[i].Cells, gridCell{})
 		}
 	}
 	for i, col := range p.Columns {
-		p.Groups[i] = *groups[col]
+		p.Groups[i] = *g.groups[col]
 	}
 	for _, s := range []struct{ label, class string }{
 		{catCompleted, "ok"}, {catEvalFailed, "evalfail"}, {catFailed, "fail"}, {catRunning, "running"}, {catMissing, "missing"}, {"replaced", "replaced"},
 	} {
-		if counts[s.label] > 0 {
-			p.Counts = append(p.Counts, countView{s.label, s.class, counts[s.label]})
+		if g.counts[s.label] > 0 {
+			p.Counts = append(p.Counts, countView{s.label, s.class, g.counts[s.label]})
 			if s.label != "replaced" {
 				p.Statuses = append(p.Statuses, s.label)
 			}
 		}
 	}
-	return unfinished
 }
 
 // servedCell is one trial in the column of one arm it serves (cp: that

@@ -107,6 +107,38 @@ func buildProject(dir string, opts Options) (*Result, error) {
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("%s: %w", l.Dynamics(), err)
 	}
+	p := newProjectPage(cfg, dyn, opts)
+	links := &linkList{}
+	fillIssues(p, issues, state, links)
+	drawDynamics(p, cfg.Name, dyn, report)
+	for _, f := range []struct{ path, note string }{
+		{l.IssuesCSV(), ""}, {l.IssuesJSONL(), ""}, {l.IssuesMD(), ""},
+		{l.Dynamics(), ""}, {l.Config(), ""}, {l.Runs(), " (runs, stops, rollbacks)"},
+	} {
+		if _, err := os.Stat(f.path); err == nil {
+			rel, _ := filepath.Rel(state, f.path)
+			p.Files = append(p.Files, links.add(filepath.ToSlash(rel), filepath.Base(f.path)+f.note))
+		}
+	}
+	res := &Result{Index: filepath.Join(report, "index.html")}
+	tdir := l.Trial()
+	if _, err := os.Stat(runrecord.TrialLayout{Dir: tdir}.Spec()); err == nil {
+		if err := buildLoopPages(p, res, m, l, cfg, dyn, report, opts); err != nil {
+			return nil, err
+		}
+	}
+	n, err := renderPage(res.Index, "project.html", p)
+	if err != nil {
+		return nil, err
+	}
+	res.IndexBytes = n
+	m.Pages["index.html"] = pageEntry{Links: uniqueSorted(links.rels)}
+	return res, saveManifest(report, m)
+}
+
+// newProjectPage starts the project page with what the config and the
+// dynamics say.
+func newProjectPage(cfg *runrecord.ProjectConfig, dyn []runrecord.LoopDynamics, opts Options) *projectPage {
 	p := &projectPage{Title: cfg.Name, Assets: "assets/", Harness: cfg.Harness.Harness, Model: cfg.Harness.Provider.Model,
 		Spec: cfg.Spec, Dynamics: dyn, Loops: len(dyn), Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	if team := cfg.Team(); team != nil {
@@ -118,11 +150,21 @@ func buildProject(dir string, opts Options) (*Result, error) {
 	if n := len(dyn); n > 0 {
 		p.Tokens = dyn[n-1].Tokens
 	}
-	var links []string
-	link := func(rel, label string) fileLink {
-		links = append(links, rel)
-		return fileLink{Label: label, Href: "../" + escapePath(rel)}
-	}
+	return p
+}
+
+// linkList links files of the state directory from the index, recording
+// each so the manifest lists the index's links.
+type linkList struct{ rels []string }
+
+func (k *linkList) add(rel, label string) fileLink {
+	k.rels = append(k.rels, rel)
+	return fileLink{Label: label, Href: "../" + escapePath(rel)}
+}
+
+// fillIssues lists the issues with their histories, linking evidence that
+// exists inside the state directory, and counts them by state.
+func fillIssues(p *projectPage, issues []runrecord.Issue, state string, links *linkList) {
 	counts := map[string]int{}
 	for _, is := range issues {
 		counts[is.State]++
@@ -131,7 +173,7 @@ func buildProject(dir string, opts Options) (*Result, error) {
 			tv := transitionView{Transition: tr}
 			if tr.Evidence != "" && !strings.Contains(tr.Evidence, "..") {
 				if _, err := os.Stat(filepath.Join(state, tr.Evidence)); err == nil {
-					tv.Href = link(filepath.ToSlash(tr.Evidence), tr.Evidence).Href
+					tv.Href = links.add(filepath.ToSlash(tr.Evidence), tr.Evidence).Href
 				}
 			}
 			iv.History = append(iv.History, tv)
@@ -141,59 +183,46 @@ func buildProject(dir string, opts Options) (*Result, error) {
 	for _, s := range []struct{ state, class string }{{"open", "fail"}, {"reopened", "evalfail"}, {"closed", "ok"}} {
 		p.IssueCounts = append(p.IssueCounts, countView{s.state, s.class, counts[s.state]})
 	}
-	drawDynamics(p, cfg.Name, dyn, report)
-	for _, f := range []struct{ path, note string }{
-		{l.IssuesCSV(), ""}, {l.IssuesJSONL(), ""}, {l.IssuesMD(), ""},
-		{l.Dynamics(), ""}, {l.Config(), ""}, {l.Runs(), " (runs, stops, rollbacks)"},
-	} {
-		if _, err := os.Stat(f.path); err == nil {
-			rel, _ := filepath.Rel(state, f.path)
-			p.Files = append(p.Files, link(filepath.ToSlash(rel), filepath.Base(f.path)+f.note))
-		}
-	}
-	res := &Result{Index: filepath.Join(report, "index.html")}
+}
+
+// buildLoopPages reads the project's trial and renders one page per loop,
+// linking each from the project page with its dynamics.
+func buildLoopPages(p *projectPage, res *Result, m manifest, l runrecord.ProjectLayout, cfg *runrecord.ProjectConfig,
+	dyn []runrecord.LoopDynamics, report string, opts Options) error {
 	tdir := l.Trial()
-	if _, err := os.Stat(runrecord.TrialLayout{Dir: tdir}.Spec()); err == nil {
-		lr, err := readLoop(tdir, l.GitDir(), opts.MaxDiffBytes)
-		if err != nil {
-			return nil, err
-		}
-		if lr.Summary == nil && opts.Live {
-			p.Refresh = 10
-		}
-		if n := len(lr.Stages); n > 0 && lr.Stages[n-1].Role != runrecord.RoleQA {
-			p.InProgress = fmt.Sprintf("loop %d: %s committed", lr.Stages[n-1].Iteration, lr.Stages[n-1].Role)
-		}
-		byLoop := map[int]runrecord.LoopDynamics{}
-		for _, d := range dyn {
-			byLoop[d.Loop] = d
-		}
-		rel, _ := filepath.Rel(state, tdir)
-		for _, it := range lr.Iterations {
-			name := fmt.Sprintf("loops/loop-%02d.html", it.T)
-			d := byLoop[it.T]
-			p.LoopLinks = append(p.LoopLinks, loopLink{T: it.T, Href: name, QA: d.QAStatus, Build: d.BuildStatus, New: d.New,
-				Closed: d.Closed, Reopened: d.Reopened, Unres: d.Unresolved, FilesChanged: d.FilesChanged, Added: d.LinesAdded,
-				Deleted: d.LinesDeleted, CumulativeTokens: d.Tokens})
-			ctx := trialContext{Report: report, Page: filepath.Join(report, name), ToRun: "../../", TrialRel: filepath.ToSlash(rel),
-				Index: "../index.html", Assets: "../assets/", Experiment: cfg.Name, Notice: p.Notice, Live: opts.Live,
-				Unit: "loop", Only: it.T, LoopHref: "loop-%02d.html"}
-			ls, err := renderTrial(lr, ctx, opts)
-			if err != nil {
-				return nil, err
-			}
-			m.Pages[name] = pageEntry{Links: uniqueSorted(ls)}
-			res.Trials++
-			res.Rebuilt++
-		}
-	}
-	n, err := renderPage(res.Index, "project.html", p)
+	lr, err := readLoop(tdir, l.GitDir(), opts.MaxDiffBytes)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res.IndexBytes = n
-	m.Pages["index.html"] = pageEntry{Links: uniqueSorted(links)}
-	return res, saveManifest(report, m)
+	if lr.Summary == nil && opts.Live {
+		p.Refresh = 10
+	}
+	if n := len(lr.Stages); n > 0 && lr.Stages[n-1].Role != runrecord.RoleQA {
+		p.InProgress = fmt.Sprintf("loop %d: %s committed", lr.Stages[n-1].Iteration, lr.Stages[n-1].Role)
+	}
+	byLoop := map[int]runrecord.LoopDynamics{}
+	for _, d := range dyn {
+		byLoop[d.Loop] = d
+	}
+	rel, _ := filepath.Rel(l.State(), tdir)
+	for _, it := range lr.Iterations {
+		name := fmt.Sprintf("loops/loop-%02d.html", it.T)
+		d := byLoop[it.T]
+		p.LoopLinks = append(p.LoopLinks, loopLink{T: it.T, Href: name, QA: d.QAStatus, Build: d.BuildStatus, New: d.New,
+			Closed: d.Closed, Reopened: d.Reopened, Unres: d.Unresolved, FilesChanged: d.FilesChanged, Added: d.LinesAdded,
+			Deleted: d.LinesDeleted, CumulativeTokens: d.Tokens})
+		ctx := trialContext{Report: report, Page: filepath.Join(report, name), ToRun: "../../", TrialRel: filepath.ToSlash(rel),
+			Index: "../index.html", Assets: "../assets/", Experiment: cfg.Name, Notice: p.Notice, Live: opts.Live,
+			Unit: "loop", Only: it.T, LoopHref: "loop-%02d.html"}
+		ls, err := renderTrial(lr, ctx, opts)
+		if err != nil {
+			return err
+		}
+		m.Pages[name] = pageEntry{Links: uniqueSorted(ls)}
+		res.Trials++
+		res.Rebuilt++
+	}
+	return nil
 }
 
 // drawDynamics draws hoh plot dynamics (the paper's Figure 1 style) as SVG

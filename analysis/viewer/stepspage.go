@@ -93,12 +93,49 @@ func buildStepsPage(j trialJob, opts Options) ([]string, error) {
 		return nil, err
 	}
 	ctx := j.ctx
-	var links []string
-	link := func(relToTrial, label string) fileLink {
-		p := path.Join(ctx.TrialRel, filepath.ToSlash(relToTrial))
-		links = append(links, p)
-		return fileLink{Label: label, Href: ctx.ToRun + escapePath(p)}
+	b := &stepsBuild{ctx: ctx, opts: opts, p: newStepsPage(sr, ctx, opts), byRole: map[runrecord.Role]*roleTokens{}}
+	p := b.p
+	for i, st := range sr.Steps {
+		p.Steps = append(p.Steps, b.step(i, st, len(sr.Steps)))
 	}
+	for _, rt := range b.byRole {
+		p.Roles = append(p.Roles, *rt)
+	}
+	sort.Slice(p.Roles, func(i, j int) bool { return p.Roles[i].Role.Rank() < p.Roles[j].Role.Rank() })
+	b.fillEval(sr)
+	for _, f := range []struct{ name, label string }{
+		{runrecord.StepsFile, runrecord.StepsFile + " (the steps)"}, {runrecord.SummaryFile, runrecord.SummaryFile},
+		{runrecord.RunnerFailureFile, runrecord.RunnerFailureFile},
+	} {
+		if exists(filepath.Join(sr.Dir, f.name)) {
+			p.Files = append(p.Files, b.link(f.name, f.label))
+		}
+	}
+	if _, err := renderPage(ctx.Page, "steps.html", p); err != nil {
+		return nil, err
+	}
+	return b.links, nil
+}
+
+// stepsBuild carries buildStepsPage's state between its steps.
+type stepsBuild struct {
+	ctx    trialContext
+	opts   Options
+	p      *stepsPage
+	links  []string                       // every record file the page links
+	byRole map[runrecord.Role]*roleTokens // tokens by role over the steps
+}
+
+// link links a file of the trial, relative to its directory, recording it
+// so the manifest lists the page's links.
+func (b *stepsBuild) link(relToTrial, label string) fileLink {
+	p := path.Join(b.ctx.TrialRel, filepath.ToSlash(relToTrial))
+	b.links = append(b.links, p)
+	return fileLink{Label: label, Href: b.ctx.ToRun + escapePath(p)}
+}
+
+// newStepsPage starts the page with the trial's title and status.
+func newStepsPage(sr *stepsRecords, ctx trialContext, opts Options) *stepsPage {
 	p := &stepsPage{Ctx: ctx, Assets: ctx.Assets, Spec: sr.Spec, Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	p.Title = fmt.Sprintf("%s · %s · %s · rep %d · %d steps", sr.Spec.Task, sr.Spec.Config, sr.Spec.Arm, max(sr.Spec.Rep, 1), len(sr.Steps))
 	switch {
@@ -116,55 +153,68 @@ func buildStepsPage(j trialJob, opts Options) ([]string, error) {
 	if ctx.Live && !p.Ended {
 		p.Refresh = 10
 	}
-	byRole := map[runrecord.Role]*roleTokens{}
-	for i, st := range sr.Steps {
-		v := stepView{N: i + 1, Name: st.Name, Anchor: fmt.Sprintf("step-%d", i+1), StartFailure: st.StartFailure,
-			Checkpoint: st.Checkpoint, EvalError: st.EvalError}
-		v.Outcome, v.Class, v.Gate = stepOutcome(st.StepRecord, i == len(sr.Steps)-1, p.Ended)
-		for _, m := range sortedKeys(st.Metrics) {
-			v.Metrics = append(v.Metrics, metricView{m, formatValue(st.Metrics[m])})
-		}
-		if st.Pending && st.Rel != "" && !p.Ended {
-			v.ActivityIfRunning = st.Activity.String()
-			if p.Where == "" {
-				a := st.Activity
-				a.Step, a.Steps, a.StepName = i+1, len(sr.Steps), st.Name
-				p.Where = a.String()
-			}
-		}
-		if st.Rel != "" && st.StartFailure != "" {
-			v.Files = append(v.Files, link(path.Join(st.Rel, runrecord.StepStartFailure), runrecord.StepStartFailure))
-		}
-		if st.Loop != nil {
-			sctx := ctx
-			sctx.TrialRel = path.Join(ctx.TrialRel, st.Rel)
-			sctx.Unit, sctx.LoopHref = "iteration", ""
-			tp, ls := trialView(st.Loop, sctx, opts)
-			links = append(links, ls...)
-			v.Trial, v.Files = tp, append(v.Files, tp.Files...)
-			v.Href = stepPageHref(ctx.Page, st.Rel)
-			for r := range tp.Timeline {
-				tp.Timeline[r].Href = v.Href + tp.Timeline[r].Href
-			}
-			for _, rt := range tp.Roles {
-				if byRole[rt.Role] == nil {
-					byRole[rt.Role] = &roleTokens{Role: rt.Role}
-				}
-				byRole[rt.Role].Invocations += rt.Invocations
-				byRole[rt.Role].Usage = byRole[rt.Role].Usage.Add(rt.Usage)
-			}
-			p.Total = p.Total.Add(tp.Total)
-			for _, vi := range tp.Violations {
-				p.Violations = append(p.Violations, "step "+st.Name+": "+vi)
-			}
-		}
-		p.Steps = append(p.Steps, v)
+	return p
+}
+
+// step is the section of step i of n: its outcome, metrics, activity while
+// running and, when an agent started, its own trial.
+func (b *stepsBuild) step(i int, st stepRecords, n int) stepView {
+	p := b.p
+	v := stepView{N: i + 1, Name: st.Name, Anchor: fmt.Sprintf("step-%d", i+1), StartFailure: st.StartFailure,
+		Checkpoint: st.Checkpoint, EvalError: st.EvalError}
+	v.Outcome, v.Class, v.Gate = stepOutcome(st.StepRecord, i == n-1, p.Ended)
+	for _, m := range sortedKeys(st.Metrics) {
+		v.Metrics = append(v.Metrics, metricView{m, formatValue(st.Metrics[m])})
 	}
-	for _, rt := range byRole {
-		p.Roles = append(p.Roles, *rt)
+	if st.Pending && st.Rel != "" && !p.Ended {
+		v.ActivityIfRunning = st.Activity.String()
+		if p.Where == "" {
+			a := st.Activity
+			a.Step, a.Steps, a.StepName = i+1, n, st.Name
+			p.Where = a.String()
+		}
 	}
-	sort.Slice(p.Roles, func(i, j int) bool { return p.Roles[i].Role.Rank() < p.Roles[j].Role.Rank() })
-	p.Eval = evaluation(&loopRecords{Dir: sr.Dir, Summary: sr.Summary, Scores: sr.Scores}, link)
+	if st.Rel != "" && st.StartFailure != "" {
+		v.Files = append(v.Files, b.link(path.Join(st.Rel, runrecord.StepStartFailure), runrecord.StepStartFailure))
+	}
+	if st.Loop != nil {
+		b.stepTrial(&v, st)
+	}
+	return v
+}
+
+// stepTrial shows the step's own trial in its section, linking into the
+// step's own page, and adds its tokens and violations to the trial's.
+func (b *stepsBuild) stepTrial(v *stepView, st stepRecords) {
+	p, ctx := b.p, b.ctx
+	sctx := ctx
+	sctx.TrialRel = path.Join(ctx.TrialRel, st.Rel)
+	sctx.Unit, sctx.LoopHref = "iteration", ""
+	tp, ls := trialView(st.Loop, sctx, b.opts)
+	b.links = append(b.links, ls...)
+	v.Trial, v.Files = tp, append(v.Files, tp.Files...)
+	v.Href = stepPageHref(ctx.Page, st.Rel)
+	for r := range tp.Timeline {
+		tp.Timeline[r].Href = v.Href + tp.Timeline[r].Href
+	}
+	for _, rt := range tp.Roles {
+		if b.byRole[rt.Role] == nil {
+			b.byRole[rt.Role] = &roleTokens{Role: rt.Role}
+		}
+		b.byRole[rt.Role].Invocations += rt.Invocations
+		b.byRole[rt.Role].Usage = b.byRole[rt.Role].Usage.Add(rt.Usage)
+	}
+	p.Total = p.Total.Add(tp.Total)
+	for _, vi := range tp.Violations {
+		p.Violations = append(p.Violations, "step "+st.Name+": "+vi)
+	}
+}
+
+// fillEval composes the task's reward from the steps; the composed
+// metrics have no cp-N.json, so the summary supplies them.
+func (b *stepsBuild) fillEval(sr *stepsRecords) {
+	p := b.p
+	p.Eval = evaluation(&loopRecords{Dir: sr.Dir, Summary: sr.Summary, Scores: sr.Scores}, b.link)
 	if sr.Summary != nil { // the composed metrics have no cp-N.json: the summary has them
 		for _, cp := range sr.Summary.Checkpoints {
 			for i := range p.Eval.Checkpoints {
@@ -176,18 +226,6 @@ func buildStepsPage(j trialJob, opts Options) ([]string, error) {
 			}
 		}
 	}
-	for _, f := range []struct{ name, label string }{
-		{runrecord.StepsFile, runrecord.StepsFile + " (the steps)"}, {runrecord.SummaryFile, runrecord.SummaryFile},
-		{runrecord.RunnerFailureFile, runrecord.RunnerFailureFile},
-	} {
-		if exists(filepath.Join(sr.Dir, f.name)) {
-			p.Files = append(p.Files, link(f.name, f.label))
-		}
-	}
-	if _, err := renderPage(ctx.Page, "steps.html", p); err != nil {
-		return nil, err
-	}
-	return links, nil
 }
 
 // stepOutcome says how a step went, the class of its badge and what its

@@ -188,12 +188,48 @@ func trialView(lr *loopRecords, ctx trialContext, opts Options) (*trialPage, []s
 	if ctx.Unit == "" {
 		ctx.Unit = "iteration"
 	}
-	var links []string
-	link := func(relToTrial, label string) fileLink {
-		p := path.Join(ctx.TrialRel, filepath.ToSlash(relToTrial))
-		links = append(links, p)
-		return fileLink{Label: label, Href: ctx.ToRun + escapePath(p)}
+	b := &trialBuild{lr: lr, ctx: ctx, p: newTrialPage(lr, ctx, opts), byRole: map[runrecord.Role]*roleTokens{},
+		maxRow: longestIteration(lr)}
+	p := b.p
+	for _, it := range lr.Iterations {
+		b.iteration(it)
 	}
+	p.Times = timeRows(lr.Stages, lr.Summary, ctx.Unit)
+	b.roles()
+	p.Eval = evaluation(lr, b.link)
+	for _, f := range []struct{ name, label string }{
+		{runrecord.TrialSpecFile, runrecord.TrialSpecFile}, {runrecord.StagesFile, runrecord.StagesFile + " (committed stages)"},
+		{runrecord.UsageFile, runrecord.UsageFile + " (token ledger)"}, {runrecord.SummaryFile, runrecord.SummaryFile},
+		{runrecord.RunnerFailureFile, runrecord.RunnerFailureFile},
+	} {
+		if _, err := os.Stat(filepath.Join(lr.Dir, f.name)); err == nil {
+			p.Files = append(p.Files, b.link(f.name, f.label))
+		}
+	}
+	return p, b.links
+}
+
+// trialBuild carries trialView's state between its steps.
+type trialBuild struct {
+	lr     *loopRecords
+	ctx    trialContext
+	p      *trialPage
+	links  []string                       // every record file the page links
+	byRole map[runrecord.Role]*roleTokens // tokens by role over the iterations shown
+	maxRow time.Duration                  // the longest iteration, the timeline's full width
+}
+
+// link links a file of the trial, relative to its directory, recording it
+// so the manifest lists the page's links.
+func (b *trialBuild) link(relToTrial, label string) fileLink {
+	p := path.Join(b.ctx.TrialRel, filepath.ToSlash(relToTrial))
+	b.links = append(b.links, p)
+	return fileLink{Label: label, Href: b.ctx.ToRun + escapePath(p)}
+}
+
+// newTrialPage starts the page with the trial's (or loop's) title, its
+// neighbours and its status.
+func newTrialPage(lr *loopRecords, ctx trialContext, opts Options) *trialPage {
 	p := &trialPage{Ctx: ctx, Assets: ctx.Assets, Spec: lr.Spec, HistoryNote: lr.HistoryNote,
 		Generated: opts.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	p.Title = fmt.Sprintf("%s · %s · %s · rep %d", lr.Spec.Task, lr.Spec.Config, lr.Spec.Arm, max(lr.Spec.Rep, 1))
@@ -224,9 +260,13 @@ func trialView(lr *loopRecords, ctx trialContext, opts Options) (*trialPage, []s
 	if ctx.Live && lr.Summary == nil && lr.Failure == nil {
 		p.Refresh = 10
 	}
-	byRole := map[runrecord.Role]*roleTokens{}
-	// A bar's width is its share of the longest iteration, so rows are as
-	// long as their iterations took and durations compare across rows.
+	return p
+}
+
+// longestIteration is the invocation time of the longest iteration. A
+// bar's width is its share of it, so rows are as long as their iterations
+// took and durations compare across rows.
+func longestIteration(lr *loopRecords) time.Duration {
 	var maxRow time.Duration
 	for _, it := range lr.Iterations {
 		var d time.Duration
@@ -237,101 +277,125 @@ func trialView(lr *loopRecords, ctx trialContext, opts Options) (*trialPage, []s
 		}
 		maxRow = max(maxRow, d)
 	}
-	for _, it := range lr.Iterations {
-		row := timelineRow{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Href: fmt.Sprintf("#t%d", it.T)}
-		if ctx.LoopHref != "" {
-			row.Href = fmt.Sprintf(ctx.LoopHref, it.T) + row.Href
-		}
-		if ctx.Only > 0 && it.T != ctx.Only {
-			for _, s := range it.Stages {
-				row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + string(s.Role), Label: string(s.Role), Percent: 100.0 / 3, Failed: s.RoleFailure != ""})
-			}
-			p.Timeline = append(p.Timeline, row)
-			continue
-		}
-		iv := iterationView{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Plan: it.Plan, Dev: it.DevReport,
-			Checks: it.Checks, Evidence: it.Evidence}
-		if it.PlanPath != "" {
-			iv.PlanHref = link(it.PlanPath, "plan.md").Href
-		}
-		for _, c := range it.PlanContext {
-			iv.PlanContext = append(iv.PlanContext, link(c, path.Base(c)))
-		}
-		if it.ChecksPath != "" {
-			iv.ChecksHref = link(it.ChecksPath, "runtime-checks.json").Href
-		}
-		for _, c := range it.Checks {
-			if c.Passed {
-				iv.ChecksPassed++
-			}
-		}
-		if it.EvidencePath != "" {
-			iv.EvidenceHref = link(it.EvidencePath, "evidence.json").Href
-		}
-		if it.Evidence != nil {
-			iv.Verified = claims(it.Evidence.Verified, lr.Dir, it, link)
-			iv.Gaps = claims(it.Evidence.Gaps, lr.Dir, it, link)
-		}
-		iv.Diff = renderDiff(it.Diff, it.DiffNote)
+	return maxRow
+}
+
+// iteration adds the iteration's timeline row and, unless the page is of
+// another loop (then the row is only its stages), its section.
+func (b *trialBuild) iteration(it iterationRecords) {
+	p, ctx := b.p, b.ctx
+	row := timelineRow{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Href: fmt.Sprintf("#t%d", it.T)}
+	if ctx.LoopHref != "" {
+		row.Href = fmt.Sprintf(ctx.LoopHref, it.T) + row.Href
+	}
+	if ctx.Only > 0 && it.T != ctx.Only {
 		for _, s := range it.Stages {
-			sv := stageView{Role: s.Role, Commit: short(s.Commit), Violations: s.Violations, Failure: s.RoleFailure,
-				Finished: s.Finished.UTC().Format("15:04:05")}
-			var d time.Duration
-			for _, inv := range s.Invocations {
-				d += inv.Duration
-				sv.Tokens += inv.Usage.Total
-				rt := byRole[inv.Role]
-				if rt == nil {
-					rt = &roleTokens{Role: inv.Role}
-					byRole[inv.Role] = rt
-				}
-				rt.Invocations++
-				rt.Usage = rt.Usage.Add(inv.Usage)
-				p.Total = p.Total.Add(inv.Usage)
-				sv.Invocations = append(sv.Invocations, invocation(inv, it, link))
-			}
-			sv.Duration = fmtDuration(d)
-			iv.Tokens += sv.Tokens
-			iv.Violations = append(iv.Violations, s.Violations...)
-			p.Violations = append(p.Violations, s.Violations...)
-			if s.RoleFailure != "" {
-				iv.Failure = s.RoleFailure
-			}
-			switch s.Role {
-			case runrecord.RolePlanner:
-				iv.PlannerRan, iv.ReusedFrom = true, s.ReusedFrom
-			case runrecord.RoleDeveloper:
-				iv.DevRan, iv.StartedFrom = true, s.StartedFrom
-			case runrecord.RoleQA:
-				iv.QARan = true
-			}
-			pct := 0.0
-			if maxRow > 0 {
-				pct = 100 * float64(d) / float64(maxRow)
-			}
-			label := fmt.Sprintf("%s %s, %d tokens", s.Role, sv.Duration, sv.Tokens)
-			if s.ReusedFrom > 0 {
-				label = fmt.Sprintf("planner: D reused from %s %d", ctx.Unit, s.ReusedFrom)
-			}
-			row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + string(s.Role), Label: label,
-				Percent: max(pct, 1), Failed: s.RoleFailure != ""})
-			iv.Stages = append(iv.Stages, sv)
-		}
-		if it.CandidateDir != "" {
-			iv.CandidateLabel = it.CandidateDir
+			row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + string(s.Role), Label: string(s.Role), Percent: 100.0 / 3, Failed: s.RoleFailure != ""})
 		}
 		p.Timeline = append(p.Timeline, row)
-		p.Iterations = append(p.Iterations, iv)
+		return
 	}
-	p.Times = timeRows(lr.Stages, lr.Summary, ctx.Unit)
-	for _, rt := range byRole {
+	iv := b.iterationFiles(it)
+	iv.Diff = renderDiff(it.Diff, it.DiffNote)
+	for _, s := range it.Stages {
+		b.stage(&iv, &row, it, s)
+	}
+	if it.CandidateDir != "" {
+		iv.CandidateLabel = it.CandidateDir
+	}
+	p.Timeline = append(p.Timeline, row)
+	p.Iterations = append(p.Iterations, iv)
+}
+
+// iterationFiles starts the iteration's section with its plan, checks and
+// evidence, linking the files they came from.
+func (b *trialBuild) iterationFiles(it iterationRecords) iterationView {
+	iv := iterationView{T: it.T, Anchor: fmt.Sprintf("t%d", it.T), Plan: it.Plan, Dev: it.DevReport,
+		Checks: it.Checks, Evidence: it.Evidence}
+	if it.PlanPath != "" {
+		iv.PlanHref = b.link(it.PlanPath, "plan.md").Href
+	}
+	for _, c := range it.PlanContext {
+		iv.PlanContext = append(iv.PlanContext, b.link(c, path.Base(c)))
+	}
+	if it.ChecksPath != "" {
+		iv.ChecksHref = b.link(it.ChecksPath, "runtime-checks.json").Href
+	}
+	for _, c := range it.Checks {
+		if c.Passed {
+			iv.ChecksPassed++
+		}
+	}
+	if it.EvidencePath != "" {
+		iv.EvidenceHref = b.link(it.EvidencePath, "evidence.json").Href
+	}
+	if it.Evidence != nil {
+		iv.Verified = claims(it.Evidence.Verified, b.lr.Dir, it, b.link)
+		iv.Gaps = claims(it.Evidence.Gaps, b.lr.Dir, it, b.link)
+	}
+	return iv
+}
+
+// stage adds stage s to the iteration's section and its timeline row, and
+// its invocations' tokens to the role and trial totals.
+func (b *trialBuild) stage(iv *iterationView, row *timelineRow, it iterationRecords, s runrecord.StageRecord) {
+	p := b.p
+	sv := stageView{Role: s.Role, Commit: short(s.Commit), Violations: s.Violations, Failure: s.RoleFailure,
+		Finished: s.Finished.UTC().Format("15:04:05")}
+	var d time.Duration
+	for _, inv := range s.Invocations {
+		d += inv.Duration
+		sv.Tokens += inv.Usage.Total
+		rt := b.byRole[inv.Role]
+		if rt == nil {
+			rt = &roleTokens{Role: inv.Role}
+			b.byRole[inv.Role] = rt
+		}
+		rt.Invocations++
+		rt.Usage = rt.Usage.Add(inv.Usage)
+		p.Total = p.Total.Add(inv.Usage)
+		sv.Invocations = append(sv.Invocations, invocation(inv, it, b.link))
+	}
+	sv.Duration = fmtDuration(d)
+	iv.Tokens += sv.Tokens
+	iv.Violations = append(iv.Violations, s.Violations...)
+	p.Violations = append(p.Violations, s.Violations...)
+	if s.RoleFailure != "" {
+		iv.Failure = s.RoleFailure
+	}
+	switch s.Role {
+	case runrecord.RolePlanner:
+		iv.PlannerRan, iv.ReusedFrom = true, s.ReusedFrom
+	case runrecord.RoleDeveloper:
+		iv.DevRan, iv.StartedFrom = true, s.StartedFrom
+	case runrecord.RoleQA:
+		iv.QARan = true
+	}
+	pct := 0.0
+	if b.maxRow > 0 {
+		pct = 100 * float64(d) / float64(b.maxRow)
+	}
+	label := fmt.Sprintf("%s %s, %d tokens", s.Role, sv.Duration, sv.Tokens)
+	if s.ReusedFrom > 0 {
+		label = fmt.Sprintf("planner: D reused from %s %d", b.ctx.Unit, s.ReusedFrom)
+	}
+	row.Stages = append(row.Stages, timelineStage{Role: s.Role, Class: "r-" + string(s.Role), Label: label,
+		Percent: max(pct, 1), Failed: s.RoleFailure != ""})
+	iv.Stages = append(iv.Stages, sv)
+}
+
+// roles lists the tokens by role in the roles' order, each with its
+// invocations' time (on a loop's page, that loop's).
+func (b *trialBuild) roles() {
+	p := b.p
+	for _, rt := range b.byRole {
 		p.Roles = append(p.Roles, *rt)
 	}
 	sort.Slice(p.Roles, func(i, j int) bool { return p.Roles[i].Role.Rank() < p.Roles[j].Role.Rank() })
 	for i := range p.Roles {
 		var d time.Duration
-		for _, s := range lr.Stages {
-			if ctx.Only > 0 && s.Iteration != ctx.Only {
+		for _, s := range b.lr.Stages {
+			if b.ctx.Only > 0 && s.Iteration != b.ctx.Only {
 				continue
 			}
 			for _, inv := range s.Invocations {
@@ -342,17 +406,6 @@ func trialView(lr *loopRecords, ctx trialContext, opts Options) (*trialPage, []s
 		}
 		p.Roles[i].Duration = fmtDuration(d)
 	}
-	p.Eval = evaluation(lr, link)
-	for _, f := range []struct{ name, label string }{
-		{runrecord.TrialSpecFile, runrecord.TrialSpecFile}, {runrecord.StagesFile, runrecord.StagesFile + " (committed stages)"},
-		{runrecord.UsageFile, runrecord.UsageFile + " (token ledger)"}, {runrecord.SummaryFile, runrecord.SummaryFile},
-		{runrecord.RunnerFailureFile, runrecord.RunnerFailureFile},
-	} {
-		if _, err := os.Stat(filepath.Join(lr.Dir, f.name)); err == nil {
-			p.Files = append(p.Files, link(f.name, f.label))
-		}
-	}
-	return p, links
 }
 
 func invocation(inv runrecord.Invocation, it iterationRecords, link func(string, string) fileLink) invocationView {
