@@ -1,0 +1,243 @@
+// Command workperstage measures hoh's own work per stage end to end (issue
+// 42): HoH@2 of the builtin greet task through the REAL Codex CLI and the
+// scripted TEST-DOUBLE provider (no model: the scores are a plumbing
+// check), once with a plain artifact and once with a large, hostile one
+// (by default 20,000 small files, a 2 GiB sparse file and odd names,
+// written at iteration 1; iteration 2 changes one file). It reads each
+// trial's own phase timings (summary.json, stages.jsonl) and prints hoh's
+// time per stage by phase for both, and the ratio, in one run:
+//
+//	go run ./scripts/workperstage [-files 20000] [-sparse 2G] [-keep DIR]
+//
+// It needs the CLIs installed (make test-deps).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness/cliinstall"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: the exit code, the report to stdout,
+// errors to stderr.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("workperstage", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	files := fs.Int("files", 20000, "small files the large artifact holds")
+	sparse := fs.String("sparse", "2G", "apparent size of the large artifact's sparse file (truncate -s)")
+	keep := fs.String("keep", "", "keep the runs in this directory (default: a temporary one, removed)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *files < 1 || strings.ContainsAny(*sparse, "'\"\\ ;") {
+		fmt.Fprintln(stderr, "workperstage: -files must be positive and -sparse a size such as 2G")
+		return 2
+	}
+	dir := *keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "hoh-workperstage-")
+		if err != nil {
+			fmt.Fprintln(stderr, "workperstage:", err)
+			return 2
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	report, err := measure(dir, *files, *sparse, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "workperstage:", err)
+		return 1
+	}
+	report.print(stdout)
+	return 0
+}
+
+// artifact is one of the two trials: its name and the Developer's shell
+// command (run at both iterations).
+type artifact struct {
+	name, shell string
+}
+
+func artifacts(files int, sparse string) []artifact {
+	// Iteration 1 writes the tree; iteration 2 finds it and changes one file.
+	large := fmt.Sprintf(`if [ -d big ]; then echo changed > big/0/0; else `+
+		`mkdir big && i=0 && while [ $i -lt %d ]; do d=big/$((i / 100)); mkdir -p $d; echo $i > $d/$((i %% 100)); i=$((i + 1)); done && `+
+		`truncate -s %s big/sparse.bin && echo odd > 'big/a name with spaces' && echo odd > "big/$(printf 'tab\there')"; fi`, files, sparse)
+	return []artifact{{name: "plain", shell: "true"}, {name: "large", shell: large}}
+}
+
+// measure runs both trials under dir and reads their records.
+func measure(dir string, files int, sparse string, progress io.Writer) (*report, error) {
+	root, err := cliinstall.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	hoh := filepath.Join(dir, "hoh")
+	build := exec.Command("go", "build", "-o", hoh, "./cmd/hoh")
+	build.Dir, build.Stderr = root, progress
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("go build ./cmd/hoh: %w", err)
+	}
+	r := &report{}
+	for _, a := range artifacts(files, sparse) {
+		config, err := writeExperiment(dir, a)
+		if err != nil {
+			return nil, err
+		}
+		out := filepath.Join(dir, "runs", a.name)
+		fmt.Fprintf(progress, "workperstage: HoH@2 with the %s artifact (real Codex, scripted test double)\n", a.name)
+		cmd := exec.Command(hoh, "run", config, "--output", out)
+		cmd.Stdout, cmd.Stderr = progress, progress
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("hoh run %s: %w", config, err)
+		}
+		m, err := readTrial(out)
+		if err != nil {
+			return nil, fmt.Errorf("%s artifact: %w", a.name, err)
+		}
+		m.name = a.name
+		r.trials = append(r.trials, m)
+	}
+	return r, nil
+}
+
+// writeExperiment writes a's scripted provider's script and its
+// experiment config into dir, and returns the config's path.
+func writeExperiment(dir string, a artifact) (string, error) {
+	script := fmt.Sprintf(`# The scripted TEST-DOUBLE provider's replies (no model) for workperstage's %[1]s trial.
+entries:
+  - name: planner
+    match: 'Role: Project Planner'
+    repeat: true
+    steps:
+      - say: %[2]q
+  - name: developer
+    match: 'Role: Developer'
+    repeat: true
+    steps:
+      - write: {path: greet.sh, content: %[3]q}
+      - shell: %[4]q
+      - shell: chmod +x greet.sh && ./greet.sh Ada
+      - say: %[5]q
+  - name: qa
+    match: 'Role: QA Tester'
+    repeat: true
+    steps:
+      - shell: ./greet.sh Ada
+      - say: %[6]q
+`, a.name,
+		`{"objective": "a working greet.sh", "tasks": [{"id": "T1", "description": "write greet.sh"}], "preserve": [], "acceptance": [{"id": "R1", "requirement": "./greet.sh Ada prints Hello, Ada!", "observation": "run ./greet.sh Ada"}]}`,
+		"#!/bin/sh\nif [ $# -eq 0 ]; then echo 'Hello, World!'; else echo \"Hello, $*!\"; fi\n",
+		a.shell,
+		`{"summary": "wrote greet.sh", "self_tests": [{"command": "./greet.sh Ada", "outcome": "Hello, Ada!"}]}`,
+		`{"iteration": 1, "qa_status": "pass", "verified_records": [{"claim_id": "C1", "claim": "./greet.sh Ada prints Hello, Ada!", "status": "verified", "execution_records": [{"type": "command", "command": "./greet.sh Ada", "observation": "Hello, Ada!"}]}], "gap_records": []}`)
+	config := fmt.Sprintf(`name: workperstage-%[1]s
+output: runs/%[1]s
+benchmark: {kind: builtin}
+tasks: {ids: [greet]}
+configs:
+  - label: codex-scripted
+    harness: codex
+    provider: {name: scripted, api: responses, base_url: "", key_env: HOH_SCRIPTED_KEY, model: scripted-model}
+    scripted: {script: %[1]s-script.yaml}
+conditions: [hoh@2]
+repetitions: 1
+concurrency: 1
+timeouts: {planner: 10m, developer: 30m, qa: 10m, idle: 5m}
+retries: {contract: 1, infrastructure: 1, backoff: 2s}
+budget: {tokens: 0}
+`, a.name)
+	if err := os.WriteFile(filepath.Join(dir, a.name+"-script.yaml"), []byte(script), 0o644); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, a.name+".yaml")
+	return path, os.WriteFile(path, []byte(config), 0o644)
+}
+
+// trialTimes is one trial's phase timings and its committed stages.
+type trialTimes struct {
+	name    string
+	timings runrecord.Timings
+	stages  int
+}
+
+// readTrial reads the one trial of the run in out.
+func readTrial(out string) (trialTimes, error) {
+	summaries, err := filepath.Glob(filepath.Join(out, "codex-scripted", "hoh", "greet", "rep-*", runrecord.SummaryFile))
+	if err != nil || len(summaries) != 1 {
+		return trialTimes{}, fmt.Errorf("want one trial summary in %s, found %d", out, len(summaries))
+	}
+	var s runrecord.Summary
+	if err := runrecord.ReadJSON(summaries[0], &s); err != nil {
+		return trialTimes{}, err
+	}
+	if s.Status != runrecord.StatusCompleted || len(s.Timings) == 0 {
+		return trialTimes{}, fmt.Errorf("%s: status %q, %d phase timings: nothing to measure", summaries[0], s.Status, len(s.Timings))
+	}
+	stages, err := runrecord.ReadStages(runrecord.TrialLayout{Dir: filepath.Dir(summaries[0])}.Stages())
+	if err != nil || len(stages) == 0 {
+		return trialTimes{}, fmt.Errorf("%s: %d stages (%v)", filepath.Dir(summaries[0]), len(stages), err)
+	}
+	return trialTimes{timings: s.Timings, stages: len(stages)}, nil
+}
+
+// report is both trials' hoh time per stage.
+type report struct{ trials []trialTimes }
+
+// perStage is d spread over the trial's stages.
+func (t trialTimes) perStage(d time.Duration) time.Duration { return d / time.Duration(t.stages) }
+
+func (r *report) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "hoh's time per stage (s)\t")
+	for _, t := range r.trials {
+		fmt.Fprintf(tw, "%s\t", t.name)
+	}
+	fmt.Fprintln(tw)
+	for _, p := range runrecord.Phases {
+		if p == runrecord.PhaseCLI {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t", p)
+		for _, t := range r.trials {
+			fmt.Fprintf(tw, "%.2f\t", t.perStage(time.Duration(t.timings[p])*time.Millisecond).Seconds())
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "hoh, all phases\t")
+	for _, t := range r.trials {
+		fmt.Fprintf(tw, "%.2f\t", t.perStage(t.timings.Hoh()).Seconds())
+	}
+	fmt.Fprint(tw, "\nthe CLI's (agent) time per stage\t")
+	for _, t := range r.trials {
+		fmt.Fprintf(tw, "%.2f\t", t.perStage(time.Duration(t.timings[runrecord.PhaseCLI])*time.Millisecond).Seconds())
+	}
+	fmt.Fprint(tw, "\nstages\t")
+	for _, t := range r.trials {
+		fmt.Fprintf(tw, "%d\t", t.stages)
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	plain, large := r.trials[0], r.trials[len(r.trials)-1]
+	lp, pp := large.perStage(large.timings.Hoh()), plain.perStage(plain.timings.Hoh())
+	ratio := lp.Seconds() / max(pp.Seconds(), 0.001)
+	verdict := "met"
+	if lp > 5*time.Second || ratio > 3 {
+		verdict = "missed"
+	}
+	fmt.Fprintf(w, "large/plain: %.1fx; issue 42's goal (large under 5 s per stage and under 3x plain): %s\n", ratio, verdict)
+	fmt.Fprintln(w, "(the model is the scripted test double: the trials' scores are a plumbing check, not results)")
+}
