@@ -21,8 +21,6 @@ const maxFuncLines = 80
 // own step and then taken off. An entry that no longer names a long
 // function fails the check, so the list only shrinks.
 var notYetSplit = map[string]bool{
-	"adapters/harness/doctor checkHarness":       true,
-	"adapters/harness/harnesstest Faults":        true,
 	"adapters/sandbox Confined.Run":              true,
 	"adapters/sandbox Local.Run":                 true,
 	"adapters/sandbox namespaceInit":             true,
