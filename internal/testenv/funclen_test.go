@@ -27,7 +27,6 @@ var notYetSplit = map[string]bool{
 	"adapters/sandbox plan":                      true,
 	"adapters/sandbox/docker Environment.create": true,
 	"adapters/sandbox/docker executor.Run":       true,
-	"adapters/scripted Server.handle":            true,
 	"analysis/dominance Compute":                 true,
 	"analysis/estimate Run":                      true,
 	"analysis/figures fig10Data":                 true,
