@@ -36,26 +36,7 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	if grace <= 0 {
 		grace = defaultKillGrace
 	}
-	c := exec.Command(cmd.Args[0], cmd.Args[1:]...)
-	c.Dir = cmd.Dir
-	c.Env = withPath(cmd.Env)
-	c.Stdin = cmd.Stdin
-	if f, ok := cmd.Stdin.(*os.File); ok && isTerminal(f) {
-		// Never a terminal as the command's fd (it could write escapes to
-		// it, or fake input): no input rather than the operator's.
-		c.Stdin = nil
-	}
-	// A session of its own (so a group of its own too): no controlling
-	// terminal, so nothing it starts can reach hoh's terminal (TIOCSTI,
-	// job control, SIGHUP). The leader dies with hoh (a Confined leader
-	// takes its whole PID namespace with it).
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if cmd.confine {
-		confineAttr(c.SysProcAttr)
-	}
-	if cmd.status != nil {
-		c.ExtraFiles = append([]*os.File{cmd.status}, cmd.extra...)
-	}
+	c := sessionCommand(cmd)
 
 	// Own pipes (not exec's) so that Wait returns when the leader exits even
 	// if a grandchild still holds the pipe open.
@@ -63,24 +44,9 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	start := time.Now()
 	lastOutput.Store(start.UnixNano())
 	var copiers sync.WaitGroup
-	var readEnds, writeEnds []*os.File
-	for _, dst := range []io.Writer{cmd.Stdout, cmd.Stderr} {
-		r, w, err := os.Pipe()
-		if err != nil {
-			for _, f := range append(readEnds, writeEnds...) {
-				f.Close()
-			}
-			return Exit{Code: -1}, fmt.Errorf("sandbox: pipe: %w", err)
-		}
-		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
-		if dst == nil {
-			dst = io.Discard
-		}
-		copiers.Add(1)
-		go func() {
-			defer copiers.Done()
-			copyTracking(dst, r, &lastOutput)
-		}()
+	readEnds, writeEnds, err := outputPipes(cmd, &lastOutput, &copiers)
+	if err != nil {
+		return Exit{Code: -1}, err
 	}
 	c.Stdout, c.Stderr = writeEnds[0], writeEnds[1]
 	closeWriteEnds := func() {
@@ -119,8 +85,68 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	waitGroupDead(pgid, 2*time.Second)
 	ex.Duration = time.Since(start)
 
-	// Output still buffered in the pipes is drained; a process outside the
-	// group holding a pipe open must not block us for long.
+	drainOutput(&copiers, readEnds)
+	exitStatus(c.ProcessState, waitErr, &ex)
+	return ex, nil
+}
+
+// sessionCommand is cmd as a process of a session of its own, its input
+// never a terminal, with the status pipe and extra files of a confined
+// command.
+func sessionCommand(cmd Command) *exec.Cmd {
+	c := exec.Command(cmd.Args[0], cmd.Args[1:]...)
+	c.Dir = cmd.Dir
+	c.Env = withPath(cmd.Env)
+	c.Stdin = cmd.Stdin
+	if f, ok := cmd.Stdin.(*os.File); ok && isTerminal(f) {
+		// Never a terminal as the command's fd (it could write escapes to
+		// it, or fake input): no input rather than the operator's.
+		c.Stdin = nil
+	}
+	// A session of its own (so a group of its own too): no controlling
+	// terminal, so nothing it starts can reach hoh's terminal (TIOCSTI,
+	// job control, SIGHUP). The leader dies with hoh (a Confined leader
+	// takes its whole PID namespace with it).
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.confine {
+		confineAttr(c.SysProcAttr)
+	}
+	if cmd.status != nil {
+		c.ExtraFiles = append([]*os.File{cmd.status}, cmd.extra...)
+	}
+	return c
+}
+
+// outputPipes makes a pipe for cmd's stdout and one for its stderr, each
+// copied to its writer (none: discarded) by a copier of copiers that
+// records in lastOutput when output was last seen. On an error no pipe is
+// left open.
+func outputPipes(cmd Command, lastOutput *atomic.Int64, copiers *sync.WaitGroup) (readEnds, writeEnds []*os.File, err error) {
+	for _, dst := range []io.Writer{cmd.Stdout, cmd.Stderr} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range append(readEnds, writeEnds...) {
+				f.Close()
+			}
+			return nil, nil, fmt.Errorf("sandbox: pipe: %w", err)
+		}
+		readEnds, writeEnds = append(readEnds, r), append(writeEnds, w)
+		if dst == nil {
+			dst = io.Discard
+		}
+		copiers.Add(1)
+		go func() {
+			defer copiers.Done()
+			copyTracking(dst, r, lastOutput)
+		}()
+	}
+	return readEnds, writeEnds, nil
+}
+
+// drainOutput waits for the copiers to copy what is still buffered in the
+// pipes, then closes the read ends; a process outside the group holding a
+// pipe open must not block us for long (2s).
+func drainOutput(copiers *sync.WaitGroup, readEnds []*os.File) {
 	drained := make(chan struct{})
 	go func() { copiers.Wait(); close(drained) }()
 	select {
@@ -134,8 +160,12 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	for _, r := range readEnds {
 		r.Close()
 	}
+}
 
-	if ps := c.ProcessState; ps != nil {
+// exitStatus sets ex's code from the leader's state ps (-1 if a signal
+// killed it, said in the detail), or says why there is none.
+func exitStatus(ps *os.ProcessState, waitErr error, ex *Exit) {
+	if ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			ex.Code = -1
 			if ex.Detail == "" {
@@ -147,7 +177,6 @@ func (l Local) Run(ctx context.Context, cmd Command) (Exit, error) {
 	} else if waitErr != nil && ex.Detail == "" {
 		ex.Detail = "wait: " + waitErr.Error()
 	}
-	return ex, nil
 }
 
 // killGroup sends SIGTERM to the group, waits up to grace for the leader,

@@ -133,13 +133,10 @@ func (c Confined) Run(ctx context.Context, cmd Command) (Exit, error) {
 		return Exit{Code: -1}, err
 	}
 	defer p.takeBack()
-	s := newSpec(p, cmd.Dir, true)
-	s.Procs, s.Memory, s.Gate = limits.Procs, limits.Memory, true
-	spec, err := json.Marshal(s)
+	cmd.Args, err = initArgv(p, cmd.Dir, limits, cmd.Args)
 	if err != nil {
 		return Exit{Code: -1}, err
 	}
-	cmd.Args = append([]string{"/proc/self/exe", initArg, string(spec), "--"}, cmd.Args...)
 	cmd.confine = true
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
@@ -159,17 +156,7 @@ func (c Confined) Run(ctx context.Context, cmd Command) (Exit, error) {
 	if cg != nil {
 		defer cg.remove()
 	}
-	cmd.started = func(pid int) {
-		mode := byte(gateRlimits)
-		if cg != nil && cg.add(pid) == nil && cg.memory {
-			mode = gateCgroup
-		}
-		_, _ = gateW.Write([]byte{mode})
-		gateW.Close()
-		if c.Started != nil {
-			c.Started(pid)
-		}
-	}
+	cmd.started = c.openGate(cg, gateW)
 	inner := c.Inner
 	if inner == nil {
 		inner = Local{}
@@ -190,6 +177,35 @@ func (c Confined) Run(ctx context.Context, cmd Command) (Exit, error) {
 		return ex, fmt.Errorf("sandbox: the invocation's view could not be made: %s", strings.TrimSpace(string(why)))
 	}
 	return ex, err
+}
+
+// initArgv is the command line re-executing this binary as the
+// namespace's init of view p, bounded by limits, to run args in dir.
+func initArgv(p *viewPlan, dir string, limits Limits, args []string) ([]string, error) {
+	s := newSpec(p, dir, true)
+	s.Procs, s.Memory, s.Gate = limits.Procs, limits.Memory, true
+	spec, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{"/proc/self/exe", initArg, string(spec), "--"}, args...), nil
+}
+
+// openGate is the started hook letting the init at pid start the command:
+// once pid is in the invocation's cgroup (cg, if any), it writes at the
+// gate whether the cgroup bounds its memory, then calls c.Started.
+func (c Confined) openGate(cg *cgroup, gateW *os.File) func(pid int) {
+	return func(pid int) {
+		mode := byte(gateRlimits)
+		if cg != nil && cg.add(pid) == nil && cg.memory {
+			mode = gateCgroup
+		}
+		_, _ = gateW.Write([]byte{mode})
+		gateW.Close()
+		if c.Started != nil {
+			c.Started(pid)
+		}
+	}
 }
 
 // What hoh writes at the init's gate: the invocation's memory is bounded
@@ -314,49 +330,12 @@ func plan(v View, tmp int64) (*viewPlan, error) {
 			}
 		}
 	}
-	system := map[string]bool{"/tmp": true, "/dev": true, "/proc": true}
-	for _, d := range SystemRuntime {
-		fi, err := os.Lstat(d)
-		switch {
-		case err != nil:
-			continue
-		case fi.Mode()&fs.ModeSymlink != 0:
-			to, err := os.Readlink(d)
-			if err != nil {
-				return fail(err)
-			}
-			p.entries = append(p.entries, entry{Target: d, Kind: kindLink, Link: to})
-		default:
-			if err := p.bind(d, false); err != nil {
-				return fail(fmt.Errorf("sandbox: runtime %s: %w", d, err))
-			}
-		}
-		system[d] = true
+	system, err := p.systemRuntime()
+	if err != nil {
+		return fail(err)
 	}
-	p.accounts()
-	if e, ok := resolvConfEntry(); ok {
-		p.entries = append(p.entries, e)
-	}
-	for _, s := range etcSecrets {
-		t := filepath.Join("/etc", s)
-		if fi, err := os.Lstat(t); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-			p.entries = append(p.entries, entry{Target: t, Kind: kindMask, Dir: fi.IsDir()})
-		}
-	}
-	p.entries = append(p.entries, entry{Target: "/proc", Kind: kindProc},
-		entry{Target: "/tmp", Kind: kindTmpfs, Writable: true, Mode: "1777", Size: tmp},
-		entry{Target: "/var/tmp", Kind: kindTmpfs, Writable: true, Mode: "1777", Size: tmp},
-		entry{Target: "/dev", Kind: kindTmpfs, Writable: true, Mode: "0755", Size: 1 << 20},
-		entry{Target: "/dev/shm", Kind: kindTmpfs, Writable: true, Mode: "1777", Size: tmp})
-	for _, d := range devices {
-		if _, err := os.Stat("/dev/" + d); err == nil {
-			if err := p.bind("/dev/"+d, true); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	for name, to := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
-		p.entries = append(p.entries, entry{Target: "/dev/" + name, Kind: kindLink, Link: to})
+	if err := p.systemFiles(tmp); err != nil {
+		return fail(err)
 	}
 	for _, h := range v.Hide {
 		h = filepath.Clean(h)
@@ -392,24 +371,9 @@ func plan(v View, tmp int64) (*viewPlan, error) {
 		delete(p.shown, filepath.Clean(w))
 	}
 	// Fixed targets come after the view they are placed in.
-	var mounts []entry
-	for _, m := range v.Mounts {
-		if !filepath.IsAbs(m.Target) || (m.Source != "" && !filepath.IsAbs(m.Source)) {
-			return fail(fmt.Errorf("sandbox: mount %s -> %s: paths must be absolute", m.Source, m.Target))
-		}
-		t := filepath.Clean(m.Target)
-		if m.Source == "" {
-			mounts = append(mounts, entry{Target: t, Kind: kindTmpfs, Writable: m.Writable, Mode: "0755", Size: tmp})
-			continue
-		}
-		if _, err := os.Stat(m.Source); err != nil {
-			return fail(fmt.Errorf("sandbox: mount %s -> %s: %w", m.Source, m.Target, err))
-		}
-		mounts = append(mounts, entry{Target: t, Kind: kindBind, Source: filepath.Clean(m.Source), Writable: m.Writable})
-		if m.Writable {
-			p.handed = append(p.handed, filepath.Clean(m.Source))
-			delete(p.shown, filepath.Clean(m.Source))
-		}
+	mounts, err := p.fixedMounts(v.Mounts, tmp)
+	if err != nil {
+		return fail(err)
 	}
 	sort.SliceStable(p.entries, func(i, j int) bool { return depth(p.entries[i].Target) < depth(p.entries[j].Target) })
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Target) < depth(mounts[j].Target) })
@@ -422,6 +386,90 @@ func plan(v View, tmp int64) (*viewPlan, error) {
 		p.endpoints = append(p.endpoints, ep)
 	}
 	return p, nil
+}
+
+// systemRuntime adds SystemRuntime's folders the host has, read-only (a
+// link as a link), and returns them with the view's own /tmp, /dev and
+// /proc: the system folders a Hide leaves as they are.
+func (p *viewPlan) systemRuntime() (map[string]bool, error) {
+	system := map[string]bool{"/tmp": true, "/dev": true, "/proc": true}
+	for _, d := range SystemRuntime {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&fs.ModeSymlink != 0:
+			to, err := os.Readlink(d)
+			if err != nil {
+				return nil, err
+			}
+			p.entries = append(p.entries, entry{Target: d, Kind: kindLink, Link: to})
+		default:
+			if err := p.bind(d, false); err != nil {
+				return nil, fmt.Errorf("sandbox: runtime %s: %w", d, err)
+			}
+		}
+		system[d] = true
+	}
+	return system, nil
+}
+
+// systemFiles adds the role's accounts, resolv.conf, /etc's secrets
+// masked, the namespace's /proc, private tmpfs for /tmp, /var/tmp, /dev and
+// /dev/shm, and the minimal /dev's devices and links.
+func (p *viewPlan) systemFiles(tmp int64) error {
+	p.accounts()
+	if e, ok := resolvConfEntry(); ok {
+		p.entries = append(p.entries, e)
+	}
+	for _, s := range etcSecrets {
+		t := filepath.Join("/etc", s)
+		if fi, err := os.Lstat(t); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			p.entries = append(p.entries, entry{Target: t, Kind: kindMask, Dir: fi.IsDir()})
+		}
+	}
+	p.entries = append(p.entries, entry{Target: "/proc", Kind: kindProc},
+		entry{Target: "/tmp", Kind: kindTmpfs, Writable: true, Mode: "1777", Size: tmp},
+		entry{Target: "/var/tmp", Kind: kindTmpfs, Writable: true, Mode: "1777", Size: tmp},
+		entry{Target: "/dev", Kind: kindTmpfs, Writable: true, Mode: "0755", Size: 1 << 20},
+		entry{Target: "/dev/shm", Kind: kindTmpfs, Writable: true, Mode: "1777", Size: tmp})
+	for _, d := range devices {
+		if _, err := os.Stat("/dev/" + d); err == nil {
+			if err := p.bind("/dev/"+d, true); err != nil {
+				return err
+			}
+		}
+	}
+	for name, to := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		p.entries = append(p.entries, entry{Target: "/dev/" + name, Kind: kindLink, Link: to})
+	}
+	return nil
+}
+
+// fixedMounts are the entries of the view's mounts (a tmpfs where a mount
+// has no source); a writable source is handed to the role's uid like a
+// Write path.
+func (p *viewPlan) fixedMounts(ms []Mount, tmp int64) ([]entry, error) {
+	var mounts []entry
+	for _, m := range ms {
+		if !filepath.IsAbs(m.Target) || (m.Source != "" && !filepath.IsAbs(m.Source)) {
+			return nil, fmt.Errorf("sandbox: mount %s -> %s: paths must be absolute", m.Source, m.Target)
+		}
+		t := filepath.Clean(m.Target)
+		if m.Source == "" {
+			mounts = append(mounts, entry{Target: t, Kind: kindTmpfs, Writable: m.Writable, Mode: "0755", Size: tmp})
+			continue
+		}
+		if _, err := os.Stat(m.Source); err != nil {
+			return nil, fmt.Errorf("sandbox: mount %s -> %s: %w", m.Source, m.Target, err)
+		}
+		mounts = append(mounts, entry{Target: t, Kind: kindBind, Source: filepath.Clean(m.Source), Writable: m.Writable})
+		if m.Writable {
+			p.handed = append(p.handed, filepath.Clean(m.Source))
+			delete(p.shown, filepath.Clean(m.Source))
+		}
+	}
+	return mounts, nil
 }
 
 // accounts adds the role's uid to /etc/passwd and /etc/group when the host
@@ -678,47 +726,7 @@ func namespaceInit(specJSON string, argv []string) int {
 	if spec.Status {
 		initStatus = os.NewFile(statusFD, "hoh-sandbox-status")
 	}
-	// Nothing done here may propagate back to the host's mounts.
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		initFailed("cannot build the view:", fmt.Errorf("make / private: %w", err))
-		return exitViewFailed
-	}
-	// Every source is opened while the init still has hoh's own uid (the
-	// paths to them need not be open to the role's), then the init becomes
-	// the role's uid, the only one the namespace maps.
-	if err := openSources(spec.Entries, spec.Endpoints); err != nil {
-		initFailed("cannot build the view:", err)
-		return exitViewFailed
-	}
-	if err := becomeRole(spec.UID, spec.GID, spec.DropGroups); err != nil {
-		initFailed("cannot take the role's uid:", err)
-		return exitViewFailed
-	}
-	// A change of credentials clears the parent-death signal: set again.
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); e != 0 {
-		initFailed("cannot die with hoh:", e)
-		return exitViewFailed
-	}
-	if err := buildView(spec.Entries); err != nil {
-		initFailed("cannot build the view:", err)
-		return exitViewFailed
-	}
-	// Its own host name (sethostname needs the capabilities dropped below).
-	if err := syscall.Sethostname([]byte("hoh-role")); err != nil {
-		initFailed("cannot name the host:", err)
-		return exitViewFailed
-	}
-	if err := loopbackUp(); err != nil {
-		initFailed("cannot bring up loopback:", err)
-		return exitViewFailed
-	}
-	// The DNS sink binds port 53 while the init still has its capabilities;
-	// without it a lookup only waits longer to fail.
-	if err := startDNSSink(os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "hoh sandbox: no DNS sink (a lookup waits for the resolver's timeout):", err)
-	}
-	if err := startForwarders(spec.Endpoints); err != nil {
-		initFailed("cannot reach the model endpoint:", err)
+	if !enterView(&spec) {
 		return exitViewFailed
 	}
 	if err := dropPrivileges(); err != nil {
@@ -766,6 +774,66 @@ func namespaceInit(specJSON string, argv []string) int {
 		argv = append([]string{"/proc/self/exe", rlimitArg, strconv.Itoa(spec.Procs), strconv.FormatInt(spec.Memory, 10), "--", path}, argv...)
 		path = "/proc/self/exe"
 	}
+	return startAndReap(path, argv, dir, sigs)
+}
+
+// enterView makes the invocation's view in the init's fresh namespaces and
+// becomes the role's uid there, with the DNS sink and the forwarders
+// started: each step needs the capabilities the init drops after it. It
+// runs on the init's locked thread, as every step of namespaceInit must.
+// False: a step failed, already reported through initFailed.
+func enterView(spec *initSpec) bool {
+	// Nothing done here may propagate back to the host's mounts.
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		initFailed("cannot build the view:", fmt.Errorf("make / private: %w", err))
+		return false
+	}
+	// Every source is opened while the init still has hoh's own uid (the
+	// paths to them need not be open to the role's), then the init becomes
+	// the role's uid, the only one the namespace maps.
+	if err := openSources(spec.Entries, spec.Endpoints); err != nil {
+		initFailed("cannot build the view:", err)
+		return false
+	}
+	if err := becomeRole(spec.UID, spec.GID, spec.DropGroups); err != nil {
+		initFailed("cannot take the role's uid:", err)
+		return false
+	}
+	// A change of credentials clears the parent-death signal: set again.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); e != 0 {
+		initFailed("cannot die with hoh:", e)
+		return false
+	}
+	if err := buildView(spec.Entries); err != nil {
+		initFailed("cannot build the view:", err)
+		return false
+	}
+	// Its own host name (sethostname needs the capabilities the init drops
+	// next).
+	if err := syscall.Sethostname([]byte("hoh-role")); err != nil {
+		initFailed("cannot name the host:", err)
+		return false
+	}
+	if err := loopbackUp(); err != nil {
+		initFailed("cannot bring up loopback:", err)
+		return false
+	}
+	// The DNS sink binds port 53 while the init still has its capabilities;
+	// without it a lookup only waits longer to fail.
+	if err := startDNSSink(os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "hoh sandbox: no DNS sink (a lookup waits for the resolver's timeout):", err)
+	}
+	if err := startForwarders(spec.Endpoints); err != nil {
+		initFailed("cannot reach the model endpoint:", err)
+		return false
+	}
+	return true
+}
+
+// startAndReap starts the command and, as the namespace's PID 1, forwards
+// it the signals of sigs and reaps every process until the command ends,
+// returning its exit status (128+signal if killed).
+func startAndReap(path string, argv []string, dir string, sigs chan os.Signal) int {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: dir, Env: os.Environ(),
 		Files: []uintptr{0, 1, 2}})
 	if err != nil {

@@ -157,28 +157,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r)
 	defer func() { s.record(rec, r.Header, body) }()
 
-	var api string
-	switch {
-	case r.Method == http.MethodHead || (r.Method == http.MethodGet && r.URL.Path == "/"):
-		rec.Answer, rec.Status = "probe", http.StatusOK
-		w.WriteHeader(http.StatusOK)
-		return
-	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
-		rec.Answer, rec.Status = "models", http.StatusOK
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{}})
-		return
-	// Any path prefix: a stand-in for a real endpoint is configured with
-	// that endpoint's path (https://api.minimax.io/anthropic -> /anthropic).
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
-		api = APIResponses
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
-		api = APIChat
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
-		api = APIAnthropic
-	default:
-		rec.Answer, rec.Status = "error", http.StatusNotFound
-		rec.Error = "no such endpoint"
-		writeError(w, "", http.StatusNotFound, Marker+": no endpoint "+r.Method+" "+r.URL.Path)
+	api, ok := routeAPI(w, r, &rec)
+	if !ok {
 		return
 	}
 	rec.API = api
@@ -226,6 +206,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api, rec.Status, Marker+": "+rec.Error)
 		return
 	}
+	s.serveEntry(w, r, req, idx, slow, &rec)
+}
+
+// serveEntry answers req with step k of script entry idx, k the number of
+// tool results so far (the last step repeats): the entry's or step's fault
+// if one is due, else its text or tool call. slow delays the reply.
+func (s *Server) serveEntry(w http.ResponseWriter, r *http.Request, req request, idx int, slow time.Duration, rec *Served) {
 	e := &s.script.Entries[idx]
 	rec.Entry = e.Name
 	k := min(req.toolResults, len(e.Steps)-1)
@@ -233,16 +220,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	st := e.Steps[k]
 	if f := s.takeFault(e.Fault); f != nil {
 		if slow = f.slowness(); slow == 0 {
-			s.serveFault(w, r, req, f, &rec)
+			s.serveFault(w, r, req, f, rec)
 			return
 		}
 	}
 	if f := s.takeFault(st.Fault); f != nil {
 		if slow = f.slowness(); slow == 0 {
-			s.serveFault(w, r, req, f, &rec)
+			s.serveFault(w, r, req, f, rec)
 			return
 		}
 	}
+	var err error
 	rep := reply{usage: DefaultUsage, delay: slow}
 	if e.Usage != nil {
 		rep.usage = *e.Usage
@@ -264,7 +252,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			rec.Answer, rec.Status = "error", http.StatusInternalServerError
 			rec.Error = fmt.Sprintf("entry %q step %d: %v", e.Name, k, err)
-			writeError(w, api, rec.Status, Marker+": "+rec.Error)
+			writeError(w, rec.API, rec.Status, Marker+": "+rec.Error)
 			return
 		}
 		rec.Answer = "tool:" + rep.toolName
@@ -272,7 +260,36 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			rec.Answer = "tool:" + rep.namespace + "/" + rep.toolName
 		}
 	}
-	s.serveReply(w, r, req, rep, &rec)
+	s.serveReply(w, r, req, rep, rec)
+}
+
+// routeAPI answers the probes and unknown endpoints itself (ok false) and
+// names the API of a model request; any path prefix is accepted.
+func routeAPI(w http.ResponseWriter, r *http.Request, rec *Served) (api string, ok bool) {
+	switch {
+	case r.Method == http.MethodHead || (r.Method == http.MethodGet && r.URL.Path == "/"):
+		rec.Answer, rec.Status = "probe", http.StatusOK
+		w.WriteHeader(http.StatusOK)
+		return "", false
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
+		rec.Answer, rec.Status = "models", http.StatusOK
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{}})
+		return "", false
+	// Any path prefix: a stand-in for a real endpoint is configured with
+	// that endpoint's path (https://api.minimax.io/anthropic -> /anthropic).
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
+		api = APIResponses
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		api = APIChat
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
+		api = APIAnthropic
+	default:
+		rec.Answer, rec.Status = "error", http.StatusNotFound
+		rec.Error = "no such endpoint"
+		writeError(w, "", http.StatusNotFound, Marker+": no endpoint "+r.Method+" "+r.URL.Path)
+		return "", false
+	}
+	return api, true
 }
 
 func (s *Server) serveReply(w http.ResponseWriter, r *http.Request, req request, rep reply, rec *Served) {

@@ -419,32 +419,9 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	if err := env.CopyIn(ctx, testsDir, "/"); err != nil {
 		return runrecord.Evaluation{}, err
 	}
-	venv := []string{"LANG=C.UTF-8", "GODOT_SILENCE_ROOT_WARNING=1"}
-	lib := v.PythonPath
-	if lib == "" {
-		lib = d.host.Root
-	}
-	if isDir(filepath.Join(lib, "gamecraft_bench")) {
-		if err := env.CopyIn(ctx, filepath.Join(lib, "gamecraft_bench"), VerifierLib); err != nil {
-			return runrecord.Evaluation{}, err
-		}
-		venv = append(venv, "PYTHONPATH="+VerifierLib)
-	}
-	if d.host.Opts.GodotBin != "" {
-		venv = append(venv, "GAMECRAFT_BENCH_GODOT_BIN="+d.host.Opts.GodotBin)
-	}
-	if v.Judge != "" {
-		venv = append(venv, "GAMECRAFT_BENCH_JUDGE="+v.Judge)
-	}
-	if v.JudgeModel != "" {
-		venv = append(venv, "GAMECRAFT_BENCH_JUDGE_MODEL="+v.JudgeModel)
-	}
-	var secrets []string
-	if v.JudgeKeyEnv != "" {
-		if val, ok := os.LookupEnv(v.JudgeKeyEnv); ok {
-			venv = append(venv, v.JudgeKeyEnv+"="+val)
-			secrets = append(secrets, val)
-		}
+	venv, secrets, err := d.verifierEnv(ctx, env, v)
+	if err != nil {
+		return runrecord.Evaluation{}, err
 	}
 	timeout := v.Timeout
 	if timeout <= 0 {
@@ -453,12 +430,7 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	var log bytes.Buffer
 	ex, runErr := env.ExecutorAs("0").Run(ctx, sandbox.Command{Args: []string{"bash", TestsPath + "/test.sh"}, Dir: GamePath, Env: venv,
 		Stdout: &log, Stderr: &log, WallTimeout: timeout})
-	text := log.String()
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			text = strings.ReplaceAll(text, s, harness.Redacted)
-		}
-	}
+	text := redactSecrets(log.String(), secrets)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return runrecord.Evaluation{}, err
 	}
@@ -471,15 +443,7 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	if ex.TimedOut {
 		return runrecord.Evaluation{}, fmt.Errorf("task %s: %w: timed out after %s", t.ID, errEvaluationUnavailable, timeout)
 	}
-	// /logs/verifier becomes out itself (CopyOutFiles keeps the base name;
-	// a link left there is a note, never read through).
-	stage := out + ".copy"
-	os.RemoveAll(stage)
-	defer os.RemoveAll(stage)
-	if err := env.CopyOutFiles(ctx, LogsPath+"/verifier", stage); err != nil {
-		return runrecord.Evaluation{}, err
-	}
-	if err := os.Rename(filepath.Join(stage, "verifier"), out); err != nil {
+	if err := keepVerifierLogs(ctx, env, out); err != nil {
 		return runrecord.Evaluation{}, err
 	}
 	data, err := os.ReadFile(filepath.Join(out, BreakdownFile))
@@ -493,4 +457,61 @@ func (d *DockerBenchmark) Evaluate(ctx context.Context, t benchmark.Task, dir st
 	}
 	ev.Details["environment"] = where
 	return ev, nil
+}
+
+// verifierEnv is the environment of the verifier's test.sh in env; it copies
+// gamecraft_bench in at VerifierLib when there is one to put on PYTHONPATH.
+// secrets are the values to redact from test.sh's output (the judge's key).
+func (d *DockerBenchmark) verifierEnv(ctx context.Context, env *docker.Environment, v *Verifier) (venv, secrets []string, err error) {
+	venv = []string{"LANG=C.UTF-8", "GODOT_SILENCE_ROOT_WARNING=1"}
+	lib := v.PythonPath
+	if lib == "" {
+		lib = d.host.Root
+	}
+	if isDir(filepath.Join(lib, "gamecraft_bench")) {
+		if err := env.CopyIn(ctx, filepath.Join(lib, "gamecraft_bench"), VerifierLib); err != nil {
+			return nil, nil, err
+		}
+		venv = append(venv, "PYTHONPATH="+VerifierLib)
+	}
+	if d.host.Opts.GodotBin != "" {
+		venv = append(venv, "GAMECRAFT_BENCH_GODOT_BIN="+d.host.Opts.GodotBin)
+	}
+	if v.Judge != "" {
+		venv = append(venv, "GAMECRAFT_BENCH_JUDGE="+v.Judge)
+	}
+	if v.JudgeModel != "" {
+		venv = append(venv, "GAMECRAFT_BENCH_JUDGE_MODEL="+v.JudgeModel)
+	}
+	if v.JudgeKeyEnv != "" {
+		if val, ok := os.LookupEnv(v.JudgeKeyEnv); ok {
+			venv = append(venv, v.JudgeKeyEnv+"="+val)
+			secrets = append(secrets, val)
+		}
+	}
+	return venv, secrets, nil
+}
+
+// redactSecrets replaces each secret of at least 4 characters in text
+// (shorter ones would redact ordinary text).
+func redactSecrets(text string, secrets []string) string {
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			text = strings.ReplaceAll(text, s, harness.Redacted)
+		}
+	}
+	return text
+}
+
+// keepVerifierLogs copies the container's /logs/verifier to out: it becomes
+// out itself (CopyOutFiles keeps the base name; a link left there is a
+// note, never read through).
+func keepVerifierLogs(ctx context.Context, env *docker.Environment, out string) error {
+	stage := out + ".copy"
+	os.RemoveAll(stage)
+	defer os.RemoveAll(stage)
+	if err := env.CopyOutFiles(ctx, LogsPath+"/verifier", stage); err != nil {
+		return err
+	}
+	return os.Rename(filepath.Join(stage, "verifier"), out)
 }

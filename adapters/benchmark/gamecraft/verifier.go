@@ -82,39 +82,9 @@ func (v *Verifier) run(ctx context.Context, root string, td *TaskData, game, out
 		return err
 	}
 	defer os.RemoveAll(bin)
-	path := filepath.Dir(python) + string(os.PathListSeparator) + os.Getenv("PATH")
-	env := []string{"HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8", "GODOT_SILENCE_ROOT_WARNING=1",
-		"XDG_DATA_HOME=" + filepath.Join(bin, "xdg")}
-	if v.GodotBin != "" {
-		if err := os.Symlink(v.GodotBin, filepath.Join(bin, "godot")); err != nil {
-			return err
-		}
-		path = bin + string(os.PathListSeparator) + path
-		env = append(env, "GAMECRAFT_BENCH_GODOT_BIN="+v.GodotBin)
-	}
-	env = append(env, "PATH="+path)
-	pp := v.PythonPath
-	if pp == "" {
-		if _, err := os.Stat(filepath.Join(root, "gamecraft_bench", "verifier")); err == nil {
-			pp = root
-		}
-	}
-	if pp != "" {
-		env = append(env, "PYTHONPATH="+pp)
-	}
-	if v.Judge != "" {
-		env = append(env, "GAMECRAFT_BENCH_JUDGE="+v.Judge)
-	}
-	if v.JudgeModel != "" {
-		env = append(env, "GAMECRAFT_BENCH_JUDGE_MODEL="+v.JudgeModel)
-	}
-	for _, name := range []string{"DISPLAY", "XAUTHORITY", v.JudgeKeyEnv} {
-		if name == "" {
-			continue
-		}
-		if val, ok := os.LookupEnv(name); ok {
-			env = append(env, name+"="+val)
-		}
+	env, err := v.hostEnv(root, bin, python)
+	if err != nil {
+		return err
 	}
 	timeout := v.Timeout
 	if timeout <= 0 {
@@ -148,6 +118,47 @@ func (v *Verifier) run(ctx context.Context, root string, td *TaskData, game, out
 		return fmt.Errorf("%w: %v: %s", errEvaluationUnavailable, runErr, classify.LastLines(stderr.String(), 5))
 	}
 	return nil
+}
+
+// hostEnv is the environment of the verifier's test.sh on the host: python3's
+// folder on PATH, the configured Godot linked into bin and put first, and
+// the judge's settings and key passed through.
+func (v *Verifier) hostEnv(root, bin, python string) ([]string, error) {
+	path := filepath.Dir(python) + string(os.PathListSeparator) + os.Getenv("PATH")
+	env := []string{"HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8", "GODOT_SILENCE_ROOT_WARNING=1",
+		"XDG_DATA_HOME=" + filepath.Join(bin, "xdg")}
+	if v.GodotBin != "" {
+		if err := os.Symlink(v.GodotBin, filepath.Join(bin, "godot")); err != nil {
+			return nil, err
+		}
+		path = bin + string(os.PathListSeparator) + path
+		env = append(env, "GAMECRAFT_BENCH_GODOT_BIN="+v.GodotBin)
+	}
+	env = append(env, "PATH="+path)
+	pp := v.PythonPath
+	if pp == "" {
+		if _, err := os.Stat(filepath.Join(root, "gamecraft_bench", "verifier")); err == nil {
+			pp = root
+		}
+	}
+	if pp != "" {
+		env = append(env, "PYTHONPATH="+pp)
+	}
+	if v.Judge != "" {
+		env = append(env, "GAMECRAFT_BENCH_JUDGE="+v.Judge)
+	}
+	if v.JudgeModel != "" {
+		env = append(env, "GAMECRAFT_BENCH_JUDGE_MODEL="+v.JudgeModel)
+	}
+	for _, name := range []string{"DISPLAY", "XAUTHORITY", v.JudgeKeyEnv} {
+		if name == "" {
+			continue
+		}
+		if val, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+val)
+		}
+	}
+	return env, nil
 }
 
 // verifierOutput is the empty folder a verifier of the checkpoint in dir

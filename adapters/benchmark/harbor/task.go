@@ -289,6 +289,35 @@ func LoadTask(dataset, dir, categoryKey string) (Loaded, error) {
 	if err := validateSteps(dir, *f); err != nil {
 		return l, fmt.Errorf("%s: %w", tomlPath, err)
 	}
+	lim := taskLimits(f)
+	for name, v := range map[string]float64{"environment.cpus": lim.CPUs, "environment.memory_mb": float64(lim.MemoryMB),
+		"agent.timeout_sec": lim.AgentTimeout.Seconds(), "verifier.timeout_sec": lim.VerifierTimeout.Seconds()} {
+		if v <= 0 {
+			return l, fmt.Errorf("%s: %s must be positive", tomlPath, name)
+		}
+	}
+	id := filepath.Base(dir)
+	cat := ""
+	if categoryKey != "" {
+		if v, ok := f.Metadata[categoryKey]; ok {
+			s, ok := v.(string)
+			if !ok {
+				return l, fmt.Errorf("%s: metadata.%s must be a string", tomlPath, categoryKey)
+			}
+			cat = s
+		}
+	}
+	l.Task = benchmark.Task{
+		Benchmark: dataset, ID: id, Name: f.Task.Name, Category: cat,
+		Spec: string(spec), Dir: dir, Limits: lim,
+	}
+	return l, nil
+}
+
+// taskLimits are the task's limits: task.toml's environment, agent and
+// verifier settings over hoh's defaults (legacy sizes already converted).
+func taskLimits(f *TaskFile) benchmark.Limits {
+	e := &f.Environment
 	lim := benchmark.Limits{
 		CPUs: DefaultCPUs, MemoryMB: DefaultMemoryMB, StorageMB: DefaultStorageMB,
 		AllowInternet: true, AgentTimeout: DefaultAgentTimeout, VerifierTimeout: defaultVerifierTimeout,
@@ -318,28 +347,7 @@ func LoadTask(dataset, dir, categoryKey string) (Loaded, error) {
 	if f.Verifier.TimeoutSec != nil {
 		lim.VerifierTimeout = seconds(float64(*f.Verifier.TimeoutSec))
 	}
-	for name, v := range map[string]float64{"environment.cpus": lim.CPUs, "environment.memory_mb": float64(lim.MemoryMB),
-		"agent.timeout_sec": lim.AgentTimeout.Seconds(), "verifier.timeout_sec": lim.VerifierTimeout.Seconds()} {
-		if v <= 0 {
-			return l, fmt.Errorf("%s: %s must be positive", tomlPath, name)
-		}
-	}
-	id := filepath.Base(dir)
-	cat := ""
-	if categoryKey != "" {
-		if v, ok := f.Metadata[categoryKey]; ok {
-			s, ok := v.(string)
-			if !ok {
-				return l, fmt.Errorf("%s: metadata.%s must be a string", tomlPath, categoryKey)
-			}
-			cat = s
-		}
-	}
-	l.Task = benchmark.Task{
-		Benchmark: dataset, ID: id, Name: f.Task.Name, Category: cat,
-		Spec: string(spec), Dir: dir, Limits: lim,
-	}
-	return l, nil
+	return lim
 }
 
 // stepsSpec joins the steps' instructions (steps/NAME/instruction.md): the

@@ -104,33 +104,40 @@ func Steps(raw []json.RawMessage, before runrecord.Usage) []atif.Step {
 			if it == nil {
 				continue
 			}
-			switch it.Type {
-			case "reasoning":
-				if reasoning != "" {
-					reasoning += "\n"
-				}
-				reasoning += it.Text
-			case "agent_message":
-				add(atif.Step{Message: it.Text})
-			case "command_execution":
-				call(&b, add, it.ID, "command_execution", map[string]any{"command": it.Command}, it.AggregatedOutput,
-					map[string]any{"exit_code": it.ExitCode, "status": it.Status})
-			case "file_change":
-				var changes []any
-				for _, c := range it.Changes {
-					changes = append(changes, map[string]any{"path": c.Path, "kind": c.Kind})
-				}
-				call(&b, add, it.ID, "file_change", map[string]any{"changes": changes}, it.Status, nil)
-			case "mcp_tool_call":
-				call(&b, add, it.ID, "mcp:"+it.Server+"/"+it.Tool, atif.Arguments(it.Arguments), string(it.Result), nil)
-			case "web_search":
-				call(&b, add, it.ID, "web_search", map[string]any{"query": it.Query}, "", nil)
-			case "error":
-				b.Add(atif.Step{Source: "system", Message: it.Msg})
-			}
+			stepOfItem(&b, add, &reasoning, it)
 		}
 	}
 	return b.Steps
+}
+
+// stepOfItem adds a completed item as a step (through add, which gives it
+// the reasoning gathered so far), or gathers a reasoning item into
+// *reasoning for the next step.
+func stepOfItem(b *atif.Builder, add func(atif.Step), reasoning *string, it *codexItem) {
+	switch it.Type {
+	case "reasoning":
+		if *reasoning != "" {
+			*reasoning += "\n"
+		}
+		*reasoning += it.Text
+	case "agent_message":
+		add(atif.Step{Message: it.Text})
+	case "command_execution":
+		call(b, add, it.ID, "command_execution", map[string]any{"command": it.Command}, it.AggregatedOutput,
+			map[string]any{"exit_code": it.ExitCode, "status": it.Status})
+	case "file_change":
+		var changes []any
+		for _, c := range it.Changes {
+			changes = append(changes, map[string]any{"path": c.Path, "kind": c.Kind})
+		}
+		call(b, add, it.ID, "file_change", map[string]any{"changes": changes}, it.Status, nil)
+	case "mcp_tool_call":
+		call(b, add, it.ID, "mcp:"+it.Server+"/"+it.Tool, atif.Arguments(it.Arguments), string(it.Result), nil)
+	case "web_search":
+		call(b, add, it.ID, "web_search", map[string]any{"query": it.Query}, "", nil)
+	case "error":
+		b.Add(atif.Step{Source: "system", Message: it.Msg})
+	}
 }
 
 func call(b *atif.Builder, add func(atif.Step), id, name string, args map[string]any, output string, extra map[string]any) {

@@ -24,33 +24,36 @@ type codexEvent struct {
 		OutputTokens          int64 `json:"output_tokens"`
 		ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
 	} `json:"usage"`
-	Item *struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Message  string `json:"message"`
-		Command  string `json:"command"`
-		ExitCode *int   `json:"exit_code"`
-		// AggregatedOutput is the command's stdout and stderr as Codex
-		// recorded them (absent from older versions' events).
-		AggregatedOutput *string `json:"aggregated_output"`
-		Server           string  `json:"server"`
-		Tool             string  `json:"tool"`
-		// Arguments and Result are an mcp_tool_call's (Result the MCP
-		// CallToolResult: content blocks).
-		Arguments json.RawMessage `json:"arguments"`
-		Result    *struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-		Query   string `json:"query"`
-		Changes []struct {
-			Path string `json:"path"`
-			Kind string `json:"kind"`
-		} `json:"changes"`
-	} `json:"item"`
+	Item *eventItem `json:"item"`
+}
+
+// eventItem is an item.started or item.completed event's item.
+type eventItem struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Message  string `json:"message"`
+	Command  string `json:"command"`
+	ExitCode *int   `json:"exit_code"`
+	// AggregatedOutput is the command's stdout and stderr as Codex
+	// recorded them (absent from older versions' events).
+	AggregatedOutput *string `json:"aggregated_output"`
+	Server           string  `json:"server"`
+	Tool             string  `json:"tool"`
+	// Arguments and Result are an mcp_tool_call's (Result the MCP
+	// CallToolResult: content blocks).
+	Arguments json.RawMessage `json:"arguments"`
+	Result    *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
+	Query   string `json:"query"`
+	Changes []struct {
+		Path string `json:"path"`
+		Kind string `json:"kind"`
+	} `json:"changes"`
 }
 
 // ParseEvents reads a `codex exec --json` stream. turn.failed messages are
@@ -101,49 +104,55 @@ func ParseEvents(raw []json.RawMessage) cliproc.Report {
 			if it == nil {
 				continue
 			}
-			switch it.Type {
-			case "agent_message":
-				rep.FinalMessage = it.Text
-			case "command_execution":
-				call := runrecord.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode}
-				if it.AggregatedOutput != nil {
-					call.Output = harness.ToolOutput(*it.AggregatedOutput)
-				}
-				if i, ok := commands[it.ID]; ok {
-					rep.Tools[i] = call
-				} else {
-					rep.Tools = append(rep.Tools, call)
-				}
-			case "file_change":
-				var paths []string
-				for _, c := range it.Changes {
-					paths = append(paths, c.Kind+" "+c.Path)
-				}
-				rep.Tools = append(rep.Tools, runrecord.ToolCall{Name: "file_change", Input: strings.Join(paths, ", ")})
-			case "mcp_tool_call":
-				call := runrecord.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool}
-				if len(it.Arguments) > 0 && string(it.Arguments) != "null" {
-					call.Input = string(it.Arguments)
-				}
-				if it.Result != nil {
-					var text []string
-					for _, c := range it.Result.Content {
-						if c.Type == "text" {
-							text = append(text, c.Text)
-						}
-					}
-					call.Output = harness.ToolOutput(strings.Join(text, "\n"))
-				}
-				rep.Tools = append(rep.Tools, call)
-			case "web_search":
-				rep.Tools = append(rep.Tools, runrecord.ToolCall{Name: "web_search", Input: it.Query})
-			case "error":
-				rep.Notices = append(rep.Notices, it.Message)
-			}
+			reportItem(&rep, it, commands)
 		}
 	}
 	rep.Completed = turnCompleted
 	return rep
+}
+
+// reportItem adds a completed item to rep: the final message, a tool call
+// (a command replacing its item.started entry) or a notice.
+func reportItem(rep *cliproc.Report, it *eventItem, commands map[string]int) {
+	switch it.Type {
+	case "agent_message":
+		rep.FinalMessage = it.Text
+	case "command_execution":
+		call := runrecord.ToolCall{Name: "command_execution", Input: it.Command, ExitCode: it.ExitCode}
+		if it.AggregatedOutput != nil {
+			call.Output = harness.ToolOutput(*it.AggregatedOutput)
+		}
+		if i, ok := commands[it.ID]; ok {
+			rep.Tools[i] = call
+		} else {
+			rep.Tools = append(rep.Tools, call)
+		}
+	case "file_change":
+		var paths []string
+		for _, c := range it.Changes {
+			paths = append(paths, c.Kind+" "+c.Path)
+		}
+		rep.Tools = append(rep.Tools, runrecord.ToolCall{Name: "file_change", Input: strings.Join(paths, ", ")})
+	case "mcp_tool_call":
+		call := runrecord.ToolCall{Name: "mcp:" + it.Server + "/" + it.Tool}
+		if len(it.Arguments) > 0 && string(it.Arguments) != "null" {
+			call.Input = string(it.Arguments)
+		}
+		if it.Result != nil {
+			var text []string
+			for _, c := range it.Result.Content {
+				if c.Type == "text" {
+					text = append(text, c.Text)
+				}
+			}
+			call.Output = harness.ToolOutput(strings.Join(text, "\n"))
+		}
+		rep.Tools = append(rep.Tools, call)
+	case "web_search":
+		rep.Tools = append(rep.Tools, runrecord.ToolCall{Name: "web_search", Input: it.Query})
+	case "error":
+		rep.Notices = append(rep.Notices, it.Message)
+	}
 }
 
 // Codex retries a connection it cannot open without end ("Reconnecting...

@@ -266,23 +266,7 @@ func checkHarness(env Env, t Target) []Check {
 			}
 		}
 	}
-	switch {
-	case t.Scripted:
-		out = append(out, Check{Name: name + ": key", OK: true, Required: true,
-			Detail: "scripted test-double provider: no key needed"})
-	case t.KeyEnv == "":
-		out = append(out, Check{Name: name + ": key", OK: true, Required: false,
-			Detail: "no provider key variable named (pass --key-env or an experiment config)"})
-	case runrecord.EnvNameProblem(t.KeyEnv) != "":
-		out = append(out, Check{Name: name + ": key", Required: true,
-			Detail: "the key variable " + runrecord.EnvNameProblem(t.KeyEnv), Fix: "export OPENAI_API_KEY=<your API key>, and name OPENAI_API_KEY as the key variable"})
-	case env.Getenv(t.KeyEnv) == "":
-		out = append(out, Check{Name: name + ": key", Required: true,
-			Detail: "$" + t.KeyEnv + " is not set", Fix: "export " + t.KeyEnv + "=<your API key>"})
-	default:
-		// Say it is there, never what it is.
-		out = append(out, Check{Name: name + ": key", OK: true, Required: true, Detail: "$" + t.KeyEnv + " is set"})
-	}
+	out = append(out, checkKey(env, t, name))
 	if t.Kind == "opencode" {
 		// Without rg OpenCode fetches ripgrep from GitHub at start, which a
 		// role's view (no network but the model endpoint) refuses.
@@ -290,6 +274,28 @@ func checkHarness(env Env, t Target) []Check {
 			"OpenCode downloads ripgrep from GitHub when none is on PATH; a role's view has no network", FixRipgrep))
 	}
 	return out
+}
+
+// checkKey says whether the harness's provider key variable is set (never
+// what it holds); a scripted provider needs none.
+func checkKey(env Env, t Target, name string) Check {
+	switch {
+	case t.Scripted:
+		return Check{Name: name + ": key", OK: true, Required: true,
+			Detail: "scripted test-double provider: no key needed"}
+	case t.KeyEnv == "":
+		return Check{Name: name + ": key", OK: true, Required: false,
+			Detail: "no provider key variable named (pass --key-env or an experiment config)"}
+	case runrecord.EnvNameProblem(t.KeyEnv) != "":
+		return Check{Name: name + ": key", Required: true,
+			Detail: "the key variable " + runrecord.EnvNameProblem(t.KeyEnv), Fix: "export OPENAI_API_KEY=<your API key>, and name OPENAI_API_KEY as the key variable"}
+	case env.Getenv(t.KeyEnv) == "":
+		return Check{Name: name + ": key", Required: true,
+			Detail: "$" + t.KeyEnv + " is not set", Fix: "export " + t.KeyEnv + "=<your API key>"}
+	default:
+		// Say it is there, never what it is.
+		return Check{Name: name + ": key", OK: true, Required: true, Detail: "$" + t.KeyEnv + " is set"}
+	}
 }
 
 // pinNote says how version relates to the catalogue's pins.

@@ -276,6 +276,16 @@ func Faults(t *testing.T, tg Target, api string) {
 	if tg.Quick {
 		return
 	}
+	faultTimeouts(t, api, rig, assertGone)
+}
+
+// faultRig starts a harness against a provider failing with f, with the
+// invocation to run it.
+type faultRig func(t *testing.T, f *scripted.Fault) (harness.Harness, harness.Invocation)
+
+// faultTimeouts checks that a stalled stream ends at the idle timeout and a
+// hung provider at the wall timeout, leaving no processes behind.
+func faultTimeouts(t *testing.T, api string, rig faultRig, assertGone func(*testing.T, harness.Invocation)) {
 	t.Run(api+"/stall", func(t *testing.T) {
 		h, inv := rig(t, &scripted.Fault{Kind: scripted.FaultStall})
 		inv.IdleTimeout, inv.WallTimeout = 5*time.Second, testenv.Scaled(60*time.Second)

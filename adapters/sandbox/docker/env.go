@@ -175,29 +175,7 @@ var AgentCapabilities = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "S
 
 func (env *Environment) create(ctx context.Context, img string, spec Spec, withStorage bool) error {
 	c := env.c
-	cfg := &container.Config{
-		Image:  img,
-		Env:    spec.Env,
-		Labels: c.Labels(spec.Labels),
-		// Keep the container alive; work happens through exec.
-		Entrypoint:  []string{"/bin/sh", "-c"},
-		Cmd:         []string{keepAlive},
-		WorkingDir:  spec.Workdir,
-		Healthcheck: spec.Healthcheck,
-	}
-	if spec.KeepEntrypoint {
-		// The image's ENTRYPOINT runs with the loop as its arguments (the
-		// usual entrypoint ends in exec "$@").
-		cfg.Entrypoint, cfg.Cmd = nil, []string{"/bin/sh", "-c", keepAlive}
-	}
-	if h := spec.Healthcheck; h != nil && h.StartInterval != 0 && versions.LessThan(c.API.ClientVersion(), "1.44") {
-		// Older engines reject it; the start period is then checked at the
-		// interval.
-		hc := *h
-		hc.StartInterval = 0
-		cfg.Healthcheck = &hc
-		env.Notes = append(env.Notes, fmt.Sprintf("healthcheck start interval %s not applied: the Docker engine's API %s predates 1.44 (the interval applies during the start period too)", h.StartInterval, c.API.ClientVersion()))
-	}
+	cfg := env.containerConfig(img, spec)
 	// What the host roles' seccomp filter refuses is refused here too.
 	profile, err := c.seccompOpt(ctx)
 	if err != nil {
@@ -232,6 +210,70 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 	if spec.GPUs > 0 {
 		hc.DeviceRequests = []container.DeviceRequest{{Count: spec.GPUs, Capabilities: [][]string{{"gpu"}}}}
 	}
+	if err := env.addMounts(hc, cfg, spec); err != nil {
+		return err
+	}
+	nc := env.mainNetworking(hc)
+	resp, err := c.API.ContainerCreate(ctx, cfg, hc, nc, nil, spec.Name)
+	if err != nil {
+		// overlay2 on ext4 has no size quota: run without it and say so.
+		if withStorage && hc.StorageOpt != nil && strings.Contains(err.Error(), "storage-opt") {
+			env.Notes = append(env.Notes, fmt.Sprintf("storage limit %d MB not enforced: %v", spec.StorageMB, err))
+			return env.create(ctx, img, spec, false)
+		}
+		return &InfraError{Stage: "create", Err: err}
+	}
+	env.ID = resp.ID
+	c.trackContainer(resp.ID, true)
+	if eng := c.Engine(ctx); !eng.Limits && spec.Workdir != podmanRetryWorkdir {
+		// Rootless on cgroup v1: the engine accepts the limits and sets none.
+		env.Notes = append(env.Notes, fmt.Sprintf("memory (%d MB), CPU (%g) and process (%d) limits not enforced: %s has no cgroup for a rootless container on cgroup v%s",
+			spec.MemoryMB, spec.CPUs, pids, eng.Name(), eng.CgroupVersion))
+	}
+	if err := c.API.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		if msg := err.Error(); spec.Workdir != podmanRetryWorkdir && c.Engine(ctx).Podman && strings.Contains(msg, "mkdir") && strings.Contains(msg, "file exists") {
+			return env.startAtRoot(ctx, img, spec, withStorage)
+		}
+		return &InfraError{Stage: "start", Err: err}
+	}
+	return nil
+}
+
+// containerConfig is the container's configuration: img kept alive by a
+// shell loop (work happens through exec), under the image's entrypoint if
+// spec keeps it, with the healthcheck the engine's API accepts.
+func (env *Environment) containerConfig(img string, spec Spec) *container.Config {
+	c := env.c
+	cfg := &container.Config{
+		Image:  img,
+		Env:    spec.Env,
+		Labels: c.Labels(spec.Labels),
+		// Keep the container alive; work happens through exec.
+		Entrypoint:  []string{"/bin/sh", "-c"},
+		Cmd:         []string{keepAlive},
+		WorkingDir:  spec.Workdir,
+		Healthcheck: spec.Healthcheck,
+	}
+	if spec.KeepEntrypoint {
+		// The image's ENTRYPOINT runs with the loop as its arguments (the
+		// usual entrypoint ends in exec "$@").
+		cfg.Entrypoint, cfg.Cmd = nil, []string{"/bin/sh", "-c", keepAlive}
+	}
+	if h := spec.Healthcheck; h != nil && h.StartInterval != 0 && versions.LessThan(c.API.ClientVersion(), "1.44") {
+		// Older engines reject it; the start period is then checked at the
+		// interval.
+		hc := *h
+		hc.StartInterval = 0
+		cfg.Healthcheck = &hc
+		env.Notes = append(env.Notes, fmt.Sprintf("healthcheck start interval %s not applied: the Docker engine's API %s predates 1.44 (the interval applies during the start period too)", h.StartInterval, c.API.ClientVersion()))
+	}
+	return cfg
+}
+
+// addMounts bind-mounts the workspace and spec's mounts into hc, and the
+// relay's and egress proxy's files when spec uses them (the proxy's
+// environment added to cfg).
+func (env *Environment) addMounts(hc *container.HostConfig, cfg *container.Config, spec Spec) error {
 	if spec.Workspace != "" {
 		abs, err := filepath.Abs(spec.Workspace)
 		if err != nil {
@@ -256,29 +298,6 @@ func (env *Environment) create(ctx context.Context, img string, spec Spec, withS
 		}
 		hc.Mounts = append(hc.Mounts, em...)
 		cfg.Env = append(append([]string(nil), cfg.Env...), env.egressEnv()...)
-	}
-	nc := env.mainNetworking(hc)
-	resp, err := c.API.ContainerCreate(ctx, cfg, hc, nc, nil, spec.Name)
-	if err != nil {
-		// overlay2 on ext4 has no size quota: run without it and say so.
-		if withStorage && hc.StorageOpt != nil && strings.Contains(err.Error(), "storage-opt") {
-			env.Notes = append(env.Notes, fmt.Sprintf("storage limit %d MB not enforced: %v", spec.StorageMB, err))
-			return env.create(ctx, img, spec, false)
-		}
-		return &InfraError{Stage: "create", Err: err}
-	}
-	env.ID = resp.ID
-	c.trackContainer(resp.ID, true)
-	if eng := c.Engine(ctx); !eng.Limits && spec.Workdir != podmanRetryWorkdir {
-		// Rootless on cgroup v1: the engine accepts the limits and sets none.
-		env.Notes = append(env.Notes, fmt.Sprintf("memory (%d MB), CPU (%g) and process (%d) limits not enforced: %s has no cgroup for a rootless container on cgroup v%s",
-			spec.MemoryMB, spec.CPUs, pids, eng.Name(), eng.CgroupVersion))
-	}
-	if err := c.API.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
-		if msg := err.Error(); spec.Workdir != podmanRetryWorkdir && c.Engine(ctx).Podman && strings.Contains(msg, "mkdir") && strings.Contains(msg, "file exists") {
-			return env.startAtRoot(ctx, img, spec, withStorage)
-		}
-		return &InfraError{Stage: "start", Err: err}
 	}
 	return nil
 }

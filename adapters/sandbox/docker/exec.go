@@ -201,14 +201,7 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 	exit.Duration = time.Since(start)
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
-	var ins container.ExecInspect
-	for i := 0; i < 50; i++ {
-		ins, err = api.ContainerExecInspect(ictx, ec.ID)
-		if err != nil || !ins.Running {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	ins, err := env.waitExecEnd(ictx, ec.ID)
 	if err != nil {
 		exit.Code = -1
 		return exit, &InfraError{Stage: "exec inspect", Err: err}
@@ -217,12 +210,35 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 	if exit.TimedOut || exit.Idle {
 		exit.Code = -1
 	}
-	st, serr := env.State(ictx)
+	return env.afterExec(ictx, ins, exit, pids, copyErr)
+}
+
+// waitExecEnd inspects exec id until its process has ended, for at most
+// 50 tries 100ms apart (the output stream may close before the engine
+// records the exit).
+func (env *Environment) waitExecEnd(ctx context.Context, id string) (container.ExecInspect, error) {
+	var ins container.ExecInspect
+	var err error
+	for i := 0; i < 50; i++ {
+		ins, err = env.c.API.ContainerExecInspect(ctx, id)
+		if err != nil || !ins.Running {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return ins, err
+}
+
+// afterExec completes exit of the ended exec ins: an infrastructure error
+// if the container stopped during it, the processes it left ended, and an
+// OOM kill or the output stream's error explained.
+func (env *Environment) afterExec(ctx context.Context, ins container.ExecInspect, exit sandbox.Exit, pids *pidCatcher, copyErr error) (sandbox.Exit, error) {
+	st, serr := env.State(ctx)
 	// A process killed by a signal may be the first sign of a dying
 	// container: give the engine a moment to report the container's end.
 	for i := 0; serr == nil && st.Running && ins.ExitCode >= 128 && i < 20; i++ {
 		time.Sleep(100 * time.Millisecond)
-		st, serr = env.State(ictx)
+		st, serr = env.State(ctx)
 	}
 	if serr != nil {
 		return exit, &InfraError{Stage: "inspect", Err: serr}
@@ -239,11 +255,11 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 		return exit, &InfraError{Stage: "run", Err: fmt.Errorf("%s", ev), OOM: st.OOMKilled}
 	}
 	// Nothing the command started outlives it (see endLeftoversScript).
-	ended, err := env.endLeftovers(ictx, pids.startTime())
+	ended, err := env.endLeftovers(ctx, pids.startTime())
 	if err != nil {
 		// Whatever keeps running would race with the next command: the
 		// container goes, and with it everything in it.
-		_ = env.Kill(ictx)
+		_ = env.Kill(ctx)
 		exit.Detail = joinDetail(exit.Detail, "container killed")
 		return exit, &InfraError{Stage: "ending leftover processes", Err: err}
 	}
@@ -254,7 +270,7 @@ func (x *executor) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Exit, 
 		exit.Detail = "output stream: " + copyErr.Error()
 	}
 	if exit.Code == 137 && !exit.TimedOut && !exit.Idle {
-		if n, ok := env.oomKills(ictx); ok && n > 0 {
+		if n, ok := env.oomKills(ctx); ok && n > 0 {
 			exit.OOM = true
 			exit.Detail = fmt.Sprintf("killed by the OOM killer (memory limit %d MB; %d OOM kill(s) in the container cgroup)", env.spec.MemoryMB, n)
 		}
