@@ -41,7 +41,6 @@ var notYetSplit = map[string]bool{
 	"analysis/tables adapt":                                 true,
 	"analysis/tables builder.pool":                          true,
 	"analysis/tables builder.table1":                        true,
-	"runrecord rowDecoder.decode":                           true,
 }
 
 // longFuncs reports the functions of a file spanning more than max lines,
