@@ -35,7 +35,6 @@ var notYetSplit = map[string]bool{
 	"adapters/sandbox/docker Environment.create":            true,
 	"adapters/sandbox/docker executor.Run":                  true,
 	"adapters/scripted Server.handle":                       true,
-	"analysis/metrics Index.taskTokensExact":                true,
 	"analysis/results LoadWith":                             true,
 	"analysis/results newSet":                               true,
 	"analysis/tables adapt":                                 true,
