@@ -35,8 +35,6 @@ var notYetSplit = map[string]bool{
 	"adapters/sandbox/docker Environment.create":            true,
 	"adapters/sandbox/docker executor.Run":                  true,
 	"adapters/scripted Server.handle":                       true,
-	"analysis/results LoadWith":                             true,
-	"analysis/results newSet":                               true,
 	"analysis/tables adapt":                                 true,
 	"analysis/tables builder.pool":                          true,
 	"analysis/tables builder.table1":                        true,
