@@ -35,7 +35,6 @@ var notYetSplit = map[string]bool{
 	"adapters/sandbox/docker Environment.create":            true,
 	"adapters/sandbox/docker executor.Run":                  true,
 	"adapters/scripted Server.handle":                       true,
-	"analysis/tables builder.table1":                        true,
 }
 
 // longFuncs reports the functions of a file spanning more than max lines,
