@@ -256,6 +256,9 @@ func field(fields [][]byte, i int) []byte {
 	return bytes.Trim(f, " \t\r\n\v\f")
 }
 
+// decode appends the row of one record's fields to the table. It runs once
+// per row of the load's hot loop, so each step below handles a group of
+// fields and caches the last value seen, never work per byte.
 func (d *rowDecoder) decode(fields [][]byte) error {
 	c := &d.cols
 	for k, i := range c.required {
@@ -266,8 +269,33 @@ func (d *rowDecoder) decode(fields [][]byte) error {
 	}
 	p := packedRow{rep: 1, tokens: math.NaN()}
 	var name [nNames]uint32
+	if err := d.names(fields, &name); err != nil {
+		return err
+	}
+	p.task, p.source = name[nTask], name[nSource]
+	if p.source == 0 {
+		p.source = d.source
+	}
+	if err := d.place(&p, fields, &name); err != nil {
+		return err
+	}
+	exact, err := d.measures(&p, fields)
+	if err != nil {
+		return err
+	}
+	if exact != nil {
+		p.cost |= exactBit
+		d.t.exact[int32(len(d.t.rows))] = exact
+	}
+	d.t.rows = append(d.t.rows, p)
+	return nil
+}
+
+// names interns the row's name columns into name, reusing each column's
+// last id while its field repeats (records come sorted, so most do).
+func (d *rowDecoder) names(fields [][]byte, name *[nNames]uint32) error {
 	for k := range nNames {
-		f := field(fields, c.name[k])
+		f := field(fields, d.cols.name[k])
 		last := &d.last[k]
 		if last.ok && bytes.Equal(f, last.raw) {
 			name[k] = last.id
@@ -275,21 +303,33 @@ func (d *rowDecoder) decode(fields [][]byte) error {
 		}
 		id := d.t.internBytes(f)
 		if k != nSource && !d.t.checked[id] {
-			if ch, at := formatChar(d.t.names[id]); at >= 0 {
-				return fmt.Errorf("%s %s contains the invisible format character %U at byte %d: it would print like another name", nameColumns[k], Quote(d.t.names[id]), ch, at)
-			}
-			if what, ch, at := nameProblem(d.t.names[id]); at >= 0 {
-				return fmt.Errorf("%s %s contains %s %U at byte %d: it would print like another name or not at all", nameColumns[k], Quote(d.t.names[id]), what, ch, at)
+			if err := checkName(k, d.t.names[id]); err != nil {
+				return err
 			}
 			d.t.checked[id] = true
 		}
 		last.raw, last.id, last.ok = append(last.raw[:0], f...), id, true
 		name[k] = id
 	}
-	p.task, p.source = name[nTask], name[nSource]
-	if p.source == 0 {
-		p.source = d.source
+	return nil
+}
+
+// checkName refuses a new name of column k that would print like another
+// name or not at all; it runs once per distinct name, off the hot path.
+func checkName(k int, s string) error {
+	if ch, at := formatChar(s); at >= 0 {
+		return fmt.Errorf("%s %s contains the invisible format character %U at byte %d: it would print like another name", nameColumns[k], Quote(s), ch, at)
 	}
+	if what, ch, at := nameProblem(s); at >= 0 {
+		return fmt.Errorf("%s %s contains %s %U at byte %d: it would print like another name or not at all", nameColumns[k], Quote(s), what, ch, at)
+	}
+	return nil
+}
+
+// place sets the row's series (of its arm and metric) and labels, reusing
+// the last arm's, series' and labels' ids while they repeat.
+func (d *rowDecoder) place(p *packedRow, fields [][]byte, name *[nNames]uint32) error {
+	c := &d.cols
 	cp, ok := parseCount(field(fields, c.checkpoint))
 	if !ok {
 		cp64, err := strconv.Atoi(string(field(fields, c.checkpoint)))
@@ -317,42 +357,34 @@ func (d *rowDecoder) decode(fields [][]byte) error {
 		d.lastLabel, d.lastLabelID, d.hasLabel = l, d.t.labelID(l), true
 	}
 	p.labels = d.lastLabelID
-	var exact *big.Rat
+	return nil
+}
+
+// measures reads the row's value, tokens, cost and rep, in that order so
+// a row with several bad fields reports the same first one; exact is the
+// value's exact form when the float alone would not hold it.
+func (d *rowDecoder) measures(p *packedRow, fields [][]byte) (exact *big.Rat, err error) {
+	c := &d.cols
 	if v, ok := parseShortDecimal(field(fields, c.value)); ok {
 		p.value = v
-	} else {
-		var err error
-		if p.value, exact, err = parseDecimal("value", string(field(fields, c.value))); err != nil {
-			return err
-		}
+	} else if p.value, exact, err = parseDecimal("value", string(field(fields, c.value))); err != nil {
+		return nil, err
 	}
 	if f := field(fields, c.tokens); len(f) > 0 {
 		v, ok := parseShortDecimal(f)
 		if !ok {
-			var err error
 			if v, err = parseFinite("tokens", string(f)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if v < 0 {
-			return fmt.Errorf("tokens %s is negative", Quote(string(f)))
+			return nil, fmt.Errorf("tokens %s is negative", Quote(string(f)))
 		}
 		p.tokens = v
 	}
 	if f := field(fields, c.costUSD); len(f) > 0 {
-		if d.hasLastCost && bytes.Equal(f, d.lastCost) {
-			p.cost = d.lastCostID
-		} else {
-			id, ok := d.t.costIDs[string(f)]
-			if !ok {
-				v, err := ParseUSD(string(f))
-				if err != nil {
-					return fmt.Errorf("cost_usd: %w", err)
-				}
-				id = d.t.costID(string(f), v)
-			}
-			d.lastCost, d.lastCostID, d.hasLastCost = append(d.lastCost[:0], f...), id, true
-			p.cost = id
+		if p.cost, err = d.costID(f); err != nil {
+			return nil, err
 		}
 	}
 	if f := field(fields, c.rep); len(f) > 0 {
@@ -360,18 +392,31 @@ func (d *rowDecoder) decode(fields [][]byte) error {
 		if !ok {
 			r, err := strconv.Atoi(string(f))
 			if err != nil || r < 1 {
-				return fmt.Errorf("rep %s is not an integer >= 1", Quote(string(f)))
+				return nil, fmt.Errorf("rep %s is not an integer >= 1", Quote(string(f)))
 			}
 			rep = r
 		}
 		p.rep = int32(rep)
 	}
-	if exact != nil {
-		p.cost |= exactBit
-		d.t.exact[int32(len(d.t.rows))] = exact
+	return exact, nil
+}
+
+// costID is the id of a cost_usd field, the last one's while it repeats,
+// parsing only a cost the table has not seen.
+func (d *rowDecoder) costID(f []byte) (uint32, error) {
+	if d.hasLastCost && bytes.Equal(f, d.lastCost) {
+		return d.lastCostID, nil
 	}
-	d.t.rows = append(d.t.rows, p)
-	return nil
+	id, ok := d.t.costIDs[string(f)]
+	if !ok {
+		v, err := ParseUSD(string(f))
+		if err != nil {
+			return 0, fmt.Errorf("cost_usd: %w", err)
+		}
+		id = d.t.costID(string(f), v)
+	}
+	d.lastCost, d.lastCostID, d.hasLastCost = append(d.lastCost[:0], f...), id, true
+	return id, nil
 }
 
 // parseCount reads a plain count >= 1 of up to 9 digits; ok false sends

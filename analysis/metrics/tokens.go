@@ -47,34 +47,58 @@ type armTokens struct {
 	mean *Summary
 }
 
+// tokenTrial is one (task, rep) of an arm.
+type tokenTrial struct {
+	task uint32
+	rep  int32
+}
+
+// trialTokens is a trial's tokens, has false while no row gave them.
+type trialTokens struct {
+	tokens float64
+	has    bool
+}
+
+// taskTokenSum is a task's repetitions with and without tokens and their
+// sum, in int64 while every count is an integer float (what FloatExact
+// reads it as), else exactly.
+type taskTokenSum struct {
+	with, without int
+	sum           int64
+	exact         *big.Rat
+}
+
 func (x *Index) taskTokensExact(sel Selector) (map[string]*big.Rat, error) {
 	rows := x.armRows(sel)
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("metrics: no rows for %s/%s/%s", sel.Benchmark, sel.Config, sel.Arm)
 	}
+	trials, counts, err := x.trialTokens(sel, rows)
+	if err != nil {
+		return nil, err
+	}
+	of, order := sumTaskTokens(trials, counts)
+	return x.meanTaskTokens(sel, of, order)
+}
+
+// trialTokens is the arm's trials in order of first appearance with each
+// one's tokens, refusing a trial whose rows disagree on them.
+func (x *Index) trialTokens(sel Selector, rows []int32) ([]tokenTrial, []trialTokens, error) {
 	// A trial's rows (one per metric) are mostly adjacent: the map is
 	// consulted only where the (task, rep) changes.
-	type trial struct {
-		task uint32
-		rep  int32
-	}
-	type count struct {
-		tokens float64
-		has    bool
-	}
 	t := x.t
-	at := map[trial]int{}
-	var trials []trial
-	var counts []count
+	at := map[tokenTrial]int{}
+	var trials []tokenTrial
+	var counts []trialTokens
 	last := -1
 	for _, i := range rows {
-		k := trial{t.Task(int(i)), t.Rep(int(i))}
+		k := tokenTrial{t.Task(int(i)), t.Rep(int(i))}
 		if last < 0 || trials[last] != k {
 			j, ok := at[k]
 			if !ok {
 				j = len(trials)
 				at[k] = j
-				trials, counts = append(trials, k), append(counts, count{})
+				trials, counts = append(trials, k), append(counts, trialTokens{})
 			}
 			last = j
 		}
@@ -84,25 +108,23 @@ func (x *Index) taskTokensExact(sel Selector) (map[string]*big.Rat, error) {
 		}
 		c := &counts[last]
 		if c.has && c.tokens != v {
-			return nil, fmt.Errorf("metrics: %s/%s/%s task %s rep %d: rows disagree on tokens (%g and %g)",
+			return nil, nil, fmt.Errorf("metrics: %s/%s/%s task %s rep %d: rows disagree on tokens (%g and %g)",
 				sel.Benchmark, sel.Config, sel.Arm, t.Name(trials[last].task), trials[last].rep, c.tokens, v)
 		}
 		c.tokens, c.has = v, true
 	}
-	// Per task, in order of first appearance: its repetitions with and
-	// without tokens and their sum, in int64 while every count is an
-	// integer float (what FloatExact reads it as), else exactly.
-	type task struct {
-		with, without int
-		sum           int64
-		exact         *big.Rat
-	}
-	of := map[uint32]*task{}
+	return trials, counts, nil
+}
+
+// sumTaskTokens sums the trials' tokens per task, the tasks in order of
+// first appearance.
+func sumTaskTokens(trials []tokenTrial, counts []trialTokens) (map[uint32]*taskTokenSum, []uint32) {
+	of := map[uint32]*taskTokenSum{}
 	var order []uint32
 	for n, k := range trials {
 		tk := of[k.task]
 		if tk == nil {
-			tk = &task{}
+			tk = &taskTokenSum{}
 			of[k.task] = tk
 			order = append(order, k.task)
 		}
@@ -121,6 +143,13 @@ func (x *Index) taskTokensExact(sel Selector) (map[string]*big.Rat, error) {
 		}
 		tk.exact.Add(tk.exact, FloatExact(c.tokens))
 	}
+	return of, order
+}
+
+// meanTaskTokens is each task's mean tokens by name, refusing tasks with
+// tokens on only some repetitions, or an arm where only some tasks have them.
+func (x *Index) meanTaskTokens(sel Selector, of map[uint32]*taskTokenSum, order []uint32) (map[string]*big.Rat, error) {
+	t := x.t
 	sum := map[string]*big.Rat{}
 	var lacking []string
 	for _, id := range order {

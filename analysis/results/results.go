@@ -105,43 +105,63 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 			files = append(files, p)
 			continue
 		}
-		var found, skipped []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && d.Name() == runrecord.ReportDir && isRunDir(filepath.Dir(path)) {
-				return filepath.SkipDir // hoh view's pages and figure data, not records
-			}
-			if d.IsDir() || !strings.EqualFold(filepath.Ext(path), ".csv") {
-				return nil
-			}
-			if why := runrecord.ScoreHeaderProblem(path); why != "" {
-				skipped = append(skipped, fmt.Sprintf("%s: %s", path, why))
-				return nil
-			}
-			found = append(found, path)
-			return nil
-		})
+		found, err := scoreFilesUnder(opts, p)
 		if err != nil {
-			return nil, fmt.Errorf("results: %w", err)
+			return nil, err
 		}
-		sort.Strings(skipped)
-		if opts.Strict && len(skipped) > 0 {
-			return nil, fmt.Errorf("results: --strict: %d CSV file(s) under %s are not score files:\n  %s",
-				len(skipped), p, strings.Join(skipped, "\n  "))
-		}
-		if opts.Skipped != nil {
-			for _, s := range skipped {
-				fmt.Fprintf(opts.Skipped, "results: skipped %s\n", s)
-			}
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("results: no result CSV files under %s", p)
-		}
-		sort.Strings(found)
 		files = append(files, found...)
 	}
+	set, err := loadFiles(files)
+	if err != nil || set.dups.Count == 0 {
+		return set, err
+	}
+	return noteDuplicates(opts, set)
+}
+
+// scoreFilesUnder is the score files below folder p in lexical order,
+// reporting (or with Strict refusing) the other CSV files there.
+func scoreFilesUnder(opts Options, p string) ([]string, error) {
+	var found, skipped []string
+	err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == runrecord.ReportDir && isRunDir(filepath.Dir(path)) {
+			return filepath.SkipDir // hoh view's pages and figure data, not records
+		}
+		if d.IsDir() || !strings.EqualFold(filepath.Ext(path), ".csv") {
+			return nil
+		}
+		if why := runrecord.ScoreHeaderProblem(path); why != "" {
+			skipped = append(skipped, fmt.Sprintf("%s: %s", path, why))
+			return nil
+		}
+		found = append(found, path)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	sort.Strings(skipped)
+	if opts.Strict && len(skipped) > 0 {
+		return nil, fmt.Errorf("results: --strict: %d CSV file(s) under %s are not score files:\n  %s",
+			len(skipped), p, strings.Join(skipped, "\n  "))
+	}
+	if opts.Skipped != nil {
+		for _, s := range skipped {
+			fmt.Fprintf(opts.Skipped, "results: skipped %s\n", s)
+		}
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("results: no result CSV files under %s", p)
+	}
+	sort.Strings(found)
+	return found, nil
+}
+
+// loadFiles reads the files into one table and validates it as a Set,
+// naming a row's file and line only when an error needs them.
+func loadFiles(files []string) (*Set, error) {
 	n := countLines(files)
 	t := runrecord.NewScoreTable(n) // one allocation, not a doubling copy of millions of rows
 	check := newChecker(t)
@@ -176,10 +196,12 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 		fi, fj := fileOf(int(i)), fileOf(int(j))
 		return fi != fj && (runOf[fi] != "" && strings.HasPrefix(files[fj], runOf[fi]) || runOf[fj] != "" && strings.HasPrefix(files[fi], runOf[fj]))
 	}
-	set, err := newSet(t, where, func(i int32) bool { return t.Source(int(i)) == src[fileOf(int(i))] }, expected)
-	if err != nil || set.dups.Count == 0 {
-		return set, err
-	}
+	return newSet(t, where, func(i int32) bool { return t.Source(int(i)) == src[fileOf(int(i))] }, expected)
+}
+
+// noteDuplicates says on opts.Skipped that set's duplicate records were
+// counted once, or with Strict refuses them.
+func noteDuplicates(opts Options, set *Set) (*Set, error) {
 	d := set.dups
 	more := ""
 	if d.Count > len(d.Examples) {
@@ -246,21 +268,60 @@ func NewSet(rows []runrecord.Row) (*Set, error) {
 // the file it was read from, and expected(i, j) (nil: never) telling a copy
 // that is no news (a run's scores.csv and its trial's own file).
 func newSet(t *runrecord.ScoreTable, where func(int32) string, unsourced func(int32) bool, expected func(i, j int32) bool) (*Set, error) {
-	var dups Duplicates
+	c := setCheck{t: t, where: where, unsourced: unsourced, expected: expected, errAt: t.Len()}
 	series := t.GroupRows(t.NumSeries(), func(i int) (uint32, bool) { return t.SeriesID(i), true })
-	var drop []bool
-	firstErr, errAt := error(nil), t.Len()
-	fail := func(i int, err error) {
-		if i < errAt {
-			firstErr, errAt = err, i
+	c.seriesDuplicates(series)
+	arms := t.GroupRows(t.NumArms(), func(i int) (uint32, bool) { return t.ArmID(i), true })
+	c.trialTokens(arms)
+	if c.firstErr != nil {
+		return nil, c.firstErr
+	}
+	drop, dups := c.drop, c.dups
+	if drop == nil {
+		return &Set{t: t, series: series, arms: arms, where: func(i int) string { return where(int32(i)) }, dups: dups}, nil
+	}
+	from := make([]int32, 0, t.Len())
+	for i := range t.Len() {
+		if !drop[i] {
+			from = append(from, int32(i))
 		}
 	}
-	// A (task, rep) twice in a series: per task id, the series that last saw
-	// it and a bit per repetition 1..64 (a map for the rare others).
-	type taskRep struct {
-		task uint32
-		rep  int32
+	kept := t.Keep(func(i int) bool { return !drop[i] })
+	return &Set{t: kept, where: func(i int) string { return where(from[i]) }, dups: dups}, nil
+}
+
+// setCheck is newSet's state across its checks: the copies to drop, the
+// duplicates counted, and the error at the earliest row so far.
+type setCheck struct {
+	t         *runrecord.ScoreTable
+	where     func(int32) string
+	unsourced func(int32) bool
+	expected  func(i, j int32) bool
+	dups      Duplicates
+	drop      []bool
+	firstErr  error
+	errAt     int
+}
+
+// taskRep is a trial of a series or arm: its task's name id and its rep.
+type taskRep struct {
+	task uint32
+	rep  int32
+}
+
+// fail keeps err if row i is earlier than the one of the error kept, so
+// the error reported is the one a row-by-row scan would find first.
+func (c *setCheck) fail(i int, err error) {
+	if i < c.errAt {
+		c.firstErr, c.errAt = err, i
 	}
+}
+
+// seriesDuplicates finds each (task, rep) twice in a series: per task id,
+// the series that last saw it and a bit per repetition 1..64 (a map for
+// the rare others).
+func (c *setCheck) seriesDuplicates(series *runrecord.Groups) {
+	t := c.t
 	stamp := make([]int32, t.Names())
 	reps := make([]uint64, t.Names())
 	var other map[taskRep]bool
@@ -287,50 +348,61 @@ func newSet(t *runrecord.ScoreTable, where func(int32) string, unsourced func(in
 				dup = other[k]
 				other[k] = true
 			}
-			if !dup {
-				continue
+			if dup {
+				c.duplicate(rows[:n], i, task, rep)
 			}
-			var j int32
-			for _, r := range rows[:n] {
-				if t.Task(int(r)) == task && t.Rep(int(r)) == rep {
-					j = r
-					break
-				}
-			}
-			r, rj := t.Row(int(i)), t.Row(int(j))
-			same := t.SameValue(int(i), int(j))
-			if same && rj.Source != "" && t.Source(int(i)) == t.Source(int(j)) {
-				if drop == nil {
-					drop = make([]bool, t.Len())
-				}
-				drop[i] = true
-				if expected == nil || !expected(i, j) {
-					if dups.Count++; len(dups.Examples) < 5 {
-						dups.Examples = append(dups.Examples, where(j)+" and "+where(i))
-					}
-				}
-				continue
-			}
-			if same {
-				// Without a source, one record read twice and two trials that
-				// scored alike look the same: refuse, but say what was found.
-				why := fmt.Sprintf("the same fields but sources %s and %s", runrecord.Quote(rj.Source), runrecord.Quote(r.Source))
-				if unsourced != nil && unsourced(i) && unsourced(j) {
-					why = "the same fields and no source column to tell one record read twice from two"
-				}
-				fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice with %s (%s and %s); remove the copy, or give the rows a source",
-					short(r.Benchmark), short(r.Config), r.Arm(), short(r.Task), r.Rep, short(r.Metric), why, where(j), where(i)))
-				continue
-			}
-			fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice with different records (%s and %s)",
-				short(r.Benchmark), short(r.Config), r.Arm(), short(r.Task), r.Rep, short(r.Metric), where(j), where(i)))
 		}
 	}
-	// The tokens of one trial agree across its metrics: each row with tokens
-	// is compared with the previous one of its (task, rep) in its arm, as a
-	// scan would. A trial's rows are mostly adjacent, so the map is consulted
-	// only where the (task, rep) changes.
-	arms := t.GroupRows(t.NumArms(), func(i int) (uint32, bool) { return t.ArmID(i), true })
+}
+
+// duplicate handles row i, whose (task, rep) one of the earlier rows of its
+// series has: a copy of one sourced record is dropped (and counted unless
+// expected), anything else is an error.
+func (c *setCheck) duplicate(earlier []int32, i int32, task uint32, rep int32) {
+	t, where := c.t, c.where
+	var j int32
+	for _, r := range earlier {
+		if t.Task(int(r)) == task && t.Rep(int(r)) == rep {
+			j = r
+			break
+		}
+	}
+	r, rj := t.Row(int(i)), t.Row(int(j))
+	same := t.SameValue(int(i), int(j))
+	if same && rj.Source != "" && t.Source(int(i)) == t.Source(int(j)) {
+		if c.drop == nil {
+			c.drop = make([]bool, t.Len())
+		}
+		c.drop[i] = true
+		if c.expected == nil || !c.expected(i, j) {
+			if c.dups.Count++; len(c.dups.Examples) < 5 {
+				c.dups.Examples = append(c.dups.Examples, where(j)+" and "+where(i))
+			}
+		}
+		return
+	}
+	if same {
+		// Without a source, one record read twice and two trials that
+		// scored alike look the same: refuse, but say what was found.
+		why := fmt.Sprintf("the same fields but sources %s and %s", runrecord.Quote(rj.Source), runrecord.Quote(r.Source))
+		if c.unsourced != nil && c.unsourced(i) && c.unsourced(j) {
+			why = "the same fields and no source column to tell one record read twice from two"
+		}
+		c.fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice with %s (%s and %s); remove the copy, or give the rows a source",
+			short(r.Benchmark), short(r.Config), r.Arm(), short(r.Task), r.Rep, short(r.Metric), why, where(j), where(i)))
+		return
+	}
+	c.fail(int(i), fmt.Errorf("results: %s %s %s %s rep %d metric %s appears twice with different records (%s and %s)",
+		short(r.Benchmark), short(r.Config), r.Arm(), short(r.Task), r.Rep, short(r.Metric), where(j), where(i)))
+}
+
+// trialTokens checks that the tokens of one trial agree across its
+// metrics: each row with tokens
+// is compared with the previous one of its (task, rep) in its arm, as a
+// scan would. A trial's rows are mostly adjacent, so the map is consulted
+// only where the (task, rep) changes.
+func (c *setCheck) trialTokens(arms *runrecord.Groups) {
+	t, where := c.t, c.where
 	prev := map[taskRep]int32{}
 	// Repetitions 1..64 of up to 2^14 names are kept in a slice, stamped
 	// with the arm (never cleared), not hashed: the map holds the others.
@@ -349,7 +421,7 @@ func newSet(t *runrecord.ScoreTable, where func(int32) string, unsourced func(in
 		clear(prev)
 		run, last := taskRep{}, int32(-1)
 		for _, i := range arms.Of(g) {
-			if math.IsNaN(t.Tokens(int(i))) || drop != nil && drop[i] {
+			if math.IsNaN(t.Tokens(int(i))) || c.drop != nil && c.drop[i] {
 				continue
 			}
 			k := taskRep{t.Task(int(i)), t.Rep(int(i))}
@@ -376,26 +448,12 @@ func newSet(t *runrecord.ScoreTable, where func(int32) string, unsourced func(in
 			}
 			if j >= 0 && t.Tokens(int(j)) != t.Tokens(int(i)) {
 				r, rj := t.Row(int(i)), t.Row(int(j))
-				fail(int(i), fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g, %s) and %s (%g, %s)",
+				c.fail(int(i), fmt.Errorf("results: %s %s %s %s: tokens differ between metrics %s (%g, %s) and %s (%g, %s)",
 					short(r.Benchmark), short(r.Config), r.Arm(), short(r.Task), short(rj.Metric), rj.Tokens, where(j), short(r.Metric), r.Tokens, where(i)))
 			}
 			last = i
 		}
 	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if drop == nil {
-		return &Set{t: t, series: series, arms: arms, where: func(i int) string { return where(int32(i)) }, dups: dups}, nil
-	}
-	from := make([]int32, 0, t.Len())
-	for i := range t.Len() {
-		if !drop[i] {
-			from = append(from, int32(i))
-		}
-	}
-	kept := t.Keep(func(i int) bool { return !drop[i] })
-	return &Set{t: kept, where: func(i int) string { return where(from[i]) }, dups: dups}, nil
 }
 
 // short bounds a name quoted in an error to ~100 bytes.

@@ -222,89 +222,13 @@ func primary(ix *metrics.Index, bench string, arms map[runrecord.Arm]bool) (benc
 func adapt(name string, s Spec, ix *metrics.Index) (Spec, layout, error) {
 	var lay layout
 	c := survey(ix)
-	inSpec := map[runrecord.Arm]bool{}
-	for _, a := range s.Arms {
-		inSpec[a] = true
-	}
 	var arms []runrecord.Arm
 	var need string
 	switch name {
 	case "table1", "table2":
-		need = "vanilla or hoh@t arms"
-		conds := map[string]bool{runrecord.HoH: true}
-		if name == "table2" {
-			need = "vanilla, vanilla-continuation@k or hoh@t arms"
-			conds[runrecord.VanillaContinuation] = true
-		}
-		for _, a := range c.arms {
-			if inSpec[a] || conds[a.Condition] {
-				arms = append(arms, a)
-			}
-		}
-		s.GainArms = nil
-		if name == "table1" {
-			var final runrecord.Arm
-			for _, a := range arms {
-				if a.Condition == runrecord.HoH {
-					final = a // sorted: the last is the final loop
-				}
-			}
-			if !final.IsZero() {
-				s.GainArms = []runrecord.Arm{final}
-			}
-			// Ragged final checkpoints: each configuration's gain at its own
-			// final T (said under the table), never an empty cell.
-			lay.finalOf = map[string]runrecord.Arm{}
-			ragged := false
-			for _, cfg := range c.configs {
-				for _, a := range arms {
-					if a.Condition == runrecord.HoH && c.has[armOf{cfg, a}] {
-						lay.finalOf[cfg] = a
-					}
-				}
-				if f, ok := lay.finalOf[cfg]; ok && f != final {
-					ragged = true
-				}
-			}
-			if !ragged {
-				lay.finalOf = nil
-			}
-		}
-		s.Baseline = runrecord.Arm{}
+		arms, need = mainArms(name, &s, &lay, c)
 	case "table3":
-		need = "ablation arms (" + strings.Join(ablations, "@T, ") + "@T)"
-		final := map[string]int{}
-		for _, p := range c.arms {
-			if contains(ablations, p.Condition) && p.Checkpoint > final[p.Condition] {
-				final[p.Condition] = p.Checkpoint
-			}
-		}
-		var ts []int
-		for _, t := range final {
-			if !containsInt(ts, t) {
-				ts = append(ts, t)
-			}
-		}
-		sort.Ints(ts)
-		lay.baselines = map[runrecord.Arm]runrecord.Arm{}
-		for _, t := range ts {
-			base := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t}
-			for _, cond := range ablations {
-				if final[cond] == t {
-					a := runrecord.Arm{Condition: cond, Checkpoint: t}
-					arms = append(arms, a)
-					lay.baselines[a] = base
-				}
-			}
-			if slices.Contains(c.arms, base) {
-				arms = append(arms, base)
-				lay.baselines[base] = base
-			}
-		}
-		if len(final) == 0 {
-			arms = nil
-		}
-		s.Baseline = runrecord.Arm{}
+		arms, need = ablationArms(&s, &lay, c)
 	default:
 		return s, lay, fmt.Errorf("tables: %s is not built from records", name)
 	}
@@ -366,6 +290,98 @@ func adapt(name string, s Spec, ix *metrics.Index) (Spec, layout, error) {
 	}
 	s.Title = recordTitles[name]
 	return s, lay, nil
+}
+
+// mainArms is the arms of Table 1 or 2 the records hold (and those of the
+// spec), setting the spec's gain arm and, for Table 1, each configuration's
+// own final arm where they differ; need says which arms fit.
+func mainArms(name string, s *Spec, lay *layout, c contents) (arms []runrecord.Arm, need string) {
+	inSpec := map[runrecord.Arm]bool{}
+	for _, a := range s.Arms {
+		inSpec[a] = true
+	}
+	need = "vanilla or hoh@t arms"
+	conds := map[string]bool{runrecord.HoH: true}
+	if name == "table2" {
+		need = "vanilla, vanilla-continuation@k or hoh@t arms"
+		conds[runrecord.VanillaContinuation] = true
+	}
+	for _, a := range c.arms {
+		if inSpec[a] || conds[a.Condition] {
+			arms = append(arms, a)
+		}
+	}
+	s.GainArms = nil
+	if name == "table1" {
+		var final runrecord.Arm
+		for _, a := range arms {
+			if a.Condition == runrecord.HoH {
+				final = a // sorted: the last is the final loop
+			}
+		}
+		if !final.IsZero() {
+			s.GainArms = []runrecord.Arm{final}
+		}
+		// Ragged final checkpoints: each configuration's gain at its own
+		// final T (said under the table), never an empty cell.
+		lay.finalOf = map[string]runrecord.Arm{}
+		ragged := false
+		for _, cfg := range c.configs {
+			for _, a := range arms {
+				if a.Condition == runrecord.HoH && c.has[armOf{cfg, a}] {
+					lay.finalOf[cfg] = a
+				}
+			}
+			if f, ok := lay.finalOf[cfg]; ok && f != final {
+				ragged = true
+			}
+		}
+		if !ragged {
+			lay.finalOf = nil
+		}
+	}
+	s.Baseline = runrecord.Arm{}
+	return arms, need
+}
+
+// ablationArms is the arms of Table 3 the records hold: each ablation at
+// its final checkpoint with HoH at that checkpoint as its baseline; need
+// says which arms fit.
+func ablationArms(s *Spec, lay *layout, c contents) (arms []runrecord.Arm, need string) {
+	need = "ablation arms (" + strings.Join(ablations, "@T, ") + "@T)"
+	final := map[string]int{}
+	for _, p := range c.arms {
+		if contains(ablations, p.Condition) && p.Checkpoint > final[p.Condition] {
+			final[p.Condition] = p.Checkpoint
+		}
+	}
+	var ts []int
+	for _, t := range final {
+		if !containsInt(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	sort.Ints(ts)
+	lay.baselines = map[runrecord.Arm]runrecord.Arm{}
+	for _, t := range ts {
+		base := runrecord.Arm{Condition: runrecord.HoH, Checkpoint: t}
+		for _, cond := range ablations {
+			if final[cond] == t {
+				a := runrecord.Arm{Condition: cond, Checkpoint: t}
+				arms = append(arms, a)
+				lay.baselines[a] = base
+			}
+		}
+		if slices.Contains(c.arms, base) {
+			arms = append(arms, base)
+			lay.baselines[base] = base
+		}
+	}
+	if len(final) == 0 {
+		arms = nil
+	}
+	s.Baseline = runrecord.Arm{}
+	return arms, need
 }
 
 var recordTitles = map[string]string{

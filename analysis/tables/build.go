@@ -455,11 +455,38 @@ func (b *builder) dominancePct(bench, config string, arm, baseline runrecord.Arm
 // member names config at arm in the dominance pool.
 func member(config string, arm runrecord.Arm) string { return config + "|" + arm.String() }
 
+// pool is bench's Dominance over the pool of configs x arms (ok false:
+// not computed, said in a warning where the records are why), computed once.
 func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 	if r, ok := b.dominance[bench]; ok {
 		return r, r != nil, nil
 	}
 	b.dominance[bench] = nil
+	pool, ok, err := b.poolMembers(bench)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	domains, ok, err := b.poolLabels(bench, pool)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	compared := b.commonTasks(bench, pool, domains)
+	b.poolValues = map[string]map[string]float64{}
+	for m, vals := range pool {
+		b.poolValues[m] = metrics.Floats(vals)
+	}
+	b.poolDomains = compared
+	res, err := dominance.ComputeExact(pool, compared, dominance.Macro)
+	if err != nil {
+		return nil, false, err
+	}
+	b.dominance[bench] = res
+	return res, true, nil
+}
+
+// poolMembers is each pool member's exact per-task reward (ok false: fewer
+// than two members, or a spec's pool incomplete).
+func (b *builder) poolMembers(bench string) (map[string]map[string]*big.Rat, bool, error) {
 	pool := map[string]map[string]*big.Rat{}
 	for _, c := range b.spec.Pool.Configs {
 		for _, a := range b.spec.Pool.Arms {
@@ -479,6 +506,12 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 	if len(pool) < 2 {
 		return nil, false, nil
 	}
+	return pool, true, nil
+}
+
+// poolLabels is each task's category (ok false, with a warning: some task
+// of the pool has none, so the macro average cannot be taken).
+func (b *builder) poolLabels(bench string, pool map[string]map[string]*big.Rat) (map[string]string, bool, error) {
 	domains, err := b.ix.Labels(bench, metrics.Category)
 	if errors.Is(err, metrics.ErrNoLabels) {
 		b.warn("%s records carry no category labels: Dominance (a macro average over categories) is not computed", bench)
@@ -500,6 +533,12 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 		b.warn("%s tasks without a category: %s; Dominance (a macro average over categories) is not computed", bench, strings.Join(unlabelled, ", "))
 		return nil, false, nil
 	}
+	return domains, true, nil
+}
+
+// commonTasks is the category of each task every pool member has, cutting
+// the pool's members down to them.
+func (b *builder) commonTasks(bench string, pool map[string]map[string]*big.Rat, domains map[string]string) map[string]string {
 	// Dominance compares members task by task: it is taken over the tasks
 	// every member has (with --allow-unequal-tasks; else the table was
 	// refused), and the table says which it left out.
@@ -530,17 +569,7 @@ func (b *builder) pool(bench string) (*dominance.Result, bool, error) {
 			pool[m] = kept // a copy: the index's series are shared
 		}
 	}
-	b.poolValues = map[string]map[string]float64{}
-	for m, vals := range pool {
-		b.poolValues[m] = metrics.Floats(vals)
-	}
-	b.poolDomains = compared
-	res, err := dominance.ComputeExact(pool, compared, dominance.Macro)
-	if err != nil {
-		return nil, false, err
-	}
-	b.dominance[bench] = res
-	return res, true, nil
+	return compared
 }
 
 // pairInput is what a comparison is computed from: each arm's exact

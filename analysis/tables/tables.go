@@ -221,11 +221,9 @@ func (b *builder) lines(t *Table, configs []string, headings bool, cols []column
 	return nil
 }
 
-// table1: GameCraft group means + Overall, FrontierSWE category means +
-// Dominance, ProgramBench pass rate, with gains over Vanilla for GainArms;
-// from records, also a mean column per other benchmark.
-func (b *builder) table1() (*Table, error) {
-	t := &Table{Name: b.spec.Name, Title: b.spec.Title}
+// table1Columns is Table 1's columns, per benchmark shown its values then
+// its gain, and the benchmarks and metrics whose comparisons follow it.
+func (b *builder) table1Columns() ([]column, []benchMetric) {
 	van := b.spec.Vanilla
 	var cols []column
 	value := func(name, bench, scope, metric string, f func(config string, arm runrecord.Arm) computeFn) {
@@ -283,6 +281,15 @@ func (b *builder) table1() (*Table, error) {
 		gain(bm.bench+" gain", bm.bench, "all", bm.metric+"_delta", delta(bm.bench, bm.metric))
 		compared = append(compared, bm)
 	}
+	return cols, compared
+}
+
+// table1: GameCraft group means + Overall, FrontierSWE category means +
+// Dominance, ProgramBench pass rate, with gains over Vanilla for GainArms;
+// from records, also a mean column per other benchmark.
+func (b *builder) table1() (*Table, error) {
+	t := &Table{Name: b.spec.Name, Title: b.spec.Title}
+	cols, compared := b.table1Columns()
 	if err := b.lines(t, b.spec.Configs, true, cols); err != nil {
 		return nil, err
 	}

@@ -16,20 +16,6 @@ import (
 // one no longer reads as a sequence of named steps.
 const maxFuncLines = 80
 
-// notYetSplit are the functions longer than maxFuncLines from before the
-// rule covered the whole repository, as "DIR NAME"; each is split in its
-// own step and then taken off. An entry that no longer names a long
-// function fails the check, so the list only shrinks.
-var notYetSplit = map[string]bool{
-	"analysis/metrics Index.taskTokensExact": true,
-	"analysis/results LoadWith":              true,
-	"analysis/results newSet":                true,
-	"analysis/tables adapt":                  true,
-	"analysis/tables builder.pool":           true,
-	"analysis/tables builder.table1":         true,
-	"runrecord rowDecoder.decode":            true,
-}
-
 // longFuncs reports the functions of a file spanning more than max lines,
 // each as "DIR NAME (N lines)": declared functions by name (methods as
 // Receiver.Name), function literals outside them (a package variable's) by
@@ -80,12 +66,11 @@ func funcName(fd *ast.FuncDecl) string {
 }
 
 // No non-test function of the repository spans more than maxFuncLines
-// lines, but those notYetSplit.
+// lines.
 func TestFunctionLength(t *testing.T) {
 	root := RepoRoot(t)
 	fset := token.NewFileSet()
 	files := 0
-	long := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -103,11 +88,7 @@ func TestFunctionLength(t *testing.T) {
 		files++
 		rel, _ := filepath.Rel(root, filepath.Dir(p))
 		for _, l := range longFuncs(fset, f, filepath.ToSlash(rel), maxFuncLines) {
-			key, _, _ := strings.Cut(l, " (")
-			long[key] = true
-			if !notYetSplit[key] {
-				t.Errorf("%s: split it into named steps of at most %d lines", l, maxFuncLines)
-			}
+			t.Errorf("%s: split it into named steps of at most %d lines", l, maxFuncLines)
 		}
 		return nil
 	})
@@ -116,11 +97,6 @@ func TestFunctionLength(t *testing.T) {
 	}
 	if files < 300 {
 		t.Fatalf("parsed only %d non-test Go files under %s", files, root)
-	}
-	for key := range notYetSplit {
-		if !long[key] {
-			t.Errorf("%s is no longer over %d lines: take it off notYetSplit", key, maxFuncLines)
-		}
 	}
 }
 
