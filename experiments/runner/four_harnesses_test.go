@@ -149,6 +149,28 @@ func runAt(t *testing.T, e *config.Experiment) (*Result, string, *strings.Builde
 	return res, out, log
 }
 
+// assertEachRoleServedByItsOwnProvider checks the team "team" of a run in
+// out: each role's scripted provider log names only that role's model
+// (scripted-planner, scripted-developer, scripted-qa), and served as many
+// tokens as the role's ledgers say.
+func assertEachRoleServedByItsOwnProvider(t *testing.T, out string, ledgerByRole map[runrecord.Role]int64) {
+	t.Helper()
+	for role, w := range map[runrecord.Role]struct{ log, model string }{
+		runrecord.RolePlanner:   {"provider-team.planner.jsonl", "scripted-planner"},
+		runrecord.RoleDeveloper: {"provider-team.jsonl", "scripted-developer"},
+		runrecord.RoleQA:        {"provider-team.qa.jsonl", "scripted-qa"},
+	} {
+		path := filepath.Join(out, w.log)
+		models := testenv.RequestModels(t, path)
+		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != w.model }) {
+			t.Errorf("%s served models %v, want only %s", w.log, models, w.model)
+		}
+		if served := servedTokens(t, path); served == 0 || served != ledgerByRole[role] {
+			t.Errorf("%s: the ledgers say %d tokens, its provider served %d", role, ledgerByRole[role], served)
+		}
+	}
+}
+
 // servedTokens sums input + output over the provider's request log.
 func servedTokens(t *testing.T, path string) int64 {
 	t.Helper()
@@ -242,19 +264,6 @@ func TestARoleTeamOfThreeRealCLIsRunsEveryCondition(t *testing.T) {
 			t.Errorf("no score row for %s (rows cover %v)", want, scored)
 		}
 	}
-	for role, w := range map[runrecord.Role]struct{ log, model string }{
-		runrecord.RolePlanner:   {"provider-team.planner.jsonl", "scripted-planner"},
-		runrecord.RoleDeveloper: {"provider-team.jsonl", "scripted-developer"},
-		runrecord.RoleQA:        {"provider-team.qa.jsonl", "scripted-qa"},
-	} {
-		path := filepath.Join(out, w.log)
-		models := testenv.RequestModels(t, path)
-		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != w.model }) {
-			t.Errorf("%s served models %v, want only %s", w.log, models, w.model)
-		}
-		if served := servedTokens(t, path); served == 0 || served != ledgerByRole[role] {
-			t.Errorf("%s: the ledgers say %d tokens, its provider served %d", role, ledgerByRole[role], served)
-		}
-	}
+	assertEachRoleServedByItsOwnProvider(t, out, ledgerByRole)
 	testenv.AssertNoSecret(t, provider.ScriptedKeyValue, out)
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -85,20 +84,7 @@ func TestARoleTeamRunsInAHarborTaskContainer(t *testing.T) {
 			t.Errorf("no score row for %s (rows cover %v)", want, scored)
 		}
 	}
-	for role, w := range map[runrecord.Role]struct{ log, model string }{
-		runrecord.RolePlanner:   {"provider-team.planner.jsonl", "scripted-planner"},
-		runrecord.RoleDeveloper: {"provider-team.jsonl", "scripted-developer"},
-		runrecord.RoleQA:        {"provider-team.qa.jsonl", "scripted-qa"},
-	} {
-		path := filepath.Join(out, w.log)
-		models := testenv.RequestModels(t, path)
-		if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return m != w.model }) {
-			t.Errorf("%s served models %v, want only %s", w.log, models, w.model)
-		}
-		if served := servedTokens(t, path); served == 0 || served != ledgerByRole[role] {
-			t.Errorf("%s: the ledgers say %d tokens, its provider served %d", role, ledgerByRole[role], served)
-		}
-	}
+	assertEachRoleServedByItsOwnProvider(t, out, ledgerByRole)
 	testenv.AssertNoSecret(t, provider.ScriptedKeyValue, out)
 	if strings.Contains(log.String(), "role teams run on the host only") {
 		t.Error("the run still refuses a team in containers")
