@@ -218,26 +218,11 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 	for _, n := range env.Notes {
 		base.Logf("environment: %s", n)
 	}
-	prov := env.Provider
-	h := rt.agent.Harness
-	if env.Kind == environment.Docker || prov != rt.cfg.Provider {
-		spec := rt.cfg.HarnessSpec()
-		spec.Provider = prov
-		spec.InContainer = env.Kind == environment.Docker
-		spec.Tools = env.Tools
-		if h, err = rt.agent.HarnessFor(spec); err != nil {
-			return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)
-		}
+	h, err := attemptHarness(rt, env, team, &base)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)
 	}
 	base.Harness, base.Bench, base.Task = h, u.bench, u.task
-	if team != nil {
-		if env.Kind == environment.Docker {
-			if err := seatInContainers(base.Team, team, env); err != nil {
-				return nil, fmt.Errorf("config %s %w", rt.cfg.Label, err)
-			}
-		}
-		base.Harness = base.Team[runrecord.RoleDeveloper].Harness // the team's own, what Vanilla runs
-	}
 	if keepEnvs && env.Kind == environment.Docker {
 		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: u.label, handOn: u.handOn}
 	}
@@ -272,6 +257,28 @@ func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *
 	base.Env, base.Secrets = route.Env, route.Secrets
 	base.ServedLog, base.Relay = route.ServedLog(), route.Relay
 	return route.Close, nil, nil
+}
+
+// attemptHarness is the CLI an attempt's Developer (and Vanilla) runs: a
+// role team's own, rebuilt for the task containers, else the
+// configuration's, built for the environment's endpoint.
+func attemptHarness(rt *configRuntime, env *environment.Env, team *provider.Team, base *trial.Env) (harness.Harness, error) {
+	if team != nil {
+		if env.Kind == environment.Docker {
+			if err := seatInContainers(base.Team, team, env); err != nil {
+				return nil, err
+			}
+		}
+		return base.Team[runrecord.RoleDeveloper].Harness, nil
+	}
+	if env.Kind != environment.Docker && env.Provider == rt.cfg.Provider {
+		return rt.agent.Harness, nil
+	}
+	spec := rt.cfg.HarnessSpec()
+	spec.Provider = env.Provider
+	spec.InContainer = env.Kind == environment.Docker
+	spec.Tools = env.Tools
+	return rt.agent.HarnessFor(spec)
 }
 
 // seatInContainers rebuilds each role's CLI of a team for the trial's task

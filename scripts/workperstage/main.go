@@ -19,7 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"text/tabwriter"
 	"time"
 
@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *files < 1 || strings.ContainsAny(*sparse, "'\"\\ ;") {
+	if *files < 1 || !sizePattern.MatchString(*sparse) {
 		fmt.Fprintln(stderr, "workperstage: -files must be positive and -sparse a size such as 2G")
 		return 2
 	}
@@ -64,6 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	report.print(stdout)
 	return 0
 }
+
+// sizePattern is what -sparse may be: it goes into the Developer's shell.
+var sizePattern = regexp.MustCompile(`^[0-9]+[KMGT]?$`)
 
 // artifact is one of the two trials: its name and the Developer's shell
 // command (run at both iterations).
