@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/fileid"
 )
 
 // Redacted replaces secret values in files written by hoh and by the CLIs.
@@ -31,15 +34,38 @@ func ScrubSecrets(root string, secrets []string) error {
 // only (a sparse file's holes are skipped, and no file is read whole into
 // memory to be searched); a file too large to rewrite is masked in place.
 func ScrubFound(root string, secrets []string) ([]string, error) {
-	var needles [][]byte
-	for _, s := range secrets {
-		if len(s) >= 4 { // shorter values would redact ordinary text
-			needles = append(needles, []byte(s))
-		}
-	}
+	return (&SecretScan{Secrets: secrets}).Found(root)
+}
+
+// SecretScan is ScrubFound for trees scanned again and again (a trial's
+// workspace, once per stage): a file it found clean is not read again while
+// its fileid.ID is unchanged, so a scan costs a walk plus the files that
+// changed. A file changed within racyWindow of a scan is read again next
+// time.
+type SecretScan struct {
+	Secrets []string
+
+	clean map[string]fileid.ID
+	// opened counts the files read, for tests.
+	opened int
+}
+
+// racyWindow is how recent a file's change may be for a scan to read it
+// again next time whatever its ID says.
+const racyWindow = time.Second
+
+// Found scrubs every regular file under root that changed since this scan
+// last found it clean, and returns those it found a secret in (relative
+// to root).
+func (s *SecretScan) Found(root string) ([]string, error) {
+	needles := secretNeedles(s.Secrets)
 	if len(needles) == 0 {
 		return nil, nil
 	}
+	if s.clean == nil {
+		s.clean = map[string]fileid.ID{}
+	}
+	start := time.Now()
 	var found []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -55,28 +81,58 @@ func ScrubFound(root string, secrets []string) ([]string, error) {
 		if err != nil {
 			return err
 		}
+		id, known := fileid.Of(info)
+		if known && s.clean[p] == id {
+			return nil
+		}
+		delete(s.clean, p)
+		s.opened++
 		hit, err := containsAny(p, info.Size(), needles)
-		if err != nil || !hit {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		found = append(found, rel)
-		if info.Size() > maxRewrite {
-			return maskStream(p, info.Size(), needles)
-		}
-		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		if binaryFile(p, data) {
-			return maskInPlace(p, data, needles)
+		if !hit {
+			if known && id.Settled(start, racyWindow) {
+				s.clean[p] = id
+			}
+			return nil
 		}
-		for _, n := range needles {
-			data = bytes.ReplaceAll(data, n, []byte(Redacted))
-		}
-		return writeAtomic(p, data, info.Mode().Perm())
+		rel, _ := filepath.Rel(root, p)
+		found = append(found, rel)
+		return redactFile(p, info, needles)
 	})
 	return found, err
+}
+
+// secretNeedles are the values to search for; shorter values would redact
+// ordinary text.
+func secretNeedles(secrets []string) [][]byte {
+	var needles [][]byte
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			needles = append(needles, []byte(s))
+		}
+	}
+	return needles
+}
+
+// redactFile replaces each needle in the file at p: a large one is masked
+// in place as a stream, a binary one in place, a text one rewritten.
+func redactFile(p string, info fs.FileInfo, needles [][]byte) error {
+	if info.Size() > maxRewrite {
+		return maskStream(p, info.Size(), needles)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if binaryFile(p, data) {
+		return maskInPlace(p, data, needles)
+	}
+	for _, n := range needles {
+		data = bytes.ReplaceAll(data, n, []byte(Redacted))
+	}
+	return writeAtomic(p, data, info.Mode().Perm())
 }
 
 // maxRewrite is the largest file scrubbed by rewriting it; a larger one

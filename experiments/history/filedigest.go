@@ -11,39 +11,27 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/hoh-research/hoh/adapters/fileid"
 	"golang.org/x/sys/unix"
 )
 
-// A file's content digest is cached under its identity (device, inode,
-// size, modification and change times, all in nanoseconds), so a digest of
-// a workspace reads only the files changed since the last one: a write
-// changes mtime and ctime, a rename or replacement changes the inode. Files
-// changed within the last racyWindow are hashed every time (a write in the
-// same clock tick as the last read would keep both times), as git treats
-// its racily clean entries.
-type fileID struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime int64
-}
-
+// A file's content digest is cached under its fileid.ID, so a digest of a
+// workspace reads only the files changed since the last one. Files changed
+// within the last racyWindow are hashed every time (fileid.ID.Settled).
 // racyWindow is a variable so tests can make entries old enough to cache
 // without sleeping seconds.
 var racyWindow = 2 * time.Second
 
-var digestCache sync.Map // fileID -> [32]byte
+var digestCache sync.Map // fileid.ID -> [32]byte
 
 // hashed counts the files read (cache misses), for tests.
 var hashed atomic.Int64
 
 func fileDigest(p string, info fs.FileInfo) ([32]byte, error) {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	var id fileID
+	id, ok := fileid.Of(info)
 	if ok {
-		id = fileID{uint64(st.Dev), st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
 		if v, hit := digestCache.Load(id); hit {
 			return v.([32]byte), nil
 		}
@@ -53,7 +41,7 @@ func fileDigest(p string, info fs.FileInfo) ([32]byte, error) {
 	if err != nil {
 		return sum, err
 	}
-	if ok && time.Since(time.Unix(0, max(id.mtime, id.ctime))) > racyWindow {
+	if ok && id.Settled(time.Now(), racyWindow) {
 		digestCache.Store(id, sum)
 	}
 	return sum, nil

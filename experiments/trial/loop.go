@@ -71,6 +71,9 @@ type runner struct {
 	// clock splits the run's wall time into phases (stage records and
 	// the summary keep them).
 	clock *phaseClock
+	// secretScan remembers the workspace files it found clean, so each
+	// stage's scan reads only what changed.
+	secretScan *harness.SecretScan
 }
 
 // executor is the executor of one role invocation. On the host it is
@@ -230,8 +233,11 @@ func (r *runner) scrubArtifact(rec *runrecord.StageRecord) error {
 	if len(r.env.Secrets) == 0 {
 		return nil
 	}
+	if r.secretScan == nil {
+		r.secretScan = &harness.SecretScan{Secrets: r.env.Secrets}
+	}
 	for _, d := range []struct{ root, what string }{{r.ws, "the artifact"}, {r.l.Stage(rec.Iteration, rec.Role), "the stage's files"}} {
-		found, err := harness.ScrubFound(d.root, r.env.Secrets)
+		found, err := r.secretScan.Found(d.root)
 		if err != nil {
 			return fmt.Errorf("scrub %s: %w", d.what, err)
 		}

@@ -1,0 +1,84 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A workspace scanned at every stage is read again only where it changed,
+// and a change that keeps a file's size and mtime (an agent restoring its
+// timestamp, a file renamed over another) is still found.
+func TestSecretScanReadsOnlyWhatChanged(t *testing.T) {
+	const key = "sk-live-0123456789"
+	ws := t.TempDir()
+	var names []string
+	for i := range 50 {
+		name := filepath.Join("src", string(rune('a'+i%26))+strings.Repeat("x", i/26)+".txt")
+		names = append(names, name)
+		writeFile(t, filepath.Join(ws, name), strings.Repeat("-", len(key)))
+	}
+	scan := &SecretScan{Secrets: []string{key}}
+	found := scanOnce(t, scan, ws)
+	if len(found) != 0 || scan.opened != 50 {
+		t.Fatalf("first scan: found %v, read %d files; want none found, 50 read", found, scan.opened)
+	}
+	// Files changed within the racy window are read again: none was
+	// remembered yet.
+	if scanOnce(t, scan, ws); scan.opened != 50 {
+		t.Fatalf("a scan right after the files were written read %d files, want all 50 again", scan.opened)
+	}
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	scanOnce(t, scan, ws)
+	if scanOnce(t, scan, ws); scan.opened != 0 {
+		t.Fatalf("an unchanged tree: read %d files, want 0", scan.opened)
+	}
+
+	// Same size, mtime put back: only ctime tells.
+	sneaky := filepath.Join(ws, names[3])
+	info, _ := os.Stat(sneaky)
+	writeFile(t, sneaky, key)
+	if err := os.Chtimes(sneaky, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	// A file renamed over another of the same size.
+	other := filepath.Join(ws, "other")
+	writeFile(t, other, key)
+	if err := os.Rename(other, filepath.Join(ws, names[7])); err != nil {
+		t.Fatal(err)
+	}
+	found = scanOnce(t, scan, ws)
+	want := []string{names[3], names[7]}
+	slices.Sort(found)
+	if !slices.Equal(found, want) || scan.opened != 2 {
+		t.Fatalf("after two changes: found %v, read %d files; want %v, 2 read", found, scan.opened, want)
+	}
+	for _, n := range want {
+		if got, _ := os.ReadFile(filepath.Join(ws, n)); string(got) != Redacted {
+			t.Fatalf("%s not redacted: %q", n, got)
+		}
+	}
+}
+
+func scanOnce(t *testing.T, scan *SecretScan, root string) []string {
+	t.Helper()
+	scan.opened = 0
+	found, err := scan.Found(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func writeFile(t *testing.T, p, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
