@@ -40,12 +40,13 @@ func ScrubFound(root string, secrets []string) ([]string, error) {
 // SecretScan is ScrubFound for trees scanned again and again (a trial's
 // workspace, once per stage): a file it found clean is not read again while
 // its fileid.ID is unchanged, so a scan costs a walk plus the files that
-// changed. A file changed within racyWindow of a scan is read again next
-// time.
+// changed. Content belongs to the inode, so a hard link to a file found
+// clean (hoh's read-only snapshots of the workspace) is clean wherever it
+// is. A file changed within racyWindow of a scan is read again next time.
 type SecretScan struct {
 	Secrets []string
 
-	clean map[string]fileid.ID
+	clean map[fileid.ID]bool
 	// opened counts the files read, for tests.
 	opened int
 }
@@ -63,7 +64,7 @@ func (s *SecretScan) Found(root string) ([]string, error) {
 		return nil, nil
 	}
 	if s.clean == nil {
-		s.clean = map[string]fileid.ID{}
+		s.clean = map[fileid.ID]bool{}
 	}
 	start := time.Now()
 	var found []string
@@ -82,10 +83,9 @@ func (s *SecretScan) Found(root string) ([]string, error) {
 			return err
 		}
 		id, known := fileid.Of(info)
-		if known && s.clean[p] == id {
+		if known && s.clean[id] {
 			return nil
 		}
-		delete(s.clean, p)
 		s.opened++
 		hit, err := containsAny(p, info.Size(), needles)
 		if err != nil {
@@ -93,7 +93,7 @@ func (s *SecretScan) Found(root string) ([]string, error) {
 		}
 		if !hit {
 			if known && id.Settled(start, racyWindow) {
-				s.clean[p] = id
+				s.clean[id] = true
 			}
 			return nil
 		}
@@ -168,7 +168,9 @@ func segments(f *os.File, size int64, fn func(off, end int64) error) error {
 // window reads [off, end) of f in chunks that overlap by the longest
 // needle, calling fn with each chunk and its offset.
 func window(f *os.File, off, end int64, overlap int, fn func(buf []byte, at int64) bool) error {
-	buf := make([]byte, scanChunk+overlap)
+	// Small files get small buffers: a 1 MiB one per file made a scan of
+	// 20,000 small files mostly zeroing memory.
+	buf := make([]byte, min(int64(scanChunk+overlap), end-off))
 	for at := off; at < end; {
 		n := int64(len(buf))
 		if end-at < n {

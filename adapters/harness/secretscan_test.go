@@ -4,13 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// A workspace scanned at every stage is read again only where it changed,
-// and a change that keeps a file's size and mtime (an agent restoring its
+// A workspace scanned at every stage is read again only where it changed
+// (its hard-link snapshots not at all), and a change that keeps a file's size and mtime (an agent restoring its
 // timestamp, a file renamed over another) is still found.
 func TestSecretScanReadsOnlyWhatChanged(t *testing.T) {
 	const key = "sk-live-0123456789"
@@ -35,6 +36,19 @@ func TestSecretScanReadsOnlyWhatChanged(t *testing.T) {
 	scanOnce(t, scan, ws)
 	if scanOnce(t, scan, ws); scan.opened != 0 {
 		t.Fatalf("an unchanged tree: read %d files, want 0", scan.opened)
+	}
+	// A hard-link snapshot of the tree (a link changes the inode's ctime,
+	// so the linked file is read once more, then known by its inode).
+	snap := t.TempDir()
+	if err := os.Link(filepath.Join(ws, names[0]), filepath.Join(snap, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	if scanOnce(t, scan, ws); scan.opened != 1 {
+		t.Fatalf("after one file was linked: read %d files, want 1", scan.opened)
+	}
+	if scanOnce(t, scan, snap); scan.opened != 0 {
+		t.Fatalf("a hard link to a file found clean: read %d files, want 0", scan.opened)
 	}
 
 	// Same size, mtime put back: only ctime tells.
@@ -80,5 +94,25 @@ func writeFile(t *testing.T, p, text string) {
 	}
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkScrubFoundSmallFiles is a full scan of 2,000 small files (a
+// secret scan's first read of a workspace).
+func BenchmarkScrubFoundSmallFiles(b *testing.B) {
+	root := b.TempDir()
+	for i := range 2000 {
+		p := filepath.Join(root, strconv.Itoa(i%40), strconv.Itoa(i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("package main // "+strconv.Itoa(i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if _, err := ScrubFound(root, []string{"sk-live-0123456789"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
