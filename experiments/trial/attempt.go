@@ -51,6 +51,9 @@ type reply struct {
 	// (retries continue the session, so a final reply may rest on
 	// commands of an earlier attempt).
 	tools []runrecord.ToolCall
+	// mounts are the task's fixed paths of the last invocation
+	// (benchmark.AgentView), to find the files its records cite.
+	mounts []sandbox.Mount
 }
 
 // attempt is one invocation of a call, in four steps: prepare (its folder,
@@ -66,8 +69,9 @@ type attempt struct {
 	rel     string // layout.Dir relative to the trial
 	state   string // the state directory used
 	inv     harness.Invocation
-	release func()       // ends the role's own environment
-	back    func() error // takes the workspace back from the view
+	release func()          // ends the role's own environment
+	mounts  []sandbox.Mount // the task's fixed paths in its view (reply.mounts)
+	back    func() error    // takes the workspace back from the view
 	started time.Time
 	res     runrecord.Result
 	// localFault: the machine failed the attempt (classify); cause and
@@ -146,10 +150,11 @@ func (r *runner) prepare(ctx context.Context, a *attempt) error {
 	if err := os.MkdirAll(a.state, 0o755); err != nil {
 		return err
 	}
-	ex, roots, err := r.invocationExec(c.role, c.access, c.workDir, a.state, dir, c.shown)
+	ex, roots, mounts, err := r.invocationExec(c.role, c.access, c.workDir, a.state, dir, c.shown)
 	if err != nil {
 		return c.fail(r, err)
 	}
+	a.mounts = mounts
 	a.release = func() {}
 	if c.role != runrecord.RoleDeveloper && r.env.RoleEnvironment != nil {
 		// The Planner works on A_{t-1}, QA on A_t: each in the
@@ -284,7 +289,7 @@ func (r *runner) record(a *attempt, out *reply) error {
 		}
 	}
 	out.invs = append(out.invs, a.ledgerLine())
-	out.result = a.res
+	out.result, out.mounts = a.res, a.mounts
 	out.tools = append(out.tools, a.res.Tools...)
 	if a.res.SessionID != "" {
 		out.session = a.res.SessionID

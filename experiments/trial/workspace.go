@@ -1,0 +1,354 @@
+package trial
+
+// The workspace between stages: the roles' views and executors, snapshots,
+// digests, and each stage's commit to the history.
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/benchmark"
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/experiments/history"
+	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// executor is the executor of one role invocation. On the host it is
+// confined to the role's contract (sandbox.Confined): the run directory and
+// /tmp are hidden (a private empty /tmp is the role's scratch space), and
+// only its working directory (writable for the Developer, read-only
+// otherwise), its CLI state directory and the files its prompt lists are
+// bound back. Another trial, withheld evidence, the history repository,
+// evaluation outputs and hoh's private directory are not in the view.
+// Containers get the view of their mounts (environment package).
+func (r *runner) executor(role runrecord.Role, access harness.Access, workDir, stateDir string, shown, writes []string) sandbox.Executor {
+	root := r.env.RunDir
+	if root == "" {
+		root = r.l.Dir
+	}
+	leftovers := sandbox.Leftovers{Path: r.l.Processes()}
+	env := r.env.ForRole(role)
+	return RoleExecutor(env.Exec, env.Harness, root, RoleView{Access: access, WorkDir: workDir, StateDir: stateDir, Shown: shown, Writes: writes,
+		Endpoints: endpoints(env), Limits: env.Limits}, func(pid int) { _ = leftovers.Record(pid) })
+}
+
+// endpoints are the addresses a host role reaches besides the harness's
+// own model endpoint (RoleExecutor): its relay's (in a team, its own role's
+// only), and Env.Endpoints.
+func endpoints(env Env) []string {
+	out := append([]string(nil), env.Endpoints...)
+	if env.Relay != nil {
+		out = append(out, env.Relay.BaseURL())
+	}
+	return out
+}
+
+// ViewScratch is the folder of a stage that a benchmark with fixed task
+// paths shows at the task's top level (GameCraft's /workspace): what the
+// agent leaves there, screenshots included, stays with the stage's records.
+const ViewScratch = "view-workspace"
+
+// invocationExec is the executor of one invocation: r.executor(), plus the
+// task's fixed paths mounted in the invocation's namespace when the
+// benchmark addresses such paths (benchmark.AgentView), their sources added
+// to the view; roots are the writable ones, for a CLI's own sandbox.
+func (r *runner) invocationExec(role runrecord.Role, access harness.Access, workDir, stateDir, stageDir string, shown []string) (ex sandbox.Executor, roots []string, mounts []sandbox.Mount, err error) {
+	av, ok := r.env.Bench.(benchmark.AgentView)
+	if !ok {
+		return r.executor(role, access, workDir, stateDir, shown, nil), nil, nil, nil
+	}
+	mounts, err = av.AgentMounts(r.env.Task, workDir, filepath.Join(stageDir, ViewScratch), role == runrecord.RoleDeveloper)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var writes []string
+	shown = append([]string(nil), shown...)
+	for _, m := range mounts {
+		if m.Writable {
+			roots = append(roots, m.Target)
+		}
+		switch {
+		case m.Source == "":
+		case m.Writable:
+			writes = append(writes, m.Source)
+		default:
+			shown = append(shown, m.Source)
+		}
+	}
+	return sandbox.Remapped{Inner: r.executor(role, access, workDir, stateDir, shown, writes), Mounts: mounts}, roots, mounts, nil
+}
+
+func (r *runner) digest() (string, error) {
+	defer r.clock.enter(runrecord.PhaseDigest)()
+	return history.Digest(r.ws, r.env.Exclude...)
+}
+
+func (r *runner) copyWorkspace(dst string) error {
+	return history.CopyTree(r.ws, dst, r.env.Exclude...)
+}
+
+// snapshotTo puts a hard-link snapshot of the workspace at dst (for a
+// read-only view). It is kept in hoh's private directory between stages and
+// only brought up to date (history.SyncSnapshot), so a stage does not link
+// and unlink every file of the workspace: each link changes a file's ctime,
+// after which every digest and git re-read the whole tree. unsnapshot puts
+// it back.
+func (r *runner) snapshotTo(dst string) error {
+	if err := os.MkdirAll(r.l.Private(), 0o700); err != nil {
+		return err
+	}
+	kept := r.keptSnapshot()
+	if err := history.SyncSnapshot(r.ws, kept, r.env.Exclude...); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(kept, dst)
+}
+
+// unsnapshot takes the snapshot at view back into hoh's private directory
+// for the next stage (whatever a role may have left in it is undone by the
+// next SyncSnapshot), or removes it.
+func (r *runner) unsnapshot(view string) error {
+	kept := r.keptSnapshot()
+	if _, err := os.Lstat(kept); os.IsNotExist(err) {
+		if os.Rename(view, kept) == nil {
+			return nil
+		}
+	}
+	return os.RemoveAll(view)
+}
+
+func (r *runner) keptSnapshot() string { return filepath.Join(r.l.Private(), "snapshot") }
+
+// restore brings the workspace back to the last committed stage, dropping
+// whatever an interrupted stage left behind.
+func (r *runner) restore() error {
+	ref := "cp-0"
+	if n := len(r.st.stages); n > 0 {
+		ref = r.st.stages[n-1].Commit
+		// A kill between a stage's line and the ledger rewrite leaves the
+		// ledger one stage behind: it is derived from the stages again.
+		if err := r.writeLedger(); err != nil {
+			return err
+		}
+	}
+	return r.repo.Restore(ref)
+}
+
+// scrubArtifact keeps every secret hoh knows (the provider key, the CLIs'
+// placeholder for it) out of what a stage keeps: the workspace, before it
+// is committed to the history and becomes a checkpoint, and the stage's
+// folder (QA's candidate, a task view's scratch). A hit is a recorded
+// violation; the secret is redacted from every copy kept.
+func (r *runner) scrubArtifact(rec *runrecord.StageRecord) error {
+	if len(r.env.Secrets) == 0 {
+		return nil
+	}
+	if r.secretScan == nil {
+		r.secretScan = &harness.SecretScan{Secrets: r.env.Secrets}
+	}
+	for _, d := range []struct{ root, what string }{{r.ws, "the artifact"}, {r.l.Stage(rec.Iteration, rec.Role), "the stage's files"}} {
+		found, err := r.secretScan.Found(d.root)
+		if err != nil {
+			return fmt.Errorf("scrub %s: %w", d.what, err)
+		}
+		if len(found) > 0 {
+			if len(found) > 5 {
+				found = append(found[:5], fmt.Sprintf("and %d more", len(found)-5))
+			}
+			v := fmt.Sprintf("iteration %d: the %s left a secret hoh knows (the provider key or its placeholder) in %s (%s); it was redacted from what is kept",
+				rec.Iteration, rec.Role.Display(), d.what, strings.Join(found, ", "))
+			r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+			rec.Violations = append(rec.Violations, v)
+			if d.root == r.ws {
+				rec.Digest = "" // the redaction changed the workspace
+			}
+		}
+	}
+	return nil
+}
+
+// noteLeftOut accounts for what the history could not hold: a nested
+// repository's .git (its work tree is recorded as plain files) is logged;
+// a name git refuses is a violation naming the path. The stage is scored on
+// what was kept.
+func (r *runner) noteLeftOut(rec *runrecord.StageRecord, kept history.Recorded) {
+	if len(kept.Metadata) > 0 {
+		r.env.Logf("%s: iteration %d %s: version-control metadata %s kept on disk, not in the artifact (work trees are recorded as plain files)",
+			r.spec.Key, rec.Iteration, rec.Role, quoteAll(kept.Metadata))
+	}
+	for _, p := range kept.Refused {
+		v := fmt.Sprintf("iteration %d: the %s left %s; it is not part of the artifact", rec.Iteration, rec.Role.Display(), p)
+		r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+		rec.Violations = append(rec.Violations, v)
+	}
+}
+
+func quoteAll(paths []string) string {
+	var q []string
+	for i, p := range paths {
+		if i == 5 {
+			q = append(q, fmt.Sprintf("and %d more", len(paths)-5))
+			break
+		}
+		q = append(q, history.Quote(p))
+	}
+	return strings.Join(q, ", ")
+}
+
+func (r *runner) commitStage(rec runrecord.StageRecord) error {
+	leave := r.clock.enter(runrecord.PhaseCommit)
+	defer leave()
+	msg := fmt.Sprintf("iter %d: %s", rec.Iteration, rec.Role)
+	if r.env.Loop != nil {
+		msg = fmt.Sprintf("hoh loop %d: %s", rec.Iteration, rec.Role)
+	}
+	if rec.RoleFailure != "" {
+		msg += " (failed: " + rec.RoleFailure + ")"
+	}
+	refused, err := refuseOversized(r.ws, r.env.Exclude, r.env.MaxFileBytes)
+	if err != nil {
+		return err
+	}
+	for _, v := range refused {
+		v = fmt.Sprintf("iteration %d: the %s left %s; it was removed and is not part of the artifact", rec.Iteration, rec.Role, v)
+		r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+		rec.Violations = append(rec.Violations, v)
+		rec.Digest = "" // the removal changed the workspace
+	}
+	if err := r.scrubArtifact(&rec); err != nil {
+		return err
+	}
+	kept, err := r.repo.Record(msg)
+	if err != nil {
+		return err
+	}
+	r.noteLeftOut(&rec, kept)
+	c := kept.Commit
+	rec.Commit = c
+	if rec.Digest == "" {
+		if rec.Digest, err = r.digest(); err != nil {
+			return err
+		}
+	}
+	if rec.Role == runrecord.RoleDeveloper {
+		if err := r.repo.Tag(fmt.Sprintf("cp-%d", rec.Iteration), c); err != nil {
+			return err
+		}
+	}
+	rec.Finished = time.Now().UTC()
+	leave()
+	rec.Timings = r.clock.take()
+	if err := runrecord.AppendStage(r.l.Stages(), rec); err != nil {
+		return err
+	}
+	r.st.stages = append(r.st.stages, rec)
+	if err := r.writeLedger(); err != nil {
+		return err
+	}
+	// The stage's CLI state was extracted when each invocation ended and
+	// is never resumed (Vanilla Continuation's lives in session-state).
+	for _, inv := range rec.Invocations {
+		if err := os.RemoveAll(filepath.Join(r.l.Dir, inv.Dir, "state")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordReplaced keeps the tokens of an invocation lost to an
+// infrastructure failure in usage-replaced.jsonl: spent, though no result
+// counts them (Eq. 11 uses usage.jsonl only). Through the relay its usage
+// is what the provider served the attempt (a failing CLI may report less),
+// else what its CLI reported.
+func (r *runner) recordReplaced(inv runrecord.Invocation) {
+	if relay := r.env.ForRole(inv.Role).Relay; relay != nil {
+		if lines, _, err := served.Read(relay.Log()); err == nil {
+			inv.Usage = served.ByAttempt(lines)[inv.Dir]
+		}
+	}
+	if p := r.env.ForRole(inv.Role).Price; p != nil {
+		inv.CostUSD = runrecord.FormatUSD(p.Cost(inv.Usage))
+	}
+	_ = runrecord.Append(r.l.ReplacedUsage(), inv) // best effort: the disk may be the fault
+}
+
+// writeLedger rewrites usage.jsonl from the committed stages, so the ledger
+// never counts an interrupted stage twice.
+func (r *runner) writeLedger() error {
+	invs := r.st.invocations()
+	invs = slices.Clone(invs)
+	for i := range invs {
+		if p := r.env.ForRole(invs[i].Role).Price; p != nil {
+			invs[i].CostUSD = runrecord.FormatUSD(p.Cost(invs[i].Usage))
+		}
+	}
+	return runrecord.WriteLedger(r.l.Usage(), invs)
+}
+
+// checkUnchanged enforces the single-writer boundary after a Planner or QA
+// stage: a changed workspace is a protocol violation and is undone.
+func (r *runner) checkUnchanged(before string, role runrecord.Role, t int) ([]string, error) {
+	after, err := r.digest()
+	if err != nil {
+		return nil, err
+	}
+	if after == before {
+		return nil, nil
+	}
+	v := fmt.Sprintf("iteration %d: the %s changed the candidate (digest %s -> %s); the change was undone", t, role.Display(), before, after)
+	r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+	if err := r.repo.Restore("HEAD"); err != nil {
+		return nil, err
+	}
+	return []string{v}, nil
+}
+
+// DefaultMaxFileBytes is the default Env.MaxFileBytes.
+const DefaultMaxFileBytes = 1 << 30
+
+// refuseOversized removes the regular files under ws (outside the excluded
+// top-level entries) whose apparent size exceeds limit, and says what each
+// was.
+func refuseOversized(ws string, exclude []string, limit int64) ([]string, error) {
+	if limit <= 0 {
+		limit = DefaultMaxFileBytes
+	}
+	var refused []string
+	err := filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if filepath.Dir(p) == ws && slices.Contains(exclude, d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() <= limit {
+			return err
+		}
+		var blocks int64
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			blocks = st.Blocks * 512
+		}
+		rel, _ := filepath.Rel(ws, p)
+		refused = append(refused, fmt.Sprintf("%s of %d bytes (%d allocated), above the artifact's limit of %d bytes per file", rel, info.Size(), blocks, limit))
+		return os.Remove(p)
+	})
+	return refused, err
+}
