@@ -62,9 +62,9 @@ func isLocked(err error) bool { return errors.Is(err, errLocked) }
 // writeOutputs rewrites scores.csv (every finished trial's rows, plan
 // order) and trials.jsonl atomically.
 func (r *run) writeOutputs(trials []plan.Trial) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return writeRecords(r.out, trials, r.finished, r.exp.Notice())
+	r.writing.Lock()
+	defer r.writing.Unlock()
+	return writeRecords(r.out, trials, r.outcomes.finished(), r.exp.Notice())
 }
 
 // writeRecords writes scores.csv and trials.jsonl of out for the finished

@@ -119,7 +119,7 @@ func Run(ctx context.Context, e *config.Experiment, opts Options) (res *Result, 
 	if err != nil {
 		return nil, err
 	}
-	r := &run{exp: e, opts: opts, out: out, finished: map[string]status.Outcome{}, trialSpent: map[string]runrecord.Usage{}, breaker: newBreaker(out)}
+	r := &run{exp: e, opts: opts, out: out, outcomes: newOutcomeBook(), trialSpent: map[string]runrecord.Usage{}, breaker: newBreaker(out)}
 	dockerRun := ""
 	defer func() {
 		if cerr := r.closeContainers(); cerr != nil {
@@ -319,9 +319,10 @@ type run struct {
 	breaker *breaker
 	// trialSpent caches the usage spent on finished trials (spent).
 	trialSpent map[string]runrecord.Usage
-	mu         sync.Mutex
-	finished   map[string]status.Outcome // by key, for records
-	progress   *status.Progress
+	outcomes   *outcomeBook
+	// writing serializes rewriting the run's records.
+	writing  sync.Mutex
+	progress *status.Progress
 }
 
 func (r *run) close() {

@@ -21,14 +21,14 @@ import (
 func (r *run) execute(ctx context.Context) (*Result, error) {
 	trials := r.plan.Select(r.opts.Shard)
 	res := &Result{Plan: r.plan}
-	outcomes, pending := r.resumeOutcomes(trials)
-	r.startProgress(trials, outcomes, len(pending))
+	pending := r.resumeOutcomes(trials)
+	r.startProgress(trials, len(pending))
 	if err := r.writeOutputs(trials); err != nil {
 		return nil, err
 	}
-	pending = r.schedule(ctx, trials, outcomes, pending)
-	r.sweepStopped(&pending, outcomes, trials)
-	res.Outcomes = outcomes
+	pending = r.schedule(ctx, trials, pending)
+	r.sweepStopped(&pending, trials)
+	res.Outcomes = r.outcomes.list(trials)
 	res.Stopped = r.breaker.stops()
 	r.progress.End()
 	werr := r.writeOutputs(trials)
@@ -38,29 +38,24 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	return res, werr
 }
 
-// resumeOutcomes takes the outcomes of the trials an earlier run finished
+// resumeOutcomes books the outcomes of the trials an earlier run finished
 // and returns the indexes of the others, still to run, in the order they
 // start (plan.StartOrder: task by task, every arm of a task together).
-func (r *run) resumeOutcomes(trials []plan.Trial) ([]status.Outcome, []int) {
-	outcomes := make([]status.Outcome, len(trials))
+func (r *run) resumeOutcomes(trials []plan.Trial) []int {
 	var pending []int
 	for _, i := range plan.StartOrder(trials) {
-		t := trials[i]
-		o, done := r.previous(t)
-		if done {
-			outcomes[i] = o
-			r.finished[t.Key] = o
+		if o, done := r.previous(trials[i]); done {
+			r.outcomes.set(o)
 			continue
 		}
-		outcomes[i] = status.Outcome{Trial: t, State: runrecord.StateRemaining}
 		pending = append(pending, i)
 	}
-	return outcomes, pending
+	return pending
 }
 
 // startProgress starts the progress display, priced when the experiment
 // has prices, with the trials an earlier run finished already counted.
-func (r *run) startProgress(trials []plan.Trial, outcomes []status.Outcome, pending int) {
+func (r *run) startProgress(trials []plan.Trial, pending int) {
 	r.progress = status.NewProgress(r.opts.Out, r.opts.Terminal, trials, r.exp.Concurrency, r.exp.Scripted())
 	if len(r.exp.Prices) > 0 {
 		r.progress.SetPrice(func(config string, u runrecord.Usage) *big.Rat {
@@ -71,7 +66,7 @@ func (r *run) startProgress(trials []plan.Trial, outcomes []status.Outcome, pend
 		})
 	}
 	earlier := 0
-	for _, o := range outcomes {
+	for _, o := range r.outcomes.list(trials) {
 		if o.Skipped {
 			r.progress.Finished(o)
 			earlier++
@@ -96,7 +91,7 @@ type slots struct {
 // at once and each configuration within its own limit, until all have
 // started, the budget is spent or ctx is done, and waits for those it
 // started; it returns the pending trials it never started.
-func (r *run) schedule(ctx context.Context, trials []plan.Trial, outcomes []status.Outcome, pending []int) []int {
+func (r *run) schedule(ctx context.Context, trials []plan.Trial, pending []int) []int {
 	s := &slots{perConfig: map[string]int{}, runningSet: map[string]plan.Trial{}}
 	s.cond = sync.NewCond(&s.mu)
 	stop := context.AfterFunc(ctx, func() { s.mu.Lock(); s.cond.Broadcast(); s.mu.Unlock() })
@@ -108,11 +103,11 @@ func (r *run) schedule(ctx context.Context, trials []plan.Trial, outcomes []stat
 			s.mu.Unlock()
 			break
 		}
-		if r.sweepStopped(&pending, outcomes, trials) {
+		if r.sweepStopped(&pending, trials) {
 			s.mu.Unlock()
 			continue
 		}
-		if r.budgetStop(&pending, outcomes, trials, s.runningSet) {
+		if r.budgetStop(&pending, trials, s.runningSet) {
 			s.mu.Unlock()
 			continue // the trials of tasks already started are still pending
 		}
@@ -126,9 +121,8 @@ func (r *run) schedule(ctx context.Context, trials []plan.Trial, outcomes []stat
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			o := r.runTrial(ctx, t)
+			r.runTrial(ctx, t)
 			s.mu.Lock()
-			outcomes[i] = o
 			s.running--
 			s.perConfig[t.Config]--
 			delete(s.runningSet, t.Key)
@@ -163,7 +157,7 @@ func (r *run) waitSlot(ctx context.Context, s *slots, trials []plan.Trial, pendi
 // task none of whose trials has started (here or in an earlier run) and
 // keeps the others pending: a task that started gets every arm, so the
 // records stay paired. It reports whether it took any trial off.
-func (r *run) budgetStop(pending *[]int, outcomes []status.Outcome, trials []plan.Trial, runningSet map[string]plan.Trial) bool {
+func (r *run) budgetStop(pending *[]int, trials []plan.Trial, runningSet map[string]plan.Trial) bool {
 	reason := r.budgetReached(runningSet)
 	if reason == "" {
 		return false
@@ -179,18 +173,15 @@ func (r *run) budgetStop(pending *[]int, outcomes []status.Outcome, trials []pla
 		}
 	}
 	var keep []int
-	r.mu.Lock()
 	for _, i := range *pending {
 		if started[trials[i].GroupOf()] {
 			keep = append(keep, i)
 			continue
 		}
-		outcomes[i].State = runrecord.StateBudget
-		outcomes[i].Reason = reason
-		r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
-		r.progress.Finished(outcomes[i])
+		o := status.Outcome{Trial: trials[i], State: runrecord.StateBudget, Reason: reason}
+		r.outcomes.set(o) // listed in trials.jsonl
+		r.progress.Finished(o)
 	}
-	r.mu.Unlock()
 	took := len(keep) < len(*pending)
 	*pending = keep
 	return took
@@ -199,7 +190,7 @@ func (r *run) budgetStop(pending *[]int, outcomes []status.Outcome, trials []pla
 // sweepStopped takes the pending trials of stopped configurations off the
 // list, each a failed outcome saying why it was not run; it reports
 // whether it took any.
-func (r *run) sweepStopped(pending *[]int, outcomes []status.Outcome, trials []plan.Trial) bool {
+func (r *run) sweepStopped(pending *[]int, trials []plan.Trial) bool {
 	var keep []int
 	took := false
 	for _, i := range *pending {
@@ -209,11 +200,9 @@ func (r *run) sweepStopped(pending *[]int, outcomes []status.Outcome, trials []p
 			continue
 		}
 		took = true
-		outcomes[i].State, outcomes[i].Reason = runrecord.StateFailed, notRun(why)
-		r.mu.Lock()
-		r.finished[trials[i].Key] = outcomes[i] // listed in trials.jsonl
-		r.mu.Unlock()
-		r.progress.Finished(outcomes[i])
+		o := status.Outcome{Trial: trials[i], State: runrecord.StateFailed, Reason: notRun(why)}
+		r.outcomes.set(o) // listed in trials.jsonl
+		r.progress.Finished(o)
 	}
 	*pending = keep
 	if took {
@@ -282,12 +271,10 @@ func (r *run) spentUSD(running map[string]plan.Trial) *big.Rat {
 }
 
 func (r *run) eachSpent(running map[string]plan.Trial, f func(plan.Trial, runrecord.Usage)) {
-	r.mu.Lock()
 	keys := map[string]plan.Trial{}
-	for k, o := range r.finished {
+	for k, o := range r.outcomes.finished() {
 		keys[k] = o.Trial
 	}
-	r.mu.Unlock()
 	for k, t := range running {
 		keys[k] = t
 	}
@@ -346,15 +333,15 @@ func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 		o = status.OutcomeOf(t, v.Summary)
 		o.Replacements = v.Replacements
 	case v.Interrupted != "":
-		return status.Outcome{Trial: t, State: runrecord.StateRunning, Reason: v.Interrupted}
+		o = status.Outcome{Trial: t, State: runrecord.StateRunning, Reason: v.Interrupted}
+		r.outcomes.set(o) // not in the records: it resumes
+		return o
 	}
 	if v.Summary != nil && slices.Contains(r.exp.Export, "atif") {
 		// A multi-step trial is one document of its steps' invocations.
 		r.exportATIF(dir, t.Config, rt.secrets())
 	}
-	r.mu.Lock()
-	r.finished[t.Key] = o
-	r.mu.Unlock()
+	r.outcomes.set(o)
 	r.progress.Finished(o)
 	if err := r.writeOutputs(r.plan.Select(r.opts.Shard)); err != nil {
 		r.progress.Logf("warning: %v", err)
