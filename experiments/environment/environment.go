@@ -105,6 +105,9 @@ type Options struct {
 	// role's, so no role reaches another's provider. A role not in it
 	// gets Provider.
 	RoleProviders map[runrecord.Role]harness.Provider
+	// HostExec runs the commands of a task on the host; nil: sandbox.Local
+	// (tests give one that records or fakes them).
+	HostExec sandbox.Executor
 }
 
 // Kind says where an environment runs commands.
@@ -174,7 +177,11 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 	}
 	cb, ok := bench.(ContainerBenchmark)
 	if !ok {
-		return &Env{Kind: Local, Exec: sandbox.Local{}, Provider: opts.Provider, TrialDir: abs}, nil
+		exec := opts.HostExec
+		if exec == nil {
+			exec = sandbox.Local{}
+		}
+		return &Env{Kind: Local, Exec: exec, Provider: opts.Provider, TrialDir: abs}, nil
 	}
 	if opts.Docker == nil {
 		return nil, fmt.Errorf("environment: task %s/%s runs in a container but no Docker client is configured", task.Benchmark, task.ID)

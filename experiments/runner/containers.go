@@ -181,7 +181,7 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 // answered: on the host directly, from a container through the container's
 // model relay, whose host side forwards to it.
 func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
-	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit, Image: u.image}
+	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit, Image: u.image, HostExec: r.opts.Exec}
 	_, keepEnvs := u.bench.(environment.EnvironmentVerifier)
 	keepEnvs = keepEnvs && r.docker != nil
 	if r.docker != nil {
@@ -235,9 +235,7 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 		}
 		base.RoleEnvironment = environment.RoleContainers(u.bench, u.task, u.dir, opts, image)
 	}
-	if env.Kind == environment.Docker || r.opts.Exec == nil {
-		base.Exec, base.Exchange = env.Exec, env.Exchange
-	}
+	base.Exec, base.Exchange = env.Exec, env.Exchange
 	return trial.Run(ctx, env.TrialDir, u.spec, base)
 }
 
