@@ -71,3 +71,43 @@ func statOf(t *testing.T, p string) syscall.Stat_t {
 	}
 	return st
 }
+
+// A project's layout: the CLI's state directory and a shown 0600 file lie
+// inside the writable workspace. Whatever is chowned (a shown file, or a
+// workspace holding another owner's file) must not leave a nested idmapped
+// path showing its files as nobody's: each owner is read before any
+// changes, and a path inside a chowned one is chowned too.
+func TestNestedViewPathsStayReadableWhicheverIsIdmapped(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("hand-over happens only when hoh runs as root")
+	}
+	for _, otherOwner := range []bool{false, true} {
+		t.Run(fmt.Sprintf("another owner in the workspace %v", otherOwner), func(t *testing.T) {
+			ws := filepath.Join(t.TempDir(), "app")
+			state, spec := filepath.Join(ws, ".git/hoh/state"), filepath.Join(ws, ".git/hoh/spec.md")
+			for p, text := range map[string]string{filepath.Join(state, "config.toml"): "config", spec: "spec", filepath.Join(ws, "main.go"): "main"} {
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if otherOwner {
+				if err := os.Lchown(filepath.Join(ws, "main.go"), 1234, 1234); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v := View{Hide: []string{filepath.Dir(ws), "/tmp"}, Show: []string{spec}, Write: []string{state, ws}}
+			out, code := runConfined(t, v, ws, `cat .git/hoh/state/config.toml .git/hoh/spec.md main.go && echo new > .git/hoh/state/new && echo ok`)
+			if code != 0 || !strings.Contains(out, "configspecmainok") {
+				t.Fatalf("exit %d: %q", code, out)
+			}
+			for p, uid := range map[string]uint32{filepath.Join(state, "config.toml"): 0, spec: 0, filepath.Join(state, "new"): 0, filepath.Join(ws, "main.go"): map[bool]uint32{false: 0, true: 1234}[otherOwner]} {
+				if st := statOf(t, p); st.Uid != uid {
+					t.Errorf("%s is owned by %d after the invocation, want %d", p, st.Uid, uid)
+				}
+			}
+		})
+	}
+}
