@@ -24,7 +24,10 @@ func TestRolesDoNotReadTheProjectState(t *testing.T) {
 		t.Fatal(err)
 	}
 	sched := schedule(2)
-	probe := "cd " + dir + " && ls -a .git/hoh; for f in .git/hoh/issues.jsonl .git/hoh/issues.csv .git/hoh/provider.jsonl .git/hoh/trial/stages.jsonl .git/hoh/runs.jsonl; do cat $f; done; echo MD; cat " + l.IssuesMD() + "; echo END"
+	// cat's complaints go to stdout: the view's stdout and stderr are copied
+	// by two goroutines, so on a busy machine stderr lines landed between
+	// "MD" and the table.
+	probe := "cd " + dir + " && ls -a .git/hoh; for f in .git/hoh/issues.jsonl .git/hoh/issues.csv .git/hoh/provider.jsonl .git/hoh/trial/stages.jsonl .git/hoh/runs.jsonl; do cat $f 2>&1; done; echo MD; cat " + l.IssuesMD() + "; echo END"
 	h := &fakeHarness{sched: sched, Probe: probe}
 	runFake(t, dir, 2, h)
 	issues, err := ReadIssues(dir)
