@@ -564,15 +564,6 @@ func (p *viewPlan) handOver() error {
 		return nil
 	}
 	p.owners, p.chowned, p.idmapped = map[string][2]int{}, map[string]bool{}, map[string]bool{}
-	// Every owner is read before any is changed, shallow paths first: a
-	// path inside one that is chowned cannot be idmapped (its files would
-	// show as nobody's).
-	type handing struct {
-		path     string
-		give     []string
-		rootOnly bool
-	}
-	var all []handing
 	for i, h := range p.handed {
 		if slices.Contains(p.handed[:i], h) {
 			continue
@@ -581,27 +572,14 @@ func (p *viewPlan) handOver() error {
 		if err != nil {
 			return fmt.Errorf("sandbox: hand %s to the role's uid: %w", h, err)
 		}
-		all = append(all, handing{h, give, rootOnly})
-	}
-	sort.SliceStable(all, func(i, j int) bool { return depth(all[i].path) < depth(all[j].path) })
-	var chowning []string
-	for _, h := range all {
-		if !p.shown[h.path] && h.rootOnly && !underAny(h.path, chowning) && p.mapWritable(h.path) {
-			p.idmapped[h.path] = true
+		if !p.shown[h] && rootOnly && p.mapWritable(h) {
+			p.idmapped[h] = true
 			continue
 		}
-		if len(h.give) > 0 {
-			chowning = append(chowning, h.path)
-			p.chowned[h.path] = true
-		}
-	}
-	for _, h := range all {
-		if p.idmapped[h.path] {
-			continue
-		}
-		for _, path := range h.give {
+		for _, path := range give {
+			p.chowned[h] = true
 			if err := os.Lchown(path, RoleUID, RoleUID); err != nil {
-				return fmt.Errorf("sandbox: hand %s to the role's uid: %w", h.path, err)
+				return fmt.Errorf("sandbox: hand %s to the role's uid: %w", h, err)
 			}
 		}
 	}
