@@ -119,9 +119,11 @@ func sessionCommand(cmd Command) *exec.Cmd {
 
 // outputPipes makes a pipe for cmd's stdout and one for its stderr, each
 // copied to its writer (none: discarded) by a copier of copiers that
-// records in lastOutput when output was last seen. On an error no pipe is
-// left open.
+// records in lastOutput when output was last seen. The two copiers never
+// write at once: callers often give both streams one buffer, or two
+// writers over one. On an error no pipe is left open.
 func outputPipes(cmd Command, lastOutput *atomic.Int64, copiers *sync.WaitGroup) (readEnds, writeEnds []*os.File, err error) {
+	var writing sync.Mutex
 	for _, dst := range []io.Writer{cmd.Stdout, cmd.Stderr} {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -137,7 +139,7 @@ func outputPipes(cmd Command, lastOutput *atomic.Int64, copiers *sync.WaitGroup)
 		copiers.Add(1)
 		go func() {
 			defer copiers.Done()
-			copyTracking(dst, r, lastOutput)
+			copyTracking(dst, r, lastOutput, &writing)
 		}()
 	}
 	return readEnds, writeEnds, nil
@@ -240,13 +242,15 @@ func groupRunning(pgid int) bool {
 	return false
 }
 
-func copyTracking(dst io.Writer, src io.Reader, last *atomic.Int64) {
+func copyTracking(dst io.Writer, src io.Reader, last *atomic.Int64, writing *sync.Mutex) {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			last.Store(time.Now().UnixNano())
+			writing.Lock()
 			_, _ = dst.Write(buf[:n])
+			writing.Unlock()
 		}
 		if err != nil {
 			return

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -277,5 +278,47 @@ func TestLocalMissingBinaryIsAnError(t *testing.T) {
 	ex, err := Local{}.Run(context.Background(), Command{Args: []string{"/nonexistent/hoh-binary"}})
 	if err == nil || ex.Code != -1 {
 		t.Fatalf("want an error and code -1, got %v %+v", err, ex)
+	}
+}
+
+// overlapWriter counts Write calls that began while another was running.
+type overlapWriter struct {
+	inFlight, overlaps atomic.Int32
+	mu                 sync.Mutex
+	n                  int
+}
+
+func (w *overlapWriter) Write(p []byte) (int, error) {
+	if w.inFlight.Add(1) > 1 {
+		w.overlaps.Add(1)
+	}
+	defer w.inFlight.Add(-1)
+	time.Sleep(100 * time.Microsecond) // widens the window a second copier would hit
+	w.mu.Lock()
+	w.n += len(p)
+	w.mu.Unlock()
+	return len(p), nil
+}
+
+// One writer for both streams (a bytes.Buffer in most callers) must never
+// be written by the two copiers at once: that is a data race on it.
+func TestLocalNeverWritesASharedWriterConcurrently(t *testing.T) {
+	w := &overlapWriter{}
+	ex, err := Local{}.Run(context.Background(), Command{
+		Args:   []string{"bash", "-c", `for i in $(seq 3000); do echo "out $i"; echo "err $i" >&2; done`},
+		Stdout: w, Stderr: w,
+	})
+	if err != nil || ex.Code != 0 {
+		t.Fatalf("run: %v %+v", err, ex)
+	}
+	want := 0
+	for i := 1; i <= 3000; i++ {
+		want += 2 * len(fmt.Sprintf("out %d\n", i))
+	}
+	if w.n != want {
+		t.Errorf("copied %d bytes, want %d", w.n, want)
+	}
+	if o := w.overlaps.Load(); o > 0 {
+		t.Errorf("%d writes to the shared writer overlapped another", o)
 	}
 }
