@@ -434,3 +434,86 @@ func TestConfinedCannotReachHohsOrAnotherRolesMemory(t *testing.T) {
 		t.Errorf("the concurrent invocation: exit %d err %v: %s", code, err, out)
 	}
 }
+
+// setIDProbe tries every way to give a file in the current directory a
+// setuid or setgid bit, and the calls whose modes a filter cannot read.
+const setIDProbe = `
+import ctypes, errno, json, os, stat
+libc = ctypes.CDLL(None, use_errno=True)
+res = {}
+def try_(name, f):
+    try:
+        f()
+        res[name] = "LANDED"
+    except OSError as e:
+        res[name] = errno.errorcode.get(e.errno, str(e.errno))
+open("f", "w").close()
+os.mkdir("d")
+try_("chmod u+s", lambda: os.chmod("f", 0o4755))
+try_("chmod g+s dir", lambda: os.chmod("d", 0o2775))
+fd = os.open("f", os.O_RDONLY)
+try_("fchmod u+s", lambda: os.fchmod(fd, 0o4755))
+try_("open O_CREAT 4755", lambda: os.close(os.open("c", os.O_CREAT | os.O_WRONLY, 0o4755)))
+try_("mkdir 2775", lambda: os.mkdir("m", 0o2775))
+try_("mknod fifo 4644", lambda: os.mknod("p", stat.S_IFIFO | 0o4644))
+def raw(nr, *args):
+    if libc.syscall(nr, *args) < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+try_("openat2", lambda: raw(437, -100, b"f", None, 0))
+try_("io_uring_setup", lambda: raw(425, 1, ctypes.create_string_buffer(120)))
+try_("chmod 755 (allowed)", lambda: os.chmod("f", 0o755))
+try_("open O_CREAT 644 (allowed)", lambda: os.close(os.open("ok", os.O_CREAT | os.O_WRONLY, 0o644)))
+print(json.dumps(res))
+`
+
+// A role cannot give what it writes a setuid or setgid bit: in a writable
+// view that is root's on disk, such a file would be a root-owned setuid
+// program on the host. Unconfined, the same probe lands each (control).
+func TestConfinedCannotMakeSetIDFiles(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Fatal("the probe needs /usr/bin/python3:", err)
+	}
+	probe := func(confined bool) map[string]string {
+		t.Helper()
+		ws := t.TempDir()
+		var out bytes.Buffer
+		cmd := Command{Args: []string{"/usr/bin/python3", "-c", setIDProbe}, Dir: ws, Stdout: &out, Stderr: &out, WallTimeout: time.Minute}
+		var ex Exit
+		var err error
+		if confined {
+			ex, err = Confined{Inner: Local{}, View: View{Hide: []string{filepath.Dir(ws)}, Write: []string{ws}}}.Run(context.Background(), cmd)
+		} else {
+			ex, err = Local{}.Run(context.Background(), cmd)
+		}
+		var res map[string]string
+		if err != nil || ex.Code != 0 || json.Unmarshal(out.Bytes(), &res) != nil {
+			t.Fatalf("probe (confined %v): exit %d err %v: %s", confined, ex.Code, err, out.String())
+		}
+		filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+			if info, e := os.Lstat(p); e == nil && info.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 && confined {
+				t.Errorf("%s is %v on the host", p, info.Mode())
+			}
+			return nil
+		})
+		return res
+	}
+	control := probe(false)
+	for name, got := range control {
+		if name != "openat2" && name != "io_uring_setup" && got != "LANDED" {
+			t.Fatalf("unconfined, %s did not land (%s): the probe proves nothing", name, got)
+		}
+	}
+	for name, got := range probe(true) {
+		want := "EPERM"
+		switch {
+		case strings.HasSuffix(name, "(allowed)"):
+			want = "LANDED"
+		case name == "openat2" || name == "io_uring_setup":
+			want = "ENOSYS"
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
