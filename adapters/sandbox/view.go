@@ -149,7 +149,7 @@ func (c Confined) Run(ctx context.Context, cmd Command) (Exit, error) {
 		return Exit{Code: -1}, err
 	}
 	defer gateW.Close()
-	cmd.status, cmd.extra = statusW, []*os.File{gateR}
+	cmd.status, cmd.extra = statusW, append([]*os.File{gateR}, p.trees...)
 	// The init waits at the gate until it is in the invocation's cgroups,
 	// so that nothing it starts escapes the bounds.
 	cg := newCgroup(limits)
@@ -250,6 +250,9 @@ type entry struct {
 	Link     string `json:"link,omitempty"`
 	Content  string `json:"content,omitempty"`
 	Size     int64  `json:"size,omitempty"` // a tmpfs's size in bytes (0: the kernel's default)
+	// Tree is the init's descriptor of an idmapped copy of Source to
+	// attach instead of binding it (mapWritable), 0 if none.
+	Tree int `json:"tree,omitempty"`
 }
 
 // endpoint is one forwarded address: the init listens on Listen and
@@ -301,11 +304,18 @@ type viewPlan struct {
 	shown   map[string]bool
 	chowned map[string]bool
 	owners  map[string][2]int
+	// trees are the idmapped trees of writable paths, passed to the init
+	// from firstTreeFD on; idmapped the paths they show.
+	trees    []*os.File
+	idmapped map[string]bool
 }
 
 func (p *viewPlan) close() {
 	for _, c := range p.closers {
 		c()
+	}
+	for _, t := range p.trees {
+		t.Close()
 	}
 }
 
@@ -547,43 +557,86 @@ func (p *viewPlan) forward(addr string) (endpoint, error) {
 // no entry is changed to the owner it has: each chown changes the file's
 // ctime, after which every digest and git re-read it, so a read-only view
 // of a 20,000-file workspace would cost two full re-reads per invocation.
+// A writable path root owns entirely is not chowned at all: it is shown
+// through an idmapped mount (mapWritable).
 func (p *viewPlan) handOver() error {
 	if os.Getuid() != 0 {
 		return nil
 	}
-	p.owners, p.chowned = map[string][2]int{}, map[string]bool{}
+	p.owners, p.chowned, p.idmapped = map[string][2]int{}, map[string]bool{}, map[string]bool{}
+	// Every owner is read before any is changed, shallow paths first: a
+	// path inside one that is chowned cannot be idmapped (its files would
+	// show as nobody's).
+	type handing struct {
+		path     string
+		give     []string
+		rootOnly bool
+	}
+	var all []handing
 	for i, h := range p.handed {
 		if slices.Contains(p.handed[:i], h) {
 			continue
 		}
-		err := filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if os.IsNotExist(err) {
-					return nil
-				}
-				return err
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			st, ok := info.Sys().(*syscall.Stat_t)
-			if ok {
-				if _, seen := p.owners[path]; !seen {
-					p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
-				}
-				if (st.Uid == RoleUID && st.Gid == RoleUID) || (p.shown[h] && othersRead(info.Mode())) {
-					return nil
-				}
-			}
-			p.chowned[h] = true
-			return os.Lchown(path, RoleUID, RoleUID)
-		})
+		give, rootOnly, err := p.ownersUnder(h)
 		if err != nil {
 			return fmt.Errorf("sandbox: hand %s to the role's uid: %w", h, err)
 		}
+		all = append(all, handing{h, give, rootOnly})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return depth(all[i].path) < depth(all[j].path) })
+	var chowning []string
+	for _, h := range all {
+		if !p.shown[h.path] && h.rootOnly && !underAny(h.path, chowning) && p.mapWritable(h.path) {
+			p.idmapped[h.path] = true
+			continue
+		}
+		if len(h.give) > 0 {
+			chowning = append(chowning, h.path)
+			p.chowned[h.path] = true
+		}
+	}
+	for _, h := range all {
+		if p.idmapped[h.path] {
+			continue
+		}
+		for _, path := range h.give {
+			if err := os.Lchown(path, RoleUID, RoleUID); err != nil {
+				return fmt.Errorf("sandbox: hand %s to the role's uid: %w", h.path, err)
+			}
+		}
 	}
 	return nil
+}
+
+// ownersUnder records the owner of each entry under h and lists those to
+// chown to the role's uid; rootOnly says whether root owns every entry
+// (so an idmapped mount can show all of them as the role's).
+func (p *viewPlan) ownersUnder(h string) (give []string, rootOnly bool, err error) {
+	rootOnly = true
+	err = filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			if _, seen := p.owners[path]; !seen {
+				p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
+			}
+			rootOnly = rootOnly && st.Uid == 0 && st.Gid == 0
+			if (st.Uid == RoleUID && st.Gid == RoleUID) || (p.shown[h] && othersRead(info.Mode())) {
+				return nil
+			}
+		}
+		give = append(give, path)
+		return nil
+	})
+	return give, rootOnly, err
 }
 
 // othersRead reports whether any user may read an entry of this mode: a
@@ -604,7 +657,7 @@ func (p *viewPlan) takeBack() {
 	}
 	for i, h := range p.handed {
 		// Nothing under a read-only path can change owner in the view.
-		if slices.Contains(p.handed[:i], h) || (p.shown[h] && !p.chowned[h]) {
+		if slices.Contains(p.handed[:i], h) || p.idmapped[h] || (p.shown[h] && !p.chowned[h]) {
 			continue
 		}
 		_ = filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
@@ -707,6 +760,9 @@ func init() {
 	}
 	if len(os.Args) > 5 && os.Args[1] == rlimitArg && os.Args[4] == "--" {
 		os.Exit(startBounded(os.Args[2], os.Args[3], os.Args[5:]))
+	}
+	if len(os.Args) == 2 && os.Args[1] == holdArg {
+		os.Exit(holdUntilEOF())
 	}
 }
 
@@ -1071,6 +1127,9 @@ func place(e entry, t string) error {
 	case kindBind:
 		if err := mountPoint(t, e.Dir); err != nil {
 			return err
+		}
+		if e.Tree > 0 {
+			return attachTree(e.Tree, t)
 		}
 		return bindAt(fmt.Sprintf("/proc/self/fd/%d", e.fd), t, e.Writable)
 	}
