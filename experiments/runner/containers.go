@@ -155,6 +155,11 @@ type unit struct {
 	// handOn keeps its last checkpoint's environment when the others are
 	// removed: the next step starts from it.
 	handOn bool
+	// developerTimeout, when set, is the Developer's instead of the
+	// experiment's (a step's agent timeout); withoutScores: a step's rows
+	// are its trial's (trial.Env.WithoutScores).
+	developerTimeout time.Duration
+	withoutScores    bool
 }
 
 func (r *run) unitOf(t plan.Trial) unit {
@@ -163,15 +168,15 @@ func (r *run) unitOf(t plan.Trial) unit {
 
 // attempt runs one attempt of a trial: its steps in order when its task
 // has several (attemptSteps), else the trial itself (attemptUnit).
-func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
+func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, pol trialPolicy) (*runrecord.Summary, error) {
 	steps, err := r.stepsOf(t)
 	if err != nil {
 		return nil, err
 	}
 	if len(steps) > 0 {
-		return r.attemptSteps(ctx, t, rt, base, steps)
+		return r.attemptSteps(ctx, t, rt, pol, steps)
 	}
-	return r.attemptUnit(ctx, r.unitOf(t), rt, base)
+	return r.attemptUnit(ctx, r.unitOf(t), rt, pol)
 }
 
 // attemptUnit runs one attempt of u in a fresh environment: the host, or
@@ -180,18 +185,18 @@ func (r *run) attempt(ctx context.Context, t plan.Trial, rt *configRuntime, base
 // which logs what was served to which attempt and whether the model
 // answered: on the host directly, from a container through the container's
 // model relay, whose host side forwards to it.
-func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base trial.Env) (*runrecord.Summary, error) {
+func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, pol trialPolicy) (*runrecord.Summary, error) {
 	opts := environment.Options{Provider: rt.cfg.Provider, PidsLimit: r.exp.Containers.PidsLimit, Image: u.image, HostExec: r.opts.Exec}
 	_, keepEnvs := u.bench.(environment.EnvironmentVerifier)
 	keepEnvs = keepEnvs && r.docker != nil
 	if r.docker != nil {
 		opts.Docker, opts.RelayBinary = r.docker.client, r.docker.relay
 	}
-	closeRelay, team, err := r.relay(u, rt, &opts, &base)
+	route, err := r.relay(u, rt, &opts)
 	if err != nil {
 		return nil, err
 	}
-	defer closeRelay()
+	defer route.close()
 	if keepEnvs {
 		// A retried attempt continues from the whole environment an earlier
 		// attempt of this run committed, not only from the workspace.
@@ -216,114 +221,112 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, base t
 	}
 	defer env.Close(context.WithoutCancel(ctx))
 	for _, n := range env.Notes {
-		base.Logf("environment: %s", n)
+		pol.logf("environment: %s", n)
 	}
-	h, err := attemptHarness(rt, env, team, &base)
+	clis, err := attemptHarnesses(rt, env, route.team)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)
 	}
-	base.Harness, base.Bench, base.Task = h, u.bench, u.task
-	if keepEnvs && env.Kind == environment.Docker {
-		base.Checkpoints = &containerCheckpoints{client: r.docker.client, env: env, trial: u.label, handOn: u.handOn}
+	sides := r.containerSides(u, env, opts, keepEnvs)
+	return trial.Run(ctx, env.TrialDir, u.spec, trialEnv(pol, u, route, env, clis, sides))
+}
+
+// containerSides are an attempt's sides in task containers (none on the
+// host): its checkpoints' environments, kept when the benchmark verifies
+// them there, and the Planner's and the QA Tester's containers, each
+// started from the checkpoint it works on when that was kept.
+func (r *run) containerSides(u unit, env *environment.Env, opts environment.Options, keepEnvs bool) containerSides {
+	if env.Kind != environment.Docker {
+		return containerSides{}
 	}
-	if env.Kind == environment.Docker {
-		// The Planner and the QA Tester each get a container of their own,
-		// from the checkpoint they work on when it was kept.
-		var image func(ctx context.Context, after int) (string, error)
-		if base.Checkpoints != nil {
-			image = base.Checkpoints.Image
-		}
-		base.RoleEnvironment = environment.RoleContainers(u.bench, u.task, u.dir, opts, image)
+	var sides containerSides
+	var image func(ctx context.Context, after int) (string, error)
+	if keepEnvs {
+		cp := &containerCheckpoints{client: r.docker.client, env: env, trial: u.label, handOn: u.handOn}
+		sides.checkpoints, image = cp, cp.Image
 	}
-	base.Exec, base.Exchange = env.Exec, env.Exchange
-	return trial.Run(ctx, env.TrialDir, u.spec, base)
+	sides.roleEnvironment = environment.RoleContainers(u.bench, u.task, u.dir, opts, image)
+	return sides
 }
 
 // relay starts hoh's relay of u's attempt when the provider has an
 // endpoint (provider.Agent.Route): its log is u's served.jsonl, and the
-// CLIs get a placeholder the relay swaps for the key. It returns how to
-// stop it and, for a role team, the team's routes.
-func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), *provider.Team, error) {
+// CLIs get a placeholder the relay swaps for the key. It returns the
+// route (for a role team, the team's routes) and how to stop it.
+func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options) (routed, error) {
 	if rt.team != nil {
-		return r.teamRelays(u, rt, opts, base)
+		return r.teamRelays(u, rt, opts)
 	}
 	route, err := rt.agent.Route(runrecord.TrialLayout{Dir: u.dir}.Served(), nil, nil)
 	if err != nil {
-		return nil, nil, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
+		return routed{}, &trial.InfraError{Stage: "served-token relay", Evidence: err.Error(), Local: true}
 	}
 	opts.Provider = route.Provider(opts.Provider)
-	base.Env, base.Secrets = route.Env, route.Secrets
-	base.ServedLog, base.Relay = route.ServedLog(), route.Relay
-	return route.Close, nil, nil
+	return routed{env: route.Env, secrets: route.Secrets, servedLog: route.ServedLog(), relay: route.Relay, close: route.Close}, nil
 }
 
-// attemptHarness is the CLI an attempt's Developer (and Vanilla) runs: a
-// role team's own, rebuilt for the task containers, else the
-// configuration's, built for the environment's endpoint.
-func attemptHarness(rt *configRuntime, env *environment.Env, team *provider.Team, base *trial.Env) (harness.Harness, error) {
+// attemptHarnesses are the CLIs an attempt runs: a role team's own,
+// rebuilt for the task containers, else the configuration's, built for
+// the environment's endpoint, for its Developer (and Vanilla).
+func attemptHarnesses(rt *configRuntime, env *environment.Env, team *provider.Team) (attemptCLIs, error) {
 	if team != nil {
-		if env.Kind == environment.Docker {
-			if err := seatInContainers(base.Team, team, env); err != nil {
-				return nil, err
-			}
+		roles, err := teamHarnesses(team, env)
+		if err != nil {
+			return attemptCLIs{}, err
 		}
-		return base.Team[runrecord.RoleDeveloper].Harness, nil
+		return attemptCLIs{developer: roles[runrecord.RoleDeveloper], roles: roles}, nil
 	}
 	if env.Kind != environment.Docker && env.Provider == rt.cfg.Provider {
-		return rt.agent.Harness, nil
+		return attemptCLIs{developer: rt.agent.Harness}, nil
 	}
 	spec := rt.cfg.HarnessSpec()
 	spec.Provider = env.Provider
 	spec.InContainer = env.Kind == environment.Docker
 	spec.Tools = env.Tools
-	return rt.agent.HarnessFor(spec)
+	h, err := rt.agent.HarnessFor(spec)
+	return attemptCLIs{developer: h}, err
 }
 
-// seatInContainers rebuilds each role's CLI of a team for the trial's task
-// containers: its own relay as reached inside them, their tools.
-func seatInContainers(roles map[runrecord.Role]trial.RoleAgent, team *provider.Team, env *environment.Env) error {
+// teamHarnesses is each role's CLI of a team: the one built for its
+// relay, or in task containers one rebuilt for its relay as reached
+// inside them, with their tools.
+func teamHarnesses(team *provider.Team, env *environment.Env) (map[runrecord.Role]harness.Harness, error) {
+	roles := make(map[runrecord.Role]harness.Harness, len(team.Seats))
 	for role, seat := range team.Seats {
+		if env.Kind != environment.Docker {
+			roles[role] = seat.Harness
+			continue
+		}
 		spec := seat.Agent.Config.HarnessSpec()
 		spec.Provider = env.Reached(seat.Provider)
 		spec.InContainer, spec.Tools = true, env.Tools
 		h, err := seat.Agent.HarnessFor(spec)
 		if err != nil {
-			return fmt.Errorf("role %s: %w", role, err)
+			return nil, fmt.Errorf("role %s: %w", role, err)
 		}
-		ra := roles[role]
-		ra.Harness = h
-		roles[role] = ra
+		roles[role] = h
 	}
-	return nil
+	return roles, nil
 }
 
 // teamRelays is relay for a role team (provider.RouteTeam): every relay
-// logs to the trial's one served.jsonl under each request's attempt; each
-// role is priced by its own model. The Developer's seat is the team's
-// own (what Vanilla runs).
-func (r *run) teamRelays(u unit, rt *configRuntime, opts *environment.Options, base *trial.Env) (func(), *provider.Team, error) {
+// logs to the trial's one served.jsonl under each request's attempt. The
+// Developer's route is the team's own (what Vanilla runs).
+func (r *run) teamRelays(u unit, rt *configRuntime, opts *environment.Options) (routed, error) {
 	team, err := provider.RouteTeam(rt.team, runrecord.TrialLayout{Dir: u.dir}.Served(), nil, nil)
 	var relayErr *provider.RelayError
 	if errors.As(err, &relayErr) {
-		return nil, nil, &trial.InfraError{Stage: "served-token relay of the " + relayErr.Role.Display(), Evidence: relayErr.Err.Error(), Local: true}
+		return routed{}, &trial.InfraError{Stage: "served-token relay of the " + relayErr.Role.Display(), Evidence: relayErr.Err.Error(), Local: true}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("config %s %w", rt.cfg.Label, err)
+		return routed{}, fmt.Errorf("config %s %w", rt.cfg.Label, err)
 	}
-	base.Team = map[runrecord.Role]trial.RoleAgent{}
-	base.Secrets = append(base.Secrets, team.Secrets...)
-	base.ServedLog = team.ServedLog
 	opts.RoleProviders = map[runrecord.Role]harness.Provider{}
 	for role, seat := range team.Seats {
-		ra := trial.RoleAgent{Harness: seat.Harness, Env: seat.Route.Env, Relay: seat.Route.Relay, Member: seat.Member}
-		if p, ok := r.exp.PriceOfRole(rt.cfg.Label, role); ok {
-			ra.Price = &p
-		}
-		base.Team[role] = ra
 		opts.RoleProviders[role] = seat.Provider
 	}
 	dev := team.Seats[runrecord.RoleDeveloper]
 	opts.Provider = dev.Provider
-	base.Env, base.Relay = dev.Route.Env, dev.Route.Relay
-	return team.Close, team, nil
+	return routed{env: dev.Route.Env, secrets: append([]string(nil), team.Secrets...), servedLog: team.ServedLog,
+		relay: dev.Route.Relay, team: team, close: team.Close}, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/runner/attempt"
 	"github.com/hoh-research/hoh/experiments/runner/status"
-	"github.com/hoh-research/hoh/experiments/trial"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -298,30 +297,13 @@ func trialSpent(l runrecord.TrialLayout) runrecord.Usage { return runrecord.Spen
 func (r *run) runTrial(ctx context.Context, t plan.Trial) status.Outcome {
 	rt := r.configs[t.Config]
 	dir := r.trialDir(t)
-	logf := func(format string, args ...any) {}
-	if !r.opts.Terminal {
-		logf = func(format string, args ...any) { r.progress.Logf(t.Dir+": "+format, args...) }
-	}
 	r.progress.Started(t)
-	env := trial.Env{
-		OnRole: func(it int, role runrecord.Role, attempt int) { r.progress.Role(t, it, role, attempt) },
-		Bench:  r.plan.Bench, Task: t.Task, Exec: r.opts.Exec, RunDir: r.out,
-		ContractRetries: r.exp.Retries.Contract,
-		Timeouts:        trial.Timeouts(r.exp.Timeouts),
-		Limits:          r.exp.Limits.Sandbox(),
-		Logf:            logf,
-	}
-	if p, ok := r.exp.PriceOf(t.Config); ok {
-		env.Price = &p
-	}
-	if env.ContractRetries == 0 {
-		env.ContractRetries = -1 // explicit zero: no contract retries
-	}
-	pol := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff, Stop: r.stop,
+	pol := r.policyOf(t, rt)
+	replace := attempt.Policy{Replacements: r.exp.Retries.Infrastructure, Backoff: r.exp.Retries.Backoff, Stop: r.stop,
 		Halt: func() string { return r.breaker.stopped(t.Config) }}
-	v := pol.Run(ctx, r.out, attempt.Trial{Key: t.Key, Dir: t.Dir, Path: dir},
+	v := replace.Run(ctx, r.out, attempt.Trial{Key: t.Key, Dir: t.Dir, Path: dir},
 		func(ctx context.Context) (*runrecord.Summary, error) {
-			s, err := r.attempt(ctx, t, rt, env)
+			s, err := r.attempt(ctx, t, rt, pol)
 			if ctx.Err() == nil {
 				r.breaker.observe(t.Config, err)
 			}

@@ -51,7 +51,7 @@ type stepRun struct {
 // attemptSteps runs one attempt of a multi-step trial: the steps in order,
 // each resumed where it stopped (a finished one is read back), until one's
 // gate stops the sequence; then the trial's records.
-func (r *run) attemptSteps(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env, steps []benchmark.Step) (*runrecord.Summary, error) {
+func (r *run) attemptSteps(ctx context.Context, t plan.Trial, rt *configRuntime, pol trialPolicy, steps []benchmark.Step) (*runrecord.Summary, error) {
 	cond, err := conditions.Of(t.Arm)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", t.Key, err)
@@ -66,7 +66,7 @@ func (r *run) attemptSteps(ctx context.Context, t plan.Trial, rt *configRuntime,
 			return nil, err
 		}
 		r.progress.Step(t, i+1, len(steps), st.Name)
-		sr, err := r.runStep(ctx, t, rt, base, cond, i, st, prev)
+		sr, err := r.runStep(ctx, t, rt, pol, cond, i, st, prev)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func writePendingSteps(l runrecord.TrialLayout, done []stepRun, steps []benchmar
 
 // runStep runs (or resumes, or reads back) step i of t, started from what
 // prev handed on (nil: the task's start).
-func (r *run) runStep(ctx context.Context, t plan.Trial, rt *configRuntime, base trial.Env, cond conditions.Condition, i int, st benchmark.Step, prev *stepRun) (stepRun, error) {
+func (r *run) runStep(ctx context.Context, t plan.Trial, rt *configRuntime, pol trialPolicy, cond conditions.Condition, i int, st benchmark.Step, prev *stepRun) (stepRun, error) {
 	l := runrecord.TrialLayout{Dir: r.trialDir(t)}.Step(i, st.Name)
 	label := filepath.Join(t.Dir, runrecord.StepsDir, filepath.Base(l.Dir))
 	sr := stepRun{l: l, label: label, rec: runrecord.StepRecord{Name: st.Name, Dir: filepath.Join(runrecord.StepsDir, filepath.Base(l.Dir))}}
@@ -124,7 +124,10 @@ func (r *run) runStep(ctx context.Context, t plan.Trial, rt *configRuntime, base
 	if runrecord.ReadJSON(l.Summary(), &done) == nil && done.Spec == spec {
 		return sr.finished(&done), nil
 	}
-	u := unit{dir: l.Dir, label: label, spec: spec, task: st.Task, bench: st.Bench, handOn: true}
+	u := unit{dir: l.Dir, label: label, spec: spec, task: st.Task, bench: st.Bench, handOn: true, withoutScores: true}
+	if r.exp.Timeouts.Developer == 0 {
+		u.developerTimeout = st.Task.Limits.AgentTimeout // the step's agent timeout
+	}
 	if cond.Planning != conditions.NoPlan {
 		u.task.Spec = st.Context + st.Task.Spec // the Planner sees the step list
 	}
@@ -142,11 +145,7 @@ func (r *run) runStep(ctx context.Context, t plan.Trial, rt *configRuntime, base
 			return sr, err
 		}
 	}
-	if r.exp.Timeouts.Developer == 0 {
-		base.Timeouts.Developer = st.Task.Limits.AgentTimeout // the step's agent timeout
-	}
-	base.WithoutScores = true
-	s, err := r.attemptUnit(ctx, u, rt, base)
+	s, err := r.attemptUnit(ctx, u, rt, pol)
 	os.RemoveAll(stepStartDir(l))
 	if err != nil {
 		return sr, err

@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/experiments/environment"
+	"github.com/hoh-research/hoh/experiments/plan"
+	"github.com/hoh-research/hoh/experiments/provider"
+	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// trialPolicy is what every attempt of a trial runs with, whatever its
+// route and environment: the run's progress and logging, the experiment's
+// prices, retries, timeouts and limits.
+type trialPolicy struct {
+	onRole func(iteration int, role runrecord.Role, attempt int)
+	logf   func(format string, args ...any)
+	// price is the configuration's, nil when it has none; rolePrices a
+	// role team's, role by role.
+	price           *runrecord.Price
+	rolePrices      map[runrecord.Role]*runrecord.Price
+	contractRetries int
+	timeouts        trial.Timeouts
+	limits          sandbox.Limits
+	runDir          string
+}
+
+// policyOf is t's trialPolicy; logf is silent on a terminal, where the
+// progress display shows the trial.
+func (r *run) policyOf(t plan.Trial, rt *configRuntime) trialPolicy {
+	pol := trialPolicy{
+		onRole:          func(it int, role runrecord.Role, attempt int) { r.progress.Role(t, it, role, attempt) },
+		logf:            func(format string, args ...any) {},
+		contractRetries: r.exp.Retries.Contract,
+		timeouts:        trial.Timeouts(r.exp.Timeouts),
+		limits:          r.exp.Limits.Sandbox(),
+		runDir:          r.out,
+	}
+	if !r.opts.Terminal {
+		pol.logf = func(format string, args ...any) { r.progress.Logf(t.Dir+": "+format, args...) }
+	}
+	if p, ok := r.exp.PriceOf(t.Config); ok {
+		pol.price = &p
+	}
+	if rt.team != nil {
+		pol.rolePrices = map[runrecord.Role]*runrecord.Price{}
+		for _, role := range runrecord.Roles {
+			if p, ok := r.exp.PriceOfRole(t.Config, role); ok {
+				pol.rolePrices[role] = &p
+			}
+		}
+	}
+	if pol.contractRetries == 0 {
+		pol.contractRetries = -1 // explicit zero: no contract retries
+	}
+	return pol
+}
+
+// routed is how an attempt's CLIs reach their provider (relay): the
+// environment and secrets with the credential, hoh's relay and its log,
+// and for a role team every role's route.
+type routed struct {
+	env, secrets []string
+	servedLog    string
+	relay        *served.Relay
+	team         *provider.Team // nil: one agent
+	close        func()
+}
+
+// attemptCLIs are the CLIs built for an attempt's environment: the
+// Developer's (what Vanilla runs) and, for a role team, every role's.
+type attemptCLIs struct {
+	developer harness.Harness
+	roles     map[runrecord.Role]harness.Harness
+}
+
+// containerSides are what an attempt in task containers has besides its
+// own container: each checkpoint's kept environment (nil: scored from its
+// workspace) and the Planner's and QA Tester's containers (nil: every
+// role runs in the attempt's).
+type containerSides struct {
+	checkpoints     trial.Checkpoints
+	roleEnvironment func(ctx context.Context, role runrecord.Role, after int) (sandbox.Executor, func(), error)
+}
+
+// trialEnv is what an attempt of u runs with, built in one place: pol,
+// the route to the provider, the environment opened for the attempt, the
+// CLIs built for it and, in task containers, its sides.
+func trialEnv(pol trialPolicy, u unit, route routed, env *environment.Env, clis attemptCLIs, sides containerSides) trial.Env {
+	timeouts := pol.timeouts
+	if u.developerTimeout != 0 {
+		timeouts.Developer = u.developerTimeout
+	}
+	return trial.Env{
+		OnRole: pol.onRole, Logf: pol.logf, Price: pol.price, RunDir: pol.runDir,
+		ContractRetries: pol.contractRetries, Timeouts: timeouts, Limits: pol.limits,
+		Env: route.env, Secrets: route.secrets, ServedLog: route.servedLog, Relay: route.relay,
+		Team:    teamSeats(route.team, clis.roles, pol.rolePrices),
+		Harness: clis.developer, Bench: u.bench, Task: u.task, WithoutScores: u.withoutScores,
+		Exec: env.Exec, Exchange: env.Exchange,
+		Checkpoints: sides.checkpoints, RoleEnvironment: sides.roleEnvironment,
+	}
+}
+
+// teamSeats is what each role of a routed team runs with (nil without a
+// team): its CLI, its route and its model's price.
+func teamSeats(team *provider.Team, clis map[runrecord.Role]harness.Harness, prices map[runrecord.Role]*runrecord.Price) map[runrecord.Role]trial.RoleAgent {
+	if team == nil {
+		return nil
+	}
+	seats := make(map[runrecord.Role]trial.RoleAgent, len(team.Seats))
+	for role, seat := range team.Seats {
+		seats[role] = trial.RoleAgent{Harness: clis[role], Env: seat.Route.Env, Relay: seat.Route.Relay,
+			Member: seat.Member, Price: prices[role]}
+	}
+	return seats
+}

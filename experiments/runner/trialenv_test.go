@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
+	"github.com/hoh-research/hoh/experiments/environment"
+	"github.com/hoh-research/hoh/experiments/provider"
+	"github.com/hoh-research/hoh/experiments/trial"
+	"github.com/hoh-research/hoh/runrecord"
+)
+
+// A step's unit changes the Developer's timeout and leaves its scores to
+// its trial; the policy's other timeouts stay.
+func TestTrialEnvStep(t *testing.T) {
+	pol := trialPolicy{contractRetries: -1, runDir: "/run",
+		timeouts: trial.Timeouts{Developer: time.Hour, QA: 2 * time.Hour}}
+	dev := &instantHarness{}
+	env := &environment.Env{Exchange: &sandbox.Exchange{Inputs: "in"}}
+	e := trialEnv(pol, unit{}, routed{servedLog: "served.jsonl"}, env, attemptCLIs{developer: dev}, containerSides{})
+	if e.Timeouts.Developer != time.Hour || e.WithoutScores || e.ContractRetries != -1 || e.RunDir != "/run" {
+		t.Fatalf("a trial's env: %+v", e)
+	}
+	if e.Harness != dev || e.Exchange != env.Exchange || e.ServedLog != "served.jsonl" || e.Team != nil || e.Checkpoints != nil {
+		t.Fatalf("a trial's env: %+v", e)
+	}
+	e = trialEnv(pol, unit{developerTimeout: time.Minute, withoutScores: true}, routed{}, env, attemptCLIs{developer: dev}, containerSides{})
+	if e.Timeouts.Developer != time.Minute || e.Timeouts.QA != 2*time.Hour || !e.WithoutScores {
+		t.Fatalf("a step's env: %+v", e.Timeouts)
+	}
+}
+
+// A team's seats are a fresh map of each role's CLI, route and price.
+func TestTrialEnvTeam(t *testing.T) {
+	planner, dev := &instantHarness{}, &instantHarness{}
+	price := &runrecord.Price{}
+	team := &provider.Team{Seats: map[runrecord.Role]provider.Seat{
+		runrecord.RolePlanner:   {Route: &provider.Route{Env: []string{"K=planner"}}, Member: runrecord.TeamMember{Agent: "p"}},
+		runrecord.RoleDeveloper: {Route: &provider.Route{Env: []string{"K=dev"}}},
+	}}
+	clis := attemptCLIs{developer: dev, roles: map[runrecord.Role]harness.Harness{runrecord.RolePlanner: planner, runrecord.RoleDeveloper: dev}}
+	pol := trialPolicy{rolePrices: map[runrecord.Role]*runrecord.Price{runrecord.RolePlanner: price}}
+	e := trialEnv(pol, unit{}, routed{team: team}, &environment.Env{}, clis, containerSides{})
+	p := e.Team[runrecord.RolePlanner]
+	if len(e.Team) != 2 || p.Harness != planner || p.Price != price || p.Env[0] != "K=planner" || p.Member.Agent != "p" {
+		t.Fatalf("planner seat: %+v", e.Team)
+	}
+	if d := e.Team[runrecord.RoleDeveloper]; d.Harness != dev || d.Price != nil || e.Harness != dev {
+		t.Fatalf("developer seat: %+v", d)
+	}
+	again := trialEnv(pol, unit{}, routed{team: team}, &environment.Env{}, clis, containerSides{})
+	again.Team[runrecord.RoleQA] = trial.RoleAgent{}
+	if len(e.Team) != 2 {
+		t.Fatal("two attempts share their team's seats")
+	}
+}
