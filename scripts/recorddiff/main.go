@@ -5,6 +5,10 @@
 //
 //	go run ./scripts/recorddiff RUN_A RUN_B
 //
+// Give the two runs output paths of the same length (runs/A, runs/B): the
+// prompts name the run directory, and each invocation records its prompt's
+// size in bytes, which no mask can restore.
+//
 // It prints "records equal" and exits 0, or prints each differing file with
 // its first differing line and exits 1; usage and I/O errors exit 2.
 package main
@@ -321,6 +325,10 @@ var masks = []struct {
 		re: regexp.MustCompile(`"hoh_version":\s?"[^"]*"`), repl: `"hoh_version":"<VERSION>"`},
 	{why: "the scripted provider's response, message and call ids (resp_, msg_, call_, chatcmpl- ...): one counter for all concurrent trials",
 		re: regexp.MustCompile(`scripted\d{6,}`), repl: "scripted<SEQ>"},
+	{why: "OpenCode's session, message and part ids (ses_, msg_, prt_: 12 hex of time, 14 random)",
+		re: regexp.MustCompile(`\b(ses|msg|prt)_[0-9a-f]{12}[0-9A-Za-z]{14}\b`), repl: "$1_<ID>"},
+	{why: "Claude Code's device id, random per fresh CLI state directory (in its requests' metadata)",
+		re: regexp.MustCompile(`(device_id\\*"?:\s?\\*")[0-9a-f]{64}`), repl: "$1<DEVICE>"},
 	{why: "Codex's exec output header: a random chunk id",
 		re: regexp.MustCompile(`Chunk ID: [0-9a-f]+`), repl: "Chunk ID: <ID>"},
 	{why: "Codex's exec output header: the command's wall time",

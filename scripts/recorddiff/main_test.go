@@ -56,6 +56,8 @@ func TestMasks(t *testing.T) {
 		{"scripted provider id", `"call_id":"call_scripted000176"`, `"call_id":"call_scripted000089"`, true},
 		{"item kind", `"item_completed":1`, `"item_started":1`, false},
 		{"codex exec header", `Chunk ID: b24641\nWall time: 0.0012 seconds`, `Chunk ID: 136e36\nWall time: 0.0000 seconds`, true},
+		{"OpenCode ids", `"sessionID":"ses_dbb50350effe9vd1dW2oFxF1QI","id":"prt_244afd5eb001edIPx6vJNQG4Iy"`, `"sessionID":"ses_dbb508687ffeV96o9cOT32Xoc1","id":"prt_244afd24f001upgMFbuhx5LzDS"`, true},
+		{"Claude Code device id", `{\"device_id\":\"` + strings.Repeat("c", 64) + `\"`, `{\"device_id\":\"` + strings.Repeat("5", 64) + `\"`, true},
 		{"content-length", `Content-Length: 2226`, `Content-Length: 4245`, true},
 		{"ls date", `4096 Dec  4 19:50 README.md`, `4096 Dec  4 19:51 README.md`, true},
 		{"MAC address", `ether 02:42:ac:11:00:02`, `ether 02:42:ac:11:00:03`, true},
