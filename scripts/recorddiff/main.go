@@ -325,6 +325,8 @@ var masks = []struct {
 		re: regexp.MustCompile(`"hoh_version":\s?"[^"]*"`), repl: `"hoh_version":"<VERSION>"`},
 	{why: "the scripted provider's response, message and call ids (resp_, msg_, call_, chatcmpl- ...): one counter for all concurrent trials",
 		re: regexp.MustCompile(`scripted\d{6,}`), repl: "scripted<SEQ>"},
+	{why: "a Docker run's label in docker-runs.txt, hoh-run-PID-UNIXNANO",
+		re: regexp.MustCompile(`\bhoh-run-\d+-`), repl: "hoh-run-<PID>-"},
 	{why: "OpenCode's session, message and part ids (ses_, msg_, prt_: 12 hex of time, 14 random)",
 		re: regexp.MustCompile(`\b(ses|msg|prt)_[0-9a-f]{12}[0-9A-Za-z]{14}\b`), repl: "$1_<ID>"},
 	{why: "Claude Code's device id, random per fresh CLI state directory (in its requests' metadata)",

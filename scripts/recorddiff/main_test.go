@@ -56,6 +56,7 @@ func TestMasks(t *testing.T) {
 		{"scripted provider id", `"call_id":"call_scripted000176"`, `"call_id":"call_scripted000089"`, true},
 		{"item kind", `"item_completed":1`, `"item_started":1`, false},
 		{"codex exec header", `Chunk ID: b24641\nWall time: 0.0012 seconds`, `Chunk ID: 136e36\nWall time: 0.0000 seconds`, true},
+		{"docker run label", `hoh-run-30172-1796449001123456789`, `hoh-run-2218-1796449301123456789`, true},
 		{"OpenCode ids", `"sessionID":"ses_dbb50350effe9vd1dW2oFxF1QI","id":"prt_244afd5eb001edIPx6vJNQG4Iy"`, `"sessionID":"ses_dbb508687ffeV96o9cOT32Xoc1","id":"prt_244afd24f001upgMFbuhx5LzDS"`, true},
 		{"Claude Code device id", `{\"device_id\":\"` + strings.Repeat("c", 64) + `\"`, `{\"device_id\":\"` + strings.Repeat("5", 64) + `\"`, true},
 		{"content-length", `Content-Length: 2226`, `Content-Length: 4245`, true},
