@@ -169,17 +169,14 @@ func checkRun(ctx context.Context, exp *config.Experiment, o runOptions, later c
 	if err != nil {
 		return joinProblems(later, err)
 	}
-	if err := runner.HostIsolation(p.Bench, nil); err != nil {
-		return joinProblems(later, err)
-	}
+	// What the preflight would refuse offline, too: a CLI a role's view hides.
 	lines, problems := preflight.Harnesses(ctx, exp)
-	problems = append(problems, runner.CheckTaskTools(p)...)
-	if len(problems) == 0 {
-		// What the preflight would refuse offline: a CLI a role's view hides.
-		problems = runner.CheckInView(ctx, exp, p.Bench)
+	err = runner.Check(ctx, p, runner.CheckOptions{InView: true, Earlier: problems})
+	if ps := (config.Problems{}); errors.As(err, &ps) {
+		return append(later, ps...)
 	}
-	if problems = append(later, problems...); len(problems) > 0 {
-		return problems
+	if err != nil {
+		return joinProblems(later, err)
 	}
 	printPlan(stdout, p, o.shard)
 	for _, l := range lines {

@@ -21,13 +21,13 @@ import (
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-// CheckInView runs each configuration's CLI (--version) in the view a role
+// checkInView runs each configuration's CLI (--version) in the view a role
 // invocation of a host benchmark gets (trial.RoleExecutor, the run's output
 // directory hidden like the trials'), offline: hoh run --check refuses a
 // CLI the view hides or cannot execute, as the preflight and every trial
 // would. Container benchmarks run their CLIs in the task image, which only
 // the preflight can check.
-func CheckInView(ctx context.Context, e *config.Experiment, bench benchmark.Benchmark) config.Problems {
+func checkInView(ctx context.Context, e *config.Experiment, bench benchmark.Benchmark) config.Problems {
 	if _, inContainers := bench.(environment.ContainerBenchmark); inContainers {
 		return nil
 	}

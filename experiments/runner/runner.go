@@ -90,11 +90,11 @@ func Prepare(ctx context.Context, e *config.Experiment, bench benchmark.Benchmar
 	return plan.Build(ctx, e)
 }
 
-// HostIsolation refuses host trials where each role invocation cannot be
+// hostIsolation refuses host trials where each role invocation cannot be
 // confined to its contract (sandbox.Confined needs unprivileged user, mount
 // and PID namespaces): a container benchmark, or a caller's own executor,
 // does not need them.
-func HostIsolation(bench benchmark.Benchmark, exec sandbox.Executor) error {
+func hostIsolation(bench benchmark.Benchmark, exec sandbox.Executor) error {
 	if _, inContainers := bench.(environment.ContainerBenchmark); inContainers {
 		return nil
 	}
@@ -170,16 +170,8 @@ func (r *run) buildPlan(ctx context.Context, bench benchmark.Benchmark) (*plan.P
 	if err != nil {
 		return nil, err
 	}
-	if err := HostIsolation(p.Bench, r.opts.Exec); err != nil {
+	if err := Check(ctx, p, CheckOptions{Exec: r.opts.Exec}); err != nil {
 		return nil, err
-	}
-	if pr, ok := p.Bench.(benchmark.Preparer); ok {
-		if err := pr.Prepare(ctx, p.Tasks); err != nil {
-			return nil, fmt.Errorf("%s: benchmark %s refused: %w", r.exp.File, p.Bench.Name(), err)
-		}
-	}
-	if ps := CheckTaskTools(p); len(ps) > 0 {
-		return nil, ps
 	}
 	return p, nil
 }

@@ -9,13 +9,13 @@ import (
 	"github.com/hoh-research/hoh/experiments/plan"
 )
 
-// CheckTaskTools refuses, before anything is spent, a plan in which a
+// checkTaskTools refuses, before anything is spent, a plan in which a
 // task gives its agents tools (MCP servers, skills) that a configuration's
 // CLI cannot take (Pi before 0.99 has no MCP; Codex and Pi do not speak
 // the legacy sse transport; a command harness takes none): the task would
 // be unsolvable in that configuration's arms only, so the arms could not
 // be compared. Each problem names the configuration and the task.
-func CheckTaskTools(p *plan.Plan) config.Problems {
+func checkTaskTools(p *plan.Plan) config.Problems {
 	tg, ok := p.Bench.(environment.ToolGiver)
 	if !ok {
 		return nil

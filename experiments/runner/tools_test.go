@@ -33,7 +33,7 @@ func TestCheckTaskToolsRefusesCLIsWithoutMCP(t *testing.T) {
 		{Label: "pi-paper", AgentSpec: config.AgentSpec{Harness: "pi", Version: "0.80.10"}},
 		{Label: "cmd", AgentSpec: config.AgentSpec{Harness: "command"}},
 	}}
-	ps := CheckTaskTools(&plan.Plan{Experiment: e, Bench: &harbor.Benchmark{Dataset: "harbor"}, Tasks: tasks})
+	ps := checkTaskTools(&plan.Plan{Experiment: e, Bench: &harbor.Benchmark{Dataset: "harbor"}, Tasks: tasks})
 	var got []string
 	for _, p := range ps {
 		got = append(got, p.Msg)
