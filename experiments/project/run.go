@@ -200,7 +200,7 @@ func (r *projectRun) stop(reason string, t int) (*Result, error) {
 // before it).
 func (r *projectRun) trialEnv(t int, st []runrecord.StageRecord) trial.Env {
 	l, c, o, limits := r.l, r.c, r.o, r.limits
-	return trial.Env{
+	pol := trial.Policy{
 		OnRole: func(_ int, role runrecord.Role, attempt int) {
 			if o.Out == io.Discard {
 				return // nobody watches: no issue table to rebuild per role
@@ -210,31 +210,32 @@ func (r *projectRun) trialEnv(t int, st []runrecord.StageRecord) trial.Env {
 				again = fmt.Sprintf(" (attempt %d)", attempt)
 			}
 			fmt.Fprintf(o.Out, "loop %d %s%s: %s\n", t, role, again, progressText(l, limits, nil))
-		}, Bench: r.bench, Task: r.task, Harness: r.h, Exec: o.Exec,
+		},
 		ContractRetries: c.contractRetries(), Timeouts: trial.Timeouts(c.Timeouts),
-		Env: r.env, Secrets: r.secrets, ServedLog: r.served, Relay: r.relay, Team: r.team,
-		Workspace: r.project, GitDir: l.GitDir(), Exclude: exclude, NoEvaluation: true,
 		// The state directory (issue table, transcripts, the provider's
 		// log, hoh's own state) is in no role's view beyond its contract.
 		RunDir: l.State(),
-		Loop: &trial.LoopContext{
-			PlannerFiles: []string{l.IssuesMD()},
-			Budget:       func(int) string { return budgetText(l, limits, st, t) },
-			PlannerIssues: func(int) (string, error) {
-				issues, err := ReadIssues(r.project)
-				if err != nil {
-					return "", err
-				}
-				return PlannerSection(issues, c.plannerIssues(), l.IssuesMD()), nil
-			},
-			QAIssues: func(int) (string, error) {
-				issues, err := ReadIssues(r.project)
-				if err != nil {
-					return "", err
-				}
-				return QASection(issues, c.plannerIssues()), nil
-			},
-		}}
+	}
+	route := trial.Route{Env: r.env, Secrets: r.secrets, ServedLog: r.served, Relay: r.relay, Team: r.team}
+	mode := trial.ProjectMode{Workspace: r.project, GitDir: l.GitDir(), Exclude: exclude, Loop: &trial.LoopContext{
+		PlannerFiles: []string{l.IssuesMD()},
+		Budget:       func(int) string { return budgetText(l, limits, st, t) },
+		PlannerIssues: func(int) (string, error) {
+			issues, err := ReadIssues(r.project)
+			if err != nil {
+				return "", err
+			}
+			return PlannerSection(issues, c.plannerIssues(), l.IssuesMD()), nil
+		},
+		QAIssues: func(int) (string, error) {
+			issues, err := ReadIssues(r.project)
+			if err != nil {
+				return "", err
+			}
+			return QASection(issues, c.plannerIssues()), nil
+		},
+	}}
+	return trial.NewEnv(pol, trial.Place{Bench: r.bench, Task: r.task, Exec: o.Exec}, route, r.h, trial.Mode{Project: &mode})
 }
 
 // failed handles loop t's error: an infrastructure failure within the

@@ -221,7 +221,7 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, pol tr
 	}
 	defer env.Close(context.WithoutCancel(ctx))
 	for _, n := range env.Notes {
-		pol.logf("environment: %s", n)
+		pol.Logf("environment: %s", n)
 	}
 	clis, err := attemptHarnesses(rt, env, route.team)
 	if err != nil {

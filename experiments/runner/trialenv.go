@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/hoh-research/hoh/adapters/harness"
@@ -14,37 +15,29 @@ import (
 )
 
 // trialPolicy is what every attempt of a trial runs with, whatever its
-// route and environment: the run's progress and logging, the experiment's
-// prices, retries, timeouts and limits.
+// route and environment (trial.Policy), and a role team's prices, role by
+// role.
 type trialPolicy struct {
-	onRole func(iteration int, role runrecord.Role, attempt int)
-	logf   func(format string, args ...any)
-	// price is the configuration's, nil when it has none; rolePrices a
-	// role team's, role by role.
-	price           *runrecord.Price
-	rolePrices      map[runrecord.Role]*runrecord.Price
-	contractRetries int
-	timeouts        trial.Timeouts
-	limits          sandbox.Limits
-	runDir          string
+	trial.Policy
+	rolePrices map[runrecord.Role]*runrecord.Price
 }
 
 // policyOf is t's trialPolicy; logf is silent on a terminal, where the
 // progress display shows the trial.
 func (r *run) policyOf(t plan.Trial, rt *configRuntime) trialPolicy {
-	pol := trialPolicy{
-		onRole:          func(it int, role runrecord.Role, attempt int) { r.progress.Role(t, it, role, attempt) },
-		logf:            func(format string, args ...any) {},
-		contractRetries: r.exp.Retries.Contract,
-		timeouts:        trial.Timeouts(r.exp.Timeouts),
-		limits:          r.exp.Limits.Sandbox(),
-		runDir:          r.out,
-	}
+	pol := trialPolicy{Policy: trial.Policy{
+		OnRole:          func(it int, role runrecord.Role, attempt int) { r.progress.Role(t, it, role, attempt) },
+		Logf:            func(format string, args ...any) {},
+		ContractRetries: r.exp.Retries.Contract,
+		Timeouts:        trial.Timeouts(r.exp.Timeouts),
+		Limits:          r.exp.Limits.Sandbox(),
+		RunDir:          r.out,
+	}}
 	if !r.opts.Terminal {
-		pol.logf = func(format string, args ...any) { r.progress.Logf(t.Dir+": "+format, args...) }
+		pol.Logf = func(format string, args ...any) { r.progress.Logf(t.Dir+": "+format, args...) }
 	}
 	if p, ok := r.exp.PriceOf(t.Config); ok {
-		pol.price = &p
+		pol.Price = &p
 	}
 	if rt.team != nil {
 		pol.rolePrices = map[runrecord.Role]*runrecord.Price{}
@@ -54,8 +47,8 @@ func (r *run) policyOf(t plan.Trial, rt *configRuntime) trialPolicy {
 			}
 		}
 	}
-	if pol.contractRetries == 0 {
-		pol.contractRetries = -1 // explicit zero: no contract retries
+	if pol.ContractRetries == 0 {
+		pol.ContractRetries = -1 // explicit zero: no contract retries
 	}
 	return pol
 }
@@ -91,19 +84,12 @@ type containerSides struct {
 // the route to the provider, the environment opened for the attempt, the
 // CLIs built for it and, in task containers, its sides.
 func trialEnv(pol trialPolicy, u unit, route routed, env *environment.Env, clis attemptCLIs, sides containerSides) trial.Env {
-	timeouts := pol.timeouts
-	if u.developerTimeout != 0 {
-		timeouts.Developer = u.developerTimeout
-	}
-	return trial.Env{
-		OnRole: pol.onRole, Logf: pol.logf, Price: pol.price, RunDir: pol.runDir,
-		ContractRetries: pol.contractRetries, Timeouts: timeouts, Limits: pol.limits,
-		Env: route.env, Secrets: route.secrets, ServedLog: route.servedLog, Relay: route.relay,
-		Team:    teamSeats(route.team, clis.roles, pol.rolePrices),
-		Harness: clis.developer, Bench: u.bench, Task: u.task, WithoutScores: u.withoutScores,
-		Exec: env.Exec, Exchange: env.Exchange,
-		Checkpoints: sides.checkpoints, RoleEnvironment: sides.roleEnvironment,
-	}
+	pol.Timeouts.Developer = cmp.Or(u.developerTimeout, pol.Timeouts.Developer)
+	place := trial.Place{Bench: u.bench, Task: u.task, Exec: env.Exec, Exchange: env.Exchange,
+		Checkpoints: sides.checkpoints, RoleEnvironment: sides.roleEnvironment}
+	tr := trial.Route{Env: route.env, Secrets: route.secrets, ServedLog: route.servedLog, Relay: route.relay,
+		Team: teamSeats(route.team, clis.roles, pol.rolePrices)}
+	return trial.NewEnv(pol.Policy, place, tr, clis.developer, trial.Mode{WithoutScores: u.withoutScores})
 }
 
 // teamSeats is what each role of a routed team runs with (nil without a

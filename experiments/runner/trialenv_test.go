@@ -15,8 +15,8 @@ import (
 // A step's unit changes the Developer's timeout and leaves its scores to
 // its trial; the policy's other timeouts stay.
 func TestTrialEnvStep(t *testing.T) {
-	pol := trialPolicy{contractRetries: -1, runDir: "/run",
-		timeouts: trial.Timeouts{Developer: time.Hour, QA: 2 * time.Hour}}
+	pol := trialPolicy{Policy: trial.Policy{ContractRetries: -1, RunDir: "/run",
+		Timeouts: trial.Timeouts{Developer: time.Hour, QA: 2 * time.Hour}}}
 	dev := &instantHarness{}
 	env := &environment.Env{Exchange: &sandbox.Exchange{Inputs: "in"}}
 	e := trialEnv(pol, unit{}, routed{servedLog: "served.jsonl"}, env, attemptCLIs{developer: dev}, containerSides{})
@@ -29,6 +29,9 @@ func TestTrialEnvStep(t *testing.T) {
 	e = trialEnv(pol, unit{developerTimeout: time.Minute, withoutScores: true}, routed{}, env, attemptCLIs{developer: dev}, containerSides{})
 	if e.Timeouts.Developer != time.Minute || e.Timeouts.QA != 2*time.Hour || !e.WithoutScores {
 		t.Fatalf("a step's env: %+v", e.Timeouts)
+	}
+	if pol.Timeouts.Developer != time.Hour {
+		t.Fatal("a step's timeout changed its trial's policy")
 	}
 }
 

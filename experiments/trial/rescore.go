@@ -63,13 +63,15 @@ func RescoreRolePriced(dir string, bench benchmark.Benchmark, task benchmark.Tas
 	if err := runrecord.ReadJSON(l.Summary(), &s); err != nil {
 		return res, fmt.Errorf("trial %s is not finished: %w", spec.Key, err)
 	}
-	r := &runner{l: l, spec: spec, cond: cond, env: Env{Bench: bench, Task: task, Price: price}}
+	// Re-scoring runs no agent: the route only carries each role's price.
+	var route Route
 	if roles != nil {
-		r.env.Team = map[runrecord.Role]RoleAgent{}
+		route.Team = map[runrecord.Role]RoleAgent{}
 		for role, p := range roles {
-			r.env.Team[role] = RoleAgent{Price: p}
+			route.Team[role] = RoleAgent{Price: p}
 		}
 	}
+	r := &runner{l: l, spec: spec, cond: cond, env: NewEnv(Policy{Price: price}, Place{Bench: bench, Task: task}, route, nil, Mode{})}
 	key, err := os.ReadFile(evalKeyPath(l))
 	if err != nil {
 		return res, fmt.Errorf("trial %s: its evaluation key: %w", spec.Key, err)

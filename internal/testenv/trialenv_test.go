@@ -1,0 +1,56 @@
+package testenv
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What a trial runs with is built in one place (trial.NewEnv), for the
+// runner and project mode alike: a second composite literal of trial.Env
+// in non-test code is a second builder, where a field one of them sets
+// (the relay's served log, say) can silently go missing from the other.
+func TestTrialEnvHasOneConstructor(t *testing.T) {
+	root := RepoRoot(t)
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--", "*.go").Output()
+	if err != nil {
+		t.Fatalf("git ls-files in %s: %v", root, err)
+	}
+	var builders []string
+	fset := token.NewFileSet()
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if name == "" || strings.HasSuffix(name, "_test.go") || strings.Contains(name, "/testdata/") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		inTrial := f.Name.Name == "trial" && filepath.Dir(name) == "experiments/trial"
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			switch typ := lit.Type.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := typ.X.(*ast.Ident); ok && x.Name == "trial" && typ.Sel.Name == "Env" {
+					builders = append(builders, fset.Position(lit.Pos()).String())
+				}
+			case *ast.Ident:
+				if inTrial && typ.Name == "Env" {
+					builders = append(builders, fset.Position(lit.Pos()).String())
+				}
+			}
+			return true
+		})
+	}
+	if len(builders) != 1 || !strings.Contains(builders[0], "experiments/trial/env.go") {
+		t.Errorf("trial.Env is built at %v: want only trial.NewEnv (experiments/trial/env.go)", builders)
+	}
+}
