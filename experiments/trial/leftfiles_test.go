@@ -81,6 +81,11 @@ func TestWhatTheDeveloperLeavesIsRecordedAndScored(t *testing.T) {
 			if c.violation != "" && !strings.Contains(got, c.violation) {
 				t.Errorf("violations %q lack %s", s.Violations, c.violation)
 			}
+			// Left by the Developer, not again by the QA Tester, whose stage
+			// left the workspace as the Developer's commit had it.
+			if c.violation != "" && (strings.Count(got, c.violation) != 1 || !strings.Contains(got, "the Developer left")) {
+				t.Errorf("violations %q: want %s once, the Developer's", s.Violations, c.violation)
+			}
 		})
 	}
 }

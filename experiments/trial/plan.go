@@ -125,6 +125,10 @@ func (r *runner) judgePlan(t int, before string, rep reply, plan runrecord.Plan)
 	if rec.Violations, err = r.checkUnchanged(before, runrecord.RolePlanner, t); err != nil {
 		return err
 	}
+	unchanged := before
+	if len(rec.Violations) > 0 {
+		unchanged = "" // changed, and undone from the history
+	}
 	switch {
 	case rep.result.Outcome != runrecord.OutcomeCompleted:
 		rec.RoleFailure = fmt.Sprintf("%s %s: %s", rec.Role, rep.result.Outcome, rep.result.Evidence)
@@ -138,7 +142,7 @@ func (r *runner) judgePlan(t int, before string, rep reply, plan runrecord.Plan)
 			return err
 		}
 	}
-	return r.commitStage(rec)
+	return r.commitReadOnlyStage(rec, unchanged)
 }
 
 // planValid reports whether iteration s produced a development document.

@@ -61,13 +61,20 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 		return err
 	}
 	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RoleQA, Invocations: rep.invs, Digest: digest}
+	if rec.Violations, err = r.checkUnchanged(digest, runrecord.RoleQA, t); err != nil {
+		return err
+	}
+	unchanged := digest
+	if len(rec.Violations) > 0 {
+		unchanged = "" // changed, and undone from the history
+	}
 	if ev, err = r.judgeQA(ctx, t, &rec, candidate, rep, report); err != nil {
 		return err
 	}
 	if err := runrecord.WriteJSON(r.stage(t, runrecord.RoleQA).Evidence(), ev); err != nil {
 		return err
 	}
-	return r.commitStage(rec)
+	return r.commitReadOnlyStage(rec, unchanged)
 }
 
 // checkSummary is what QA is told of the public runtime checks: where
@@ -198,16 +205,13 @@ func (r *runner) judgeQA(ctx context.Context, t int, rec *runrecord.StageRecord,
 	return ev, err
 }
 
-// checkCandidate records in rec what the QA Tester changed: the workspace
-// (undone from the history) and the frozen candidate. The candidate QA
+// checkCandidate records in rec what the QA Tester changed in the frozen
+// candidate (qaStage checked the workspace). The candidate QA
 // assessed must be the frozen one: a change (where no read-only view could
 // be made, or through a path it did not cover) is a violation, its verified
 // claims are not about the candidate, and the retained copy is put back to
 // the assessed artifact.
 func (r *runner) checkCandidate(t int, rec *runrecord.StageRecord, candidate string) (changed bool, err error) {
-	if rec.Violations, err = r.checkUnchanged(rec.Digest, runrecord.RoleQA, t); err != nil {
-		return false, err
-	}
 	after, err := history.Digest(candidate)
 	if err != nil || after == rec.Digest {
 		return false, err

@@ -151,13 +151,26 @@ func (r *runner) restore() error {
 // folder (QA's candidate, a task view's scratch). A hit is a recorded
 // violation; the secret is redacted from every copy kept.
 func (r *runner) scrubArtifact(rec *runrecord.StageRecord) error {
+	return r.scrub(rec, scrubbed{r.ws, "the artifact"}, scrubbed{r.l.Stage(rec.Iteration, rec.Role), "the stage's files"})
+}
+
+// scrubStageFiles is scrubArtifact for a stage that left the workspace as
+// the last stage committed it (already scrubbed then).
+func (r *runner) scrubStageFiles(rec *runrecord.StageRecord) error {
+	return r.scrub(rec, scrubbed{r.l.Stage(rec.Iteration, rec.Role), "the stage's files"})
+}
+
+// scrubbed is a tree a stage keeps, and how a violation names it.
+type scrubbed struct{ root, what string }
+
+func (r *runner) scrub(rec *runrecord.StageRecord, trees ...scrubbed) error {
 	if len(r.env.Secrets) == 0 {
 		return nil
 	}
 	if r.secretScan == nil {
 		r.secretScan = &harness.SecretScan{Secrets: r.env.Secrets}
 	}
-	for _, d := range []struct{ root, what string }{{r.ws, "the artifact"}, {r.l.Stage(rec.Iteration, rec.Role), "the stage's files"}} {
+	for _, d := range trees {
 		found, err := r.secretScan.Found(d.root)
 		if err != nil {
 			return fmt.Errorf("scrub %s: %w", d.what, err)
@@ -207,6 +220,18 @@ func quoteAll(paths []string) string {
 }
 
 func (r *runner) commitStage(rec runrecord.StageRecord) error {
+	return r.commitStageOf(rec, "")
+}
+
+// commitReadOnlyStage commits a Planner's or QA Tester's stage that left the
+// workspace at digest unchanged (checkUnchanged found it so).
+func (r *runner) commitReadOnlyStage(rec runrecord.StageRecord, unchanged string) error {
+	return r.commitStageOf(rec, unchanged)
+}
+
+// commitStageOf commits rec's stage. unchanged, when set, is the digest
+// the stage left the workspace at, the same it started from.
+func (r *runner) commitStageOf(rec runrecord.StageRecord, unchanged string) error {
 	leave := r.clock.enter(runrecord.PhaseCommit)
 	defer leave()
 	msg := fmt.Sprintf("iter %d: %s", rec.Iteration, rec.Role)
@@ -216,20 +241,21 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 	if rec.RoleFailure != "" {
 		msg += " (failed: " + rec.RoleFailure + ")"
 	}
-	refused, err := refuseOversized(r.ws, r.env.Exclude, r.env.MaxFileBytes)
-	if err != nil {
-		return err
+	var kept history.Recorded
+	var err error
+	if n := len(r.st.stages); unchanged != "" && n > 0 && r.st.stages[n-1].Digest == unchanged {
+		// The workspace holds what the last stage committed, byte for byte:
+		// the oversized files, secrets and paths that stage's commit dealt
+		// with are all it can hold, and the index is its tree. Walking the
+		// tree three more times would find nothing (issue 42).
+		rec.Digest = unchanged
+		if err := r.scrubStageFiles(&rec); err != nil {
+			return err
+		}
+		kept.Commit, err = r.repo.CommitIndex(msg)
+	} else {
+		kept, err = r.recordWorkspace(&rec, msg)
 	}
-	for _, v := range refused {
-		v = fmt.Sprintf("iteration %d: the %s left %s; it was removed and is not part of the artifact", rec.Iteration, rec.Role, v)
-		r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
-		rec.Violations = append(rec.Violations, v)
-		rec.Digest = "" // the removal changed the workspace
-	}
-	if err := r.scrubArtifact(&rec); err != nil {
-		return err
-	}
-	kept, err := r.repo.Record(msg)
 	if err != nil {
 		return err
 	}
@@ -264,6 +290,25 @@ func (r *runner) commitStage(rec runrecord.StageRecord) error {
 		}
 	}
 	return nil
+}
+
+// recordWorkspace removes the oversized files and redacts the secrets the
+// stage left, and records the workspace in the history.
+func (r *runner) recordWorkspace(rec *runrecord.StageRecord, msg string) (history.Recorded, error) {
+	refused, err := refuseOversized(r.ws, r.env.Exclude, r.env.MaxFileBytes)
+	if err != nil {
+		return history.Recorded{}, err
+	}
+	for _, v := range refused {
+		v = fmt.Sprintf("iteration %d: the %s left %s; it was removed and is not part of the artifact", rec.Iteration, rec.Role, v)
+		r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+		rec.Violations = append(rec.Violations, v)
+		rec.Digest = "" // the removal changed the workspace
+	}
+	if err := r.scrubArtifact(rec); err != nil {
+		return history.Recorded{}, err
+	}
+	return r.repo.Record(msg)
 }
 
 // recordReplaced keeps the tokens of an invocation lost to an
