@@ -7,7 +7,10 @@
 //
 // Give the two runs output paths of the same length (runs/A, runs/B): the
 // prompts name the run directory, and each invocation records its prompt's
-// size in bytes, which no mask can restore.
+// size in bytes, which no mask can restore. Two project directories
+// (hoh project run) compare too: their state in .git/hoh and the artifact,
+// not git's own files; give them the same name (runs/A/greet, runs/B/greet),
+// which names the project.
 //
 // It prints "records equal" and exits 0, or prints each differing file with
 // its first differing line and exits 1; usage and I/O errors exit 2.
@@ -72,6 +75,28 @@ var skipFiles = map[string]string{
 	".lock": "the runner's lock file holds its process id",
 }
 
+// projectState is where a project keeps hoh's records, inside the
+// project's own git directory; the rest of that directory is git's
+// (objects and refs hash commit times; stages.jsonl names each commit).
+const projectState = ".git/hoh"
+
+// skipProjectFiles are files of a project's state that are not records.
+var skipProjectFiles = map[string]string{
+	projectState + "/lock": "the running hoh's process id",
+}
+
+// skippedInProject reports whether rel (slash-separated) is git's part of
+// a project's .git directory, or a skipped state file.
+func skippedInProject(rel string, dir bool) bool {
+	if _, skip := skipProjectFiles[rel]; skip {
+		return true
+	}
+	if rel == ".git" || rel == projectState || strings.HasPrefix(rel, projectState+"/") {
+		return false
+	}
+	return strings.HasPrefix(rel, ".git/")
+}
+
 // listFiles returns the record files under root, relative, slash-separated
 // and sorted.
 func listFiles(root string) ([]string, error) {
@@ -87,18 +112,18 @@ func listFiles(root string) ([]string, error) {
 		if err != nil {
 			return err
 		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
 		if d.IsDir() {
-			if _, skip := skipDirs[d.Name()]; skip && p != root {
+			if _, skip := skipDirs[d.Name()]; (skip || skippedInProject(filepath.ToSlash(rel), true)) && p != root {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if _, skip := skipFiles[d.Name()]; skip || !d.Type().IsRegular() {
+		if _, skip := skipFiles[d.Name()]; skip || skippedInProject(filepath.ToSlash(rel), false) || !d.Type().IsRegular() {
 			return nil
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
 		}
 		files = append(files, filepath.ToSlash(rel))
 		return nil
@@ -315,6 +340,8 @@ var masks = []struct {
 		re: regexp.MustCompile(`\b1[6-9]\d{8}(\d{3}){0,3}\b`), repl: "<UNIX>"},
 	{why: "git commit hashes of history.git: a commit hashes its time",
 		re: regexp.MustCompile(`"(commit|parent|head|base)":\s?"[0-9a-f]{40}"`), repl: `"$1":"<COMMIT>"`},
+	{why: "a project's commit ranges (its diff-stat cache) and the commit Codex reports of its workspace",
+		re: regexp.MustCompile(`\b[0-9a-f]{40}\.\.[0-9a-f]{40}\b|(latest_git_commit_hash\\*"?:\s?\\*")[0-9a-f]{40}`), fn: maskCommitRange},
 	{why: "evaluation MACs, keyed by a random per-trial key",
 		re: regexp.MustCompile(`"mac":\s?"[0-9a-f]{64}"`), repl: `"mac":"<MAC>"`},
 	{why: "loopback ports: each run's scripted provider listens on a free port (in the local smoke only under session-state, skipped)",
@@ -344,6 +371,13 @@ var masks = []struct {
 // maskTimings drops a timings_ms object, newlines too: its key count
 // varies, so line numbers after it count it as one line.
 func maskTimings(string) string { return `"timings_ms":<TIMINGS>` }
+
+func maskCommitRange(m string) string {
+	if i := strings.Index(m, "latest_git_commit_hash"); i >= 0 {
+		return m[:len(m)-40] + "<COMMIT>"
+	}
+	return "<COMMIT>..<COMMIT>"
+}
 
 // mask replaces the run directory's own path, then every masks pattern.
 func mask(text, runDir string) string {

@@ -137,6 +137,30 @@ func TestBinaryEscapesAndSkips(t *testing.T) {
 	}
 }
 
+// In a project directory, git's part of .git (objects, refs, the index)
+// and the state's lock are not compared; hoh's state in .git/hoh and the
+// artifact are, with commit ranges and the commit Codex reports masked.
+func TestProjectDirectoryComparesItsState(t *testing.T) {
+	const c1, c2 = "921f5f7aa90baf430666c3ebdd5bae0de2c5f19f", "75fbfeece7c5558e81d3bf29f11be7a0a4d5934c"
+	project := func(commit, lock, loops string) map[string]string {
+		return map[string]string{
+			".git/index": commit, ".git/refs/tags/loop-1": commit, ".git/hoh/lock": lock,
+			".git/hoh/diffstat-cache.json": "{\n  \"" + commit + ".." + commit + "\": [1]\n}\n",
+			".git/hoh/provider.jsonl":      `{"body":"{\\"latest_git_commit_hash\\":\\"` + commit + `\\"}"}` + "\n",
+			".git/hoh/runs.jsonl":          loops, "greet.sh": "echo hi\n",
+		}
+	}
+	a := writeRun(t, project(c1, "6635", `{"loops":3}`+"\n"))
+	b := writeRun(t, project(c2, "10058", `{"loops":3}`+"\n"))
+	if code, out := compare(a, b); code != 0 || out != "records equal\n" {
+		t.Errorf("exit %d, output %q; want 0, records equal", code, out)
+	}
+	b = writeRun(t, project(c2, "10058", `{"loops":2}`+"\n"))
+	if code, out := compare(a, b); code != 1 || !strings.HasPrefix(out, ".git/hoh/runs.jsonl: line 1") {
+		t.Errorf("exit %d, output:\n%s\nwant .git/hoh/runs.jsonl to differ", code, out)
+	}
+}
+
 // Usage and I/O errors exit 2 and name the path.
 func TestErrorsExit2(t *testing.T) {
 	if code, out := compare(t.TempDir(), "/nonexistent/run-b"); code != 2 || !strings.Contains(out, "/nonexistent/run-b") {
