@@ -82,7 +82,8 @@ const projectState = ".git/hoh"
 
 // skipProjectFiles are files of a project's state that are not records.
 var skipProjectFiles = map[string]string{
-	projectState + "/lock": "the running hoh's process id",
+	projectState + "/lock":                "the running hoh's process id",
+	projectState + "/diffstat-cache.json": "a cache of the history's diff stats, keyed by commit range (a commit hashes its time)",
 }
 
 // skippedInProject reports whether rel (slash-separated) is git's part of
@@ -340,8 +341,8 @@ var masks = []struct {
 		re: regexp.MustCompile(`\b1[6-9]\d{8}(\d{3}){0,3}\b`), repl: "<UNIX>"},
 	{why: "git commit hashes of history.git: a commit hashes its time",
 		re: regexp.MustCompile(`"(commit|parent|head|base)":\s?"[0-9a-f]{40}"`), repl: `"$1":"<COMMIT>"`},
-	{why: "a project's commit ranges (its diff-stat cache) and the commit Codex reports of its workspace",
-		re: regexp.MustCompile(`\b[0-9a-f]{40}\.\.[0-9a-f]{40}\b|(latest_git_commit_hash\\*"?:\s?\\*")[0-9a-f]{40}`), fn: maskCommitRange},
+	{why: "the commit Codex reports of a project's workspace (a commit hashes its time)",
+		re: regexp.MustCompile(`(latest_git_commit_hash\\*"?:\s?\\*")[0-9a-f]{40}`), repl: "$1<COMMIT>"},
 	{why: "evaluation MACs, keyed by a random per-trial key",
 		re: regexp.MustCompile(`"mac":\s?"[0-9a-f]{64}"`), repl: `"mac":"<MAC>"`},
 	{why: "loopback ports: each run's scripted provider listens on a free port (in the local smoke only under session-state, skipped)",
@@ -371,13 +372,6 @@ var masks = []struct {
 // maskTimings drops a timings_ms object, newlines too: its key count
 // varies, so line numbers after it count it as one line.
 func maskTimings(string) string { return `"timings_ms":<TIMINGS>` }
-
-func maskCommitRange(m string) string {
-	if i := strings.Index(m, "latest_git_commit_hash"); i >= 0 {
-		return m[:len(m)-40] + "<COMMIT>"
-	}
-	return "<COMMIT>..<COMMIT>"
-}
 
 // mask replaces the run directory's own path, then every masks pattern.
 func mask(text, runDir string) string {

@@ -138,8 +138,8 @@ func TestBinaryEscapesAndSkips(t *testing.T) {
 }
 
 // In a project directory, git's part of .git (objects, refs, the index)
-// and the state's lock are not compared; hoh's state in .git/hoh and the
-// artifact are, with commit ranges and the commit Codex reports masked.
+// and the state's lock and diff-stat cache are not compared; hoh's state in
+// .git/hoh and the artifact are, with the commit Codex reports masked.
 func TestProjectDirectoryComparesItsState(t *testing.T) {
 	const c1, c2 = "921f5f7aa90baf430666c3ebdd5bae0de2c5f19f", "75fbfeece7c5558e81d3bf29f11be7a0a4d5934c"
 	project := func(commit, lock, loops string) map[string]string {
