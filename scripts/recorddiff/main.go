@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -396,6 +397,10 @@ func runPaths(dir string) []string {
 		paths = append(paths, abs)
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			paths = append(paths, real)
+		}
+		// OpenCode titles a tool call with the path relative to /.
+		for _, p := range slices.Clone(paths[1:]) {
+			paths = append(paths, strings.TrimPrefix(p, "/"))
 		}
 	}
 	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })

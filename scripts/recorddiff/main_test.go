@@ -80,6 +80,10 @@ func TestRunDirectoryMasked(t *testing.T) {
 	if mask("/x/runA/codex/workspace", "/x/runA") != mask("/y/other/runB/codex/workspace", "/y/other/runB") {
 		t.Error("the run directories' paths were not masked")
 	}
+	// As OpenCode titles a tool call: relative to /.
+	if mask(`"title": "x/runA/codex/workspace/greet.sh"`, "/x/runA") != mask(`"title": "y/other/runB/codex/workspace/greet.sh"`, "/y/other/runB") {
+		t.Error("the run directories' paths relative to / were not masked")
+	}
 }
 
 // Two runs that differ only in a timestamp and a session id are equal.
