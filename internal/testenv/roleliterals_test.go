@@ -32,23 +32,9 @@ var roleLiteralAllowed = map[string]int{
 // records. No non-test Go file spells a role as a string literal except the
 // allowed ones above.
 func TestNoRoleLiteralOutsideTheRoleType(t *testing.T) {
-	root := RepoRoot(t)
-	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--", "*.go").Output()
-	if err != nil {
-		t.Fatalf("git ls-files in %s: %v", root, err)
-	}
 	roles := map[string]bool{"planner": true, "developer": true, "qa": true}
 	found := map[string]int{}
-	fset := token.NewFileSet()
-	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
-		if name == "" || strings.HasSuffix(name, "_test.go") || strings.Contains(name, "/testdata/") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(root, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
+	forEachSourceFile(t, func(name string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
@@ -62,7 +48,7 @@ func TestNoRoleLiteralOutsideTheRoleType(t *testing.T) {
 			}
 			return true
 		})
-	}
+	})
 	// An allowance that no longer matches is stale: shrink it so it cannot
 	// hide a new literal.
 	for name, n := range roleLiteralAllowed {
@@ -77,4 +63,27 @@ func constName(role string) string {
 		return "QA"
 	}
 	return strings.ToUpper(role[:1]) + role[1:]
+}
+
+// forEachSourceFile parses each non-test Go file git tracks in the
+// repository (testdata aside) and hands it to fn with its repository path.
+func forEachSourceFile(t *testing.T, fn func(name string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
+	root := RepoRoot(t)
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--", "*.go").Output()
+	if err != nil {
+		t.Fatalf("git ls-files in %s: %v", root, err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if name == "" || strings.HasSuffix(name, "_test.go") || strings.Contains(name, "/testdata/") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		fn(name, fset, f)
+	}
 }

@@ -2,9 +2,7 @@ package testenv
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,22 +13,8 @@ import (
 // in non-test code is a second builder, where a field one of them sets
 // (the relay's served log, say) can silently go missing from the other.
 func TestTrialEnvHasOneConstructor(t *testing.T) {
-	root := RepoRoot(t)
-	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--", "*.go").Output()
-	if err != nil {
-		t.Fatalf("git ls-files in %s: %v", root, err)
-	}
 	var builders []string
-	fset := token.NewFileSet()
-	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
-		if name == "" || strings.HasSuffix(name, "_test.go") || strings.Contains(name, "/testdata/") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(root, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
+	forEachSourceFile(t, func(name string, fset *token.FileSet, f *ast.File) {
 		inTrial := f.Name.Name == "trial" && filepath.Dir(name) == "experiments/trial"
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.CompositeLit)
@@ -49,7 +33,7 @@ func TestTrialEnvHasOneConstructor(t *testing.T) {
 			}
 			return true
 		})
-	}
+	})
 	if len(builders) != 1 || !strings.Contains(builders[0], "experiments/trial/env.go") {
 		t.Errorf("trial.Env is built at %v: want only trial.NewEnv (experiments/trial/env.go)", builders)
 	}
