@@ -178,6 +178,9 @@ func checkRun(ctx context.Context, exp *config.Experiment, o runOptions, later c
 	if err != nil {
 		return joinProblems(later, err)
 	}
+	if len(later) > 0 {
+		return later
+	}
 	printPlan(stdout, p, o.shard)
 	for _, l := range lines {
 		fmt.Fprintln(stdout, l)
