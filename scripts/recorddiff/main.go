@@ -89,7 +89,7 @@ var skipProjectFiles = map[string]string{
 
 // skippedInProject reports whether rel (slash-separated) is git's part of
 // a project's .git directory, or a skipped state file.
-func skippedInProject(rel string, dir bool) bool {
+func skippedInProject(rel string) bool {
 	if _, skip := skipProjectFiles[rel]; skip {
 		return true
 	}
@@ -119,12 +119,12 @@ func listFiles(root string) ([]string, error) {
 			return err
 		}
 		if d.IsDir() {
-			if _, skip := skipDirs[d.Name()]; (skip || skippedInProject(filepath.ToSlash(rel), true)) && p != root {
+			if _, skip := skipDirs[d.Name()]; (skip || skippedInProject(filepath.ToSlash(rel))) && p != root {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if _, skip := skipFiles[d.Name()]; skip || skippedInProject(filepath.ToSlash(rel), false) || !d.Type().IsRegular() {
+		if _, skip := skipFiles[d.Name()]; skip || skippedInProject(filepath.ToSlash(rel)) || !d.Type().IsRegular() {
 			return nil
 		}
 		files = append(files, filepath.ToSlash(rel))
