@@ -3,9 +3,9 @@
 # (default hoh-podman), unless it already answers: creates the user with
 # subordinate uid/gid ranges, its XDG_RUNTIME_DIR (/run/user/<uid>), and runs
 # `podman system service` as that user on $XDG_RUNTIME_DIR/podman/podman.sock.
-# Idempotent: safe to call repeatedly (CI calls it before `make test`). Needs
-# root and Debian's podman, uidmap, slirp4netns and fuse-overlayfs. Prints the
-# socket's DOCKER_HOST on its last line.
+# Idempotent: safe to call repeatedly (CI calls it before `make test`), also
+# after its processes were killed. Needs root and Debian's podman, uidmap,
+# slirp4netns and fuse-overlayfs. Prints the socket's DOCKER_HOST on its last line.
 set -euo pipefail
 
 USER_NAME="${HOH_PODMAN_USER:-hoh-podman}"
@@ -51,6 +51,14 @@ ping_service() {
 }
 
 if ! ping_service; then
+	# When the service, its pause process and conmons were killed (a machine whose
+	# processes were stopped but whose /run was kept), podman refuses every command
+	# with "invalid internal status" until `podman system migrate` resets the pause
+	# process and marks the dead containers stopped.
+	if ! as_user podman info >/dev/null 2>&1; then
+		echo "start-podman: podman's state outlived its processes; podman system migrate" >&2
+		as_user podman system migrate >&2 || true
+	fi
 	# No systemd here: the service runs until killed (--time=0), detached.
 	mkdir -p "$run/podman"
 	chown "$USER_NAME:" "$run/podman"
