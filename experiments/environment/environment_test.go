@@ -335,12 +335,13 @@ func TestHoHTrialOfHarborTaskInDocker(t *testing.T) {
 	defer env.Close(context.WithoutCancel(ctx))
 	spec := runrecord.TrialSpec{Key: "synthetic/answer/hoh@1", Benchmark: "synthetic", Task: task.ID, Config: "codex-scripted", Arm: runrecord.Arm{Condition: "hoh", Checkpoint: 1}, Rep: 1}
 	to := 3 * time.Minute
-	s, err := trial.Run(ctx, env.TrialDir, spec, trial.Env{
-		Bench: b, Task: task, Harness: codexFor(t, env.Provider), Exec: env.Exec, Exchange: env.Exchange,
-		Timeouts: trial.Timeouts{Planner: to, Developer: to, QA: to, Idle: 2 * time.Minute},
-		Env:      []string{keyEnv + "=" + key}, Secrets: []string{key},
-		Logf: t.Logf,
-	})
+	s, err := trial.Run(ctx, env.TrialDir, spec, trial.NewEnv(
+		trial.Policy{Timeouts: trial.Timeouts{Planner: to, Developer: to, QA: to, Idle: 2 * time.Minute}, Logf: t.Logf},
+		trial.Place{Bench: b, Task: task, Exec: env.Exec, Exchange: env.Exchange},
+		trial.Route{Env: []string{keyEnv + "=" + key}, Secrets: []string{key}},
+		codexFor(t, env.Provider),
+		trial.Mode{},
+	))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,12 +149,13 @@ func redTeamInDocker(t *testing.T, cli string, T int) {
 		h = oh
 	}
 	to := 3 * time.Minute
-	s, err := trial.Run(ctx, env.TrialDir, spec, trial.Env{
-		Bench: b, Task: task, Harness: h, Exec: env.Exec, Exchange: env.Exchange,
-		RoleEnvironment: RoleContainers(hb, task, trialDir, Options{Provider: prov, Docker: c, RelayBinary: relayBin}, nil),
-		Timeouts:        trial.Timeouts{Planner: to, Developer: to, QA: to, Idle: 2 * time.Minute},
-		Env:             []string{keyEnv + "=" + key}, Secrets: []string{key},
-	})
+	s, err := trial.Run(ctx, env.TrialDir, spec, trial.NewEnv(
+		trial.Policy{Timeouts: trial.Timeouts{Planner: to, Developer: to, QA: to, Idle: 2 * time.Minute}},
+		trial.Place{Bench: b, Task: task, Exec: env.Exec, Exchange: env.Exchange, RoleEnvironment: RoleContainers(hb, task, trialDir, Options{Provider: prov, Docker: c, RelayBinary: relayBin}, nil)},
+		trial.Route{Env: []string{keyEnv + "=" + key}, Secrets: []string{key}},
+		h,
+		trial.Mode{},
+	))
 	if err != nil {
 		t.Fatal(err)
 	}

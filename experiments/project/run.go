@@ -537,7 +537,7 @@ func routeRoles(l runrecord.ProjectLayout, agents map[runrecord.Role]*provider.A
 }
 
 // checks runs the project's configured runtime checks; a project has no
-// evaluator, so Evaluate is never used (trial.Env.NoEvaluation). They are
+// evaluator, so Evaluate is never used (trial.ProjectMode). They are
 // the user's commands run on the agent's code, in hoh's environment minus
 // every variable holding one of secrets (the provider key): what the
 // checks print is recorded and shown to QA.

@@ -44,7 +44,7 @@ func TestTrialSurvivesARoleMeetingItsBounds(t *testing.T) {
 			defer wg.Done()
 			spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "hoh", Checkpoint: 1}, Rep: i + 1}
 			sums[i], errs[i] = Run(context.Background(), filepath.Join(run, "rep", string(rune('1'+i))), spec,
-				Env{Bench: b, Task: ts[0], Harness: h, RunDir: run, Limits: limits})
+				NewEnv(Policy{RunDir: run, Limits: limits}, Place{Bench: b, Task: ts[0]}, Route{}, h, Mode{}))
 		}()
 	}
 	wg.Wait()

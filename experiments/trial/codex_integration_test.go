@@ -88,10 +88,13 @@ func runCodexTrial(t *testing.T, arm string, sc scripted.Script, bypass bool) co
 	if err := spec.Arm.UnmarshalText([]byte(arm)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h,
-		Exec:     sandbox.Local{KillGrace: 500 * time.Millisecond},
-		Timeouts: Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute},
-		Env:      []string{itKeyEnv + "=" + itKey}, Secrets: []string{itKey}})
+	s, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{Timeouts: Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute}},
+		Place{Bench: b, Task: ts[0], Exec: sandbox.Local{KillGrace: 500 * time.Millisecond}},
+		Route{Env: []string{itKeyEnv + "=" + itKey}, Secrets: []string{itKey}},
+		h,
+		Mode{},
+	))
 	if err != nil {
 		t.Fatalf("%s: %v", arm, err)
 	}
@@ -337,10 +340,13 @@ func TestCodexVanillaWithProseIsOnePassAndContinuationResumesIt(t *testing.T) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "codex-scripted", Arm: runrecord.Arm{Condition: "vanilla-continuation", Checkpoint: 2}, Rep: 1}
-	s, err := Run(context.Background(), r.dir, spec, Env{Bench: b, Task: ts[0], Harness: h,
-		Exec:     sandbox.Local{KillGrace: 500 * time.Millisecond},
-		Timeouts: Timeouts{Developer: 2 * time.Minute, Idle: time.Minute},
-		Env:      []string{itKeyEnv + "=" + itKey}, Secrets: []string{itKey}})
+	s, err := Run(context.Background(), r.dir, spec, NewEnv(
+		Policy{Timeouts: Timeouts{Developer: 2 * time.Minute, Idle: time.Minute}},
+		Place{Bench: b, Task: ts[0], Exec: sandbox.Local{KillGrace: 500 * time.Millisecond}},
+		Route{Env: []string{itKeyEnv + "=" + itKey}, Secrets: []string{itKey}},
+		h,
+		Mode{},
+	))
 	if err != nil {
 		t.Fatal(err)
 	}

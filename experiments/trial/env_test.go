@@ -15,11 +15,11 @@ func TestNewEnvModes(t *testing.T) {
 	route := Route{ServedLog: "served.jsonl", Relay: relay}
 	loop := &LoopContext{}
 	p := NewEnv(Policy{RunDir: "/state"}, Place{}, route, nil, Mode{Project: &ProjectMode{Workspace: "/proj", GitDir: "/proj/.git", Exclude: []string{".git"}, Loop: loop}})
-	if !p.NoEvaluation || p.Workspace != "/proj" || p.GitDir != "/proj/.git" || p.Loop != loop || len(p.Exclude) != 1 || p.RunDir != "/state" {
+	if p.evaluates() || p.loop() != loop || len(p.exclude()) != 1 || p.RunDir != "/state" {
 		t.Errorf("a project loop's env: %+v", p)
 	}
 	b := NewEnv(Policy{}, Place{}, route, nil, Mode{WithoutScores: true})
-	if b.NoEvaluation || b.Workspace != "" || b.Loop != nil || !b.WithoutScores {
+	if !b.evaluates() || b.loop() != nil || b.exclude() != nil || !b.WithoutScores {
 		t.Errorf("a step's env: %+v", b)
 	}
 	for _, e := range []Env{p, b} {

@@ -42,7 +42,7 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 	}
 	s.Extensions = ext
 	var rows []runrecord.Row
-	if r.env.Checkpoints != nil && !r.env.NoEvaluation {
+	if r.env.Checkpoints != nil && r.env.evaluates() {
 		r.env.Checkpoints.Release(ctx)
 	}
 	for t := 1; t <= r.spec.Arm.Checkpoint; t++ {
@@ -51,7 +51,7 @@ func (r *runner) finish(ctx context.Context) (*runrecord.Summary, error) {
 			continue // not reached: the trial stopped earlier
 		}
 		cp := runrecord.Checkpoint{Step: t, Commit: dev.Commit, Digest: dev.Digest, Tokens: r.cumulativeTokens(t)}
-		if r.env.NoEvaluation {
+		if !r.env.evaluates() {
 			s.Checkpoints = append(s.Checkpoints, cp)
 			continue
 		}

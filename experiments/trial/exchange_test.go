@@ -67,7 +67,13 @@ func TestExchangeHoldsExactlyEachInvocationsInputs(t *testing.T) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "wo-evidence-feedback", Checkpoint: 2}, Rep: 1}
-	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, Exchange: x})
+	s, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{},
+		Place{Bench: b, Task: ts[0], Exchange: x},
+		Route{},
+		h,
+		Mode{},
+	))
 	if err != nil || s.Status != runrecord.StatusCompleted {
 		t.Fatalf("%v %+v", err, s)
 	}
@@ -128,7 +134,7 @@ func TestExchangeHoldsExactlyEachInvocationsInputs(t *testing.T) {
 	if err := os.Rename(l.Workspace(), filepath.Join(x.Scratch, "workspace")); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{env: Env{Exchange: x}, ws: l.Workspace()}
+	r := &runner{env: NewEnv(Policy{}, Place{Exchange: x}, Route{}, nil, Mode{}), ws: l.Workspace()}
 	if err := r.recoverWorkspace(); err != nil {
 		t.Fatal(err)
 	}

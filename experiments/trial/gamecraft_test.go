@@ -40,7 +40,7 @@ func gamecraftTrial(t *testing.T, v *gamecraft.Verifier) (*gamecraft.Benchmark, 
 		t.Fatalf("%s is missing from the real checkout", gamecraftTask)
 	}
 	h := &fakeHarness{devWrites: map[string]string{"game/project.godot": "config_version=5\n"}}
-	return b, Env{Bench: b, Task: td.Task, Harness: h}, t.TempDir()
+	return b, NewEnv(Policy{}, Place{Bench: b, Task: td.Task}, Route{}, h, Mode{}), t.TempDir()
 }
 
 func gamecraftSpec(arm string) runrecord.TrialSpec {

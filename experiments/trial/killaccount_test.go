@@ -83,7 +83,13 @@ func killSpec() (runrecord.TrialSpec, Env) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	return runrecord.TrialSpec{Key: "builtin/greet/hoh@1", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "hoh", Checkpoint: 1}, Rep: 1},
-		Env{Bench: b, Task: ts[0], Env: []string{"HOH_TEST_KEY=" + killKey}, Secrets: []string{killKey}}
+		NewEnv(
+			Policy{},
+			Place{Bench: b, Task: ts[0]},
+			Route{Env: []string{"HOH_TEST_KEY=" + killKey}, Secrets: []string{killKey}},
+			nil,
+			Mode{},
+		)
 }
 
 // killedTrialChild runs the trial until its developer's second attempt

@@ -55,7 +55,7 @@ type runner struct {
 	cond conditions.Condition // what spec.Arm runs
 	repo *history.Repo
 	st   *state
-	ws   string // the workspace (Env.Workspace or <dir>/workspace)
+	ws   string // the workspace (ProjectMode.Workspace or <dir>/workspace)
 	// clock splits the run's wall time into phases (stage records and
 	// the summary keep them).
 	clock *phaseClock
@@ -78,10 +78,10 @@ func (r *runner) roleEnvironment(ctx context.Context) string {
 // the budget left.
 func (r *runner) slots(t int, s roles.Slots) roles.Slots {
 	s.Iteration = t
-	if r.env.Loop != nil {
+	if lc := r.env.loop(); lc != nil {
 		s.OpenEnded = true
-		if r.env.Loop.Budget != nil {
-			s.Budget = r.env.Loop.Budget(t)
+		if lc.Budget != nil {
+			s.Budget = lc.Budget(t)
 		}
 	}
 	return s

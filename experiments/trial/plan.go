@@ -94,8 +94,8 @@ func (r *runner) planInputs(t int, view string) (callSpec, *inputs, error) {
 		return callSpec{}, nil, err
 	}
 	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessReadOnly), Materials: in.mats})
-	if r.env.Loop != nil && r.env.Loop.PlannerIssues != nil {
-		if slots.Issues, err = r.env.Loop.PlannerIssues(t); err != nil {
+	if lc := r.env.loop(); lc != nil && lc.PlannerIssues != nil {
+		if slots.Issues, err = lc.PlannerIssues(t); err != nil {
 			in.done()
 			return callSpec{}, nil, err
 		}
@@ -106,8 +106,8 @@ func (r *runner) planInputs(t int, view string) (callSpec, *inputs, error) {
 		return callSpec{}, nil, err
 	}
 	shown := materialPaths(in.mats)
-	if r.env.Loop != nil {
-		for _, f := range r.env.Loop.PlannerFiles {
+	if lc := r.env.loop(); lc != nil {
+		for _, f := range lc.PlannerFiles {
 			if fileExists(f) {
 				shown = append(shown, f)
 			}

@@ -153,8 +153,8 @@ func (r *runner) qaCall(ctx context.Context, t int, digest string, in *inputs, r
 	slots := r.slots(t, roles.Slots{Spec: r.env.Task.Spec, Access: string(harness.AccessExec), Digest: digest, Materials: in.mats,
 		Environment: r.roleEnvironment(ctx)})
 	var err error
-	if r.env.Loop != nil && r.env.Loop.QAIssues != nil {
-		if slots.Issues, err = r.env.Loop.QAIssues(t); err != nil {
+	if lc := r.env.loop(); lc != nil && lc.QAIssues != nil {
+		if slots.Issues, err = lc.QAIssues(t); err != nil {
 			return callSpec{}, err
 		}
 	}

@@ -180,10 +180,13 @@ func TestRedTeamThroughRealCLIsOnTheHost(t *testing.T) {
 				arm, T = runrecord.Arm{Condition: runrecord.HoH, Checkpoint: 1}, 1
 			}
 			spec := runrecord.TrialSpec{Key: "builtin/greet/redteam", Benchmark: "builtin", Task: "greet", Config: cli + "-scripted", Arm: arm, Rep: 1}
-			s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: redTeamHarness(t, cli, srv),
-				Exec: sandbox.Local{KillGrace: 500 * time.Millisecond}, RunDir: root,
-				Timeouts: Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute},
-				Env:      []string{itKeyEnv + "=" + itKey}, Secrets: []string{itKey}})
+			s, err := Run(context.Background(), dir, spec, NewEnv(
+				Policy{RunDir: root, Timeouts: Timeouts{Planner: 2 * time.Minute, Developer: 2 * time.Minute, QA: 2 * time.Minute, Idle: time.Minute}},
+				Place{Bench: b, Task: ts[0], Exec: sandbox.Local{KillGrace: 500 * time.Millisecond}},
+				Route{Env: []string{itKeyEnv + "=" + itKey}, Secrets: []string{itKey}},
+				redTeamHarness(t, cli, srv),
+				Mode{},
+			))
 			if err != nil {
 				t.Fatal(err)
 			}

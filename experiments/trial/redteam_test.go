@@ -65,7 +65,13 @@ func TestEvaluationScratchIsPrivatePerTrial(t *testing.T) {
 	b := &recordingBench{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "vanilla", Checkpoint: 1}, Rep: 1}
-	if _, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{}}); err != nil {
+	if _, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{},
+		Place{Bench: b, Task: ts[0]},
+		Route{},
+		&fakeHarness{},
+		Mode{},
+	)); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(runrecord.TrialLayout{Dir: dir}.Private())
@@ -212,7 +218,13 @@ func TestRedTeamChecksWritingTheirCopyChangeNothing(t *testing.T) {
 	b := &repairingChecks{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "hoh", Checkpoint: 2}, Rep: 1}
-	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{devBroken: true}})
+	s, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{},
+		Place{Bench: b, Task: ts[0]},
+		Route{},
+		&fakeHarness{devBroken: true},
+		Mode{},
+	))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -315,9 +315,12 @@ func runGreetOnHostCLI(t testing.TB, cli, key string, sc scripted.Script, name s
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet/" + name, Benchmark: "builtin", Task: "greet", Config: cli + "-scripted", Arm: runrecord.Arm{Condition: "hoh", Checkpoint: 1}, Rep: 1}
-	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: hostCLI(t, cli, relay.BaseURL()),
-		Exec:     sandbox.Local{KillGrace: 500 * time.Millisecond},
-		Timeouts: Timeouts{Planner: 3 * time.Minute, Developer: 3 * time.Minute, QA: 3 * time.Minute, Idle: 2 * time.Minute},
-		Env:      []string{itKeyEnv + "=" + ph}, Secrets: []string{key, ph}, Relay: relay, ServedLog: relay.Log()})
+	s, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{Timeouts: Timeouts{Planner: 3 * time.Minute, Developer: 3 * time.Minute, QA: 3 * time.Minute, Idle: 2 * time.Minute}},
+		Place{Bench: b, Task: ts[0], Exec: sandbox.Local{KillGrace: 500 * time.Millisecond}},
+		Route{Env: []string{itKeyEnv + "=" + ph}, Secrets: []string{key, ph}, Relay: relay, ServedLog: relay.Log()},
+		hostCLI(t, cli, relay.BaseURL()),
+		Mode{},
+	))
 	return dir, ph, s, err
 }

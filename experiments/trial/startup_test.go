@@ -47,8 +47,13 @@ func TestFirstRequestDeadline(t *testing.T) {
 		if s, ok := h.(*askingHarness); ok {
 			s.base = relay.BaseURL()
 		}
-		s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, ServedLog: log, Relay: relay,
-			Timeouts: Timeouts{Idle: time.Hour, FirstRequest: deadline}})
+		s, err := Run(context.Background(), dir, spec, NewEnv(
+			Policy{Timeouts: Timeouts{Idle: time.Hour, FirstRequest: deadline}},
+			Place{Bench: b, Task: ts[0]},
+			Route{ServedLog: log, Relay: relay},
+			h,
+			Mode{},
+		))
 		return dir, s, err
 	}
 
@@ -157,8 +162,13 @@ func TestIdleCountsFromTheFirstModelRequest(t *testing.T) {
 	defer relay.Close()
 	h := &slowStartHarness{base: relay.BaseURL()}
 	const idle = 500 * time.Millisecond
-	if _, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, ServedLog: log, Relay: relay,
-		Timeouts: Timeouts{Idle: idle, Developer: 5 * time.Minute, FirstRequest: time.Hour}}); err != nil {
+	if _, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{Timeouts: Timeouts{Idle: idle, Developer: 5 * time.Minute, FirstRequest: time.Hour}},
+		Place{Bench: b, Task: ts[0]},
+		Route{ServedLog: log, Relay: relay},
+		h,
+		Mode{},
+	)); err != nil {
 		t.Fatal(err)
 	}
 	if h.proc == nil {

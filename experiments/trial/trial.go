@@ -15,12 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/conditions"
 	"github.com/hoh-research/hoh/experiments/history"
-	"github.com/hoh-research/hoh/experiments/served"
 	"github.com/hoh-research/hoh/internal/agentpath"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -40,98 +38,15 @@ type Timeouts struct {
 // busy machine; one that has not asked the model after this never will.
 const DefaultFirstRequest = 5 * time.Minute
 
-// Env is what a trial runs with.
+// Env is what a trial runs with, built by NewEnv: its policy, place,
+// route, the Developer's CLI (every role's unless the route has a team)
+// and its mode.
 type Env struct {
-	// MaxFileBytes bounds the apparent size of one artifact file (default
-	// DefaultMaxFileBytes): a larger file a role leaves (a `truncate -s
-	// 100G`) is removed before the stage is committed, with a recorded
-	// violation, since git and every checkpoint export would write it in
-	// full.
-	MaxFileBytes int64
-	// Limits bound each host role invocation (zero fields: defaults).
-	Limits  sandbox.Limits
-	Bench   benchmark.Benchmark
-	Task    benchmark.Task
+	Policy
+	Place
+	Route
 	Harness harness.Harness
-	Exec    sandbox.Executor
-	// ContractRetries is how often a reply that violates its role's output
-	// contract is retried with the validation errors (default 2).
-	ContractRetries int
-	Timeouts        Timeouts
-	// Env and Secrets are passed to every invocation (the provider key).
-	Env     []string
-	Secrets []string
-	// Logf receives progress lines; may be nil.
-	Logf func(format string, args ...any)
-	// Price, when the config prices the model, gives each score row the
-	// exact cost_usd of its tokens; nil leaves the cost unknown.
-	Price *runrecord.Price
-	// OnRole, when set, is told each role invocation as it starts (the
-	// progress display names the running roles).
-	OnRole func(iteration int, role runrecord.Role, attempt int)
-	// ServedLog is the relay's log of this attempt's model traffic
-	// (experiments/served), when the CLIs talk through it: an invocation
-	// in which the relay saw no successful model response is an
-	// infrastructure failure, not a result (docs/no-model-turn.md).
-	ServedLog string
-	// Relay, when the CLIs talk through hoh's relay, is told each
-	// invocation's attempt so its log names who was served what; replaced
-	// and killed attempts are accounted with what it logged.
-	Relay *served.Relay
-	// Team, for a role team (docs/roles.md), is the agent each role runs
-	// instead of Harness, Env, Relay and Price (ForRole); Secrets then hold
-	// every role's. nil: every role runs the fields above.
-	Team map[runrecord.Role]RoleAgent
-	// Endpoints are the loopback addresses (host:port) a host role
-	// invocation may connect to besides the relay's: its network namespace
-	// reaches nothing else (a provider the CLIs talk to without the relay,
-	// such as a test's scripted one).
-	Endpoints []string
-	// RunDir is the directory hidden from every host role invocation except
-	// for the paths its contract shows (the run directory, so no other trial
-	// is reachable); default the trial directory.
-	RunDir string
-
-	// Exchange, for a trial in a task container, is the container's only
-	// view of the trial directory (environment.Open): each invocation's
-	// inputs, CLI state and, for the Developer, the workspace are placed
-	// there, and taken out once it ends.
-	Exchange *sandbox.Exchange
-
-	// RoleEnvironment, for a trial in task containers, gives an invocation
-	// of the Planner or the QA Tester (role) a container of its own, with a
-	// relay to that role's provider, started from
-	// the environment as the Developer left checkpoint after (0: as the
-	// attempt started) and removed by release once the invocation ends:
-	// what such a role leaves in a container's filesystem (notes in /tmp,
-	// say) reaches no other role. nil runs every role in Exec.
-	RoleEnvironment func(ctx context.Context, role runrecord.Role, after int) (ex sandbox.Executor, release func(), err error)
-
-	// Checkpoints, when set, keeps the whole environment of each checkpoint
-	// (a container commit) and the evaluation starts from it; nil scores
-	// each checkpoint from its workspace alone.
-	Checkpoints Checkpoints
-
-	// Project mode (experiments/project) sets the fields below; benchmark
-	// trials leave them zero.
-	//
-	// Workspace and GitDir replace <dir>/workspace and <dir>/history.git:
-	// the artifact is the user's directory with its own repository. Exclude
-	// names its top-level entries that are not part of the artifact (.git,
-	// the state directory). The caller must have committed A_0, tagged it
-	// cp-0 and written trial.json before the first Run.
-	Workspace, GitDir string
-	Exclude           []string
-	// NoEvaluation skips the post-run evaluation: a project has no
-	// benchmark evaluator.
-	NoEvaluation bool
-	// WithoutScores leaves scores.csv out: a step of a multi-step task,
-	// whose checkpoints' metrics its summary keeps and whose task's trial
-	// writes the rows (experiments/runner).
-	WithoutScores bool
-	// Loop, when set, makes the role prompts open-ended: they name the loop
-	// number and the budget left instead of a fixed number of iterations.
-	Loop *LoopContext
+	Mode
 }
 
 // Checkpoints keeps the agents' whole environment (files installed outside
@@ -317,7 +232,7 @@ func clearInterrupted(l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env
 	} else if len(killed) > 0 {
 		env.Logf("%s: ended %d role process(es) an interrupted run left: %v", spec.Key, len(killed), killed)
 	}
-	if env.Workspace != "" {
+	if env.Project != nil {
 		if _, err := os.Stat(l.Spec()); err != nil {
 			return fmt.Errorf("trial %s: project trial not initialised: %w", spec.Key, err)
 		}
@@ -339,18 +254,18 @@ func clearInterrupted(l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env
 }
 
 // openHistory opens the trial's history: hoh's own repository, whose locks
-// a git killed with the run left are removed, or a project's (Env.GitDir).
+// a git killed with the run left are removed, or a project's (ProjectMode.GitDir).
 func openHistory(l runrecord.TrialLayout, spec runrecord.TrialSpec, env Env) (*history.Repo, error) {
 	ws, gitDir := l.Workspace(), l.GitDir()
-	if env.Workspace != "" {
-		ws, gitDir = env.Workspace, env.GitDir
+	if p := env.Project; p != nil {
+		ws, gitDir = p.Workspace, p.GitDir
 	}
 	repo, err := history.Open(gitDir, ws)
 	if err != nil {
 		return nil, err
 	}
-	repo.Exclude = env.Exclude
-	if env.Workspace == "" {
+	repo.Exclude = env.exclude()
+	if env.Project == nil {
 		if removed, err := repo.RemoveStaleLocks(); err != nil {
 			return nil, fmt.Errorf("trial %s: %w", spec.Key, err)
 		} else if len(removed) > 0 {

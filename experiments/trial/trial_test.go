@@ -229,7 +229,13 @@ func runIn(dir, arm string, h harness.Harness) (*runrecord.Summary, error) {
 	if err := spec.Arm.UnmarshalText([]byte(arm)); err != nil {
 		return nil, err
 	}
-	return Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h})
+	return Run(context.Background(), dir, spec, NewEnv(
+		Policy{},
+		Place{Bench: b, Task: ts[0]},
+		Route{},
+		h,
+		Mode{},
+	))
 }
 
 func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
@@ -676,7 +682,13 @@ func TestResumeScrubsTheStateOfKilledAttempts(t *testing.T) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet/hoh@1", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "hoh", Checkpoint: 1}, Rep: 1}
-	env := Env{Bench: b, Task: ts[0], Harness: &fakeHarness{infraAt: 2}, Secrets: []string{key}}
+	env := NewEnv(
+		Policy{},
+		Place{Bench: b, Task: ts[0]},
+		Route{Secrets: []string{key}},
+		&fakeHarness{infraAt: 2},
+		Mode{},
+	)
 	if _, err := Run(context.Background(), dir, spec, env); !IsInfra(err) {
 		t.Fatalf("want an infrastructure error, got %v", err)
 	}
@@ -713,7 +725,13 @@ func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
 	spec := runrecord.TrialSpec{Key: "builtin/greet/vanilla", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "vanilla", Checkpoint: 1}, Rep: 1}
 	dir := t.TempDir()
 	log := runrecord.TrialLayout{Dir: dir}.Served()
-	_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: &fakeHarness{}, ServedLog: log})
+	_, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{},
+		Place{Bench: b, Task: ts[0]},
+		Route{ServedLog: log},
+		&fakeHarness{},
+		Mode{},
+	))
 	if !IsInfra(err) || !StopsConfig(err) || CauseOf(err) != served.CauseNoRequest || !strings.Contains(err.Error(), "relay saw no model request") {
 		t.Fatalf("want an infrastructure failure that stops the configuration, got %v", err)
 	}
@@ -721,7 +739,13 @@ func TestCompletionWithoutAModelAnswerIsInfrastructure(t *testing.T) {
 		t.Fatal("a summary was written for an invocation nobody answered")
 	}
 	answering := &relayingHarness{fakeHarness: &fakeHarness{}, log: log}
-	s, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: answering, ServedLog: log})
+	s, err := Run(context.Background(), dir, spec, NewEnv(
+		Policy{},
+		Place{Bench: b, Task: ts[0]},
+		Route{ServedLog: log},
+		answering,
+		Mode{},
+	))
 	if err != nil || s.Status != runrecord.StatusCompleted {
 		t.Fatalf("with the relay's answer logged: %v %+v", err, s)
 	}
@@ -768,7 +792,13 @@ func TestNoModelTurnIsInfrastructure(t *testing.T) {
 		dir := t.TempDir()
 		log := runrecord.TrialLayout{Dir: dir}.Served()
 		h := &failingProviderHarness{lines: c.lines, outcome: c.outcome, log: log}
-		_, err := Run(context.Background(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, ServedLog: log, Timeouts: Timeouts{Idle: time.Minute}})
+		_, err := Run(context.Background(), dir, spec, NewEnv(
+			Policy{Timeouts: Timeouts{Idle: time.Minute}},
+			Place{Bench: b, Task: ts[0]},
+			Route{ServedLog: log},
+			h,
+			Mode{},
+		))
 		if got := CauseOf(err); got != c.cause {
 			t.Errorf("%s: cause %q (%v), want %q", c.name, got, err, c.cause)
 			continue

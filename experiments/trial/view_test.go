@@ -44,7 +44,13 @@ exit 0
 	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Arm: runrecord.Arm{Condition: "wo-evidence-feedback", Checkpoint: 2}, Rep: 1}
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(t.Context())
-	s, err := Run(t.Context(), dir, spec, Env{Bench: b, Task: ts[0], Harness: h, RunDir: run})
+	s, err := Run(t.Context(), dir, spec, NewEnv(
+		Policy{RunDir: run},
+		Place{Bench: b, Task: ts[0]},
+		Route{},
+		h,
+		Mode{},
+	))
 	if err != nil {
 		t.Fatal(err)
 	}

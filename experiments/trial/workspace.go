@@ -88,11 +88,11 @@ func (r *runner) invocationExec(role runrecord.Role, access harness.Access, work
 
 func (r *runner) digest() (string, error) {
 	defer r.clock.enter(runrecord.PhaseDigest)()
-	return history.Digest(r.ws, r.env.Exclude...)
+	return history.Digest(r.ws, r.env.exclude()...)
 }
 
 func (r *runner) copyWorkspace(dst string) error {
-	return history.CopyTree(r.ws, dst, r.env.Exclude...)
+	return history.CopyTree(r.ws, dst, r.env.exclude()...)
 }
 
 // snapshotTo puts a hard-link snapshot of the workspace at dst (for a
@@ -106,7 +106,7 @@ func (r *runner) snapshotTo(dst string) error {
 		return err
 	}
 	kept := r.keptSnapshot()
-	if err := history.SyncSnapshot(r.ws, kept, r.env.Exclude...); err != nil {
+	if err := history.SyncSnapshot(r.ws, kept, r.env.exclude()...); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -235,7 +235,7 @@ func (r *runner) commitStageOf(rec runrecord.StageRecord, unchanged string) erro
 	leave := r.clock.enter(runrecord.PhaseCommit)
 	defer leave()
 	msg := fmt.Sprintf("iter %d: %s", rec.Iteration, rec.Role)
-	if r.env.Loop != nil {
+	if r.env.loop() != nil {
 		msg = fmt.Sprintf("hoh loop %d: %s", rec.Iteration, rec.Role)
 	}
 	if rec.RoleFailure != "" {
@@ -295,7 +295,7 @@ func (r *runner) commitStageOf(rec runrecord.StageRecord, unchanged string) erro
 // recordWorkspace removes the oversized files and redacts the secrets the
 // stage left, and records the workspace in the history.
 func (r *runner) recordWorkspace(rec *runrecord.StageRecord, msg string) (history.Recorded, error) {
-	refused, err := refuseOversized(r.ws, r.env.Exclude, r.env.MaxFileBytes)
+	refused, err := refuseOversized(r.ws, r.env.exclude(), r.env.MaxFileBytes)
 	if err != nil {
 		return history.Recorded{}, err
 	}

@@ -9,12 +9,13 @@ import (
 )
 
 // What a trial runs with is built in one place (trial.NewEnv), for the
-// runner and project mode alike: a second composite literal of trial.Env
-// in non-test code is a second builder, where a field one of them sets
-// (the relay's served log, say) can silently go missing from the other.
+// runner, project mode and tests alike: a second composite literal of
+// trial.Env is a second builder, where a field one of them sets (the
+// relay's served log, say) can silently go missing from the other, and a
+// test built that way would not run what production runs.
 func TestTrialEnvHasOneConstructor(t *testing.T) {
 	var builders []string
-	forEachSourceFile(t, func(name string, fset *token.FileSet, f *ast.File) {
+	forEachSourceFile(t, true, func(name string, fset *token.FileSet, f *ast.File) {
 		inTrial := f.Name.Name == "trial" && filepath.Dir(name) == "experiments/trial"
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.CompositeLit)
