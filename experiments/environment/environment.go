@@ -9,7 +9,7 @@
 //	// err: infrastructure failure; retry the attempt later
 //	defer env.Close(context.WithoutCancel(ctx))
 //	h := <harness built with env.Provider> // BaseURL as seen by the agent
-//	trial.Run(ctx, env.TrialDir, spec, trial.Env{..., Harness: h, Exec: env.Exec, Exchange: env.Exchange})
+//	trial.Run(ctx, env.TrialDir, spec, trial.NewEnv(pol, trial.Place{..., Exec: env.Exec, Exchange: env.Exchange}, route, h, trial.Mode{}))
 //
 // trial.Run must get env.TrialDir (absolute) and env.Exchange: the
 // container never sees the trial directory, only the exchange
@@ -141,6 +141,7 @@ type Env struct {
 	Tools harness.TaskTools
 
 	bridge *tlsBridge // host-side TLS termination for an https provider
+	opts   Options    // what it was opened with: its role containers' too
 }
 
 // Close removes the container (and stops its relay). Safe to call twice.
@@ -181,7 +182,7 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		if exec == nil {
 			exec = sandbox.Local{}
 		}
-		return &Env{Kind: Local, Exec: exec, Provider: opts.Provider, TrialDir: abs}, nil
+		return &Env{Kind: Local, Exec: exec, Provider: opts.Provider, TrialDir: abs, opts: opts}, nil
 	}
 	if opts.Docker == nil {
 		return nil, fmt.Errorf("environment: task %s/%s runs in a container but no Docker client is configured", task.Benchmark, task.ID)
@@ -218,7 +219,7 @@ func Open(ctx context.Context, bench benchmark.Benchmark, task benchmark.Task, t
 		}
 		return nil, err
 	}
-	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: opts.Provider, TrialDir: abs, Exchange: exchange, Container: c, Notes: c.Notes, bridge: bridge}
+	env := &Env{Kind: Docker, Exec: c.Executor(), Provider: opts.Provider, TrialDir: abs, Exchange: exchange, Container: c, Notes: c.Notes, bridge: bridge, opts: opts}
 	if err := env.prepare(ctx, bench, task, workdir, spec, mounts, relay != nil); err != nil {
 		env.Close(context.WithoutCancel(ctx))
 		return nil, err

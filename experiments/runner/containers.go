@@ -200,7 +200,7 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, pol tr
 	if keepEnvs {
 		// A retried attempt continues from the whole environment an earlier
 		// attempt of this run committed, not only from the workspace.
-		img, err := latestCheckpointImage(ctx, r.docker.client, u.label)
+		img, err := environment.LatestCheckpointImage(ctx, r.docker.client, u.label)
 		if err != nil {
 			return nil, &trial.InfraError{Stage: "environment", Evidence: err.Error()}
 		}
@@ -223,30 +223,15 @@ func (r *run) attemptUnit(ctx context.Context, u unit, rt *configRuntime, pol tr
 	for _, n := range env.Notes {
 		pol.Logf("environment: %s", n)
 	}
-	clis, err := attemptHarnesses(rt, env, route.team)
+	clis, err := attemptHarnesses(rt, env, route.team, opts.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", rt.cfg.Label, err)
 	}
-	sides := r.containerSides(u, env, opts, keepEnvs)
-	return trial.Run(ctx, env.TrialDir, u.spec, trialEnv(pol, u, route, env, clis, sides))
-}
-
-// containerSides are an attempt's sides in task containers (none on the
-// host): its checkpoints' environments, kept when the benchmark verifies
-// them there, and the Planner's and the QA Tester's containers, each
-// started from the checkpoint it works on when that was kept.
-func (r *run) containerSides(u unit, env *environment.Env, opts environment.Options, keepEnvs bool) containerSides {
-	if env.Kind != environment.Docker {
-		return containerSides{}
-	}
-	var sides containerSides
-	var image func(ctx context.Context, after int) (string, error)
+	var keep *environment.Keep
 	if keepEnvs {
-		cp := &containerCheckpoints{client: r.docker.client, env: env, trial: u.label, handOn: u.handOn}
-		sides.checkpoints, image = cp, cp.Image
+		keep = &environment.Keep{Trial: u.label, HandOn: u.handOn}
 	}
-	sides.roleEnvironment = environment.RoleContainers(u.bench, u.task, u.dir, opts, image)
-	return sides
+	return trial.Run(ctx, env.TrialDir, u.spec, trialEnv(pol, u, route, env.Place(u.bench, u.task, keep), clis))
 }
 
 // relay starts hoh's relay of u's attempt when the provider has an
@@ -265,48 +250,25 @@ func (r *run) relay(u unit, rt *configRuntime, opts *environment.Options) (route
 	return routed{env: route.Env, secrets: route.Secrets, servedLog: route.ServedLog(), relay: route.Relay, close: route.Close}, nil
 }
 
-// attemptHarnesses are the CLIs an attempt runs: a role team's own,
-// rebuilt for the task containers, else the configuration's, built for
-// the environment's endpoint, for its Developer (and Vanilla).
-func attemptHarnesses(rt *configRuntime, env *environment.Env, team *provider.Team) (attemptCLIs, error) {
-	if team != nil {
-		roles, err := teamHarnesses(team, env)
-		if err != nil {
-			return attemptCLIs{}, err
-		}
-		return attemptCLIs{developer: roles[runrecord.RoleDeveloper], roles: roles}, nil
+// attemptHarnesses are the CLIs an attempt runs, each built for the
+// environment (environment.Env.CLI): a role team's own, else the
+// configuration's, for its Developer (and Vanilla), reaching p.
+func attemptHarnesses(rt *configRuntime, env *environment.Env, team *provider.Team, p harness.Provider) (attemptCLIs, error) {
+	if team == nil {
+		h, err := env.CLI(rt.agent.Harness, rt.cfg.HarnessSpec(), p, rt.agent.HarnessFor)
+		return attemptCLIs{developer: h}, err
 	}
-	if env.Kind != environment.Docker && env.Provider == rt.cfg.Provider {
-		return attemptCLIs{developer: rt.agent.Harness}, nil
-	}
-	spec := rt.cfg.HarnessSpec()
-	spec.Provider = env.Provider
-	spec.InContainer = env.Kind == environment.Docker
-	spec.Tools = env.Tools
-	h, err := rt.agent.HarnessFor(spec)
-	return attemptCLIs{developer: h}, err
-}
-
-// teamHarnesses is each role's CLI of a team: the one built for its
-// relay, or in task containers one rebuilt for its relay as reached
-// inside them, with their tools.
-func teamHarnesses(team *provider.Team, env *environment.Env) (map[runrecord.Role]harness.Harness, error) {
 	roles := make(map[runrecord.Role]harness.Harness, len(team.Seats))
 	for role, seat := range team.Seats {
-		if env.Kind != environment.Docker {
-			roles[role] = seat.Harness
-			continue
-		}
 		spec := seat.Agent.Config.HarnessSpec()
-		spec.Provider = env.Reached(seat.Provider)
-		spec.InContainer, spec.Tools = true, env.Tools
-		h, err := seat.Agent.HarnessFor(spec)
+		spec.Provider = seat.Provider
+		h, err := env.CLI(seat.Harness, spec, seat.Provider, seat.Agent.HarnessFor)
 		if err != nil {
-			return nil, fmt.Errorf("role %s: %w", role, err)
+			return attemptCLIs{}, fmt.Errorf("role %s: %w", role, err)
 		}
 		roles[role] = h
 	}
-	return roles, nil
+	return attemptCLIs{developer: roles[runrecord.RoleDeveloper], roles: roles}, nil
 }
 
 // teamRelays is relay for a role team (provider.RouteTeam): every relay

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/experiments/conditions"
+	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/trial"
@@ -187,8 +188,7 @@ func (r *run) startStep(ctx context.Context, t plan.Trial, st benchmark.Step, pr
 	} else if err := handedOnWorkspace(prev, ws); err != nil {
 		return "", err
 	}
-	labels := map[string]string{labelCheckpointTrial: u.label, labelCheckpoint: "0"}
-	start, err := st.Start(ctx, u.image, ws, labels)
+	start, err := st.Start(ctx, u.image, ws, environment.CheckpointLabels(u.label, 0))
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err
@@ -222,7 +222,7 @@ func handedOnImage(ctx context.Context, r *run, prev *stepRun) (string, error) {
 	if r.docker == nil || prev.summary == nil {
 		return "", nil
 	}
-	ims, err := checkpointImages(ctx, r.docker.client, prev.label, prev.rec.Checkpoint)
+	ims, err := environment.CheckpointImages(ctx, r.docker.client, prev.label, prev.rec.Checkpoint)
 	if err != nil || len(ims) == 0 {
 		return "", err
 	}
@@ -238,7 +238,7 @@ func (r *run) forgetStepImages(ctx context.Context, runs []stepRun) {
 		if sr.label == "" {
 			continue
 		}
-		ims, _ := checkpointImages(ctx, r.docker.client, sr.label, -1)
+		ims, _ := environment.CheckpointImages(ctx, r.docker.client, sr.label, -1)
 		for _, im := range ims {
 			if err := r.docker.client.RemoveImage(ctx, im.ID); err != nil {
 				r.progress.Logf("warning: removing step image %s: %v", im.ID, err)

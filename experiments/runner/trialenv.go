@@ -2,11 +2,8 @@ package runner
 
 import (
 	"cmp"
-	"context"
 
 	"github.com/hoh-research/hoh/adapters/harness"
-	"github.com/hoh-research/hoh/adapters/sandbox"
-	"github.com/hoh-research/hoh/experiments/environment"
 	"github.com/hoh-research/hoh/experiments/plan"
 	"github.com/hoh-research/hoh/experiments/provider"
 	"github.com/hoh-research/hoh/experiments/served"
@@ -71,22 +68,11 @@ type attemptCLIs struct {
 	roles     map[runrecord.Role]harness.Harness
 }
 
-// containerSides are what an attempt in task containers has besides its
-// own container: each checkpoint's kept environment (nil: scored from its
-// workspace) and the Planner's and QA Tester's containers (nil: every
-// role runs in the attempt's).
-type containerSides struct {
-	checkpoints     trial.Checkpoints
-	roleEnvironment func(ctx context.Context, role runrecord.Role, after int) (sandbox.Executor, func(), error)
-}
-
 // trialEnv is what an attempt of u runs with, built in one place: pol,
-// the route to the provider, the environment opened for the attempt, the
-// CLIs built for it and, in task containers, its sides.
-func trialEnv(pol trialPolicy, u unit, route routed, env *environment.Env, clis attemptCLIs, sides containerSides) trial.Env {
+// the route to the provider, the place the environment opened for the
+// attempt gives (environment.Env.Place) and the CLIs built for it.
+func trialEnv(pol trialPolicy, u unit, route routed, place trial.Place, clis attemptCLIs) trial.Env {
 	pol.Timeouts.Developer = cmp.Or(u.developerTimeout, pol.Timeouts.Developer)
-	place := trial.Place{Bench: u.bench, Task: u.task, Exec: env.Exec, Exchange: env.Exchange,
-		Checkpoints: sides.checkpoints, RoleEnvironment: sides.roleEnvironment}
 	tr := trial.Route{Env: route.env, Secrets: route.secrets, ServedLog: route.servedLog, Relay: route.relay,
 		Team: teamSeats(route.team, clis.roles, pol.rolePrices)}
 	return trial.NewEnv(pol.Policy, place, tr, clis.developer, trial.Mode{WithoutScores: u.withoutScores})

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoh-research/hoh/adapters/benchmark"
 	"github.com/hoh-research/hoh/adapters/harness"
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/environment"
@@ -18,15 +19,15 @@ func TestTrialEnvStep(t *testing.T) {
 	pol := trialPolicy{Policy: trial.Policy{ContractRetries: -1, RunDir: "/run",
 		Timeouts: trial.Timeouts{Developer: time.Hour, QA: 2 * time.Hour}}}
 	dev := &instantHarness{}
-	env := &environment.Env{Exchange: &sandbox.Exchange{Inputs: "in"}}
-	e := trialEnv(pol, unit{}, routed{servedLog: "served.jsonl"}, env, attemptCLIs{developer: dev}, containerSides{})
+	place := (&environment.Env{Exchange: &sandbox.Exchange{Inputs: "in"}}).Place(nil, benchmark.Task{}, nil)
+	e := trialEnv(pol, unit{}, routed{servedLog: "served.jsonl"}, place, attemptCLIs{developer: dev})
 	if e.Timeouts.Developer != time.Hour || e.WithoutScores || e.ContractRetries != -1 || e.RunDir != "/run" {
 		t.Fatalf("a trial's env: %+v", e)
 	}
-	if e.Harness != dev || e.Exchange != env.Exchange || e.ServedLog != "served.jsonl" || e.Team != nil || e.Checkpoints != nil {
+	if e.Harness != dev || e.Exchange != place.Exchange || e.ServedLog != "served.jsonl" || e.Team != nil || e.Checkpoints != nil {
 		t.Fatalf("a trial's env: %+v", e)
 	}
-	e = trialEnv(pol, unit{developerTimeout: time.Minute, withoutScores: true}, routed{}, env, attemptCLIs{developer: dev}, containerSides{})
+	e = trialEnv(pol, unit{developerTimeout: time.Minute, withoutScores: true}, routed{}, place, attemptCLIs{developer: dev})
 	if e.Timeouts.Developer != time.Minute || e.Timeouts.QA != 2*time.Hour || !e.WithoutScores {
 		t.Fatalf("a step's env: %+v", e.Timeouts)
 	}
@@ -45,7 +46,7 @@ func TestTrialEnvTeam(t *testing.T) {
 	}}
 	clis := attemptCLIs{developer: dev, roles: map[runrecord.Role]harness.Harness{runrecord.RolePlanner: planner, runrecord.RoleDeveloper: dev}}
 	pol := trialPolicy{rolePrices: map[runrecord.Role]*runrecord.Price{runrecord.RolePlanner: price}}
-	e := trialEnv(pol, unit{}, routed{team: team}, &environment.Env{}, clis, containerSides{})
+	e := trialEnv(pol, unit{}, routed{team: team}, trial.Place{}, clis)
 	p := e.Team[runrecord.RolePlanner]
 	if len(e.Team) != 2 || p.Harness != planner || p.Price != price || p.Env[0] != "K=planner" || p.Member.Agent != "p" {
 		t.Fatalf("planner seat: %+v", e.Team)
@@ -53,7 +54,7 @@ func TestTrialEnvTeam(t *testing.T) {
 	if d := e.Team[runrecord.RoleDeveloper]; d.Harness != dev || d.Price != nil || e.Harness != dev {
 		t.Fatalf("developer seat: %+v", d)
 	}
-	again := trialEnv(pol, unit{}, routed{team: team}, &environment.Env{}, clis, containerSides{})
+	again := trialEnv(pol, unit{}, routed{team: team}, trial.Place{}, clis)
 	again.Team[runrecord.RoleQA] = trial.RoleAgent{}
 	if len(e.Team) != 2 {
 		t.Fatal("two attempts share their team's seats")

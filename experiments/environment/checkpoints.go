@@ -1,4 +1,4 @@
-package runner
+package environment
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/hoh-research/hoh/adapters/sandbox/docker"
-	"github.com/hoh-research/hoh/experiments/environment"
 )
 
 // Labels of a committed checkpoint image (besides the run's own labels, by
@@ -20,12 +19,18 @@ const (
 	labelCheckpoint      = "hoh.checkpoint"       // its checkpoint number
 )
 
+// CheckpointLabels label an image as trial's checkpoint t (a multi-step
+// task's step start is its checkpoint 0).
+func CheckpointLabels(trial string, t int) map[string]string {
+	return map[string]string{labelCheckpointTrial: trial, labelCheckpoint: strconv.Itoa(t)}
+}
+
 // containerCheckpoints implements trial.Checkpoints for a trial in a task
 // container: each checkpoint commits the agent container (Engine API
 // commit) to an image labelled with the run and the trial.
 type containerCheckpoints struct {
 	client *docker.Client
-	env    *environment.Env
+	env    *Env
 	trial  string
 	// handOn keeps the last checkpoint's image when Forget removes the
 	// others: a step of a multi-step task hands it on to the next step.
@@ -40,9 +45,7 @@ func (c *containerCheckpoints) Save(ctx context.Context, t int) error {
 	if err := c.remove(ctx, t); err != nil {
 		return err
 	}
-	_, err := c.env.Container.Commit(ctx, map[string]string{
-		labelCheckpointTrial: c.trial, labelCheckpoint: strconv.Itoa(t),
-	})
+	_, err := c.env.Container.Commit(ctx, CheckpointLabels(c.trial, t))
 	return err
 }
 
@@ -83,7 +86,7 @@ func (c *containerCheckpoints) Forget(ctx context.Context) error {
 // list is the trial's checkpoint images (of checkpoint t; every one when
 // t < 0), newest first.
 func (c *containerCheckpoints) list(ctx context.Context, t int) ([]image.Summary, error) {
-	return checkpointImages(ctx, c.client, c.trial, t)
+	return CheckpointImages(ctx, c.client, c.trial, t)
 }
 
 func (c *containerCheckpoints) remove(ctx context.Context, t int) error {
@@ -99,7 +102,9 @@ func (c *containerCheckpoints) remove(ctx context.Context, t int) error {
 	return nil
 }
 
-func checkpointImages(ctx context.Context, client *docker.Client, trial string, t int) ([]image.Summary, error) {
+// CheckpointImages are the images of a trial's checkpoint t (every one
+// when t < 0) committed in the client's run, newest first.
+func CheckpointImages(ctx context.Context, client *docker.Client, trial string, t int) ([]image.Summary, error) {
 	labels := []string{docker.LabelRun + "=" + client.RunID(), labelCheckpointTrial + "=" + trial}
 	if t >= 0 {
 		labels = append(labels, labelCheckpoint+"="+strconv.Itoa(t))
@@ -114,11 +119,11 @@ func checkpointImages(ctx context.Context, client *docker.Client, trial string, 
 	return ims, nil
 }
 
-// latestCheckpointImage is the trial's most recent checkpoint image in this
-// run (an earlier attempt's), or "": a retried attempt continues from the
-// whole environment, not only the workspace.
-func latestCheckpointImage(ctx context.Context, client *docker.Client, trial string) (string, error) {
-	ims, err := checkpointImages(ctx, client, trial, -1)
+// LatestCheckpointImage is the trial's most recent checkpoint image in the
+// client's run (an earlier attempt's), or "": a retried attempt continues
+// from the whole environment, not only the workspace.
+func LatestCheckpointImage(ctx context.Context, client *docker.Client, trial string) (string, error) {
+	ims, err := CheckpointImages(ctx, client, trial, -1)
 	if err != nil {
 		return "", err
 	}
