@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +31,11 @@ func TestStartPodmanRecoversAfterItsProcessesWereKilled(t *testing.T) {
 		}
 	}
 	start("on a fresh user")
-	p := podmanOf(t, name)
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatalf("start-podman.sh did not create %s: %v", name, err)
+	}
+	p := podmanOf(u)
 	t.Cleanup(func() {
 		// No container is left, so the next run of this test starts clean.
 		_ = p.Command("/", nil, "podman", "rm", "-af", "-t", "0").Run()
@@ -73,19 +76,6 @@ func TestStartPodmanRecoversAfterItsProcessesWereKilled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("podman after the restart: %v\n%s", err, out)
 	}
-}
-
-func podmanOf(t *testing.T, name string) Podman {
-	t.Helper()
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatalf("start-podman.sh did not create %s: %v", name, err)
-	}
-	p := Podman{User: u.Username, Home: u.HomeDir, Runtime: filepath.Join("/run/user", u.Uid)}
-	p.UID, _ = strconv.Atoi(u.Uid)
-	p.GID, _ = strconv.Atoi(u.Gid)
-	p.Host = "unix://" + filepath.Join(p.Runtime, "podman", "podman.sock")
-	return p
 }
 
 // killUser SIGKILLs every process of the user and waits until none is left.

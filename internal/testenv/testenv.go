@@ -245,16 +245,21 @@ func RootlessPodman(t testing.TB) Podman {
 	if err != nil {
 		t.Fatalf("rootless Podman is required for this test: user %s: %v (%s)", PodmanUser(), err, fix)
 	}
-	p := Podman{User: u.Username, Home: u.HomeDir}
-	p.UID, _ = strconv.Atoi(u.Uid)
-	p.GID, _ = strconv.Atoi(u.Gid)
-	p.Runtime = filepath.Join("/run/user", u.Uid)
-	sock := filepath.Join(p.Runtime, "podman", "podman.sock")
-	p.Host = "unix://" + sock
+	p := podmanOf(u)
+	sock := strings.TrimPrefix(p.Host, "unix://")
 	out, err := exec.Command("curl", "-s", "--max-time", "5", "--unix-socket", sock, "http://d/_ping").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "OK" {
 		t.Fatalf("rootless Podman is required for this test: its service does not answer on %s: %v %q (%s)", sock, err, out, fix)
 	}
+	return p
+}
+
+// podmanOf is the rootless Podman service start-podman.sh runs as u.
+func podmanOf(u *user.User) Podman {
+	p := Podman{User: u.Username, Home: u.HomeDir, Runtime: filepath.Join("/run/user", u.Uid)}
+	p.UID, _ = strconv.Atoi(u.Uid)
+	p.GID, _ = strconv.Atoi(u.Gid)
+	p.Host = "unix://" + filepath.Join(p.Runtime, "podman", "podman.sock")
 	return p
 }
 
