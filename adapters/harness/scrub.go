@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hoh-research/hoh/adapters/fileid"
+	"github.com/hoh-research/hoh/internal/fstree"
 )
 
 // Redacted replaces secret values in files written by hoh and by the CLIs.
@@ -68,39 +70,34 @@ func (s *SecretScan) Found(root string) ([]string, error) {
 	}
 	start := time.Now()
 	var found []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
+	err := fstree.Walk(root, func(rel string, info fs.FileInfo) (bool, error) {
+		if !info.Mode().IsRegular() {
+			return true, nil
 		}
 		id, known := fileid.Of(info)
 		if known && s.clean[id] {
-			return nil
+			return false, nil
 		}
 		s.opened++
+		p := filepath.Join(root, rel)
 		hit, err := containsAny(p, info.Size(), needles)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !hit {
 			if known && id.Settled(start, racyWindow) {
 				s.clean[id] = true
 			}
-			return nil
+			return false, nil
 		}
-		rel, _ := filepath.Rel(root, p)
 		found = append(found, rel)
-		return redactFile(p, info, needles)
+		return false, redactFile(p, info, needles)
 	})
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Lstat(root); os.IsNotExist(serr) {
+			return nil, nil // no tree, nothing kept
+		}
+	}
 	return found, err
 }
 

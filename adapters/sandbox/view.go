@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/hoh-research/hoh/internal/fstree"
 	"github.com/hoh-research/hoh/internal/splice"
 )
 
@@ -613,30 +614,30 @@ func (p *viewPlan) handOver() error {
 // (so an idmapped mount can show all of them as the role's).
 func (p *viewPlan) ownersUnder(h string) (give []string, rootOnly bool, err error) {
 	rootOnly = true
-	err = filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			if _, seen := p.owners[path]; !seen {
-				p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
-			}
+	err = walkWith(h, func(path string, info fs.FileInfo) {
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if ok {
 			rootOnly = rootOnly && st.Uid == 0 && st.Gid == 0
 			if (st.Uid == RoleUID && st.Gid == RoleUID) || (p.shown[h] && othersRead(info.Mode())) {
-				return nil
+				if !p.shown[h] {
+					p.noteOwner(path, st)
+				}
+				return
 			}
+			// Under a read-only path only what is chowned can need taking
+			// back: the rest is not remembered (a shown workspace has
+			// 20,000 entries, handed over at every invocation).
+			p.noteOwner(path, st)
 		}
 		give = append(give, path)
-		return nil
 	})
 	return give, rootOnly, err
+}
+
+func (p *viewPlan) noteOwner(path string, st *syscall.Stat_t) {
+	if _, seen := p.owners[path]; !seen {
+		p.owners[path] = [2]int{int(st.Uid), int(st.Gid)}
+	}
 }
 
 // othersRead reports whether any user may read an entry of this mode: a
@@ -660,23 +661,42 @@ func (p *viewPlan) takeBack() {
 		if slices.Contains(p.handed[:i], h) || p.idmapped[h] || (p.shown[h] && !p.chowned[h]) {
 			continue
 		}
-		_ = filepath.WalkDir(h, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
+		_ = walkWith(h, func(path string, info fs.FileInfo) {
 			o, ok := p.owners[path]
+			if !ok && p.shown[h] {
+				return // not chowned, and nothing is made under a read-only path
+			}
 			if !ok {
 				o = [2]int{0, 0}
 			}
-			if info, err := d.Info(); err == nil {
-				if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == o[0] && int(st.Gid) == o[1] {
-					return nil
-				}
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == o[0] && int(st.Gid) == o[1] {
+				return
 			}
 			_ = os.Lchown(path, o[0], o[1])
-			return nil
 		})
 	}
+}
+
+// walkWith calls visit for h and, if h is a directory, every entry under
+// it, with its lstat (fstree.Walk: a stat relative to each directory, as
+// a role's view is handed over and back for every invocation and may hold
+// a 20,000-file workspace). A path that does not exist is nothing to visit.
+func walkWith(h string, visit func(path string, info fs.FileInfo)) error {
+	info, err := os.Lstat(h)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	visit(h, info)
+	if !info.IsDir() {
+		return nil
+	}
+	return fstree.Walk(h, func(rel string, info fs.FileInfo) (bool, error) {
+		visit(filepath.Join(h, rel), info)
+		return true, nil
+	})
 }
 
 // installOf are the directories the command's executable needs besides the

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -319,35 +318,28 @@ func (r *Repo) Git(args ...string) (string, error) { return r.git(nil, args...) 
 // keeps it (entries named .git are not part of it). Top-level
 // entries named in skip are left out (see Repo.Exclude).
 func Digest(dir string, skip ...string) (string, error) {
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
+	type entry struct {
+		rel  string
+		info fs.FileInfo
+	}
+	var ents []entry
+	// One stat per entry, relative to its directory (fstree.Walk).
+	err := fstree.Walk(dir, func(rel string, info fs.FileInfo) (bool, error) {
 		// What the history cannot hold (version-control metadata named
 		// .git, see leftOut) is not part of the artifact either.
-		if skipped(dir, p, skip) || (p != dir && leftOut(d.Name(), d.Type()) != "") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+		if (len(skip) > 0 && rel == info.Name() && slices.Contains(skip, rel)) || leftOut(info.Name(), info.Mode().Type()) != "" {
+			return false, nil
 		}
-		if p != dir {
-			paths = append(paths, p)
-		}
-		return nil
+		ents = append(ents, entry{rel, info})
+		return true, nil
 	})
 	if err != nil {
 		return "", err
 	}
-	sort.Strings(paths)
+	slices.SortFunc(ents, func(a, b entry) int { return strings.Compare(a.rel, b.rel) })
 	h := sha256.New()
-	for _, p := range paths {
-		rel, _ := filepath.Rel(dir, p)
-		info, err := os.Lstat(p)
-		if err != nil {
-			return "", err
-		}
+	for _, e := range ents {
+		rel, info, p := e.rel, e.info, filepath.Join(dir, e.rel)
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
@@ -373,19 +365,6 @@ func Digest(dir string, skip ...string) (string, error) {
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// skipped reports whether p is a top-level entry of dir named in skip.
-func skipped(dir, p string, skip []string) bool {
-	if len(skip) == 0 || filepath.Dir(p) != dir {
-		return false
-	}
-	for _, s := range skip {
-		if filepath.Base(p) == s {
-			return true
-		}
-	}
-	return false
 }
 
 // CopyTree copies src into dst (created if missing) by fstree's policy
@@ -417,24 +396,26 @@ func syncDir(src, dst string, skip []string) error {
 	if err := syncDirItself(src, dst); err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(src)
+	// Both sides are stat-ed relative to their directories (fstree.ReadDir).
+	ents, err := fstree.ReadDir(src)
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadDir(dst)
+	old, err := fstree.ReadDir(dst)
 	if err != nil {
 		return err
 	}
-	stale := map[string]bool{}
+	stale := make(map[string]fs.FileInfo, len(old))
 	for _, e := range old {
-		stale[e.Name()] = true
+		stale[e.Name()] = e
 	}
 	for _, e := range ents {
 		name := e.Name()
 		if skip != nil && slices.Contains(skip, name) {
 			continue
 		}
-		kept, err := syncEntry(filepath.Join(src, name), filepath.Join(dst, name))
+		have, ok := stale[name]
+		kept, err := syncEntry(filepath.Join(src, name), filepath.Join(dst, name), e, have, ok)
 		if err != nil {
 			return err
 		}
@@ -476,15 +457,10 @@ func syncDirItself(src, dst string) error {
 	return nil
 }
 
-// syncEntry brings d up to date with s and says whether d is part of the
-// snapshot. Devices, FIFOs and sockets are not: an entry of that name left
-// in dst is stale.
-func syncEntry(s, d string) (bool, error) {
-	info, err := os.Lstat(s)
-	if err != nil {
-		return false, err
-	}
-	have, haveErr := os.Lstat(d)
+// syncEntry brings d up to date with s (its stat info; have is d's, when
+// exists) and says whether d is part of the snapshot. Devices, FIFOs and
+// sockets are not: an entry of that name left in dst is stale.
+func syncEntry(s, d string, info, have fs.FileInfo, exists bool) (bool, error) {
 	switch {
 	case info.IsDir():
 		return true, syncDir(s, d, nil)
@@ -493,7 +469,7 @@ func syncEntry(s, d string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if haveErr == nil && have.Mode()&fs.ModeSymlink != 0 {
+		if exists && have.Mode()&fs.ModeSymlink != 0 {
 			if t, err := os.Readlink(d); err == nil && t == target {
 				return true, nil
 			}
@@ -503,7 +479,7 @@ func syncEntry(s, d string) (bool, error) {
 		}
 		return true, os.Symlink(target, d)
 	case info.Mode().IsRegular():
-		if haveErr == nil && have.Mode().IsRegular() && os.SameFile(info, have) {
+		if exists && have.Mode().IsRegular() && fstree.SameFile(info, have) {
 			return true, nil
 		}
 		if err := os.RemoveAll(d); err != nil {

@@ -17,6 +17,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RoleDeveloper}
 	if !r.cond.WarmStart && t > 1 {
 		// w/o Warm-Start: every Developer pass starts from A_0.
+		r.committed = ""
 		if err := r.repo.Restore("cp-0"); err != nil {
 			return err
 		}
@@ -69,7 +70,7 @@ func (r *runner) developInputs(ctx context.Context, t int, rec *runrecord.StageR
 		}
 		call.prompt = vanilla + "\n" + call.prompt
 	}
-	if rec.StartDigest, err = r.digest(); err != nil {
+	if rec.StartDigest, err = r.startDigest(); err != nil {
 		in.done()
 		return callSpec{}, nil, err
 	}

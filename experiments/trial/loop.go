@@ -62,6 +62,9 @@ type runner struct {
 	// secretScan remembers the workspace files it found clean, so each
 	// stage's scan reads only what changed.
 	secretScan *harness.SecretScan
+	// committed is the digest the last stage committed the workspace at,
+	// until the next stage takes it (startDigest) or a restore clears it.
+	committed string
 }
 
 // roleEnvironment is what the benchmark says this machine lets the

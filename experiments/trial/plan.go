@@ -18,7 +18,7 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if r.cond.Planning == conditions.PlanOnce && t > 1 {
 		return r.reusePlan(t)
 	}
-	before, err := r.digest()
+	before, err := r.startDigest()
 	if err != nil {
 		return err
 	}

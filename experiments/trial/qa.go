@@ -17,7 +17,7 @@ import (
 )
 
 func (r *runner) qaStage(ctx context.Context, t int) (err error) {
-	digest, err := r.digest()
+	digest, err := r.startDigest()
 	if err != nil {
 		return err
 	}

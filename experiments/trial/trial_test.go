@@ -353,11 +353,17 @@ func TestWithoutWarmStartStartsEveryPassFromA0(t *testing.T) {
 			t.Errorf("developer pass %d started at %s, want A_0 %s", i+1, c.startDigest, want)
 		}
 	}
+	// The record says so too: the restore to A_0 is not mistaken for the
+	// last commit's workspace (startDigest).
+	for _, st := range stages(t, dir) {
+		if st.Role == runrecord.RoleDeveloper && st.StartDigest != want {
+			t.Errorf("developer %d's record starts at %s, want A_0 %s", st.Iteration, st.StartDigest, want)
+		}
+	}
 	// Planning still uses evidence.
 	if p := h.byRole(runrecord.RolePlanner)[2].inv.Prompt; !strings.Contains(p, "evidence-2.json") {
 		t.Error("w/o Warm-Start planner must still see evidence")
 	}
-	_ = dir
 }
 
 func TestVanillaContinuationResumesTheSameSession(t *testing.T) {

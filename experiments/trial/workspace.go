@@ -18,6 +18,7 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/served"
+	"github.com/hoh-research/hoh/internal/fstree"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -84,6 +85,20 @@ func (r *runner) invocationExec(role runrecord.Role, access harness.Access, work
 		}
 	}
 	return sandbox.Remapped{Inner: r.executor(role, access, workDir, stateDir, shown, writes), Mounts: mounts}, roots, mounts, nil
+}
+
+// startDigest is the workspace's digest as a stage starts. The last commit
+// computed it, and when nothing has touched the workspace since (committed
+// holds it until a stage takes it, and a restore clears it) that is taken
+// instead of walking the whole tree again (issue 42). A project's
+// workspace is the user's, who may edit it between loops: always digested.
+func (r *runner) startDigest() (string, error) {
+	d := r.committed
+	r.committed = ""
+	if d != "" && r.env.Project == nil {
+		return d, nil
+	}
+	return r.digest()
 }
 
 func (r *runner) digest() (string, error) {
@@ -279,6 +294,7 @@ func (r *runner) commitStageOf(rec runrecord.StageRecord, unchanged string) erro
 		return err
 	}
 	r.st.stages = append(r.st.stages, rec)
+	r.committed = rec.Digest
 	if err := r.writeLedger(); err != nil {
 		return err
 	}
@@ -370,30 +386,19 @@ func refuseOversized(ws string, exclude []string, limit int64) ([]string, error)
 		limit = DefaultMaxFileBytes
 	}
 	var refused []string
-	err := filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	err := fstree.Walk(ws, func(rel string, info fs.FileInfo) (bool, error) {
+		if rel == info.Name() && slices.Contains(exclude, rel) {
+			return false, nil
 		}
-		if filepath.Dir(p) == ws && slices.Contains(exclude, d.Name()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil || info.Size() <= limit {
-			return err
+		if !info.Mode().IsRegular() || info.Size() <= limit {
+			return true, nil
 		}
 		var blocks int64
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			blocks = st.Blocks * 512
 		}
-		rel, _ := filepath.Rel(ws, p)
 		refused = append(refused, fmt.Sprintf("%s of %d bytes (%d allocated), above the artifact's limit of %d bytes per file", rel, info.Size(), blocks, limit))
-		return os.Remove(p)
+		return false, os.Remove(filepath.Join(ws, rel))
 	})
 	return refused, err
 }
