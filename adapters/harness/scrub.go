@@ -65,33 +65,13 @@ func (s *SecretScan) Found(root string) ([]string, error) {
 	if len(needles) == 0 {
 		return nil, nil
 	}
-	if s.clean == nil {
-		s.clean = map[fileid.ID]bool{}
-	}
-	start := time.Now()
 	var found []string
 	err := fstree.Walk(root, func(rel string, info fs.FileInfo) (bool, error) {
-		if !info.Mode().IsRegular() {
-			return true, nil
+		hit, err := s.file(root, rel, info, needles)
+		if hit {
+			found = append(found, rel)
 		}
-		id, known := fileid.Of(info)
-		if known && s.clean[id] {
-			return false, nil
-		}
-		s.opened++
-		p := filepath.Join(root, rel)
-		hit, err := containsAny(p, info.Size(), needles)
-		if err != nil {
-			return false, err
-		}
-		if !hit {
-			if known && id.Settled(start, racyWindow) {
-				s.clean[id] = true
-			}
-			return false, nil
-		}
-		found = append(found, rel)
-		return false, redactFile(p, info, needles)
+		return true, err
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Lstat(root); os.IsNotExist(serr) {
@@ -99,6 +79,41 @@ func (s *SecretScan) Found(root string) ([]string, error) {
 		}
 	}
 	return found, err
+}
+
+// File is Found for one entry of a walk the caller makes (rel under root,
+// info its lstat): whether it held a secret, now redacted. A caller
+// walking the tree anyway need not walk it again for the scan.
+func (s *SecretScan) File(root, rel string, info fs.FileInfo) (bool, error) {
+	needles := secretNeedles(s.Secrets)
+	if len(needles) == 0 {
+		return false, nil
+	}
+	return s.file(root, rel, info, needles)
+}
+
+func (s *SecretScan) file(root, rel string, info fs.FileInfo, needles [][]byte) (bool, error) {
+	if !info.Mode().IsRegular() {
+		return false, nil
+	}
+	if s.clean == nil {
+		s.clean = map[fileid.ID]bool{}
+	}
+	id, known := fileid.Of(info)
+	if known && s.clean[id] {
+		return false, nil
+	}
+	start := time.Now()
+	s.opened++
+	p := filepath.Join(root, rel)
+	hit, err := containsAny(p, info.Size(), needles)
+	if err != nil || !hit {
+		if err == nil && known && id.Settled(start, racyWindow) {
+			s.clean[id] = true
+		}
+		return false, err
+	}
+	return true, redactFile(p, info, needles)
 }
 
 // secretNeedles are the values to search for; shorter values would redact

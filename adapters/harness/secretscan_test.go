@@ -116,3 +116,43 @@ func BenchmarkScrubFoundSmallFiles(b *testing.B) {
 		}
 	}
 }
+
+// File is the scan of one entry of the caller's own walk: it finds and
+// redacts as Found does, and shares what Found remembers as clean.
+func TestSecretScanFileIsFoundForOneEntry(t *testing.T) {
+	const key = "sk-live-0123456789"
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "clean.txt"), "nothing here")
+	writeFile(t, filepath.Join(ws, "d", "leak.txt"), "key="+key)
+	scan := &SecretScan{Secrets: []string{key}}
+	var found []string
+	err := filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == ws {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(ws, p)
+		hit, err := scan.File(ws, rel, info)
+		if hit {
+			found = append(found, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(found, []string{filepath.Join("d", "leak.txt")}) || scan.opened != 2 {
+		t.Fatalf("found %v, read %d files; want d/leak.txt, 2 read", found, scan.opened)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "d", "leak.txt")); string(got) != "key="+Redacted {
+		t.Fatalf("not redacted: %q", got)
+	}
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	scanOnce(t, scan, ws)
+	if scanOnce(t, scan, ws); scan.opened != 0 {
+		t.Fatalf("Found after File and a settled tree read %d files, want 0", scan.opened)
+	}
+}

@@ -318,25 +318,73 @@ func (r *Repo) Git(args ...string) (string, error) { return r.git(nil, args...) 
 // keeps it (entries named .git are not part of it). Top-level
 // entries named in skip are left out (see Repo.Exclude).
 func Digest(dir string, skip ...string) (string, error) {
-	type entry struct {
-		rel  string
-		info fs.FileInfo
-	}
-	var ents []entry
-	// One stat per entry, relative to its directory (fstree.Walk).
-	err := fstree.Walk(dir, func(rel string, info fs.FileInfo) (bool, error) {
-		// What the history cannot hold (version-control metadata named
-		// .git, see leftOut) is not part of the artifact either.
-		if (len(skip) > 0 && rel == info.Name() && slices.Contains(skip, rel)) || leftOut(info.Name(), info.Mode().Type()) != "" {
-			return false, nil
-		}
-		ents = append(ents, entry{rel, info})
-		return true, nil
-	})
+	l, err := List(dir, skip, nil)
 	if err != nil {
 		return "", err
 	}
-	slices.SortFunc(ents, func(a, b entry) int { return strings.Compare(a.rel, b.rel) })
+	return l.Digest()
+}
+
+// A Listing is a tree as one walk found it: the entries Digest hashes.
+type Listing struct {
+	dir  string
+	ents []listed
+}
+
+type listed struct {
+	rel  string
+	info fs.FileInfo
+}
+
+// List walks dir once (fstree.Walk) for its Digest. visit, when set, sees
+// every entry first, with whether it is part of the artifact (not under a
+// top-level entry named in skip nor under version-control metadata), and
+// may drop it (keep false: a directory is not walked further); a caller
+// that removes entries it drops, and changes no other, gets the tree's
+// Digest from the Listing without walking it again (issue 42).
+func List(dir string, skip []string, visit func(rel string, info fs.FileInfo, inArtifact bool) (keep bool, err error)) (*Listing, error) {
+	l := &Listing{dir: dir}
+	// outside are the directories whose entries are not the artifact's.
+	var outside map[string]bool
+	err := fstree.Walk(dir, func(rel string, info fs.FileInfo) (bool, error) {
+		in := !(rel == info.Name() && slices.Contains(skip, rel)) && leftOut(info.Name(), info.Mode().Type()) == "" &&
+			(outside == nil || !underOutside(rel, outside))
+		if visit == nil && !in {
+			return false, nil
+		}
+		if visit != nil {
+			keep, err := visit(rel, info, in)
+			if err != nil || !keep {
+				return false, err
+			}
+		}
+		if in {
+			l.ents = append(l.ents, listed{rel, info})
+		} else if info.IsDir() {
+			if outside == nil {
+				outside = map[string]bool{}
+			}
+			outside[rel] = true
+		}
+		return true, nil
+	})
+	return l, err
+}
+
+// underOutside reports whether rel lies in one of the directories named.
+func underOutside(rel string, outside map[string]bool) bool {
+	for d := filepath.Dir(rel); d != "."; d = filepath.Dir(d) {
+		if outside[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// Digest is the listed tree's digest, as Digest gives it.
+func (l *Listing) Digest() (string, error) {
+	dir, ents := l.dir, slices.Clone(l.ents)
+	slices.SortFunc(ents, func(a, b listed) int { return strings.Compare(a.rel, b.rel) })
 	h := sha256.New()
 	for _, e := range ents {
 		rel, info, p := e.rel, e.info, filepath.Join(dir, e.rel)

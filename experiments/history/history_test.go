@@ -441,3 +441,55 @@ func TestCheckoutWithAKeptIndexEqualsAFreshExport(t *testing.T) {
 		t.Fatal("the changed file was not written")
 	}
 }
+
+// List's visit sees every entry, the excluded and the metadata ones too
+// (a secret scan must), and a digest of the listing is Digest's, with the
+// entries visit dropped left out.
+func TestListSeesEverythingAndDigestsTheArtifact(t *testing.T) {
+	dir := t.TempDir()
+	for rel, body := range map[string]string{
+		"a.txt": "a", "sub/b.txt": "b", "sub/.git/config": "nested", "state/s.json": "{}", "drop.bin": "big",
+		"sub/keep/c.txt": "c",
+	} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := map[string]bool{}
+	l, err := List(dir, []string{"state"}, func(rel string, info fs.FileInfo, inArtifact bool) (bool, error) {
+		in[rel] = inArtifact
+		if rel == "drop.bin" {
+			return false, os.Remove(filepath.Join(dir, rel))
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]bool{"a.txt": true, "sub/b.txt": true, "sub/keep/c.txt": true, "drop.bin": true,
+		"sub/.git": false, "sub/.git/config": false, "state": false, "state/s.json": false} {
+		got, seen := in[rel]
+		if !seen || got != want {
+			t.Errorf("%s: visited %v, in the artifact %v; want visited, in the artifact %v", rel, seen, got, want)
+		}
+	}
+	got, err := l.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Digest(dir, "state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("the listing's digest %s, Digest's %s", got, want)
+	}
+	all, _ := Digest(dir)
+	if all == want {
+		t.Fatal("the excluded entry made no difference to Digest")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/internal/testenv"
 	"github.com/hoh-research/hoh/runrecord"
 )
@@ -80,6 +81,21 @@ func TestRedTeamSparseFileAndManyFiles(t *testing.T) {
 	}
 	if ls := testenv.GitShow(t, l.GitDir(), "cp-2:many/d19"); !strings.Contains(ls, "f99.txt") {
 		t.Fatalf("cp-2 lacks the many files: %q", ls)
+	}
+	// Each stage's digest, listed by the walk that refused the sparse
+	// file, is its commit's: the refused file is not in it.
+	repo, err := history.Open(l.GitDir(), l.Workspace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stages(t, dir) {
+		exp := t.TempDir()
+		if err := repo.Export(st.Commit, exp); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := history.Digest(exp); st.Digest != want {
+			t.Errorf("iteration %d %s: recorded digest %s, its commit's tree %s", st.Iteration, st.Role, st.Digest, want)
+		}
 	}
 	ws := allocated(t, l.Workspace())
 	total := allocated(t, dir)

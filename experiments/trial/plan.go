@@ -41,6 +41,12 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if err != nil {
 		return err
 	}
+	// The view goes back before the commit scans the stage's folder: its
+	// 20,000 links to the workspace's files are the artifact's, scanned
+	// as such (the deferred call then does nothing).
+	if err := r.unsnapshot(view); err != nil {
+		return err
+	}
 	return r.judgePlan(t, before, rep, plan)
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/hoh-research/hoh/runrecord"
 )
 
-func (r *runner) qaStage(ctx context.Context, t int) (err error) {
+func (r *runner) qaStage(ctx context.Context, t int) error {
 	digest, err := r.startDigest()
 	if err != nil {
 		return err
@@ -34,14 +34,9 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 		return err
 	}
 	// The next Developer writes the workspace in place, so the snapshot is
-	// not kept: its artifact is the checkpoint in the history, its digest in
-	// E_t; only the media E_t cites are kept, as copies of their own.
-	var ev runrecord.Evidence
-	defer func() {
-		if err == nil {
-			err = pruneCandidate(ctx, r.l.Dir, candidate, ev.Media, r.unsnapshot)
-		}
-	}()
+	// not kept (pruneCandidate): its artifact is the checkpoint in the
+	// history, its digest in E_t; only the media E_t cites are kept, as
+	// copies of their own.
 	var report runrecord.QAReport
 	call, in, err := r.qaInputs(ctx, t, digest, candidate, checks, &report)
 	if err != nil {
@@ -68,10 +63,16 @@ func (r *runner) qaStage(ctx context.Context, t int) (err error) {
 	if len(rec.Violations) > 0 {
 		unchanged = "" // changed, and undone from the history
 	}
-	if ev, err = r.judgeQA(ctx, t, &rec, candidate, rep, report); err != nil {
+	ev, err := r.judgeQA(ctx, t, &rec, candidate, rep, report)
+	if err != nil {
 		return err
 	}
 	if err := runrecord.WriteJSON(r.stage(t, runrecord.RoleQA).Evidence(), ev); err != nil {
+		return err
+	}
+	// Pruned before the commit scans the stage's folder, which then holds
+	// the media copies E_t cites, not 20,000 links to the artifact's files.
+	if err := pruneCandidate(ctx, r.l.Dir, candidate, ev.Media, r.unsnapshot); err != nil {
 		return err
 	}
 	return r.commitReadOnlyStage(rec, unchanged)

@@ -18,7 +18,6 @@ import (
 	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/served"
-	"github.com/hoh-research/hoh/internal/fstree"
 	"github.com/hoh-research/hoh/runrecord"
 )
 
@@ -160,17 +159,11 @@ func (r *runner) restore() error {
 	return r.repo.Restore(ref)
 }
 
-// scrubArtifact keeps every secret hoh knows (the provider key, the CLIs'
-// placeholder for it) out of what a stage keeps: the workspace, before it
-// is committed to the history and becomes a checkpoint, and the stage's
-// folder (QA's candidate, a task view's scratch). A hit is a recorded
+// scrubStageFiles keeps every secret hoh knows (the provider key, the
+// CLIs' placeholder for it) out of the stage's folder (QA's media copies, a
+// task view's scratch), as recordWorkspace does out of the workspace
+// before it is committed and becomes a checkpoint. A hit is a recorded
 // violation; the secret is redacted from every copy kept.
-func (r *runner) scrubArtifact(rec *runrecord.StageRecord) error {
-	return r.scrub(rec, scrubbed{r.ws, "the artifact"}, scrubbed{r.l.Stage(rec.Iteration, rec.Role), "the stage's files"})
-}
-
-// scrubStageFiles is scrubArtifact for a stage that left the workspace as
-// the last stage committed it (already scrubbed then).
 func (r *runner) scrubStageFiles(rec *runrecord.StageRecord) error {
 	return r.scrub(rec, scrubbed{r.l.Stage(rec.Iteration, rec.Role), "the stage's files"})
 }
@@ -179,31 +172,47 @@ func (r *runner) scrubStageFiles(rec *runrecord.StageRecord) error {
 type scrubbed struct{ root, what string }
 
 func (r *runner) scrub(rec *runrecord.StageRecord, trees ...scrubbed) error {
+	scan := r.scan()
+	if scan == nil {
+		return nil
+	}
+	for _, d := range trees {
+		found, err := scan.Found(d.root)
+		if err != nil {
+			return fmt.Errorf("scrub %s: %w", d.what, err)
+		}
+		r.noteSecrets(rec, d, found)
+	}
+	return nil
+}
+
+// scan is the trial's secret scan, nil when hoh knows no secret.
+func (r *runner) scan() *harness.SecretScan {
 	if len(r.env.Secrets) == 0 {
 		return nil
 	}
 	if r.secretScan == nil {
 		r.secretScan = &harness.SecretScan{Secrets: r.env.Secrets}
 	}
-	for _, d := range trees {
-		found, err := r.secretScan.Found(d.root)
-		if err != nil {
-			return fmt.Errorf("scrub %s: %w", d.what, err)
-		}
-		if len(found) > 0 {
-			if len(found) > 5 {
-				found = append(found[:5], fmt.Sprintf("and %d more", len(found)-5))
-			}
-			v := fmt.Sprintf("iteration %d: the %s left a secret hoh knows (the provider key or its placeholder) in %s (%s); it was redacted from what is kept",
-				rec.Iteration, rec.Role.Display(), d.what, strings.Join(found, ", "))
-			r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
-			rec.Violations = append(rec.Violations, v)
-			if d.root == r.ws {
-				rec.Digest = "" // the redaction changed the workspace
-			}
-		}
+	return r.secretScan
+}
+
+// noteSecrets records the secrets a scan found (and redacted) in d as a
+// violation.
+func (r *runner) noteSecrets(rec *runrecord.StageRecord, d scrubbed, found []string) {
+	if len(found) == 0 {
+		return
 	}
-	return nil
+	if len(found) > 5 {
+		found = append(found[:5], fmt.Sprintf("and %d more", len(found)-5))
+	}
+	v := fmt.Sprintf("iteration %d: the %s left a secret hoh knows (the provider key or its placeholder) in %s (%s); it was redacted from what is kept",
+		rec.Iteration, rec.Role.Display(), d.what, strings.Join(found, ", "))
+	r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
+	rec.Violations = append(rec.Violations, v)
+	if d.root == r.ws {
+		rec.Digest = "" // the redaction changed the workspace
+	}
 }
 
 // noteLeftOut accounts for what the history could not hold: a nested
@@ -309,9 +318,35 @@ func (r *runner) commitStageOf(rec runrecord.StageRecord, unchanged string) erro
 }
 
 // recordWorkspace removes the oversized files and redacts the secrets the
-// stage left, and records the workspace in the history.
+// stage left, and records the workspace in the history. One walk does
+// both and lists the tree for its digest (issue 42).
 func (r *runner) recordWorkspace(rec *runrecord.StageRecord, msg string) (history.Recorded, error) {
-	refused, err := refuseOversized(r.ws, r.env.exclude(), r.env.MaxFileBytes)
+	limit := r.env.MaxFileBytes
+	if limit <= 0 {
+		limit = DefaultMaxFileBytes
+	}
+	scan := r.scan()
+	var refused, leaked []string
+	listing, err := history.List(r.ws, r.env.exclude(), func(rel string, info fs.FileInfo, inArtifact bool) (bool, error) {
+		if !info.Mode().IsRegular() {
+			return true, nil
+		}
+		if inArtifact && info.Size() > limit {
+			refused = append(refused, oversized(rel, info, limit))
+			return false, os.Remove(filepath.Join(r.ws, rel))
+		}
+		if scan == nil {
+			return true, nil
+		}
+		hit, err := scan.File(r.ws, rel, info)
+		if hit {
+			leaked = append(leaked, rel)
+		}
+		if err != nil {
+			return false, fmt.Errorf("scrub the artifact: %w", err)
+		}
+		return true, nil
+	})
 	if err != nil {
 		return history.Recorded{}, err
 	}
@@ -319,12 +354,18 @@ func (r *runner) recordWorkspace(rec *runrecord.StageRecord, msg string) (histor
 		v = fmt.Sprintf("iteration %d: the %s left %s; it was removed and is not part of the artifact", rec.Iteration, rec.Role, v)
 		r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
 		rec.Violations = append(rec.Violations, v)
-		rec.Digest = "" // the removal changed the workspace
 	}
-	if err := r.scrubArtifact(rec); err != nil {
+	r.noteSecrets(rec, scrubbed{r.ws, "the artifact"}, leaked)
+	if err := r.scrubStageFiles(rec); err != nil {
 		return history.Recorded{}, err
 	}
-	return r.repo.Record(msg)
+	kept, err := r.repo.Record(msg)
+	if err != nil || len(leaked) > 0 {
+		return kept, err // a redaction changed what was listed: commitStageOf digests again
+	}
+	// What was removed was dropped from the listing; nothing else changed.
+	rec.Digest, err = listing.Digest()
+	return kept, err
 }
 
 // recordReplaced keeps the tokens of an invocation lost to an
@@ -378,27 +419,12 @@ func (r *runner) checkUnchanged(before string, role runrecord.Role, t int) ([]st
 // DefaultMaxFileBytes is the default Env.MaxFileBytes.
 const DefaultMaxFileBytes = 1 << 30
 
-// refuseOversized removes the regular files under ws (outside the excluded
-// top-level entries) whose apparent size exceeds limit, and says what each
+// oversized says what a regular file above the artifact's per-file limit
 // was.
-func refuseOversized(ws string, exclude []string, limit int64) ([]string, error) {
-	if limit <= 0 {
-		limit = DefaultMaxFileBytes
+func oversized(rel string, info fs.FileInfo, limit int64) string {
+	var blocks int64
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		blocks = st.Blocks * 512
 	}
-	var refused []string
-	err := fstree.Walk(ws, func(rel string, info fs.FileInfo) (bool, error) {
-		if rel == info.Name() && slices.Contains(exclude, rel) {
-			return false, nil
-		}
-		if !info.Mode().IsRegular() || info.Size() <= limit {
-			return true, nil
-		}
-		var blocks int64
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			blocks = st.Blocks * 512
-		}
-		refused = append(refused, fmt.Sprintf("%s of %d bytes (%d allocated), above the artifact's limit of %d bytes per file", rel, info.Size(), blocks, limit))
-		return false, os.Remove(filepath.Join(ws, rel))
-	})
-	return refused, err
+	return fmt.Sprintf("%s of %d bytes (%d allocated), above the artifact's limit of %d bytes per file", rel, info.Size(), blocks, limit)
 }
