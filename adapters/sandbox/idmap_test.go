@@ -111,3 +111,52 @@ func TestNestedViewPathsStayReadableWhicheverIsIdmapped(t *testing.T) {
 		})
 	}
 }
+
+// A read-only mount AsRole shows a tree root owns at another path as the
+// role's: its 0600 files and 0700 directories are readable as they were to
+// the role that wrote them, nothing can be written there, and no entry on
+// disk changes owner or ctime (nothing was chowned, or walked to decide).
+func TestAReadOnlyMountAsRoleShowsRootsFilesAsTheRoles(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("hand-over happens only when hoh runs as root")
+	}
+	root := t.TempDir()
+	ws, view := filepath.Join(root, "workspace"), filepath.Join(root, "iter-01", "planner", "artifact")
+	for path, mode := range map[string]os.FileMode{"keep.txt": 0o644, "private.txt": 0o600, "closed/deep.txt": 0o600} {
+		p := filepath.Join(ws, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(path), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(ws, "closed"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]syscall.Stat_t{}
+	for _, f := range []string{".", "keep.txt", "private.txt", "closed", "closed/deep.txt"} {
+		before[f] = statOf(t, filepath.Join(ws, f))
+	}
+	if err := os.MkdirAll(view, 0o755); err != nil { // the working directory's place on the host
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a chown now would show in the ctimes
+
+	v := View{Hide: []string{root, "/tmp"}, Mounts: []Mount{{Source: ws, Target: view, AsRole: true}}}
+	out, code := runConfined(t, v, view, `cat keep.txt private.txt closed/deep.txt && echo "owner $(stat -c %u private.txt)" &&
+		if (echo x >> private.txt) 2>/dev/null || touch new.txt 2>/dev/null; then echo WROTE; fi; echo done`)
+	want := fmt.Sprintf("keep.txtprivate.txtclosed/deep.txtowner %d\ndone", RoleUID)
+	if code != 0 || !strings.Contains(out, want) || strings.Contains(out, "WROTE") {
+		t.Fatalf("exit %d: %q, want it to hold %q and no write", code, out, want)
+	}
+	for f, st := range before {
+		after := statOf(t, filepath.Join(ws, f))
+		if after.Ctim != st.Ctim || after.Uid != 0 || after.Gid != 0 {
+			t.Errorf("%s: ctime %v -> %v, owner %d:%d: the role's view changed it on disk", f, st.Ctim, after.Ctim, after.Uid, after.Gid)
+		}
+	}
+	if ents, err := os.ReadDir(view); err != nil || len(ents) != 0 {
+		t.Errorf("the mount's place on the host holds %v (%v), want nothing", ents, err)
+	}
+}

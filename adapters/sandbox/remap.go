@@ -13,6 +13,12 @@ type Mount struct {
 	Source   string `json:"source,omitempty"`
 	Target   string `json:"target"`
 	Writable bool   `json:"writable,omitempty"`
+	// AsRole shows a read-only Source that root owns (a trial's
+	// workspace) with root's entries as the role's, through an idmapped
+	// mount, as the role that wrote them saw them, without walking it to
+	// hand entries over. Where the kernel or file system cannot, Source is
+	// handed over as a Show path is.
+	AsRole bool `json:"as_role,omitempty"`
 }
 
 // Remapped runs each command with Mounts applied, in order, inside the

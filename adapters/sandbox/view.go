@@ -309,6 +309,9 @@ type viewPlan struct {
 	// from firstTreeFD on; idmapped the paths they show.
 	trees    []*os.File
 	idmapped map[string]bool
+	// asRole are the read-only mount sources shown as the role's
+	// (Mount.AsRole).
+	asRole []string
 }
 
 func (p *viewPlan) close() {
@@ -475,6 +478,9 @@ func (p *viewPlan) fixedMounts(ms []Mount, tmp int64) ([]entry, error) {
 			return nil, fmt.Errorf("sandbox: mount %s -> %s: %w", m.Source, m.Target, err)
 		}
 		mounts = append(mounts, entry{Target: t, Kind: kindBind, Source: filepath.Clean(m.Source), Writable: m.Writable})
+		if m.AsRole && !m.Writable {
+			p.asRole = append(p.asRole, filepath.Clean(m.Source))
+		}
 		if m.Writable {
 			p.handed = append(p.handed, filepath.Clean(m.Source))
 			delete(p.shown, filepath.Clean(m.Source))
@@ -565,6 +571,14 @@ func (p *viewPlan) handOver() error {
 		return nil
 	}
 	p.owners, p.chowned, p.idmapped = map[string][2]int{}, map[string]bool{}, map[string]bool{}
+	for _, src := range p.asRole {
+		if p.idmapped[src] || p.mapWritable(src) {
+			p.idmapped[src] = true
+			continue
+		}
+		p.handed = append(p.handed, src)
+		p.shown[src] = true
+	}
 	// Every owner is read before any is changed, shallow paths first: a
 	// path inside one that is chowned cannot be idmapped (its files would
 	// show as nobody's).

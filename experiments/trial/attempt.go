@@ -19,7 +19,10 @@ type callSpec struct {
 	role      runrecord.Role
 	access    harness.Access
 	workDir   string
-	prompt    string
+	// workSource is shown at workDir instead of its own content
+	// (RoleView.WorkSource): the workspace, for a direct read-only view.
+	workSource string
+	prompt     string
 	// session resumes a CLI session in stateDir; "" starts a new one, in
 	// the attempt's own state directory when stateDir is "" too.
 	session, stateDir string
@@ -150,7 +153,7 @@ func (r *runner) prepare(ctx context.Context, a *attempt) error {
 	if err := os.MkdirAll(a.state, 0o755); err != nil {
 		return err
 	}
-	ex, roots, mounts, err := r.invocationExec(c.role, c.access, c.workDir, a.state, dir, c.shown)
+	ex, roots, mounts, err := r.invocationExec(c, a.state, dir)
 	if err != nil {
 		return c.fail(r, err)
 	}

@@ -30,11 +30,16 @@ func mediaRecord(x runrecord.ExecutionRecord) bool {
 // regular files of bounded size): its working directory (the candidate)
 // and the invocation's fixed task paths or exchange mounts.
 func mediaView(dir string, mounts []sandbox.Mount) agentpath.View {
-	v := agentpath.View{Roots: []agentpath.Root{{View: dir, Host: dir}}}
+	var v agentpath.View
+	over := false // a mount on the working directory itself (a direct view)
 	for _, m := range mounts {
 		if m.Source != "" { // an empty tmpfs keeps nothing
 			v.Roots = append(v.Roots, agentpath.Root{View: m.Target, Host: m.Source})
+			over = over || filepath.Clean(m.Target) == filepath.Clean(dir)
 		}
+	}
+	if !over {
+		v.Roots = append([]agentpath.Root{{View: dir, Host: dir}}, v.Roots...)
 	}
 	return v
 }

@@ -22,29 +22,31 @@ func (r *runner) planStage(ctx context.Context, t int) error {
 	if err != nil {
 		return err
 	}
-	// A hard-link snapshot: the view is read-only, and a write through it
-	// changes the workspace, which checkUnchanged catches and undoes.
+	// The workspace itself shown read-only at view, or a hard-link
+	// snapshot of it (viewOf); a write through either changes the
+	// workspace, which checkUnchanged catches and undoes.
 	view := r.stage(t, runrecord.RolePlanner).Artifact()
-	os.RemoveAll(view)
-	if err := r.snapshotTo(view); err != nil {
+	back, err := r.viewOf(runrecord.RolePlanner, view)
+	if err != nil {
 		return err
 	}
-	defer r.unsnapshot(view)
+	defer back()
 	call, in, err := r.planInputs(t, view)
 	if err != nil {
 		return err
 	}
 	defer in.done()
+	call.workSource = r.directSource(runrecord.RolePlanner)
 	var plan runrecord.Plan
 	call.parse = func(msg string) []string { p, errs := roles.ParsePlan(msg); plan = p; return errs }
 	rep, err := r.call(ctx, call)
 	if err != nil {
 		return err
 	}
-	// The view goes back before the commit scans the stage's folder: its
-	// 20,000 links to the workspace's files are the artifact's, scanned
-	// as such (the deferred call then does nothing).
-	if err := r.unsnapshot(view); err != nil {
+	// The view goes back before the commit scans the stage's folder: a
+	// snapshot's 20,000 links to the workspace's files are the artifact's,
+	// scanned as such (the deferred call then does nothing).
+	if err := back(); err != nil {
 		return err
 	}
 	return r.judgePlan(t, before, rep, plan)

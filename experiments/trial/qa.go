@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hoh-research/hoh/adapters/harness"
+	"github.com/hoh-research/hoh/adapters/sandbox"
 	"github.com/hoh-research/hoh/experiments/history"
 	"github.com/hoh-research/hoh/experiments/roles"
 	"github.com/hoh-research/hoh/internal/agentpath"
@@ -25,12 +26,12 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	if err != nil {
 		return err
 	}
-	// The candidate is a hard-link snapshot of the workspace: QA's view of
-	// it is read-only, and a write through it anyway changes the workspace
-	// too, which checkUnchanged catches and undoes from the history.
+	// The candidate is the workspace itself shown read-only, or a
+	// hard-link snapshot of it (viewOf): a write through either changes
+	// the workspace, which checkUnchanged catches and undoes.
 	candidate := r.stage(t, runrecord.RoleQA).Candidate()
-	os.RemoveAll(candidate)
-	if err := r.snapshotTo(candidate); err != nil {
+	direct := r.directView(runrecord.RoleQA)
+	if _, err := r.viewOf(runrecord.RoleQA, candidate); err != nil {
 		return err
 	}
 	// The next Developer writes the workspace in place, so the snapshot is
@@ -44,13 +45,18 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	}
 	defer in.done()
 	// The candidate is the working directory, read-only in the view.
+	call.workSource = r.directSource(runrecord.RoleQA)
 	rep, err := r.call(ctx, call)
 	if err != nil {
 		return err
 	}
-	if r.env.Exchange != nil {
+	switch {
+	case r.env.Exchange != nil:
 		// Paths QA cites under its view of the candidate name the retained copy.
 		rep.mounts = in.mounts()
+	case direct:
+		// ... or the workspace, which was mounted there.
+		rep.mounts = append(rep.mounts, sandbox.Mount{Source: r.ws, Target: candidate})
 	}
 	if err := in.done(); err != nil {
 		return err
@@ -63,16 +69,30 @@ func (r *runner) qaStage(ctx context.Context, t int) error {
 	if len(rec.Violations) > 0 {
 		unchanged = "" // changed, and undone from the history
 	}
-	ev, err := r.judgeQA(ctx, t, &rec, candidate, rep, report)
+	ev, err := r.judgeQA(ctx, t, &rec, candidate, rep, report, direct)
 	if err != nil {
 		return err
+	}
+	if direct {
+		// The media E_t cites in the workspace are kept as copies at the
+		// candidate's place (the next Developer writes the workspace); on
+		// the host that place was only the mount's, whatever is there now
+		// is not what QA saw.
+		if err := os.RemoveAll(candidate); err != nil {
+			return err
+		}
+		if err := keepCitedMedia(ctx, r.l.Dir, r.ws, candidate, ev.Media); err != nil {
+			return err
+		}
 	}
 	if err := runrecord.WriteJSON(r.stage(t, runrecord.RoleQA).Evidence(), ev); err != nil {
 		return err
 	}
 	// Pruned before the commit scans the stage's folder, which then holds
 	// the media copies E_t cites, not 20,000 links to the artifact's files.
-	if err := pruneCandidate(ctx, r.l.Dir, candidate, ev.Media, r.unsnapshot); err != nil {
+	if direct {
+		_ = os.Remove(candidate) // when no media copy is there
+	} else if err := pruneCandidate(ctx, r.l.Dir, candidate, ev.Media, r.unsnapshot); err != nil {
 		return err
 	}
 	return r.commitReadOnlyStage(rec, unchanged)
@@ -169,9 +189,14 @@ func (r *runner) qaCall(ctx context.Context, t int, digest string, in *inputs, r
 
 // judgeQA records the QA stage's violations in rec and returns E_t: the
 // normalised report, or "unavailable" and why.
-func (r *runner) judgeQA(ctx context.Context, t int, rec *runrecord.StageRecord, candidate string, rep reply, report runrecord.QAReport) (runrecord.Evidence, error) {
+func (r *runner) judgeQA(ctx context.Context, t int, rec *runrecord.StageRecord, candidate string, rep reply, report runrecord.QAReport, direct bool) (runrecord.Evidence, error) {
 	digest := rec.Digest
-	candidateChanged, err := r.checkCandidate(t, rec, candidate)
+	// A direct view's candidate is the workspace: checkUnchanged found (and
+	// undid) any change, its only violation so far.
+	candidateChanged, err := len(rec.Violations) > 0, error(nil)
+	if !direct {
+		candidateChanged, err = r.checkCandidate(t, rec, candidate)
+	}
 	if err != nil {
 		return runrecord.Evidence{}, err
 	}
@@ -234,6 +259,30 @@ func executions(tools []runrecord.ToolCall) []roles.Execution {
 		}
 	}
 	return out
+}
+
+// keepCitedMedia copies the media in media that lie in the workspace
+// (ws, shown at candidate) to the same place under candidate, read as
+// agentpath reads them (regular files only), and points each item there.
+func keepCitedMedia(ctx context.Context, trialDir, ws, candidate string, media []runrecord.MediaItem) error {
+	view := agentpath.View{Roots: []agentpath.Root{{View: candidate, Host: ws}}}
+	for i, m := range media {
+		rel, err := filepath.Rel(ws, filepath.Join(trialDir, m.Path))
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		dst := filepath.Join(candidate, rel)
+		if _, err := view.CopyFile(ctx, rel, candidate, dst); err != nil {
+			if agentpath.IsRefusal(err) {
+				continue
+			}
+			return err
+		}
+		if p, err := filepath.Rel(trialDir, dst); err == nil {
+			media[i].Path = p
+		}
+	}
+	return nil
 }
 
 // pruneCandidate removes a QA candidate snapshot but the media files E_t

@@ -108,14 +108,40 @@ func TestRedTeamQACannotWriteTheCandidate(t *testing.T) {
 	}
 }
 
+// Red-team: on the host QA's candidate is the workspace mounted read-only
+// at the candidate's place, which on the host is an empty directory. A
+// write there from outside the view reaches neither the workspace nor the
+// history nor the stage's records, and the score is the Developer's.
+func TestRedTeamAWriteUnderTheDirectCandidateNeverReachesTheArtifact(t *testing.T) {
+	dir := t.TempDir()
+	h := &fakeHarness{devBroken: true, qaRepairs: true}
+	s, err := runIn(dir, "hoh@1", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := runrecord.TrialLayout{Dir: dir}
+	if data := testenv.GitShow(t, l.GitDir(), "HEAD:greet.sh"); !strings.Contains(data, "nope") {
+		t.Fatalf("QA's repair is in the history: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(l.Workspace(), "greet.sh")); !strings.Contains(string(data), "nope") {
+		t.Fatalf("QA's repair is in the workspace: %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(l.Stage(1, "qa"), "candidate")); !os.IsNotExist(err) {
+		t.Fatalf("what was written at the candidate's place is kept (%v)", err)
+	}
+	if len(s.Violations) != 0 || s.Checkpoints[0].Metrics["pass_rate"] == 100 {
+		t.Fatalf("violations %v, score %v: want none, and the broken Developer's score", s.Violations, s.Checkpoints[0].Metrics)
+	}
+}
+
 // Red-team: where no read-only view exists (a write from outside it, as in a
-// container), a QA that repairs the candidate is caught after the stage: a
+// container, whose roles see snapshots of the workspace), a QA that repairs the candidate is caught after the stage: a
 // recorded violation, its verified claims demoted, the retained candidate
 // the assessed one and the score the Developer's artifact's.
 func TestRedTeamQARepairingTheCandidateIsAViolation(t *testing.T) {
 	dir := t.TempDir()
 	h := &fakeHarness{devBroken: true, qaRepairs: true}
-	s, err := runIn(dir, "hoh@1", h)
+	s, err := runInOn(dir, "hoh@1", h, unconfined{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,12 @@ import (
 type RoleView struct {
 	Access            harness.Access
 	WorkDir, StateDir string
-	Shown, Writes     []string
+	// WorkSource, for a read-only working directory on the host, is the
+	// tree shown at WorkDir instead of WorkDir's own (the workspace itself,
+	// as the role's: sandbox.Mount.AsRole), so a read-only stage needs no
+	// snapshot of it. WorkDir must exist, empty, on the host.
+	WorkSource    string
+	Shown, Writes []string
 	// Endpoints are further model endpoints (base URLs or host:port) the
 	// invocation may reach, such as hoh's relay.
 	Endpoints []string
@@ -37,26 +42,38 @@ type RoleView struct {
 // get the view of their mounts (environment package). started, when set,
 // gets the confined init's pid.
 func RoleExecutor(exec sandbox.Executor, h harness.Harness, runDir string, v RoleView, started func(pid int)) sandbox.Executor {
-	var inner sandbox.Executor
-	switch e := exec.(type) {
-	case nil:
-		inner = sandbox.Local{}
-	case sandbox.Local:
-		inner = e
-	default:
+	if !HostsViews(exec) {
 		return exec
+	}
+	inner := sandbox.Local{}
+	if e, ok := exec.(sandbox.Local); ok {
+		inner = e
 	}
 	view := sandbox.View{Hide: hiddenFrom(runDir), Show: append([]string(nil), v.Shown...), Write: append([]string{v.StateDir}, v.Writes...)}
 	if in, ok := h.(harness.Installed); ok {
 		view.Tools = cliinstall.ViewPaths(in.Binary()) // a CLI installed under a hidden directory still runs
 	}
 	view.Endpoints = loopbackEndpoints(h, v.Endpoints)
-	if v.Access == harness.AccessWrite {
+	switch {
+	case v.Access == harness.AccessWrite:
 		view.Write = append(view.Write, v.WorkDir)
-	} else {
+	case v.WorkSource != "":
+		view.Mounts = append(view.Mounts, sandbox.Mount{Source: v.WorkSource, Target: v.WorkDir, AsRole: true})
+	default:
 		view.Show = append(view.Show, v.WorkDir)
 	}
 	return sandbox.Confined{Inner: inner, View: view, Started: started, Limits: v.Limits}
+}
+
+// HostsViews reports whether RoleExecutor confines on the host with exec,
+// building the role's view itself (RoleView.WorkSource needs it), rather
+// than returning a container's executor as it is.
+func HostsViews(exec sandbox.Executor) bool {
+	switch exec.(type) {
+	case nil, sandbox.Local:
+		return true
+	}
+	return false
 }
 
 // hiddenFrom are the directories no role sees beyond its contract: the run

@@ -223,6 +223,11 @@ func runTrial(t *testing.T, arm string, h harness.Harness) (*runrecord.Summary, 
 }
 
 func runIn(dir, arm string, h harness.Harness) (*runrecord.Summary, error) {
+	return runInOn(dir, arm, h, nil)
+}
+
+// runInOn is runIn with the roles run by exec (nil: confined on the host).
+func runInOn(dir, arm string, h harness.Harness, exec sandbox.Executor) (*runrecord.Summary, error) {
 	b := builtin.Benchmark{}
 	ts, _ := b.Tasks(context.Background())
 	spec := runrecord.TrialSpec{Key: "builtin/greet", Benchmark: "builtin", Task: "greet", Config: "fake", Rep: 1}
@@ -231,12 +236,17 @@ func runIn(dir, arm string, h harness.Harness) (*runrecord.Summary, error) {
 	}
 	return Run(context.Background(), dir, spec, NewEnv(
 		Policy{},
-		Place{Bench: b, Task: ts[0]},
+		Place{Bench: b, Task: ts[0], Exec: exec},
 		Route{},
 		h,
 		Mode{},
 	))
 }
+
+// unconfined is an executor RoleExecutor passes through as it is (as a
+// task container's): the read-only stages then see hard-link snapshots of
+// the workspace, not the workspace mounted read-only.
+type unconfined struct{ sandbox.Local }
 
 func TestHoHRunsAllRolesAndEvaluatesEveryCheckpoint(t *testing.T) {
 	h := &fakeHarness{}
@@ -574,24 +584,39 @@ func TestMalformedPlannerRecoversWithinRetries(t *testing.T) {
 	}
 }
 
+// A write into the workspace from outside QA's view is caught after the
+// stage and undone, and QA's verified claims are not about the candidate.
+// On the host QA's candidate is the workspace itself (one violation); where
+// it is a hard-link snapshot (a container's view), the write changed both.
 func TestQAWritingIntoTheCandidateIsCaughtAndUndone(t *testing.T) {
-	dir := t.TempDir()
-	h := &fakeHarness{qaWritesTo: runrecord.TrialLayout{Dir: dir}.Workspace()}
-	s, err := runIn(dir, "hoh@1", h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The candidate is a hard-link snapshot of the workspace, so an
-	// in-place write changes both: two violations, both undone.
-	if len(s.Violations) != 2 || !strings.Contains(s.Violations[0], "QA Tester changed the candidate") || !strings.Contains(s.Violations[1], "changed the frozen candidate") {
-		t.Fatalf("violations %v", s.Violations)
-	}
-	data, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Workspace(), "greet.sh"))
-	if string(data) != greet {
-		t.Fatalf("candidate not restored: %q", data)
-	}
-	if s.Checkpoints[0].Metrics["pass_rate"] != 100 {
-		t.Fatal("the evaluated checkpoint must be the Developer's A_1")
+	for _, c := range []struct {
+		name       string
+		exec       sandbox.Executor
+		violations int
+	}{{"host", nil, 1}, {"snapshot", unconfined{}, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			h := &fakeHarness{qaWritesTo: runrecord.TrialLayout{Dir: dir}.Workspace()}
+			s, err := runInOn(dir, "hoh@1", h, c.exec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Violations) != c.violations || !strings.Contains(s.Violations[0], "QA Tester changed the candidate") ||
+				(c.violations == 2 && !strings.Contains(s.Violations[1], "changed the frozen candidate")) {
+				t.Fatalf("violations %v", s.Violations)
+			}
+			data, _ := os.ReadFile(filepath.Join(runrecord.TrialLayout{Dir: dir}.Workspace(), "greet.sh"))
+			if string(data) != greet {
+				t.Fatalf("candidate not restored: %q", data)
+			}
+			var ev runrecord.Evidence
+			if err := runrecord.ReadJSON(runrecord.TrialLayout{Dir: dir}.StageFiles(1, runrecord.RoleQA).Evidence(), &ev); err != nil || len(ev.Verified) != 0 {
+				t.Fatalf("claims on a changed candidate kept as verified: %+v (%v)", ev.Verified, err)
+			}
+			if s.Checkpoints[0].Metrics["pass_rate"] != 100 {
+				t.Fatal("the evaluated checkpoint must be the Developer's A_1")
+			}
+		})
 	}
 }
 

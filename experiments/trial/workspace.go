@@ -29,15 +29,16 @@ import (
 // bound back. Another trial, withheld evidence, the history repository,
 // evaluation outputs and hoh's private directory are not in the view.
 // Containers get the view of their mounts (environment package).
-func (r *runner) executor(role runrecord.Role, access harness.Access, workDir, stateDir string, shown, writes []string) sandbox.Executor {
+func (r *runner) executor(c *callSpec, stateDir string, shown, writes []string) sandbox.Executor {
+	role := c.role
 	root := r.env.RunDir
 	if root == "" {
 		root = r.l.Dir
 	}
 	leftovers := sandbox.Leftovers{Path: r.l.Processes()}
 	env := r.env.ForRole(role)
-	return RoleExecutor(env.Exec, env.Harness, root, RoleView{Access: access, WorkDir: workDir, StateDir: stateDir, Shown: shown, Writes: writes,
-		Endpoints: endpoints(env), Limits: env.Limits}, func(pid int) { _ = leftovers.Record(pid) })
+	return RoleExecutor(env.Exec, env.Harness, root, RoleView{Access: c.access, WorkDir: c.workDir, WorkSource: c.workSource, StateDir: stateDir,
+		Shown: shown, Writes: writes, Endpoints: endpoints(env), Limits: env.Limits}, func(pid int) { _ = leftovers.Record(pid) })
 }
 
 // endpoints are the addresses a host role reaches besides the harness's
@@ -60,17 +61,17 @@ const ViewScratch = "view-workspace"
 // task's fixed paths mounted in the invocation's namespace when the
 // benchmark addresses such paths (benchmark.AgentView), their sources added
 // to the view; roots are the writable ones, for a CLI's own sandbox.
-func (r *runner) invocationExec(role runrecord.Role, access harness.Access, workDir, stateDir, stageDir string, shown []string) (ex sandbox.Executor, roots []string, mounts []sandbox.Mount, err error) {
+func (r *runner) invocationExec(c *callSpec, stateDir, stageDir string) (ex sandbox.Executor, roots []string, mounts []sandbox.Mount, err error) {
 	av, ok := r.env.Bench.(benchmark.AgentView)
 	if !ok {
-		return r.executor(role, access, workDir, stateDir, shown, nil), nil, nil, nil
+		return r.executor(c, stateDir, c.shown, nil), nil, nil, nil
 	}
-	mounts, err = av.AgentMounts(r.env.Task, workDir, filepath.Join(stageDir, ViewScratch), role == runrecord.RoleDeveloper)
+	mounts, err = av.AgentMounts(r.env.Task, c.workDir, filepath.Join(stageDir, ViewScratch), c.role == runrecord.RoleDeveloper)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var writes []string
-	shown = append([]string(nil), shown...)
+	shown := append([]string(nil), c.shown...)
 	for _, m := range mounts {
 		if m.Writable {
 			roots = append(roots, m.Target)
@@ -83,7 +84,7 @@ func (r *runner) invocationExec(role runrecord.Role, access harness.Access, work
 			shown = append(shown, m.Source)
 		}
 	}
-	return sandbox.Remapped{Inner: r.executor(role, access, workDir, stateDir, shown, writes), Mounts: mounts}, roots, mounts, nil
+	return sandbox.Remapped{Inner: r.executor(c, stateDir, shown, writes), Mounts: mounts}, roots, mounts, nil
 }
 
 // startDigest is the workspace's digest as a stage starts. The last commit
@@ -127,6 +128,44 @@ func (r *runner) snapshotTo(dst string) error {
 		return err
 	}
 	return os.Rename(kept, dst)
+}
+
+// directView says whether a read-only stage of role is shown the workspace
+// itself, read-only and as the role's (RoleView.WorkSource), instead of a
+// hard-link snapshot, which costs a walk of both trees to bring up to
+// date, and another for the hand-over (issue 42): on the host, where hoh
+// builds the view. A container (an exchange, a role's own environment), a
+// benchmark's fixed task paths (mounted from the working directory's host
+// path) and a project (the user's files, not root's) keep the snapshot.
+func (r *runner) directView(role runrecord.Role) bool {
+	if r.env.Exchange != nil || r.env.RoleEnvironment != nil || r.env.Project != nil || !HostsViews(r.env.ForRole(role).Exec) {
+		return false
+	}
+	_, fixed := r.env.Bench.(benchmark.AgentView)
+	return !fixed
+}
+
+// directSource is the call's workSource for role: the workspace when its
+// view is direct, else "".
+func (r *runner) directSource(role runrecord.Role) string {
+	if r.directView(role) {
+		return r.ws
+	}
+	return ""
+}
+
+// viewOf places a read-only stage's view of the workspace at view: an
+// empty directory the workspace is mounted on (directView), else a
+// snapshot (snapshotTo). back undoes it, and may be called again.
+func (r *runner) viewOf(role runrecord.Role, view string) (back func() error, err error) {
+	os.RemoveAll(view)
+	if r.directView(role) {
+		return func() error { return os.RemoveAll(view) }, os.MkdirAll(view, 0o755)
+	}
+	if err := r.snapshotTo(view); err != nil {
+		return func() error { return nil }, err
+	}
+	return func() error { return r.unsnapshot(view) }, nil
 }
 
 // unsnapshot takes the snapshot at view back into hoh's private directory

@@ -160,6 +160,9 @@ type ran struct {
 // run runs the artifact's command confined (sandbox.Confined): the artifact
 // is the agent's work, so it sees dir read-only, a private /tmp and the
 // system's runtime, as an unprivileged uid with no network; never the host.
+// dir is hoh's export of a checkpoint, which root owns: it is shown with
+// root's files as the command's own (sandbox.Mount.AsRole), not walked at
+// every case to hand its entries over (issue 42).
 // stderr goes to out too when both. An error is infrastructure: the
 // command could not be run at all.
 func run(ctx context.Context, dir string, both bool, args ...string) (ran, error) {
@@ -169,7 +172,11 @@ func run(ctx context.Context, dir string, both bool, args ...string) (ran, error
 	if both {
 		cmd.Stderr = &stdout
 	}
-	ex, err := sandbox.Confined{View: sandbox.View{Show: []string{dir}}}.Run(ctx, cmd)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ran{}, err
+	}
+	ex, err := sandbox.Confined{View: sandbox.View{Mounts: []sandbox.Mount{{Source: abs, Target: abs, AsRole: true}}}}.Run(ctx, cmd)
 	if err != nil {
 		return ran{}, fmt.Errorf("builtin: running %s: %w", strings.Join(args, " "), err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hoh-research/hoh/adapters/benchmark"
@@ -156,5 +157,34 @@ echo "Hello, $n!"
 	case <-reached:
 		t.Error("the artifact reached a loopback service")
 	default:
+	}
+}
+
+// A checkpoint whose files and directories are closed to others (0600,
+// 0700: a Developer's umask) is scored as the Developer saw it: the
+// confined command reads hoh's export as its own, and the export keeps
+// its owner and ctimes (nothing handed over by chown).
+func TestAClosedCheckpointIsScoredAsItsDeveloperSawIt(t *testing.T) {
+	ctx := context.Background()
+	b := Benchmark{}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "lib"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lib", "greeting"), []byte("Hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\ng=$(cat \"$(dirname \"$0\")/lib/greeting\") || exit 3\nif [ $# -eq 0 ]; then echo \"$g, World!\"; else echo \"$g, $*!\"; fi\n"
+	if err := os.WriteFile(filepath.Join(dir, "greet.sh"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Lstat(filepath.Join(dir, "lib", "greeting"))
+	ev, err := b.Evaluate(ctx, benchmark.Task{ID: "greet"}, dir)
+	if err != nil || ev.Metrics["pass_rate"] != 100 {
+		t.Fatalf("a closed but correct checkpoint scored %v %v (%v)", ev.Metrics, ev.Details, err)
+	}
+	after, _ := os.Lstat(filepath.Join(dir, "lib", "greeting"))
+	if !after.ModTime().Equal(before.ModTime()) || after.Sys().(*syscall.Stat_t).Ctim != before.Sys().(*syscall.Stat_t).Ctim {
+		t.Error("scoring changed the checkpoint's files on disk")
 	}
 }
