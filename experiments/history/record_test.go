@@ -382,3 +382,45 @@ func TestRestoreAroundANestedRepository(t *testing.T) {
 		t.Errorf("restore to before the nested repository left sub (%v)", err)
 	}
 }
+
+// CommitIndex commits the index, not the work tree (it never refreshes
+// it), each commit on the last with its message's first line as the
+// subject; the first has no parent, and a HEAD that cannot be read fails
+// the commit rather than starting a new root.
+func TestCommitIndexChainsCommitsOfTheIndex(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	put(t, filepath.Join(ws, "a.txt"), "one")
+	r, err := Open(filepath.Join(dir, "git"), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Commit("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parents, _ := r.Git("rev-list", "--parents", "-n1", first); parents != first {
+		t.Fatalf("the first commit has parents: %q", parents)
+	}
+	put(t, filepath.Join(ws, "a.txt"), "two, not staged")
+	second, err := r.CommitIndex("second\n\nwith a body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parents, _ := r.Git("rev-list", "--parents", "-n1", second); parents != second+" "+first {
+		t.Fatalf("second's parents: %q, want %s", parents, first)
+	}
+	if got, _ := r.Git("show", second+":a.txt"); got != "one" {
+		t.Fatalf("CommitIndex committed the work tree: a.txt is %q", got)
+	}
+	if log, _ := r.Log(); len(log) != 2 || log[1].Subject != "second" || r.Head() != second {
+		t.Fatalf("log %+v, head %s", log, r.Head())
+	}
+	ref, _ := r.Git("symbolic-ref", "HEAD")
+	if err := os.WriteFile(filepath.Join(r.GitDir, ref), []byte("not a commit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := r.CommitIndex("third"); err == nil || !strings.Contains(err.Error(), "HEAD names no commit") {
+		t.Fatalf("a HEAD that cannot be read: commit %s, error %v", c, err)
+	}
+}
