@@ -285,21 +285,29 @@ func (r *report) print(w io.Writer) {
 	tw.Flush()
 	plain, large := r.trials[0], r.trials[len(r.trials)-1]
 	lp, pp := large.perStage(large.timings.Hoh()), plain.perStage(plain.timings.Hoh())
-	fmt.Fprintf(w, "all stages: %s\n", verdict(lp, pp))
+	fmt.Fprintf(w, "all stages: %.2f s vs %.2f s per stage, %s\n", lp.Seconds(), pp.Seconds(), verdict(lp, pp, false))
 	fmt.Fprintf(w, "iteration 2 (each stage changes at most one file): %.2f s vs %.2f s per stage, %s\n",
-		large.laterMean().Seconds(), plain.laterMean().Seconds(), verdict(large.laterMean(), plain.laterMean()))
+		large.laterMean().Seconds(), plain.laterMean().Seconds(), verdict(large.laterMean(), plain.laterMean(), true))
 	fmt.Fprintln(w, "(the model is the scripted test double: the trials' scores are a plumbing check, not results)")
 }
 
 // verdict is the large/plain ratio of hoh's time per stage against issue
-// 42's goal (large under 5 s per stage and under 3x plain).
-func verdict(large, plain time.Duration) string {
+// 42's goals: the large trial under 5 s per stage, and, for stages that
+// change at most one file (proportional, true), within 3x the plain
+// trial's. All six stages include the first writes and reads of the large
+// artifact's files, which the plain trial does not have: work that follows
+// the changes, so the 3x goal is not theirs.
+func verdict(large, plain time.Duration, proportional bool) string {
 	ratio := large.Seconds() / max(plain.Seconds(), 0.001)
-	met := "met"
-	if large > 5*time.Second || ratio > 3 {
-		met = "missed"
+	goal, met := "under 5 s per stage", large <= 5*time.Second
+	if proportional {
+		goal, met = "under 5 s per stage and under 3x plain", met && ratio <= 3
 	}
-	return fmt.Sprintf("large/plain %.1fx; issue 42's goal (under 5 s per stage and under 3x plain): %s", ratio, met)
+	word := "met"
+	if !met {
+		word = "missed"
+	}
+	return fmt.Sprintf("large/plain %.1fx; issue 42's goal (%s): %s", ratio, goal, word)
 }
 
 // shellSteps are the scripted Developer's steps running each command.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoh-research/hoh/internal/testenv/clienv"
 )
@@ -49,6 +50,25 @@ func TestWorkPerStageRefusesBadFlags(t *testing.T) {
 		var out, errs bytes.Buffer
 		if code := run(args, &out, &errs); code != 2 || errs.Len() == 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs.String())
+		}
+	}
+}
+
+// The 3x goal is for stages that change one file; every stage must be
+// under 5 s.
+func TestVerdictJudgesEachGoalWhereItApplies(t *testing.T) {
+	for _, c := range []struct {
+		large, plain time.Duration
+		proportional bool
+		want         string
+	}{
+		{3 * time.Second, 300 * time.Millisecond, false, "large/plain 10.0x; issue 42's goal (under 5 s per stage): met"},
+		{6 * time.Second, 3 * time.Second, false, "large/plain 2.0x; issue 42's goal (under 5 s per stage): missed"},
+		{500 * time.Millisecond, 200 * time.Millisecond, true, "large/plain 2.5x; issue 42's goal (under 5 s per stage and under 3x plain): met"},
+		{700 * time.Millisecond, 200 * time.Millisecond, true, "large/plain 3.5x; issue 42's goal (under 5 s per stage and under 3x plain): missed"},
+	} {
+		if got := verdict(c.large, c.plain, c.proportional); got != c.want {
+			t.Errorf("verdict(%v, %v, %v) = %q, want %q", c.large, c.plain, c.proportional, got, c.want)
 		}
 	}
 }
