@@ -138,3 +138,41 @@ func TestContainerQACitationsResolveInTheExchangeOnly(t *testing.T) {
 		t.Fatalf("media %+v, want only the candidate's frame", media)
 	}
 }
+
+// On the host QA's candidate is the workspace itself: a screenshot QA
+// cites there is kept as a copy of its own in the stage's folder, so the
+// next Developer's rewrite of the file does not change what E_t recorded.
+func TestQACitedMediaInTheWorkspaceAreKeptAsCopies(t *testing.T) {
+	h := &fakeHarness{devShell: `printf 'frame of %s' "$(date +%s%N)" > frame.png`}
+	h.qaReply = `{"iteration":1,"qa_status":"pass","verified_records":[` +
+		`{"claim_id":"shot","claim":"greets","status":"verified","execution_records":[{"type":"command","command":"sh greet.sh Ada","observation":"Hello, Ada!"},` +
+		`{"type":"screenshot","path":"frame.png","observation":"a greeting"}]}],"gap_records":[]}`
+	dir := t.TempDir()
+	s, err := runIn(dir, "hoh@2", h)
+	if err != nil || s.Status != runrecord.StatusCompleted {
+		t.Fatalf("%v %+v", err, s)
+	}
+	l := runrecord.TrialLayout{Dir: dir}
+	var ev runrecord.Evidence
+	if err := runrecord.ReadJSON(l.StageFiles(1, "qa").Evidence(), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Media) != 1 || ev.Media[0].Path != filepath.Join("iter-01", "qa", "candidate", "frame.png") {
+		t.Fatalf("media %+v, want iteration 1's frame.png kept under its candidate", ev.Media)
+	}
+	kept := filepath.Join(dir, ev.Media[0].Path)
+	b, err := os.ReadFile(kept)
+	sum := sha256.Sum256(b)
+	if err != nil || hex.EncodeToString(sum[:]) != ev.Media[0].SHA256 {
+		t.Fatalf("the kept copy (%v) is not what E_t recorded", err)
+	}
+	if got := testenv.GitShow(t, l.GitDir(), "cp-1:frame.png"); got != string(b) {
+		t.Errorf("kept %q, but cp-1's frame.png is %q", b, got)
+	}
+	if now, _ := os.ReadFile(filepath.Join(l.Workspace(), "frame.png")); string(now) == string(b) {
+		t.Errorf("the Developer of iteration 2 did not rewrite frame.png (%q): the test shows nothing", now)
+	}
+	if names, _ := os.ReadDir(filepath.Dir(kept)); len(names) != 1 {
+		t.Errorf("the candidate's place keeps %d entries, want the one copy", len(names))
+	}
+}
