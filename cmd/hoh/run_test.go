@@ -330,8 +330,9 @@ func TestRunCheckValidatesShippedConfigs(t *testing.T) {
 	}
 }
 
-// A run killed while git commits a stage leaves history.git/index.lock (the
-// git wrapper below creates it as git does, then SIGKILLs hoh and itself);
+// A run killed while git commits a stage (history.Repo.CommitIndex: the
+// git wrapper below stops the third commit-tree) leaves history.git/index.lock
+// (the wrapper creates it as git does, then SIGKILLs hoh and itself);
 // rerunning the same command repairs it and ends with the records of an
 // uninterrupted run, without manual steps.
 func TestKillDuringGitCommitResumesWithoutManualSteps(t *testing.T) {
@@ -347,7 +348,7 @@ func TestKillDuringGitCommitResumesWithoutManualSteps(t *testing.T) {
 	counter := filepath.Join(base, "commits")
 	os.WriteFile(filepath.Join(wrapDir, "git"), []byte(`#!/bin/sh
 case " $* " in
-*" commit "*)
+*" commit-tree "*)
   n=$(( $(cat "`+counter+`" 2>/dev/null || echo 0) + 1 ))
   echo $n > "`+counter+`"
   if [ $n -eq 3 ]; then

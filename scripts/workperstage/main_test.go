@@ -24,7 +24,7 @@ func TestWorkPerStageMeasuresBothTrials(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, progress.String())
 	}
 	report := out.String()
-	for _, want := range []string{"plain", "large", "commit", "digest", "hoh, all phases", "all stages: large/plain ", "iteration 2 (each stage changes at most one file): ", "plumbing check"} {
+	for _, want := range []string{"plain", "large", "commit", "digest", "hoh, all phases", "all stages: ", " per stage, large/plain ", "iteration 2 (each stage changes at most one file): ", "plumbing check"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}
