@@ -17,8 +17,7 @@ func (r *runner) developStage(ctx context.Context, t int) error {
 	rec := runrecord.StageRecord{Iteration: t, Role: runrecord.RoleDeveloper}
 	if !r.cond.WarmStart && t > 1 {
 		// w/o Warm-Start: every Developer pass starts from A_0.
-		r.committed = ""
-		if err := r.repo.Restore("cp-0"); err != nil {
+		if err := r.restoreTo("cp-0"); err != nil {
 			return err
 		}
 		rec.StartedFrom = "cp-0"

@@ -63,7 +63,7 @@ type runner struct {
 	// stage's scan reads only what changed.
 	secretScan *harness.SecretScan
 	// committed is the digest the last stage committed the workspace at,
-	// until the next stage takes it (startDigest) or a restore clears it.
+	// until the next stage takes it (startDigest) or restoreTo clears it.
 	committed string
 }
 

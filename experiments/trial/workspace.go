@@ -195,6 +195,13 @@ func (r *runner) restore() error {
 			return err
 		}
 	}
+	return r.restoreTo(ref)
+}
+
+// restoreTo makes the workspace ref's tree; the digest the last commit
+// left (committed) no longer describes it.
+func (r *runner) restoreTo(ref string) error {
+	r.committed = ""
 	return r.repo.Restore(ref)
 }
 
@@ -449,7 +456,7 @@ func (r *runner) checkUnchanged(before string, role runrecord.Role, t int) ([]st
 	}
 	v := fmt.Sprintf("iteration %d: the %s changed the candidate (digest %s -> %s); the change was undone", t, role.Display(), before, after)
 	r.env.Logf("%s: protocol violation: %s", r.spec.Key, v)
-	if err := r.repo.Restore("HEAD"); err != nil {
+	if err := r.restoreTo("HEAD"); err != nil {
 		return nil, err
 	}
 	return []string{v}, nil
